@@ -1,0 +1,102 @@
+# conform: reference-plus-optimized conformance harness for bilinear-sampling operators.
+# `make conformance` and `make test` work from a clean clone on a fresh Debian machine:
+# the deps target installs what is missing (as root) or says the exact command to run.
+
+CC      ?= cc
+BUILD   ?= build
+PKGS     = gsl criterion libcjson
+DEB_PKGS = libgsl-dev libcriterion-dev libcjson-dev pkg-config
+THREADS ?= 2
+
+WARN     = -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wno-unused-parameter -Wno-format-truncation
+OPT      = -O2 -g
+BASE_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARN) $(OPT) -fopenmp -Ireference -Ioptimized -Iharness
+SAN_FLAGS = -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+
+ifeq ($(SANITIZE),1)
+BUILD   := build-san
+OPT      = -O1 -g
+BASE_CFLAGS += $(SAN_FLAGS)
+LDSAN    = $(SAN_FLAGS)
+endif
+
+# pkg-config is only asked once the deps are in place (deps runs first in every entry point).
+PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS   = $(shell pkg-config --libs gsl libcjson 2>/dev/null)
+CRIT_LIBS  = $(shell pkg-config --libs criterion 2>/dev/null)
+CFLAGS  = $(BASE_CFLAGS) $(PKG_CFLAGS)
+LDLIBS  = $(PKG_LIBS) -lm -fopenmp $(LDSAN)
+
+REF_SRC  = $(wildcard reference/*.c)
+OPT_SRC  = $(filter-out %__avx2.c %__avx512.c,$(wildcard optimized/*.c))
+AVX2_SRC = $(wildcard optimized/*__avx2.c)
+AVX512_SRC = $(wildcard optimized/*__avx512.c)
+HAR_SRC  = $(filter-out harness/main.c,$(wildcard harness/*.c))
+TEST_SRC = $(wildcard tests/*.c)
+
+REF_OBJ  = $(REF_SRC:%.c=$(BUILD)/%.o)
+OPT_OBJ  = $(OPT_SRC:%.c=$(BUILD)/%.o) $(AVX2_SRC:%.c=$(BUILD)/%.o) $(AVX512_SRC:%.c=$(BUILD)/%.o)
+HAR_OBJ  = $(HAR_SRC:%.c=$(BUILD)/%.o)
+TEST_OBJ = $(TEST_SRC:%.c=$(BUILD)/%.o)
+
+LIBREF   = $(BUILD)/libconform_ref.a
+LIBOPT   = $(BUILD)/libconform_opt.a
+CONFORM  = $(BUILD)/conform
+TESTS    = $(BUILD)/conform_tests
+
+.PHONY: all deps test test-unit test-san conformance smoke verify bench clean
+all: deps
+	@$(MAKE) --no-print-directory $(CONFORM) $(TESTS)
+
+deps:
+	@missing=""; for p in $(DEB_PKGS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+	  if [ "$$(id -u)" = 0 ]; then \
+	    echo "installing:$$missing"; \
+	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing) >/dev/null || \
+	      { echo "error: apt-get install$$missing failed" >&2; exit 1; }; \
+	  else \
+	    echo "error: missing packages:$$missing" >&2; \
+	    echo "run: sudo apt-get install -y$$missing" >&2; exit 1; \
+	  fi; \
+	fi
+
+$(BUILD)/optimized/%__avx2.o: optimized/%__avx2.c
+	@mkdir -p $(dir $@)
+	@echo "CC $<"; $(CC) $(CFLAGS) -MMD -MP -mavx2 -mfma -c $< -o $@
+$(BUILD)/optimized/%__avx512.o: optimized/%__avx512.c
+	@mkdir -p $(dir $@)
+	@echo "CC $<"; $(CC) $(CFLAGS) -MMD -MP -mavx512f -mavx512bw -mavx512dq -mavx512vl -mfma -c $< -o $@
+$(BUILD)/%.o: %.c
+	@mkdir -p $(dir $@)
+	@echo "CC $<"; $(CC) $(CFLAGS) -MMD -MP -c $< -o $@
+
+$(LIBREF): $(REF_OBJ)
+	@rm -f $@; ar rcs $@ $^
+$(LIBOPT): $(OPT_OBJ)
+	@rm -f $@; ar rcs $@ $^
+$(CONFORM): $(BUILD)/harness/main.o $(HAR_OBJ) $(LIBOPT) $(LIBREF)
+	$(CC) $(OPT) -o $@ $^ $(LDLIBS)
+$(TESTS): $(TEST_OBJ) $(HAR_OBJ) $(LIBOPT) $(LIBREF)
+	$(CC) $(OPT) -o $@ $^ $(LDLIBS) $(CRIT_LIBS)
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
+
+# Unit tests (Criterion), then the smoke suite and the reference proofs.
+test: all
+	$(TESTS) --jobs $(THREADS)
+	$(CONFORM) run cases/smoke.json --report-dir $(BUILD)/smoke-report --threads $(THREADS)
+
+test-san:
+	@$(MAKE) --no-print-directory SANITIZE=1 all
+	ASAN_OPTIONS=detect_leaks=0 build-san/conform_tests --jobs $(THREADS)
+	ASAN_OPTIONS=detect_leaks=0 build-san/conform run cases/smoke.json --report-dir build-san/smoke-report --threads $(THREADS)
+
+conformance: all
+	$(CONFORM) run cases/conformance.json --report-dir reports/latest --threads $(THREADS)
+
+bench: all
+	tools/bench.sh $(CONFORM)
+
+clean:
+	rm -rf build build-san

@@ -1,0 +1,167 @@
+/* conform eval (one op on given inputs, outputs as .npy) and conform bench (timings). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "npy.h"
+#include "report.h"
+#include "runner.h"
+
+typedef struct {
+    double *ref[CONFORM_MAX_TENSORS];
+    float *opt[CONFORM_MAX_TENSORS];
+    float *fin[CONFORM_MAX_TENSORS];
+} buffers;
+
+static void buffers_free(buffers *b)
+{
+    for (int i = 0; i < CONFORM_MAX_TENSORS; i++) {
+        free(b->ref[i]);
+        free(b->opt[i]);
+        free(b->fin[i]);
+    }
+}
+
+static int buffers_alloc(const problem_t *p, buffers *b)
+{
+    memset(b, 0, sizeof *b);
+    for (int o = 0; o < p->op->n_outputs; o++) {
+        size_t n = (size_t)shape_numel(&p->out_shape[o]);
+        b->ref[o] = calloc(n ? n : 1, sizeof(double));
+        b->opt[o] = calloc(n ? n : 1, sizeof(float));
+        if (!b->ref[o] || !b->opt[o]) return -1;
+    }
+    for (int i = 0; i < p->op->n_inputs; i++) {
+        int64_t n = tensor_numel(&p->in[i]);
+        b->fin[i] = malloc((size_t)(n ? n : 1) * sizeof(float));
+        if (!b->fin[i]) return -1;
+        for (int64_t j = 0; j < n; j++) b->fin[i][j] = (float)p->in[i].data[j];
+    }
+    return 0;
+}
+
+static int run_impl(const problem_t *p, int reference, buffers *b, const conform_exec *ex)
+{
+    if (reference) {
+        p->op->reference(p, b->ref, NULL);
+        return 0;
+    }
+    return p->op->optimized(p, (const float **)b->fin, b->opt, ex);
+}
+
+static int parse_impl(const char *v, int *impl)
+{
+    if (v && !strcmp(v, "reference")) *impl = 1;
+    else if (v && !strcmp(v, "optimized")) *impl = 2;
+    else if (v && !strcmp(v, "both")) *impl = 3;
+    else return -1;
+    return 0;
+}
+
+int cmd_eval(int argc, char **argv)
+{
+    if (argc < 3 || argv[2][0] == '-') return usage_error("eval: usage: conform eval OP --impl reference|optimized ...");
+    const op_desc *op = op_find(argv[2]);
+    if (!op) return usage_error("eval: unknown op '%s' (see conform list)", argv[2]);
+    problem_args a;
+    memset(&a, 0, sizeof a);
+    conform_exec ex = {CONFORM_ISA_AUTO, 0};
+    int impl = 0;
+    const char *dir = NULL;
+    for (int i = 3; i < argc; i++) {
+        const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        int t = problem_args_take(&a, argc, argv, &i);
+        if (t < 0) return EXIT_USAGE;
+        if (t) continue;
+        if (!strcmp(o, "--impl")) { if (parse_impl(v, &impl) || impl == 3) return usage_error("--impl takes reference or optimized"); i++; }
+        else if (!strcmp(o, "--output-dir") && v) { dir = v; i++; }
+        else if (!strcmp(o, "--threads")) { if (parse_threads_arg(v, &ex)) return EXIT_USAGE; i++; }
+        else if (!strcmp(o, "--isa")) { if (parse_isa_arg(v, &ex)) return EXIT_USAGE; i++; }
+        else return usage_error("eval: unknown option '%s'", o);
+    }
+    if (!impl) return usage_error("eval: --impl reference|optimized is required");
+    if (!dir) return usage_error("eval: --output-dir DIR is required");
+    if (a.n_shape) return usage_error("eval: inputs come from files (--input NAME=FILE.npy)");
+    if (resolve_isa(&ex)) return EXIT_USAGE;
+    problem_t p;
+    int rc = problem_from_args(op, &a, &p);
+    if (rc) { problem_free(&p); return rc; }
+    buffers b;
+    char err[CONFORM_ERR_LEN];
+    if (buffers_alloc(&p, &b)) { rc = usage_error("eval: out of memory"); goto out; }
+    if (run_impl(&p, impl == 1, &b, &ex)) { rc = usage_error("eval: the optimized kernel failed"); goto out; }
+    if (mkdir_p(dir, err, sizeof err)) { rc = usage_error("%s", err); goto out; }
+    for (int o = 0; o < op->n_outputs; o++) {
+        if (p.out_skipped[o]) continue;
+        char path[1200];
+        snprintf(path, sizeof path, "%s/%s.npy", dir, op->outputs[o].name);
+        int w = impl == 1 ? npy_write_f64(path, &p.out_shape[o], b.ref[o], err, sizeof err)
+                          : npy_write_f32(path, &p.out_shape[o], b.opt[o], err, sizeof err);
+        if (w) { rc = usage_error("%s", err); goto out; }
+        printf("%s\n", path);
+    }
+out:
+    buffers_free(&b);
+    problem_free(&p);
+    return rc;
+}
+
+static int cmp_double(const void *x, const void *y)
+{
+    double a = *(const double *)x, b = *(const double *)y;
+    return (a > b) - (a < b);
+}
+
+int cmd_bench(int argc, char **argv)
+{
+    if (argc < 3 || argv[2][0] == '-') return usage_error("bench: usage: conform bench OP [--attr ...] [--input ...|--shape ...]");
+    const op_desc *op = op_find(argv[2]);
+    if (!op) return usage_error("bench: unknown op '%s' (see conform list)", argv[2]);
+    problem_args a;
+    memset(&a, 0, sizeof a);
+    a.seed = 1;
+    conform_exec ex = {CONFORM_ISA_AUTO, 0};
+    int impl = 3;
+    long long repeat = 10;
+    for (int i = 3; i < argc; i++) {
+        const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        int t = problem_args_take(&a, argc, argv, &i);
+        if (t < 0) return EXIT_USAGE;
+        if (t) continue;
+        if (!strcmp(o, "--impl")) { if (parse_impl(v, &impl)) return usage_error("--impl takes reference, optimized or both"); i++; }
+        else if (!strcmp(o, "--repeat")) { if (parse_int_arg(o, v, 1, 100000, &repeat)) return EXIT_USAGE; i++; }
+        else if (!strcmp(o, "--threads")) { if (parse_threads_arg(v, &ex)) return EXIT_USAGE; i++; }
+        else if (!strcmp(o, "--isa")) { if (parse_isa_arg(v, &ex)) return EXIT_USAGE; i++; }
+        else return usage_error("bench: unknown option '%s'", o);
+    }
+    if (resolve_isa(&ex)) return EXIT_USAGE;
+    problem_t p;
+    int rc = problem_from_args(op, &a, &p);
+    if (rc) { problem_free(&p); return rc; }
+    buffers b;
+    if (buffers_alloc(&p, &b)) { rc = usage_error("bench: out of memory"); goto out; }
+    for (int which = 1; which <= 2; which++) {
+        if (!(impl & which)) continue;
+        int reps = which == 1 ? (int)(repeat < 3 ? repeat : 3) : (int)repeat; /* the reference is slow */
+        double *t = calloc((size_t)reps, sizeof *t);
+        if (run_impl(&p, which == 1, &b, &ex)) { free(t); rc = usage_error("bench: the optimized kernel failed"); goto out; }
+        for (int r = 0; r < reps; r++) {
+            double t0 = now_seconds();
+            run_impl(&p, which == 1, &b, &ex);
+            t[r] = now_seconds() - t0;
+        }
+        qsort(t, (size_t)reps, sizeof *t, cmp_double);
+        double median = reps % 2 ? t[reps / 2] : 0.5 * (t[reps / 2 - 1] + t[reps / 2]);
+        printf("{\"op\": \"%s\", \"impl\": \"%s\", \"isa\": \"%s\", \"threads\": %d, \"repeat\": %d, "
+               "\"median_s\": %.6g, \"min_s\": %.6g, \"max_s\": %.6g}\n",
+               op->name, which == 1 ? "reference" : "optimized", which == 1 ? "double" : conform_isa_name(ex.isa),
+               which == 1 ? 1 : ex.threads, reps, median, t[0], t[reps - 1]);
+        free(t);
+    }
+out:
+    buffers_free(&b);
+    problem_free(&p);
+    return rc;
+}

@@ -1,0 +1,89 @@
+#include "compare.h"
+
+#include <float.h>
+#include <math.h>
+#include <string.h>
+
+static double at(const double *a, int64_t i) { return a ? a[i] : 0.0; }
+
+double compare_tolerance(const tol_inputs *t, int64_t i, double *ambig)
+{
+    double k_val = t->model ? t->model->k_val : 0.0;
+    *ambig = at(t->ambig, i);
+    double tol = t->u * (k_val + at(t->n_terms, i)) * at(t->abs_sum, i) + at(t->pos_err, i);
+    /* a bound that is not a number allows nothing: it must never let an element through */
+    if (isnan(*ambig)) *ambig = 0;
+    return isnan(tol) ? 0.0 : tol;
+}
+
+static double ulp_f32(double v)
+{
+    v = fabs(v);
+    if (!(v >= FLT_MIN)) return ldexp(1.0, -149);
+    int e;
+    frexp(v, &e); /* v = m * 2^e, m in [0.5, 1) */
+    return ldexp(1.0, e - 24);
+}
+
+double compare_ulps(double ref, double got) { return fabs(got - ref) / ulp_f32(ref); }
+
+static int same_nonfinite(double ref, double got)
+{
+    if (isnan(ref)) return isnan(got);
+    return got == ref; /* same infinity */
+}
+
+void compare_f32(const double *ref, const float *got, int64_t n, const tol_inputs *t, compare_result *r)
+{
+    memset(r, 0, sizeof *r);
+    r->n = n;
+    r->worst_index = -1;
+    double worst_ratio = -1.0;
+    int got_all_zero = 1, ref_clearly_nonzero = 0;
+    for (int64_t i = 0; i < n; i++) {
+        double g = (double)got[i], f = ref[i];
+        if (g != 0.0) got_all_zero = 0;
+        double ambig, tol = compare_tolerance(t, i, &ambig);
+        if (!isfinite(f) || !isfinite(g)) {
+            if (!same_nonfinite(f, g)) {
+                r->n_nonfinite_mismatch++;
+                r->n_over++;
+                if (worst_ratio < INFINITY) {
+                    worst_ratio = INFINITY;
+                    r->worst_index = i; r->worst_ref = f; r->worst_got = g; r->worst_tol = tol + ambig;
+                }
+            }
+            continue;
+        }
+        double err = fabs(g - f);
+        if (ambig > 0) {
+            r->n_ambiguous++;
+            double ratio = err == 0 ? 0 : err / (tol + ambig);
+            if (ratio > r->ambiguous_max_err_over_tol) r->ambiguous_max_err_over_tol = ratio;
+            if (err > tol + ambig) {
+                r->n_over++;
+                if (ratio > worst_ratio) {
+                    worst_ratio = ratio;
+                    r->worst_index = i; r->worst_ref = f; r->worst_got = g; r->worst_tol = tol + ambig;
+                }
+            }
+            continue;
+        }
+        if (fabs(f) > tol) ref_clearly_nonzero = 1;
+        if (tol > r->max_tol) r->max_tol = tol;
+        if (err > r->max_abs_err) r->max_abs_err = err;
+        if (f != 0 && err / fabs(f) > r->max_rel_err) r->max_rel_err = err / fabs(f);
+        /* ULPs of an exact zero (or a subnormal) measure nothing useful: such elements are
+           judged by err/tol alone */
+        double ulps = fabs(f) >= FLT_MIN ? compare_ulps(f, g) : 0.0;
+        if (ulps > r->max_ulp) r->max_ulp = ulps;
+        double ratio = err == 0 ? 0 : (tol > 0 ? err / tol : INFINITY);
+        if (ratio > r->max_err_over_tol) r->max_err_over_tol = ratio;
+        if (err > tol) r->n_over++;
+        if (ratio > worst_ratio) {
+            worst_ratio = ratio;
+            r->worst_index = i; r->worst_ref = f; r->worst_got = g; r->worst_tol = tol;
+        }
+    }
+    r->all_zero = n > 0 && got_all_zero && ref_clearly_nonzero;
+}

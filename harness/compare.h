@@ -1,0 +1,41 @@
+/* The comparator: one output of the implementation under test against the double reference,
+ * element by element, each against its own derived tolerance. */
+#ifndef CONFORM_COMPARE_H
+#define CONFORM_COMPARE_H
+
+#include <stdint.h>
+
+#include "op.h"
+
+/* unit roundoff of float32 (round to nearest) */
+#define CONFORM_U_F32 (1.0 / 16777216.0)
+
+typedef struct {
+    double u; /* unit roundoff of the precision under test */
+    const tol_model *model;
+    const double *abs_sum, *n_terms, *pos_err, *ambig; /* reference bounds; NULL counts as 0 */
+} tol_inputs;
+
+typedef struct {
+    int64_t n;             /* elements compared */
+    int64_t n_over;        /* beyond their tolerance (ambiguous ones beyond the widened one) */
+    int64_t n_ambiguous;   /* within rounding of a discontinuity of the rule */
+    int64_t n_nonfinite_mismatch; /* NaN/Inf on one side only, or different infinities */
+    /* over the non-ambiguous finite elements (max_ulp over those whose reference is a normal
+       float32 number, the others have no meaningful ULP): */
+    double max_abs_err, max_rel_err, max_ulp, max_err_over_tol;
+    /* over the ambiguous elements, against their widened tolerance: */
+    double ambiguous_max_err_over_tol;
+    int64_t worst_index;   /* the element with the largest err/tol (or the first non-finite mismatch) */
+    double worst_ref, worst_got, worst_tol;
+    double max_tol;        /* the largest tolerance applied (non-ambiguous) */
+    int all_zero;          /* every got is 0 while some reference element is clearly not */
+} compare_result;
+
+/* Tolerance of element i; *ambig receives the widening (0 when the element is not ambiguous). */
+double compare_tolerance(const tol_inputs *t, int64_t i, double *ambig);
+/* Distance in float32 ULPs of the reference value. */
+double compare_ulps(double ref, double got);
+void compare_f32(const double *ref, const float *got, int64_t n, const tol_inputs *t, compare_result *r);
+
+#endif

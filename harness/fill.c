@@ -1,0 +1,93 @@
+#include "fill.h"
+
+#include <gsl/gsl_randist.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+double json_number(const cJSON *obj, const char *key, double def)
+{
+    const cJSON *v = obj ? cJSON_GetObjectItemCaseSensitive(obj, key) : NULL;
+    return cJSON_IsNumber(v) ? v->valuedouble : def;
+}
+
+double fill_uniform(gsl_rng *rng, double lo, double hi)
+{
+    return round_f32(lo + (hi - lo) * gsl_rng_uniform(rng));
+}
+
+static int json_value(const cJSON *e, double *v)
+{
+    if (cJSON_IsNumber(e)) { *v = e->valuedouble; return 0; }
+    if (cJSON_IsString(e)) {
+        if (!strcmp(e->valuestring, "nan")) { *v = NAN; return 0; }
+        if (!strcmp(e->valuestring, "inf")) { *v = INFINITY; return 0; }
+        if (!strcmp(e->valuestring, "-inf")) { *v = -INFINITY; return 0; }
+    }
+    return -1;
+}
+
+static int flatten(const cJSON *node, double *dst, int64_t n, int64_t *at)
+{
+    if (cJSON_IsArray(node)) {
+        const cJSON *e;
+        cJSON_ArrayForEach(e, node) if (flatten(e, dst, n, at)) return -1;
+        return 0;
+    }
+    double v;
+    if (json_value(node, &v)) return -1;
+    if (*at < n) dst[*at] = v;
+    (*at)++;
+    return 0;
+}
+
+int fill_from_json(double *dst, int64_t n, const cJSON *data, const char *what, char *err, size_t errlen)
+{
+    int64_t at = 0;
+    if (flatten(data, dst, n, &at)) {
+        snprintf(err, errlen, "%s: data must hold numbers or \"nan\", \"inf\", \"-inf\"", what);
+        return -1;
+    }
+    if (at != n) {
+        snprintf(err, errlen, "%s: data has %lld values, the shape needs %lld", what, (long long)at, (long long)n);
+        return -1;
+    }
+    return 0;
+}
+
+int fill_values(tensor_t *t, const cJSON *spec, gsl_rng *rng, const char *what, char *err, size_t errlen)
+{
+    int64_t n = tensor_numel(t);
+    const cJSON *data = spec ? cJSON_GetObjectItemCaseSensitive(spec, "data") : NULL;
+    if (data) return fill_from_json(t->data, n, data, what, err, errlen);
+
+    const cJSON *d = spec ? cJSON_GetObjectItemCaseSensitive(spec, "dist") : NULL;
+    const char *dist = cJSON_IsString(d) ? d->valuestring : "uniform";
+    if (!strcmp(dist, "uniform")) {
+        double lo = json_number(spec, "lo", -1.0), hi = json_number(spec, "hi", 1.0);
+        for (int64_t i = 0; i < n; i++) t->data[i] = fill_uniform(rng, lo, hi);
+    } else if (!strcmp(dist, "normal")) {
+        double mean = json_number(spec, "mean", 0.0), sd = json_number(spec, "std", 1.0);
+        for (int64_t i = 0; i < n; i++) t->data[i] = round_f32(mean + gsl_ran_gaussian(rng, sd));
+    } else if (!strcmp(dist, "int")) {
+        double lo = json_number(spec, "lo", 0.0), hi = json_number(spec, "hi", 9.0);
+        unsigned long span = (unsigned long)(hi - lo + 1);
+        for (int64_t i = 0; i < n; i++) t->data[i] = round_f32(lo + (double)gsl_rng_uniform_int(rng, span ? span : 1));
+    } else if (!strcmp(dist, "const")) {
+        double v = json_number(spec, "value", 0.0);
+        for (int64_t i = 0; i < n; i++) t->data[i] = round_f32(v);
+    } else if (!strcmp(dist, "iota")) {
+        double s = json_number(spec, "start", 1.0);
+        for (int64_t i = 0; i < n; i++) t->data[i] = round_f32(s + (double)i);
+    } else {
+        snprintf(err, errlen, "%s: unknown dist '%s' (uniform, normal, int, const, iota, or data)", what, dist);
+        return -1;
+    }
+    double nan_frac = json_number(spec, "nan_frac", 0.0), inf_frac = json_number(spec, "inf_frac", 0.0);
+    for (int64_t i = 0; i < n && (nan_frac > 0 || inf_frac > 0); i++) {
+        double u = gsl_rng_uniform(rng);
+        if (u < nan_frac) t->data[i] = NAN;
+        else if (u < nan_frac + inf_frac) t->data[i] = gsl_rng_uniform(rng) < 0.5 ? INFINITY : -INFINITY;
+    }
+    return 0;
+}

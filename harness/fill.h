@@ -1,0 +1,29 @@
+/* Input filling shared by every op: values from a distribution, exact data, special values.
+ * Every generated value is rounded to float32 so the reference and the optimized path read
+ * the same numbers. */
+#ifndef CONFORM_FILL_H
+#define CONFORM_FILL_H
+
+#include <gsl/gsl_rng.h>
+#include <cJSON.h>
+
+#include "tensor.h"
+
+/* spec (may be NULL: uniform in [-1, 1]):
+ *   {"dist": "uniform", "lo": -1, "hi": 1}     {"dist": "normal", "mean": 0, "std": 1}
+ *   {"dist": "int", "lo": 0, "hi": 9}          {"dist": "const", "value": 0}
+ *   {"dist": "iota", "start": 1}  (start, start+1, ... in memory order)
+ *   {"data": [...]} exact values, flat or nested, numel of them ("nan", "inf", "-inf" allowed)
+ * plus optional "nan_frac", "inf_frac": that fraction of elements replaced.
+ * what names the tensor in messages. */
+int fill_values(tensor_t *t, const cJSON *spec, gsl_rng *rng, const char *what, char *err, size_t errlen);
+
+/* Reads exact data (nested arrays or flat, numbers or "nan"/"inf"/"-inf") into dst[n]. */
+int fill_from_json(double *dst, int64_t n, const cJSON *data, const char *what, char *err, size_t errlen);
+
+double fill_uniform(gsl_rng *rng, double lo, double hi); /* rounded to float32 */
+double json_number(const cJSON *obj, const char *key, double def);
+
+static inline double round_f32(double v) { return (double)(float)v; }
+
+#endif

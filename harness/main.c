@@ -1,0 +1,39 @@
+/* conform: reference-plus-optimized conformance harness for bilinear-sampling operators. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+#include "report.h"
+
+static const char usage[] =
+    "usage: conform COMMAND [options]\n"
+    "  list [--json]                       the ops, their tensors and attributes\n"
+    "  run [SUITE.json ...] [--filter PATTERN] [--seed N] [--threads N] [--isa auto|scalar|avx2|avx512]\n"
+    "      [--report-dir DIR] [--list] [--quiet]\n"
+    "                                      run suites (default cases/conformance.json) on both paths\n"
+    "  eval OP --impl reference|optimized [--attr NAME=VALUE]... --input NAME=FILE.npy... --output-dir DIR\n"
+    "      [--threads N] [--isa ...]       one op on given inputs; outputs as DIR/<name>.npy\n"
+    "  bench OP [--attr NAME=VALUE]... (--input NAME=FILE.npy | --shape NAME=d0,d1,...)... [--seed N]\n"
+    "      [--repeat N] [--threads N] [--isa ...] [--impl reference|optimized|both]\n"
+    "                                      timings as one JSON object per implementation\n"
+    "  gate --baseline FILE --current FILE regression gate between two reports\n"
+    "exit codes: 0 success, 1 conformance failure or regression, 2 bad usage or input\n";
+
+int main(int argc, char **argv)
+{
+    if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+        fputs(usage, argc < 2 ? stderr : stdout);
+        return argc < 2 ? EXIT_USAGE : EXIT_OK;
+    }
+    if (!strcmp(argv[1], "--version")) {
+        printf("conform %s\n", CONFORM_VERSION);
+        return EXIT_OK;
+    }
+    if (!strcmp(argv[1], "list")) return cmd_list(argc, argv);
+    if (!strcmp(argv[1], "run")) return cmd_run(argc, argv);
+    if (!strcmp(argv[1], "eval")) return cmd_eval(argc, argv);
+    if (!strcmp(argv[1], "bench")) return cmd_bench(argc, argv);
+    if (!strcmp(argv[1], "gate")) return cmd_gate(argc, argv);
+    fprintf(stderr, "conform: unknown command '%s'\n%s", argv[1], usage);
+    return EXIT_USAGE;
+}

@@ -1,0 +1,15 @@
+/* NumPy .npy files: version 1.0/2.0/3.0 headers, little-endian float32 ('<f4') or float64 ('<f8'),
+ * C order. Anything else is refused with a message that says what was found and what is accepted. */
+#ifndef CONFORM_NPY_H
+#define CONFORM_NPY_H
+
+#include "tensor.h"
+
+/* Reads into t (data converted to double, allocated with tensor_alloc). 0 ok; -1 with err set
+ * (the message names the file). On failure t holds nothing to free. */
+int npy_read(const char *path, tensor_t *t, char *err, size_t errlen);
+/* Writes atomically (temporary file in the same folder, then rename). 0 ok; -1 with err set. */
+int npy_write_f64(const char *path, const shape_t *s, const double *data, char *err, size_t errlen);
+int npy_write_f32(const char *path, const shape_t *s, const float *data, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,102 @@
+/* The op table: every operator the harness knows is one op_desc (see ops.c). An op file
+ * (op_<family>.c) gives, benchdnn style: the problem description (tensors, attributes,
+ * validation), input filling, the reference call, the optimized call and the tolerance model. */
+#ifndef CONFORM_OP_H
+#define CONFORM_OP_H
+
+#include <gsl/gsl_rng.h>
+#include <cJSON.h>
+
+#include "conform_opt.h"
+#include "conform_ref.h"
+#include "tensor.h"
+
+#define CONFORM_MAX_TENSORS 4
+#define CONFORM_MAX_ATTRS 16
+#define CONFORM_MAX_LIST 16
+#define CONFORM_ERR_LEN 512
+
+typedef enum { ATTR_INT, ATTR_FLOAT, ATTR_BOOL, ATTR_STRING, ATTR_INT_LIST } attr_kind;
+
+typedef struct {
+    const char *name;
+    attr_kind kind;
+    const char *def; /* default as command-line text; NULL: required */
+    const char *doc;
+} attr_spec;
+
+typedef struct {
+    attr_kind kind;
+    int64_t i;   /* ATTR_INT, ATTR_BOOL (0/1) */
+    double f;    /* ATTR_FLOAT */
+    char s[64];  /* ATTR_STRING */
+    int n;       /* ATTR_INT_LIST length */
+    int64_t list[CONFORM_MAX_LIST];
+} attr_value;
+
+typedef struct {
+    const char *name;
+    const char *doc; /* shape and meaning, e.g. "[K, 5] (batch_index, x1, y1, x2, y2)" */
+} tensor_spec;
+
+/* The tolerance model of one output: tol = u * (k_val + n_terms) * abs_sum + pos_err, and an
+ * ambiguous element additionally gets its ambig term. u is the unit roundoff of the precision
+ * under test; pos_rel_err = k_pos * u is handed to the reference to size pos_err and ambig. */
+typedef struct {
+    double k_val;
+    const char *k_val_why;
+    double k_pos;
+    const char *k_pos_why;
+} tol_model;
+
+typedef struct op_desc op_desc;
+
+typedef struct {
+    const op_desc *op;
+    attr_value attr[CONFORM_MAX_ATTRS];  /* in op->attrs order */
+    int attr_set[CONFORM_MAX_ATTRS];
+    tensor_t in[CONFORM_MAX_TENSORS];     /* in op->inputs order */
+    shape_t out_shape[CONFORM_MAX_TENSORS];
+    int out_skipped[CONFORM_MAX_TENSORS]; /* the op was asked not to compute this output */
+} problem_t;
+
+struct op_desc {
+    const char *name;
+    const char *summary;
+    const char *spec; /* spec section */
+    int n_inputs, n_outputs, n_attrs;
+    const tensor_spec *inputs, *outputs;
+    const attr_spec *attrs;
+    /* Checks attributes and input shapes (and input values where the spec has rules on them),
+     * sets out_shape and out_skipped. 0 ok; -1 with err = "<op>: <tensor/attr> <value>: <rule>". */
+    int (*validate)(problem_t *p, char *err, size_t errlen);
+    /* Fills the inputs (already allocated to their shapes) from the case's "gen" object. */
+    int (*fill)(problem_t *p, const cJSON *gen, gsl_rng *rng, char *err, size_t errlen);
+    /* Reference outputs (allocated by the caller, out_shape) with optional bounds per output. */
+    void (*reference)(const problem_t *p, double **out, ref_bounds *bounds);
+    /* Optimized outputs from float32 inputs. Returns a CONFORM_* status. */
+    int (*optimized)(const problem_t *p, const float **in, float **out, const conform_exec *ex);
+    const tol_model *tol; /* one per output */
+};
+
+/* ops.c */
+extern const op_desc *const conform_ops[];
+const op_desc *op_find(const char *name);
+int op_attr_index(const op_desc *op, const char *name);
+int op_input_index(const op_desc *op, const char *name);
+
+/* problem.c: attributes from text and JSON, defaults, cleanup */
+int problem_init(problem_t *p, const op_desc *op);
+void problem_free(problem_t *p);
+/* Sets attribute `name` from command-line text ("3", "0.25", "true", "2,256,64,64", "NHWC"). */
+int problem_set_attr_text(problem_t *p, const char *name, const char *text, char *err, size_t errlen);
+int problem_set_attr_json(problem_t *p, const char *name, const cJSON *v, char *err, size_t errlen);
+/* Fills unset attributes from their defaults; error on a missing required one. */
+int problem_finish_attrs(problem_t *p, char *err, size_t errlen);
+const attr_value *problem_attr(const problem_t *p, const char *name);
+int64_t problem_int(const problem_t *p, const char *name);
+double problem_float(const problem_t *p, const char *name);
+/* Text of an attribute as the command line takes it back. */
+const char *attr_text(const attr_value *v, char *buf, size_t len);
+
+#endif

@@ -1,0 +1,333 @@
+/* roi_align (spec 1) and roi_align_v2_backward (spec 2): problem description, input filling,
+ * reference and optimized calls, tolerance model. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "fill.h"
+#include "op.h"
+
+/* ---- tolerance model (both ops, both directions) ---------------------------------------- */
+
+static const tol_model roi_align_tol = {
+    .k_val = 6,
+    .k_val_why = "per term: 3 roundings in the weight (1-l, hy*hx), 1 in weight*value, 2 in the 1/count "
+                 "scale; plus 1 per term summed (n_terms), the worst case of any summation order",
+    .k_pos = 16,
+    .k_pos_why = "worst-case count of float32 roundings in a sample position (roi*scale, -offset, ex-sx, "
+                 "/pooled, *bin index, /samples, two additions), each relative to |y1*s|+|y2*s|+offset+|y|",
+};
+
+/* ---- the roi generator ------------------------------------------------------------------- */
+
+static double pick(gsl_rng *rng, double frac) { return frac > 0 && gsl_rng_uniform(rng) < frac; }
+
+/* One axis of a roi whose samples land exactly on -1 and on n (first and last sample), when the
+ * sampling ratio is fixed; returns (lo, hi) in image coordinates. */
+static void edge_axis(double n, int64_t pooled, int64_t sr, double s, double off, double *lo, double *hi)
+{
+    int64_t g = sr > 0 ? sr : 1;
+    double samples = (double)(pooled * g);
+    double step = samples > 1 ? (n + 1.0) / (samples - 1.0) : 0.0;
+    double start = samples > 1 ? -1.0 - 0.5 * step : -1.0 - 0.5;
+    double end = samples > 1 ? start + samples * step : start + 1.0;
+    *lo = round_f32((start + off) / s);
+    *hi = round_f32((end + off) / s);
+}
+
+/* Fills rois [K, 5] = (batch, x1, y1, x2, y2); g may be NULL (defaults). */
+static int fill_rois(tensor_t *rois, const cJSON *g, gsl_rng *rng, int64_t B, int64_t H, int64_t W, double s,
+                     int64_t PH, int64_t PW, int64_t sr, int aligned, char *err, size_t errlen)
+{
+    const cJSON *data = g ? cJSON_GetObjectItemCaseSensitive(g, "data") : NULL;
+    if (data) return fill_from_json(rois->data, tensor_numel(rois), data, "rois", err, errlen);
+    if (rois->shape.rank != 2 || rois->shape.dims[1] != 5) return 0; /* validation names the problem */
+    const cJSON *img = g ? cJSON_GetObjectItemCaseSensitive(g, "image") : NULL;
+    double img_h = (double)H / s, img_w = (double)W / s;
+    if (cJSON_GetArraySize(img) == 2) {
+        img_h = cJSON_GetArrayItem(img, 0)->valuedouble;
+        img_w = cJSON_GetArrayItem(img, 1)->valuedouble;
+    }
+    double size_lo = 1.0, size_hi = fmax(img_h, img_w) / 2;
+    const cJSON *size = g ? cJSON_GetObjectItemCaseSensitive(g, "size") : NULL;
+    if (cJSON_GetArraySize(size) == 2) {
+        size_lo = cJSON_GetArrayItem(size, 0)->valuedouble;
+        size_hi = cJSON_GetArrayItem(size, 1)->valuedouble;
+    }
+    double outside = json_number(g, "outside_frac", 0.0), degenerate = json_number(g, "degenerate_frac", 0.0);
+    double inverted = json_number(g, "inverted_frac", 0.0), oob = json_number(g, "oob_batch_frac", 0.0);
+    double fracb = json_number(g, "frac_batch_frac", 0.0), nanf = json_number(g, "nan_frac", 0.0);
+    double edge = json_number(g, "edge_frac", 0.0);
+    double off = aligned ? 0.5 : 0.0;
+    int64_t K = rois->shape.dims[0];
+    for (int64_t k = 0; k < K; k++) {
+        double *r = rois->data + 5 * k;
+        double b = B > 0 ? (double)gsl_rng_uniform_int(rng, (unsigned long)B) : 0.0;
+        if (pick(rng, oob)) b = gsl_rng_uniform(rng) < 0.5 ? -1.0 : (double)B;
+        else if (pick(rng, fracb)) b += 0.5;
+        r[0] = b;
+        double bw = fill_uniform(rng, size_lo, size_hi), bh = fill_uniform(rng, size_lo, size_hi);
+        double lo = pick(rng, outside) ? -0.5 : 0.0, hi = lo < 0 ? 1.5 : 1.0;
+        double cx = fill_uniform(rng, lo * img_w, hi * img_w), cy = fill_uniform(rng, lo * img_h, hi * img_h);
+        r[1] = round_f32(cx - bw / 2);
+        r[2] = round_f32(cy - bh / 2);
+        r[3] = round_f32(cx + bw / 2);
+        r[4] = round_f32(cy + bh / 2);
+        if (pick(rng, degenerate)) { r[3] = r[1]; if (gsl_rng_uniform(rng) < 0.5) r[4] = r[2]; }
+        else if (pick(rng, inverted)) { double t = r[1]; r[1] = r[3]; r[3] = t; }
+        if (pick(rng, edge)) {
+            edge_axis((double)H, PH, sr, s, off, &r[2], &r[4]);
+            edge_axis((double)W, PW, sr, s, off, &r[1], &r[3]);
+        }
+        if (pick(rng, nanf)) r[1 + gsl_rng_uniform_int(rng, 4)] = NAN;
+    }
+    return 0;
+}
+
+/* ---- shared checks ------------------------------------------------------------------------ */
+
+#define FAIL(...) do { snprintf(err, errlen, __VA_ARGS__); return -1; } while (0)
+
+static int check_common_attrs(const char *op, const char *ph_name, int64_t PH, const char *pw_name, int64_t PW,
+                              double s, int64_t sr, char *err, size_t errlen)
+{
+    if (PH < 1) FAIL("%s: %s = %lld: must be >= 1", op, ph_name, (long long)PH);
+    if (PW < 1) FAIL("%s: %s = %lld: must be >= 1", op, pw_name, (long long)PW);
+    if (PH > 4096 || PW > 4096) FAIL("%s: %s x %s = %lld x %lld: the harness accepts at most 4096", op, ph_name,
+                                     pw_name, (long long)PH, (long long)PW);
+    if (!(s > 0) || !isfinite(s)) FAIL("%s: spatial_scale = %g: must be > 0 and finite", op, s);
+    if (sr < 0) FAIL("%s: sampling_ratio = %lld: must be >= 0", op, (long long)sr);
+    if (sr > 1024) FAIL("%s: sampling_ratio = %lld: the harness accepts at most 1024", op, (long long)sr);
+    return 0;
+}
+
+/* The reference loops over every sample; adaptive counts of absurd rois are refused up front. */
+static int check_adaptive_samples(const char *op, const tensor_t *rois, double s, int64_t PH, int64_t PW,
+                                  int64_t sr, int aligned, char *err, size_t errlen)
+{
+    const double limit = 1 << 20;
+    if (sr > 0 || !rois->data) return 0; /* no data yet: shapes-only check of a suite */
+    double off = aligned ? 0.5 : 0;
+    for (int64_t k = 0; k < rois->shape.dims[0]; k++) {
+        const double *r = rois->data + 5 * k;
+        double rw = (r[3] * s - off) - (r[1] * s - off), rh = (r[4] * s - off) - (r[2] * s - off);
+        if (!aligned) { if (rw < 1) rw = 1; if (rh < 1) rh = 1; }
+        double gh = ceil(rh / (double)PH), gw = ceil(rw / (double)PW);
+        if (isfinite(gh) && isfinite(gw) && gh > 0 && gw > 0 && gh * gw > limit)
+            FAIL("%s: rois[%lld] with sampling_ratio 0 needs %.0f x %.0f samples per bin (limit %.0f); "
+                 "use sampling_ratio > 0", op, (long long)k, gh, gw, limit);
+    }
+    return 0;
+}
+
+/* ---- roi_align --------------------------------------------------------------------------- */
+
+enum { RA_INPUT, RA_ROIS };
+enum { RA_PH, RA_PW, RA_SCALE, RA_SR, RA_ALIGNED };
+
+static const tensor_spec roi_align_inputs[] = {
+    {"input", "[B, C, H, W] feature map"},
+    {"rois", "[K, 5] (batch_index, x1, y1, x2, y2) in image coordinates"},
+};
+static const tensor_spec roi_align_outputs[] = {{"output", "[K, C, pooled_h, pooled_w]"}};
+static const attr_spec roi_align_attrs[] = {
+    {"pooled_h", ATTR_INT, NULL, "output height, >= 1"},
+    {"pooled_w", ATTR_INT, NULL, "output width, >= 1"},
+    {"spatial_scale", ATTR_FLOAT, "1.0", "image-to-feature scale, > 0"},
+    {"sampling_ratio", ATTR_INT, "0", "samples per bin per axis, 0 = adaptive"},
+    {"aligned", ATTR_BOOL, "true", "half-pixel offset (torch_npu's default true)"},
+};
+
+static void roi_align_params(const problem_t *p, ref_roi_align_params *r)
+{
+    const shape_t *x = &p->in[RA_INPUT].shape;
+    r->B = x->dims[0]; r->C = x->dims[1]; r->H = x->dims[2]; r->W = x->dims[3];
+    r->K = p->in[RA_ROIS].shape.dims[0];
+    r->pooled_h = p->attr[RA_PH].i;
+    r->pooled_w = p->attr[RA_PW].i;
+    r->spatial_scale = p->attr[RA_SCALE].f;
+    r->sampling_ratio = p->attr[RA_SR].i;
+    r->aligned = (int)p->attr[RA_ALIGNED].i;
+}
+
+static void to_f32_params(const ref_roi_align_params *r, f32_roi_align_params *f)
+{
+    f->B = r->B; f->C = r->C; f->H = r->H; f->W = r->W; f->K = r->K;
+    f->pooled_h = r->pooled_h; f->pooled_w = r->pooled_w;
+    f->spatial_scale = (float)r->spatial_scale;
+    f->sampling_ratio = r->sampling_ratio;
+    f->aligned = r->aligned;
+}
+
+static int roi_align_validate(problem_t *p, char *err, size_t errlen)
+{
+    const char *op = p->op->name;
+    char buf[128];
+    const shape_t *x = &p->in[RA_INPUT].shape, *rois = &p->in[RA_ROIS].shape;
+    if (x->rank != 4) FAIL("%s: input must have shape [B,C,H,W], got %s", op, shape_str(x, buf, sizeof buf));
+    if (rois->rank != 2 || rois->dims[1] != 5)
+        FAIL("%s: rois must have shape [K,5], got %s", op, shape_str(rois, buf, sizeof buf));
+    ref_roi_align_params r;
+    roi_align_params(p, &r);
+    if (check_common_attrs(op, "pooled_h", r.pooled_h, "pooled_w", r.pooled_w, r.spatial_scale, r.sampling_ratio,
+                           err, errlen))
+        return -1;
+    if (check_adaptive_samples(op, &p->in[RA_ROIS], r.spatial_scale, r.pooled_h, r.pooled_w, r.sampling_ratio,
+                               r.aligned, err, errlen))
+        return -1;
+    int64_t d[4] = {r.K, r.C, r.pooled_h, r.pooled_w};
+    p->out_shape[0] = shape_make(4, d);
+    if (shape_numel(&p->out_shape[0]) < 0) FAIL("%s: output shape [K,C,pooled_h,pooled_w] is too large", op);
+    return 0;
+}
+
+static int roi_align_fill(problem_t *p, const cJSON *gen, gsl_rng *rng, char *err, size_t errlen)
+{
+    ref_roi_align_params r;
+    roi_align_params(p, &r);
+    if (fill_values(&p->in[RA_INPUT], cJSON_GetObjectItemCaseSensitive(gen, "input"), rng, "input", err, errlen))
+        return -1;
+    return fill_rois(&p->in[RA_ROIS], cJSON_GetObjectItemCaseSensitive(gen, "rois"), rng, r.B, r.H, r.W,
+                     r.spatial_scale > 0 ? r.spatial_scale : 1.0, r.pooled_h, r.pooled_w, r.sampling_ratio,
+                     r.aligned, err, errlen);
+}
+
+static void roi_align_reference(const problem_t *p, double **out, ref_bounds *bounds)
+{
+    ref_roi_align_params r;
+    roi_align_params(p, &r);
+    f64_roi_align_fwd__ref(&r, p->in[RA_INPUT].data, p->in[RA_ROIS].data, out[0], bounds);
+}
+
+static int roi_align_optimized(const problem_t *p, const float **in, float **out, const conform_exec *ex)
+{
+    ref_roi_align_params r;
+    f32_roi_align_params f;
+    roi_align_params(p, &r);
+    to_f32_params(&r, &f);
+    return f32_roi_align_fwd(&f, in[RA_INPUT], in[RA_ROIS], out[0], ex);
+}
+
+const op_desc op_roi_align = {
+    .name = "roi_align",
+    .summary = "RoIAlign forward (torch_npu ROIAlign, aclnnRoiAlignV2 forward)",
+    .spec = "ops.md sections 0, A, 1",
+    .n_inputs = 2, .inputs = roi_align_inputs,
+    .n_outputs = 1, .outputs = roi_align_outputs,
+    .n_attrs = 5, .attrs = roi_align_attrs,
+    .validate = roi_align_validate,
+    .fill = roi_align_fill,
+    .reference = roi_align_reference,
+    .optimized = roi_align_optimized,
+    .tol = &roi_align_tol,
+};
+
+/* ---- roi_align_v2_backward --------------------------------------------------------------- */
+
+enum { RB_GRAD, RB_BOXES };
+enum { RB_SHAPE, RB_PH, RB_PW, RB_SCALE, RB_SR, RB_ALIGNED };
+
+static const tensor_spec roi_align_bwd_inputs[] = {
+    {"grad_output", "[K, C, pooled_height, pooled_width]"},
+    {"boxes", "[K, 5] (image_id, x1, y1, x2, y2)"},
+};
+static const tensor_spec roi_align_bwd_outputs[] = {{"grad_input", "[B, C, H, W] = input_shape"}};
+static const attr_spec roi_align_bwd_attrs[] = {
+    {"input_shape", ATTR_INT_LIST, NULL, "4 ints (B, C, H, W)"},
+    {"pooled_height", ATTR_INT, NULL, "= grad_output dim 2"},
+    {"pooled_width", ATTR_INT, NULL, "= grad_output dim 3"},
+    {"spatial_scale", ATTR_FLOAT, "1.0", "> 0 and finite"},
+    {"sampling_ratio", ATTR_INT, "0", ">= 0, 0 = adaptive"},
+    {"aligned", ATTR_BOOL, "true", "half-pixel offset"},
+};
+
+static void roi_align_bwd_params(const problem_t *p, ref_roi_align_params *r)
+{
+    const attr_value *s = &p->attr[RB_SHAPE];
+    r->B = s->n > 0 ? s->list[0] : 0; r->C = s->n > 1 ? s->list[1] : 0;
+    r->H = s->n > 2 ? s->list[2] : 0; r->W = s->n > 3 ? s->list[3] : 0;
+    r->K = p->in[RB_BOXES].shape.rank > 0 ? p->in[RB_BOXES].shape.dims[0] : 0;
+    r->pooled_h = p->attr[RB_PH].i;
+    r->pooled_w = p->attr[RB_PW].i;
+    r->spatial_scale = p->attr[RB_SCALE].f;
+    r->sampling_ratio = p->attr[RB_SR].i;
+    r->aligned = (int)p->attr[RB_ALIGNED].i;
+}
+
+static int roi_align_bwd_validate(problem_t *p, char *err, size_t errlen)
+{
+    const char *op = p->op->name;
+    char buf[128];
+    const shape_t *go = &p->in[RB_GRAD].shape, *boxes = &p->in[RB_BOXES].shape;
+    const attr_value *is = &p->attr[RB_SHAPE];
+    if (go->rank != 4)
+        FAIL("%s: grad_output must have shape [K,C,pooled_height,pooled_width], got %s", op,
+             shape_str(go, buf, sizeof buf));
+    if (boxes->rank != 2 || boxes->dims[1] != 5)
+        FAIL("%s: boxes must have shape [K,5], got %s", op, shape_str(boxes, buf, sizeof buf));
+    if (is->n != 4) FAIL("%s: input_shape must have 4 entries (B,C,H,W), got %d", op, is->n);
+    for (int i = 0; i < 4; i++)
+        if (is->list[i] < 0) FAIL("%s: input_shape[%d] = %lld: must be >= 0", op, i, (long long)is->list[i]);
+    ref_roi_align_params r;
+    roi_align_bwd_params(p, &r);
+    if (go->dims[0] != r.K)
+        FAIL("%s: grad_output has %lld rois (dim 0) but boxes has %lld", op, (long long)go->dims[0], (long long)r.K);
+    if (check_common_attrs(op, "pooled_height", r.pooled_h, "pooled_width", r.pooled_w, r.spatial_scale,
+                           r.sampling_ratio, err, errlen))
+        return -1;
+    if (go->dims[2] != r.pooled_h || go->dims[3] != r.pooled_w)
+        FAIL("%s: pooled_height x pooled_width = %lld x %lld must equal grad_output dims 2, 3 = %lld x %lld", op,
+             (long long)r.pooled_h, (long long)r.pooled_w, (long long)go->dims[2], (long long)go->dims[3]);
+    if (go->dims[1] != r.C)
+        FAIL("%s: grad_output has %lld channels (dim 1) but input_shape[1] = %lld", op, (long long)go->dims[1],
+             (long long)r.C);
+    if (check_adaptive_samples(op, &p->in[RB_BOXES], r.spatial_scale, r.pooled_h, r.pooled_w, r.sampling_ratio,
+                               r.aligned, err, errlen))
+        return -1;
+    int64_t d[4] = {r.B, r.C, r.H, r.W};
+    p->out_shape[0] = shape_make(4, d);
+    if (shape_numel(&p->out_shape[0]) < 0) FAIL("%s: input_shape %s is too large", op, shape_str(&p->out_shape[0], buf, sizeof buf));
+    return 0;
+}
+
+static int roi_align_bwd_fill(problem_t *p, const cJSON *gen, gsl_rng *rng, char *err, size_t errlen)
+{
+    ref_roi_align_params r;
+    roi_align_bwd_params(p, &r);
+    if (fill_values(&p->in[RB_GRAD], cJSON_GetObjectItemCaseSensitive(gen, "grad_output"), rng, "grad_output",
+                    err, errlen))
+        return -1;
+    return fill_rois(&p->in[RB_BOXES], cJSON_GetObjectItemCaseSensitive(gen, "boxes"), rng, r.B, r.H, r.W,
+                     r.spatial_scale > 0 ? r.spatial_scale : 1.0, r.pooled_h, r.pooled_w, r.sampling_ratio,
+                     r.aligned, err, errlen);
+}
+
+static void roi_align_bwd_reference(const problem_t *p, double **out, ref_bounds *bounds)
+{
+    ref_roi_align_params r;
+    roi_align_bwd_params(p, &r);
+    f64_roi_align_bwd__ref(&r, p->in[RB_GRAD].data, p->in[RB_BOXES].data, out[0], bounds);
+}
+
+static int roi_align_bwd_optimized(const problem_t *p, const float **in, float **out, const conform_exec *ex)
+{
+    ref_roi_align_params r;
+    f32_roi_align_params f;
+    roi_align_bwd_params(p, &r);
+    to_f32_params(&r, &f);
+    return f32_roi_align_bwd(&f, in[RB_GRAD], in[RB_BOXES], out[0], ex);
+}
+
+const op_desc op_roi_align_v2_backward = {
+    .name = "roi_align_v2_backward",
+    .summary = "RoIAlign backward (aclnnRoiAlignV2Backward)",
+    .spec = "ops.md sections 0, A, 2",
+    .n_inputs = 2, .inputs = roi_align_bwd_inputs,
+    .n_outputs = 1, .outputs = roi_align_bwd_outputs,
+    .n_attrs = 6, .attrs = roi_align_bwd_attrs,
+    .validate = roi_align_bwd_validate,
+    .fill = roi_align_bwd_fill,
+    .reference = roi_align_bwd_reference,
+    .optimized = roi_align_bwd_optimized,
+    .tol = &roi_align_tol,
+};

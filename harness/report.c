@@ -1,0 +1,131 @@
+#include "report.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+int mkdir_p(const char *dir, char *err, size_t errlen)
+{
+    char buf[1024];
+    snprintf(buf, sizeof buf, "%s", dir);
+    for (char *p = buf + 1; ; p++) {
+        char c = *p;
+        if (c == '/' || c == '\0') {
+            *p = '\0';
+            if (mkdir(buf, 0777) && errno != EEXIST) {
+                snprintf(err, errlen, "%s: cannot create folder (%s)", buf, strerror(errno));
+                return -1;
+            }
+            *p = c;
+            if (!c) break;
+        }
+    }
+    struct stat st;
+    if (stat(dir, &st) || !S_ISDIR(st.st_mode)) {
+        snprintf(err, errlen, "%s: not a folder", dir);
+        return -1;
+    }
+    return 0;
+}
+
+int write_text_atomic(const char *path, const char *text, char *err, size_t errlen)
+{
+    char tmp[1100];
+    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
+    FILE *f = fopen(tmp, "wb");
+    if (!f) {
+        snprintf(err, errlen, "%s: cannot write (%s)", path, strerror(errno));
+        return -1;
+    }
+    size_t n = strlen(text);
+    int bad = fwrite(text, 1, n, f) != n;
+    bad |= fflush(f) != 0;
+    bad |= fclose(f) != 0;
+    if (bad || rename(tmp, path)) {
+        remove(tmp);
+        snprintf(err, errlen, "%s: cannot write (%s)", path, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+int write_json_atomic(const char *path, const cJSON *j, char *err, size_t errlen)
+{
+    char *text = cJSON_Print(j);
+    if (!text) {
+        snprintf(err, errlen, "%s: out of memory", path);
+        return -1;
+    }
+    size_t n = strlen(text);
+    char *withnl = malloc(n + 2);
+    if (!withnl) {
+        cJSON_free(text);
+        snprintf(err, errlen, "%s: out of memory", path);
+        return -1;
+    }
+    memcpy(withnl, text, n);
+    withnl[n] = '\n';
+    withnl[n + 1] = '\0';
+    cJSON_free(text);
+    int rc = write_text_atomic(path, withnl, err, errlen);
+    free(withnl);
+    return rc;
+}
+
+cJSON *read_json_file(const char *path, char *err, size_t errlen)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        snprintf(err, errlen, "%s: cannot open (%s)", path, strerror(errno));
+        return NULL;
+    }
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    rewind(f);
+    char *buf = n >= 0 ? malloc((size_t)n + 1) : NULL;
+    if (!buf || fread(buf, 1, (size_t)n, f) != (size_t)n) {
+        free(buf);
+        fclose(f);
+        snprintf(err, errlen, "%s: cannot read", path);
+        return NULL;
+    }
+    fclose(f);
+    buf[n] = '\0';
+    cJSON *j = cJSON_Parse(buf);
+    free(buf);
+    if (!j) snprintf(err, errlen, "%s: invalid JSON", path);
+    return j;
+}
+
+const char *shell_quote(const char *s, char *buf, size_t len)
+{
+    int plain = *s != '\0';
+    for (const char *p = s; *p; p++)
+        if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./=:,+@%", *p)) plain = 0;
+    if (plain) {
+        snprintf(buf, len, "%s", s);
+        return buf;
+    }
+    size_t used = 0;
+    if (used < len) buf[used++] = '\'';
+    for (const char *p = s; *p && used + 5 < len; p++) {
+        if (*p == '\'') { memcpy(buf + used, "'\\''", 4); used += 4; }
+        else buf[used++] = *p;
+    }
+    if (used + 1 < len) buf[used++] = '\'';
+    buf[used < len ? used : len - 1] = '\0';
+    return buf;
+}
+
+void command_line(int argc, char **argv, char *buf, size_t len)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < argc && used < len; i++) {
+        char q[1024];
+        used += (size_t)snprintf(buf + used, len - used, "%s%s", i ? " " : "", shell_quote(argv[i], q, sizeof q));
+    }
+}

@@ -1,0 +1,284 @@
+#include "runner.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "fill.h"
+
+#define GUARD 64 /* floats on each side: a cache line four times over */
+static const uint32_t guard_bits = 0x7fc0deadu; /* a NaN no arithmetic produces */
+
+double now_seconds(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+float *guarded_alloc(int64_t n)
+{
+    float *raw = malloc((size_t)(n + 2 * GUARD) * sizeof(float));
+    if (!raw) return NULL;
+    for (int64_t i = 0; i < n + 2 * GUARD; i++) {
+        if (i < GUARD || i >= n + GUARD) memcpy(&raw[i], &guard_bits, sizeof guard_bits);
+        else raw[i] = NAN;
+    }
+    return raw + GUARD;
+}
+
+int guarded_check(const float *buf, int64_t n, int64_t *bad_offset)
+{
+    const float *raw = buf - GUARD;
+    for (int64_t i = 0; i < n + 2 * GUARD; i++) {
+        if (i >= GUARD && i < n + GUARD) continue;
+        uint32_t b;
+        memcpy(&b, &raw[i], sizeof b);
+        if (b != guard_bits) {
+            *bad_offset = i - GUARD;
+            return 0;
+        }
+    }
+    return 1;
+}
+
+void guarded_free(float *buf)
+{
+    if (buf) free(buf - GUARD);
+}
+
+static void set_status(case_result *r, const char *status, const char *fmt, const char *msg)
+{
+    /* the first failure reason wins; a later error outranks a failure */
+    if (!strcmp(r->status, "passed") || (!strcmp(status, "error") && strcmp(r->status, "error"))) {
+        snprintf(r->status, sizeof r->status, "%s", status);
+        snprintf(r->message, sizeof r->message, fmt, msg);
+    }
+}
+
+static void check_expected(const case_t *c, const problem_t *p, int o, const double *ref, case_result *r)
+{
+    const cJSON *expect = cJSON_GetObjectItemCaseSensitive(c->spec, "expect");
+    const cJSON *data = cJSON_GetObjectItemCaseSensitive(expect, p->op->outputs[o].name);
+    if (!data) return;
+    output_result *out = &r->out[o];
+    int64_t n = shape_numel(&p->out_shape[o]);
+    double *want = malloc((size_t)(n ? n : 1) * sizeof *want);
+    char err[CONFORM_ERR_LEN];
+    out->has_expect = 1;
+    if (!want || fill_from_json(want, n, data, "expect", err, sizeof err)) {
+        set_status(r, "error", "%s", want ? err : "no memory");
+        free(want);
+        return;
+    }
+    out->expect_ok = 1;
+    for (int64_t i = 0; i < n; i++) {
+        double e = fabs(ref[i] - want[i]);
+        if (isnan(e) && isnan(ref[i]) && isnan(want[i])) e = 0;
+        if (!(e <= 1e-12 * fmax(1.0, fabs(want[i])))) out->expect_ok = 0;
+        if (e > out->expect_max_abs_err || isnan(e)) out->expect_max_abs_err = isnan(e) ? INFINITY : e;
+    }
+    if (!out->expect_ok) {
+        char m[200];
+        snprintf(m, sizeof m, "the reference %s differs from the case's expected values by %.3g", p->op->outputs[o].name,
+                 out->expect_max_abs_err);
+        set_status(r, "failed", "%s", m);
+    }
+    free(want);
+}
+
+void run_case(const case_t *c, uint64_t seed, const conform_exec *ex, case_result *r)
+{
+    memset(r, 0, sizeof *r);
+    snprintf(r->status, sizeof r->status, "passed");
+    r->seed = seed;
+    const op_desc *op = c->op;
+    problem_t p;
+    char err[CONFORM_ERR_LEN];
+    const char *expect_error = case_expect_error(c);
+    int rc = case_build(c, seed, &p, err, sizeof err);
+    if (!rc) rc = op->validate(&p, err, sizeof err);
+    if (rc) {
+        if (expect_error && strstr(err, expect_error)) snprintf(r->message, sizeof r->message, "refused as expected: %s", err);
+        else if (expect_error) {
+            snprintf(r->status, sizeof r->status, "failed");
+            snprintf(r->message, sizeof r->message, "refused with '%s', expected a message containing '%s'", err, expect_error);
+        } else {
+            snprintf(r->status, sizeof r->status, "error");
+            snprintf(r->message, sizeof r->message, "%s", err);
+        }
+        problem_free(&p);
+        return;
+    }
+    if (expect_error) {
+        snprintf(r->status, sizeof r->status, "failed");
+        snprintf(r->message, sizeof r->message, "accepted, but the case expects a refusal containing '%s'", expect_error);
+        problem_free(&p);
+        return;
+    }
+
+    r->n_out = op->n_outputs;
+    double *ref[CONFORM_MAX_TENSORS] = {0}, *bt[CONFORM_MAX_TENSORS][4] = {{0}};
+    float *got[CONFORM_MAX_TENSORS] = {0}, *fin[CONFORM_MAX_TENSORS] = {0};
+    ref_bounds bounds[CONFORM_MAX_TENSORS];
+    int64_t n_out[CONFORM_MAX_TENSORS] = {0};
+    int oom = 0;
+    for (int o = 0; o < op->n_outputs; o++) {
+        n_out[o] = shape_numel(&p.out_shape[o]);
+        size_t bytes = (size_t)(n_out[o] ? n_out[o] : 1) * sizeof(double);
+        ref[o] = calloc(1, bytes);
+        for (int t = 0; t < 4; t++) bt[o][t] = calloc(1, bytes);
+        got[o] = guarded_alloc(n_out[o]);
+        oom |= !ref[o] || !bt[o][0] || !bt[o][1] || !bt[o][2] || !bt[o][3] || !got[o];
+        bounds[o] = (ref_bounds){op->tol[o].k_pos * CONFORM_U_F32, bt[o][0], bt[o][1], bt[o][2], bt[o][3]};
+    }
+    for (int i = 0; i < op->n_inputs; i++) {
+        int64_t n = tensor_numel(&p.in[i]);
+        fin[i] = malloc((size_t)(n ? n : 1) * sizeof(float));
+        oom |= !fin[i];
+        for (int64_t j = 0; fin[i] && j < n; j++) fin[i][j] = (float)p.in[i].data[j];
+    }
+    if (oom) {
+        set_status(r, "error", "%s", "out of memory");
+        goto done;
+    }
+
+    double t0 = now_seconds();
+    op->reference(&p, ref, bounds);
+    double t1 = now_seconds();
+    rc = op->optimized(&p, (const float **)fin, got, ex);
+    double t2 = now_seconds();
+    r->time_ref_s = t1 - t0;
+    r->time_opt_s = t2 - t1;
+    if (rc) {
+        set_status(r, "error", "optimized kernel returned %s", rc == CONFORM_E_ISA ? "CONFORM_E_ISA" : "an error");
+        goto done;
+    }
+    for (int o = 0; o < op->n_outputs; o++) {
+        output_result *out = &r->out[o];
+        snprintf(out->name, sizeof out->name, "%s", op->outputs[o].name);
+        out->shape = p.out_shape[o];
+        out->skipped = p.out_skipped[o];
+        if (out->skipped) continue;
+        check_expected(c, &p, o, ref[o], r);
+        out->guard_ok = guarded_check(got[o], n_out[o], &out->guard_offset);
+        if (!out->guard_ok) {
+            char m[160];
+            snprintf(m, sizeof m, "%s: write outside the output buffer at element offset %lld", out->name,
+                     (long long)out->guard_offset);
+            set_status(r, "failed", "%s", m);
+        }
+        tol_inputs t = {CONFORM_U_F32, &op->tol[o], bt[o][0], bt[o][1], bt[o][2], bt[o][3]};
+        compare_f32(ref[o], got[o], n_out[o], &t, &out->cmp);
+        char m[400];
+        if (out->cmp.all_zero) {
+            snprintf(m, sizeof m, "%s: all zeros where the reference is not", out->name);
+            set_status(r, "failed", "%s", m);
+        } else if (out->cmp.n_nonfinite_mismatch) {
+            snprintf(m, sizeof m, "%s: %lld elements NaN/Inf on one side only (first at %lld: ref %.9g, got %.9g)",
+                     out->name, (long long)out->cmp.n_nonfinite_mismatch, (long long)out->cmp.worst_index,
+                     out->cmp.worst_ref, out->cmp.worst_got);
+            set_status(r, "failed", "%s", m);
+        } else if (out->cmp.n_over) {
+            snprintf(m, sizeof m, "%s: %lld of %lld elements beyond tolerance (worst at %lld: ref %.9g, got %.9g, tol %.3g)",
+                     out->name, (long long)out->cmp.n_over, (long long)out->cmp.n, (long long)out->cmp.worst_index,
+                     out->cmp.worst_ref, out->cmp.worst_got, out->cmp.worst_tol);
+            set_status(r, "failed", "%s", m);
+        }
+    }
+done:
+    for (int o = 0; o < CONFORM_MAX_TENSORS; o++) {
+        free(ref[o]);
+        for (int t = 0; t < 4; t++) free(bt[o][t]);
+        guarded_free(got[o]);
+        free(fin[o]);
+    }
+    problem_free(&p);
+}
+
+static cJSON *shape_json(const shape_t *s)
+{
+    cJSON *a = cJSON_CreateArray();
+    for (int i = 0; i < s->rank; i++) cJSON_AddItemToArray(a, cJSON_CreateNumber((double)s->dims[i]));
+    return a;
+}
+
+/* JSON has no NaN or infinity: those become strings */
+static cJSON *num(double v)
+{
+    if (isnan(v)) return cJSON_CreateString("nan");
+    if (isinf(v)) return cJSON_CreateString(v > 0 ? "inf" : "-inf");
+    return cJSON_CreateNumber(v);
+}
+
+static cJSON *index_json(const shape_t *s, int64_t flat)
+{
+    cJSON *a = cJSON_CreateArray();
+    int64_t idx[CONFORM_MAX_RANK] = {0};
+    for (int d = s->rank - 1; d >= 0 && flat >= 0; d--) {
+        idx[d] = s->dims[d] ? flat % s->dims[d] : 0;
+        flat = s->dims[d] ? flat / s->dims[d] : 0;
+    }
+    for (int d = 0; d < s->rank; d++) cJSON_AddItemToArray(a, cJSON_CreateNumber((double)idx[d]));
+    return a;
+}
+
+cJSON *case_result_json(const case_t *c, const case_result *r, const char *repro)
+{
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddStringToObject(j, "id", c->id);
+    cJSON_AddStringToObject(j, "op", c->op->name);
+    cJSON_AddStringToObject(j, "status", r->status);
+    if (r->message[0]) cJSON_AddStringToObject(j, "message", r->message);
+    cJSON_AddNumberToObject(j, "seed", (double)r->seed);
+    cJSON_AddStringToObject(j, "repro", repro);
+    cJSON *outs = cJSON_AddArrayToObject(j, "outputs");
+    for (int o = 0; o < r->n_out; o++) {
+        const output_result *out = &r->out[o];
+        const compare_result *m = &out->cmp;
+        const tol_model *tm = &c->op->tol[o];
+        cJSON *jo = cJSON_CreateObject();
+        cJSON_AddStringToObject(jo, "name", out->name);
+        cJSON_AddItemToObject(jo, "shape", shape_json(&out->shape));
+        if (out->skipped) {
+            cJSON_AddStringToObject(jo, "status", "not computed (output_mask)");
+            cJSON_AddItemToArray(outs, jo);
+            continue;
+        }
+        cJSON_AddNumberToObject(jo, "numel", (double)m->n);
+        cJSON_AddItemToObject(jo, "max_abs_err", num(m->max_abs_err));
+        cJSON_AddItemToObject(jo, "max_rel_err", num(m->max_rel_err));
+        cJSON_AddItemToObject(jo, "max_ulp", num(m->max_ulp));
+        cJSON_AddItemToObject(jo, "max_err_over_tol", num(m->max_err_over_tol));
+        cJSON_AddNumberToObject(jo, "n_over_tol", (double)m->n_over);
+        cJSON_AddNumberToObject(jo, "n_ambiguous", (double)m->n_ambiguous);
+        cJSON_AddItemToObject(jo, "ambiguous_max_err_over_tol", num(m->ambiguous_max_err_over_tol));
+        cJSON_AddNumberToObject(jo, "n_nonfinite_mismatch", (double)m->n_nonfinite_mismatch);
+        cJSON_AddBoolToObject(jo, "all_zero", m->all_zero);
+        cJSON_AddBoolToObject(jo, "guard_intact", out->guard_ok);
+        if (m->worst_index >= 0) {
+            cJSON *w = cJSON_AddObjectToObject(jo, "worst");
+            cJSON_AddItemToObject(w, "index", index_json(&out->shape, m->worst_index));
+            cJSON_AddItemToObject(w, "ref", num(m->worst_ref));
+            cJSON_AddItemToObject(w, "got", num(m->worst_got));
+            cJSON_AddItemToObject(w, "tol", num(m->worst_tol));
+        }
+        cJSON *t = cJSON_AddObjectToObject(jo, "tolerance");
+        cJSON_AddStringToObject(t, "formula", "u*(k_val + n_terms)*abs_sum + pos_err, + ambig for ambiguous elements");
+        cJSON_AddNumberToObject(t, "u", CONFORM_U_F32);
+        cJSON_AddNumberToObject(t, "k_val", tm->k_val);
+        cJSON_AddNumberToObject(t, "k_pos", tm->k_pos);
+        cJSON_AddItemToObject(t, "max_applied", num(m->max_tol));
+        if (out->has_expect) {
+            cJSON *e = cJSON_AddObjectToObject(jo, "expected_values");
+            cJSON_AddBoolToObject(e, "reference_matches", out->expect_ok);
+            cJSON_AddItemToObject(e, "max_abs_err", num(out->expect_max_abs_err));
+        }
+        cJSON_AddItemToArray(outs, jo);
+    }
+    cJSON_AddNumberToObject(j, "time_ref_s", r->time_ref_s);
+    cJSON_AddNumberToObject(j, "time_opt_s", r->time_opt_s);
+    return j;
+}

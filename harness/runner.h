@@ -1,0 +1,46 @@
+/* Running one case on both paths and judging it; its JSON for the report. */
+#ifndef CONFORM_RUNNER_H
+#define CONFORM_RUNNER_H
+
+#include "compare.h"
+#include "suite.h"
+
+/* Case statuses:
+ *   passed  every output element within its tolerance (ambiguous ones within the widened one),
+ *           guard bands intact, expected values matched, or refused as the case expected
+ *   failed  an element beyond its tolerance, a non-finite mismatch, an all-zero output, a write
+ *           outside an output, a reference off the case's expected values, or an input accepted
+ *           that the case expected to be refused
+ *   error   the case could not be run: refused by validation unexpectedly, or a kernel error */
+typedef struct {
+    char name[64];
+    shape_t shape;
+    int skipped;
+    compare_result cmp;
+    int guard_ok;
+    int64_t guard_offset; /* element offset of the first guard write (negative: before the buffer) */
+    int has_expect;
+    double expect_max_abs_err;
+    int expect_ok;
+} output_result;
+
+typedef struct {
+    char status[16];
+    char message[CONFORM_ERR_LEN];
+    uint64_t seed;
+    int n_out;
+    output_result out[CONFORM_MAX_TENSORS];
+    double time_ref_s, time_opt_s;
+} case_result;
+
+void run_case(const case_t *c, uint64_t seed, const conform_exec *ex, case_result *r);
+/* The report object of a case. repro: the one command line that reruns it. */
+cJSON *case_result_json(const case_t *c, const case_result *r, const char *repro);
+/* Guarded float buffers: sentinel bands on both sides of n elements, interior poisoned with NaN
+ * so an element the kernel never writes shows up as a mismatch. */
+float *guarded_alloc(int64_t n);
+int guarded_check(const float *buf, int64_t n, int64_t *bad_offset); /* 1 intact */
+void guarded_free(float *buf);
+double now_seconds(void);
+
+#endif

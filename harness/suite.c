@@ -1,0 +1,301 @@
+#include "suite.h"
+
+#include <fnmatch.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fill.h"
+
+#define FAIL(...) do { snprintf(err, errlen, __VA_ARGS__); return -1; } while (0)
+
+static char *read_text(const char *path, char *err, size_t errlen)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) { snprintf(err, errlen, "%s: cannot open suite", path); return NULL; }
+    if (fseek(f, 0, SEEK_END) || ftell(f) < 0) { fclose(f); snprintf(err, errlen, "%s: cannot read", path); return NULL; }
+    long n = ftell(f);
+    rewind(f);
+    char *buf = malloc((size_t)n + 1);
+    if (!buf || fread(buf, 1, (size_t)n, f) != (size_t)n) {
+        free(buf);
+        fclose(f);
+        snprintf(err, errlen, "%s: cannot read", path);
+        return NULL;
+    }
+    buf[n] = '\0';
+    fclose(f);
+    return buf;
+}
+
+static int line_of(const char *text, const char *at)
+{
+    int line = 1;
+    for (const char *c = text; c < at && *c; c++) line += *c == '\n';
+    return line;
+}
+
+/* The value of a case key, the grid point taking precedence. */
+static const cJSON *case_value(const case_t *c, const char *key)
+{
+    const cJSON *v = c->point ? cJSON_GetObjectItemCaseSensitive(c->point, key) : NULL;
+    return v ? v : NULL;
+}
+
+int case_setup(const case_t *c, problem_t *p, char *err, size_t errlen)
+{
+    const op_desc *op = c->op;
+    problem_init(p, op);
+    const cJSON *attrs = cJSON_GetObjectItemCaseSensitive(c->spec, "attrs"), *a;
+    cJSON_ArrayForEach(a, attrs) {
+        if (case_value(c, a->string)) continue;
+        if (problem_set_attr_json(p, a->string, a, err, errlen)) return -1;
+    }
+    const cJSON *pt;
+    cJSON_ArrayForEach(pt, c->point) {
+        if (!strncmp(pt->string, "shape.", 6)) continue;
+        if (problem_set_attr_json(p, pt->string, pt, err, errlen)) return -1;
+    }
+    if (problem_finish_attrs(p, err, errlen)) return -1;
+
+    const cJSON *shapes = cJSON_GetObjectItemCaseSensitive(c->spec, "shapes");
+    for (int i = 0; i < op->n_inputs; i++) {
+        char key[80];
+        snprintf(key, sizeof key, "shape.%s", op->inputs[i].name);
+        const cJSON *sh = case_value(c, key);
+        if (!sh) sh = cJSON_GetObjectItemCaseSensitive(shapes, op->inputs[i].name);
+        if (!cJSON_IsArray(sh))
+            FAIL("%s: shapes.%s is missing (expected a list of dims: %s)", op->name, op->inputs[i].name,
+                 op->inputs[i].doc);
+        int rank = cJSON_GetArraySize(sh);
+        if (rank > CONFORM_MAX_RANK) FAIL("%s: shapes.%s has rank %d (at most %d)", op->name, op->inputs[i].name,
+                                          rank, CONFORM_MAX_RANK);
+        shape_t s = {0, {0}};
+        s.rank = rank;
+        for (int d = 0; d < rank; d++) {
+            const cJSON *e = cJSON_GetArrayItem(sh, d);
+            if (!cJSON_IsNumber(e) || e->valuedouble != (double)(int64_t)e->valuedouble || e->valuedouble < 0)
+                FAIL("%s: shapes.%s[%d] must be a non-negative integer", op->name, op->inputs[i].name, d);
+            s.dims[d] = (int64_t)e->valuedouble;
+        }
+        if (shape_numel(&s) < 0) FAIL("%s: shapes.%s is too large", op->name, op->inputs[i].name);
+        p->in[i].shape = s;
+    }
+    return 0;
+}
+
+uint64_t case_seed(const case_t *c, uint64_t run_seed)
+{
+    uint64_t h = 1469598103934665603ULL; /* FNV-1a of the id, mixed with the run seed */
+    for (const char *s = c->id; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+    h ^= run_seed + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+    return h & 0xffffffffULL; /* GSL seeds are unsigned long; keep them printable and portable */
+}
+
+int case_build(const case_t *c, uint64_t seed, problem_t *p, char *err, size_t errlen)
+{
+    if (case_setup(c, p, err, errlen)) return -1;
+    /* shapes and attributes first: generators may rely on valid shapes */
+    if (c->op->validate(p, err, errlen)) return -1;
+    for (int i = 0; i < c->op->n_inputs; i++)
+        if (tensor_alloc(&p->in[i], &p->in[i].shape)) FAIL("%s: no memory for input %s", c->op->name, c->op->inputs[i].name);
+    gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+    if (!rng) FAIL("no memory for the random generator");
+    gsl_rng_set(rng, (unsigned long)seed);
+    int rc = c->op->fill(p, cJSON_GetObjectItemCaseSensitive(c->spec, "gen"), rng, err, errlen);
+    gsl_rng_free(rng);
+    return rc;
+}
+
+const char *case_expect_error(const case_t *c)
+{
+    const cJSON *e = cJSON_GetObjectItemCaseSensitive(c->spec, "expect_error");
+    return cJSON_IsString(e) ? e->valuestring : NULL;
+}
+
+int case_matches(const case_t *c, const char *pattern)
+{
+    if (!pattern || !*pattern) return 1;
+    if (strpbrk(pattern, "*?")) return fnmatch(pattern, c->id, 0) == 0;
+    if (!strcmp(pattern, c->op->name)) return 1;
+    size_t n = strlen(pattern);
+    if (strncmp(c->id, pattern, n)) return 0;
+    char next = c->id[n];
+    return next == '\0' || next == '/' || next == '#' || next == ',' || pattern[n - 1] == '/';
+}
+
+/* ---- loading ------------------------------------------------------------------------------ */
+
+static int add_case(suite_t *s, int *cap, const case_t *c)
+{
+    if (s->n_cases == *cap) {
+        int ncap = *cap ? *cap * 2 : 64;
+        case_t *n = realloc(s->cases, (size_t)ncap * sizeof *n);
+        if (!n) return -1;
+        s->cases = n;
+        *cap = ncap;
+    }
+    s->cases[s->n_cases++] = *c;
+    return 0;
+}
+
+static void point_suffix(const cJSON *point, char *buf, size_t len)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    const cJSON *e;
+    cJSON_ArrayForEach(e, point) {
+        char *v = cJSON_PrintUnformatted(e);
+        if (!v) continue;
+        /* ids stay glob-safe and shell-safe: drop brackets, quotes and spaces from values */
+        char clean[128];
+        size_t k = 0;
+        for (const char *q = v; *q && k + 1 < sizeof clean; q++)
+            if (!strchr("[]\"' ", *q)) clean[k++] = *q == ',' ? 'x' : *q;
+        clean[k] = '\0';
+        cJSON_free(v);
+        if (used < len) used += (size_t)snprintf(buf + used, len - used, "%s%s=%s", used ? "," : "/", e->string, clean);
+    }
+}
+
+/* Expands the grid of one case into points (cartesian product, keys in file order). */
+static int expand(suite_t *s, int *cap, case_t *base, const cJSON *grid, const cJSON *key, cJSON *point,
+                  char *err, size_t errlen)
+{
+    if (!key) {
+        int repeat = 1;
+        const cJSON *r = cJSON_GetObjectItemCaseSensitive(base->spec, "repeat");
+        if (cJSON_IsNumber(r)) repeat = r->valueint;
+        if (repeat < 1 || repeat > 100000) FAIL("%s: case %s: repeat must be in [1, 100000]", s->path, base->id);
+        char suffix[160];
+        point_suffix(point, suffix, sizeof suffix);
+        for (int i = 0; i < repeat; i++) {
+            case_t c = *base;
+            c.point = point ? cJSON_Duplicate(point, 1) : NULL;
+            c.repeat = i;
+            if (repeat > 1) snprintf(c.id, sizeof c.id, "%s%s#%d", base->id, suffix, i);
+            else snprintf(c.id, sizeof c.id, "%s%s", base->id, suffix);
+            if (add_case(s, cap, &c)) { cJSON_Delete(c.point); FAIL("%s: out of memory", s->path); }
+        }
+        return 0;
+    }
+    if (!cJSON_IsArray(key) || cJSON_GetArraySize(key) == 0)
+        FAIL("%s: case %s: grid.%s must be a non-empty list of values", s->path, base->id, key->string);
+    const cJSON *v;
+    cJSON_ArrayForEach(v, key) {
+        cJSON *next = point ? cJSON_Duplicate(point, 1) : cJSON_CreateObject();
+        cJSON_AddItemToObject(next, key->string, cJSON_Duplicate(v, 1));
+        int rc = expand(s, cap, base, grid, key->next, next, err, errlen);
+        cJSON_Delete(next);
+        if (rc) return rc;
+    }
+    return 0;
+}
+
+/* JSON allows repeated keys and cJSON keeps the first: in a suite that hides a typo, so refuse */
+static const char *duplicate_key(const cJSON *node)
+{
+    for (const cJSON *a = node ? node->child : NULL; a; a = a->next) {
+        if (cJSON_IsObject(node))
+            for (const cJSON *b = a->next; b; b = b->next)
+                if (a->string && b->string && !strcmp(a->string, b->string)) return a->string;
+        const char *d = duplicate_key(a);
+        if (d) return d;
+    }
+    return NULL;
+}
+
+int suite_load(const char *path, suite_t *s, char *err, size_t errlen)
+{
+    memset(s, 0, sizeof *s);
+    snprintf(s->path, sizeof s->path, "%s", path);
+    char *text = read_text(path, err, errlen);
+    if (!text) return -1;
+    s->root = cJSON_Parse(text);
+    if (!s->root) {
+        const char *at = cJSON_GetErrorPtr();
+        snprintf(err, errlen, "%s: invalid JSON near line %d", path, at ? line_of(text, at) : 0);
+        free(text);
+        return -1;
+    }
+    free(text);
+    const char *dup = duplicate_key(s->root);
+    if (dup) {
+        snprintf(err, errlen, "%s: duplicate key '%s'", path, dup);
+        suite_free(s);
+        return -1;
+    }
+    const cJSON *name = cJSON_GetObjectItemCaseSensitive(s->root, "suite");
+    const cJSON *seed = cJSON_GetObjectItemCaseSensitive(s->root, "seed");
+    const cJSON *cases = cJSON_GetObjectItemCaseSensitive(s->root, "cases");
+    if (!cJSON_IsObject(s->root) || !cJSON_IsString(name) || !cJSON_IsArray(cases)) {
+        snprintf(err, errlen, "%s: a suite is an object with \"suite\" (a name) and \"cases\" (a list)", path);
+        suite_free(s);
+        return -1;
+    }
+    snprintf(s->name, sizeof s->name, "%s", name->valuestring);
+    s->seed = cJSON_IsNumber(seed) ? (uint64_t)seed->valuedouble : 1;
+    int cap = 0, index = 0;
+    const cJSON *c;
+    cJSON_ArrayForEach(c, cases) {
+        const cJSON *cn = cJSON_GetObjectItemCaseSensitive(c, "name");
+        const cJSON *cop = cJSON_GetObjectItemCaseSensitive(c, "op");
+        if (!cJSON_IsObject(c) || !cJSON_IsString(cn) || !cJSON_IsString(cop)) {
+            snprintf(err, errlen, "%s: cases[%d] needs \"name\" and \"op\" strings", path, index);
+            suite_free(s);
+            return -1;
+        }
+        if (strpbrk(cn->valuestring, "*?[]#, '\"")) {
+            snprintf(err, errlen, "%s: cases[%d]: name '%s' may not contain * ? [ ] # , quotes or spaces", path,
+                     index, cn->valuestring);
+            suite_free(s);
+            return -1;
+        }
+        case_t base;
+        memset(&base, 0, sizeof base);
+        base.spec = c;
+        base.suite_path = s->path;
+        base.op = op_find(cop->valuestring);
+        snprintf(base.id, sizeof base.id, "%s/%s", s->name, cn->valuestring);
+        if (!base.op) {
+            snprintf(err, errlen, "%s: case %s: unknown op '%s' (see `conform list`)", path, base.id, cop->valuestring);
+            suite_free(s);
+            return -1;
+        }
+        const cJSON *grid = cJSON_GetObjectItemCaseSensitive(c, "grid");
+        if (grid && !cJSON_IsObject(grid)) {
+            snprintf(err, errlen, "%s: case %s: grid must be an object of lists", path, base.id);
+            suite_free(s);
+            return -1;
+        }
+        if (expand(s, &cap, &base, grid, grid ? grid->child : NULL, NULL, err, errlen)) {
+            suite_free(s);
+            return -1;
+        }
+        index++;
+    }
+    /* every case must set up and validate on shapes alone, unless it expects an error */
+    for (int i = 0; i < s->n_cases; i++) {
+        problem_t p;
+        char e2[CONFORM_ERR_LEN];
+        int rc = case_setup(&s->cases[i], &p, e2, sizeof e2);
+        if (!rc) rc = s->cases[i].op->validate(&p, e2, sizeof e2);
+        problem_free(&p);
+        for (int j = 0; j < i; j++)
+            if (!strcmp(s->cases[j].id, s->cases[i].id)) { rc = -1; snprintf(e2, sizeof e2, "duplicate case id"); }
+        if (rc && !case_expect_error(&s->cases[i])) {
+            snprintf(err, errlen, "%s: case %s: %s", path, s->cases[i].id, e2);
+            suite_free(s);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+void suite_free(suite_t *s)
+{
+    for (int i = 0; i < s->n_cases; i++) cJSON_Delete(s->cases[i].point);
+    free(s->cases);
+    cJSON_Delete(s->root);
+    memset(s, 0, sizeof *s);
+}

@@ -1,0 +1,58 @@
+/* Rule A of the spec (RoIAlign's bilinear sampling), shared by roi_align and roi_align_rotated. */
+#include "ref_internal.h"
+
+#include <math.h>
+
+int ref_bilinear_rule(int64_t H, int64_t W, double y, double x, ref_bilinear *b)
+{
+    if (!(y >= -1.0 && y <= (double)H && x >= -1.0 && x <= (double)W)) return 0;
+    if (H <= 0 || W <= 0) return 0;
+    if (y <= 0) y = 0;
+    if (x <= 0) x = 0;
+    int64_t y0 = (int64_t)y, x0 = (int64_t)x, y1, x1;
+    if (y0 >= H - 1) { y0 = y1 = H - 1; y = (double)y0; } else y1 = y0 + 1;
+    if (x0 >= W - 1) { x0 = x1 = W - 1; x = (double)x0; } else x1 = x0 + 1;
+    double ly = y - (double)y0, lx = x - (double)x0;
+    b->y[0] = y0; b->y[1] = y1; b->wy[0] = 1.0 - ly; b->wy[1] = ly;
+    b->x[0] = x0; b->x[1] = x1; b->wx[0] = 1.0 - lx; b->wx[1] = lx;
+    return 1;
+}
+
+static double clamp(double v, double lo, double hi) { return v < lo ? lo : v > hi ? hi : v; }
+
+void ref_bilinear_rule_clamped(int64_t H, int64_t W, double y, double x, ref_bilinear *b)
+{
+    ref_bilinear_rule(H, W, clamp(y, -1.0, (double)H), clamp(x, -1.0, (double)W), b);
+}
+
+static sample_class axis_class(double v, double n, double d)
+{
+    if (v >= -1.0 + d && v <= n - d) return SAMPLE_INSIDE;
+    if (v < -1.0 - d || v > n + d) return SAMPLE_EMPTY;
+    return SAMPLE_AMBIGUOUS;
+}
+
+sample_class ref_classify_sample(int64_t H, int64_t W, double y, double x, double dy, double dx)
+{
+    if (!isfinite(y) || !isfinite(x) || H <= 0 || W <= 0) return SAMPLE_EMPTY;
+    sample_class cy = axis_class(y, (double)H, dy), cx = axis_class(x, (double)W, dx);
+    if (cy == SAMPLE_EMPTY || cx == SAMPLE_EMPTY) return SAMPLE_EMPTY;
+    if (cy == SAMPLE_INSIDE && cx == SAMPLE_INSIDE) return SAMPLE_INSIDE;
+    return SAMPLE_AMBIGUOUS;
+}
+
+void ref_local_slopes(const double *plane, int64_t H, int64_t W, const ref_bilinear *b,
+                      double *sy, double *sx)
+{
+    double my = 0, mx = 0;
+    int64_t r_lo = b->y[0] - 1 < 0 ? 0 : b->y[0] - 1, r_hi = b->y[0] + 2 > H - 1 ? H - 1 : b->y[0] + 2;
+    int64_t c_lo = b->x[0] - 1 < 0 ? 0 : b->x[0] - 1, c_hi = b->x[0] + 2 > W - 1 ? W - 1 : b->x[0] + 2;
+    for (int64_t r = r_lo; r <= r_hi; r++)
+        for (int64_t c = c_lo; c <= c_hi; c++) {
+            double v = plane[r * W + c];
+            if (r < r_hi) { double d = fabs(plane[(r + 1) * W + c] - v); if (d > my) my = d; }
+            if (c < c_hi) { double d = fabs(plane[r * W + c + 1] - v); if (d > mx) mx = d; }
+        }
+    *sy = my;
+    *sx = mx;
+}

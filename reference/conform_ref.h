@@ -1,0 +1,56 @@
+/* conform reference kernels: double-precision golden implementations.
+ *
+ * Every kernel follows ../shared/spec/ops.md literally: straight loops, double everywhere,
+ * libc/libm only. Callers validate shapes and attributes first (the harness does); the kernels
+ * assume valid parameters. Backward kernels zero their outputs themselves.
+ *
+ * Each kernel can also report, per output element, the magnitudes a float32 (or other
+ * precision) implementation's error depends on; see ref_bounds. */
+#ifndef CONFORM_REF_H
+#define CONFORM_REF_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define CONFORM_REF_VERSION 1
+
+/* Per-element inputs of the tolerance model, filled alongside one output tensor.
+ * pos_rel_err is an input: the relative error assumed for a sample position computed in the
+ * precision under test (for float32 a few units of 2^-24). Every array pointer may be NULL. */
+typedef struct {
+    double pos_rel_err;
+    double *abs_sum; /* sum of |term| over the terms summed into the element */
+    double *n_terms; /* how many terms were summed into the element */
+    double *pos_err; /* bound on the element's change when each sample position moves by
+                        pos_rel_err times its magnitude (first order plus the cross term) */
+    double *ambig;   /* 0, or the largest change a sample within pos error of a discontinuity
+                        (or a sample count within rounding of an integer) can make */
+} ref_bounds;
+
+/* The shared RoIAlign bilinear rule (spec section A), kept separable: corner (i, j) is the
+ * pixel (y[i], x[j]) with weight wy[i] * wx[j]. Returns 1 when the point samples, 0 when it is
+ * outside [-1, H] x [-1, W] or not finite (then b is untouched). */
+typedef struct {
+    int64_t y[2], x[2];
+    double wy[2], wx[2];
+} ref_bilinear;
+int ref_bilinear_rule(int64_t H, int64_t W, double y, double x, ref_bilinear *b);
+
+/* roi_align (spec 1) and roi_align_v2_backward (spec 2). */
+typedef struct {
+    int64_t B, C, H, W; /* feature map [B, C, H, W] */
+    int64_t K;          /* rois [K, 5] */
+    int64_t pooled_h, pooled_w;
+    double spatial_scale;
+    int64_t sampling_ratio;
+    int aligned;
+} ref_roi_align_params;
+
+/* output [K, C, pooled_h, pooled_w] */
+void f64_roi_align_fwd__ref(const ref_roi_align_params *p, const double *input, const double *rois,
+                            double *output, ref_bounds *bounds);
+/* grad_input [B, C, H, W] from grad_output [K, C, pooled_h, pooled_w] */
+void f64_roi_align_bwd__ref(const ref_roi_align_params *p, const double *grad_output,
+                            const double *rois, double *grad_input, ref_bounds *bounds);
+
+#endif

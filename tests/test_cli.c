@@ -1,0 +1,229 @@
+/* The command line: exit codes, messages, nothing half-written, the gate. */
+#include <criterion/criterion.h>
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "npy.h"
+#include "report.h"
+
+static char dir[64];
+
+static void make_dir(void)
+{
+    snprintf(dir, sizeof dir, "/tmp/conform-cli-XXXXXX");
+    cr_assert(mkdtemp(dir));
+}
+
+static int count_files(const char *d)
+{
+    DIR *h = opendir(d);
+    if (!h) return -1;
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(h))) n += e->d_name[0] != '.';
+    closedir(h);
+    return n;
+}
+
+static void remove_tree(const char *d)
+{
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", d);
+    cr_assert_eq(system(cmd), 0);
+}
+
+static int call(int (*cmd)(int, char **), int argc, const char **argv)
+{
+    return cmd(argc, (char **)argv);
+}
+
+/* doc vector inputs as .npy files */
+static void write_doc_inputs(void)
+{
+    char p[128], err[256];
+    double x[36], rois[5] = {0, -2, -2, 22, 22};
+    for (int i = 0; i < 36; i++) x[i] = i + 1;
+    int64_t xd[4] = {1, 1, 6, 6}, rd[2] = {1, 5};
+    shape_t xs = shape_make(4, xd), rs = shape_make(2, rd);
+    snprintf(p, sizeof p, "%s/x.npy", dir);
+    cr_assert_eq(npy_write_f64(p, &xs, x, err, sizeof err), 0, "%s", err);
+    snprintf(p, sizeof p, "%s/rois.npy", dir);
+    cr_assert_eq(npy_write_f32(p, &rs, (float[]){0, -2, -2, 22, 22}, err, sizeof err), 0, "%s", err);
+    (void)rois;
+}
+
+Test(cli, eval_reference_writes_the_documented_output)
+{
+    make_dir();
+    write_doc_inputs();
+    char x[128], r[128], out[128], y[160];
+    snprintf(x, sizeof x, "input=%s/x.npy", dir);
+    snprintf(r, sizeof r, "rois=%s/rois.npy", dir);
+    snprintf(out, sizeof out, "%s/out", dir);
+    const char *argv[] = {"conform", "eval", "roi_align", "--impl", "reference", "--attr", "pooled_h=3", "--attr",
+                          "pooled_w=3", "--attr", "spatial_scale=0.25", "--attr", "sampling_ratio=2", "--attr",
+                          "aligned=false", "--input", x, "--input", r, "--output-dir", out};
+    cr_assert_eq(call(cmd_eval, 21, argv), EXIT_OK);
+    tensor_t t;
+    char err[256];
+    snprintf(y, sizeof y, "%s/output.npy", out);
+    cr_assert_eq(npy_read(y, &t, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(t.shape.rank, 4);
+    cr_assert_float_eq(t.data[0], 4.5, 1e-12);
+    cr_assert_float_eq(t.data[8], 32.5, 1e-12);
+    tensor_free(&t);
+    argv[4] = "optimized";
+    cr_assert_eq(call(cmd_eval, 21, argv), EXIT_OK);
+    cr_assert_eq(npy_read(y, &t, err, sizeof err), 0, "%s", err);
+    cr_assert_float_eq(t.data[4], 18.5, 1e-5);
+    tensor_free(&t);
+    remove_tree(dir);
+}
+
+static void expect_usage_error_writes_nothing(const char **argv, int argc)
+{
+    char out[128];
+    snprintf(out, sizeof out, "%s/out", dir);
+    cr_assert_eq(call(cmd_eval, argc, argv), EXIT_USAGE);
+    cr_assert_eq(count_files(out), -1, "the output folder must not be created");
+}
+
+Test(cli, eval_bad_input_is_exit_2_and_writes_nothing)
+{
+    make_dir();
+    write_doc_inputs();
+    char x[128], r[128], out[128];
+    snprintf(x, sizeof x, "input=%s/x.npy", dir);
+    snprintf(r, sizeof r, "rois=%s/rois.npy", dir);
+    snprintf(out, sizeof out, "%s/out", dir);
+    /* rois given as the feature map: wrong shape */
+    char bad[128];
+    snprintf(bad, sizeof bad, "rois=%s/x.npy", dir);
+    const char *a1[] = {"conform", "eval", "roi_align", "--impl", "reference", "--attr", "pooled_h=3", "--attr",
+                        "pooled_w=3", "--input", x, "--input", bad, "--output-dir", out};
+    expect_usage_error_writes_nothing(a1, 15);
+    /* a missing attribute value, an unknown attribute, a bad boolean, a missing file */
+    const char *a2[] = {"conform", "eval", "roi_align", "--impl", "reference", "--attr", "pooled_h=3", "--input", x,
+                        "--input", r, "--output-dir", out};
+    expect_usage_error_writes_nothing(a2, 13);
+    const char *a3[] = {"conform", "eval", "roi_align", "--impl", "reference", "--attr", "pooled_h=3", "--attr",
+                        "pooled_w=3", "--attr", "colour=red", "--input", x, "--input", r, "--output-dir", out};
+    expect_usage_error_writes_nothing(a3, 17);
+    const char *a4[] = {"conform", "eval", "roi_align", "--impl", "reference", "--attr", "pooled_h=3", "--attr",
+                        "pooled_w=3", "--attr", "aligned=maybe", "--input", x, "--input", r, "--output-dir", out};
+    expect_usage_error_writes_nothing(a4, 17);
+    const char *a5[] = {"conform", "eval", "roi_align", "--impl", "reference", "--attr", "pooled_h=3", "--attr",
+                        "pooled_w=3", "--input", "input=/nonexistent.npy", "--input", r, "--output-dir", out};
+    expect_usage_error_writes_nothing(a5, 15);
+    const char *a6[] = {"conform", "eval", "roi_align", "--impl", "golden", "--output-dir", out};
+    expect_usage_error_writes_nothing(a6, 7);
+    const char *a7[] = {"conform", "eval", "no_such_op", "--impl", "reference", "--output-dir", out};
+    expect_usage_error_writes_nothing(a7, 7);
+    const char *a8[] = {"conform", "eval", "roi_align", "--impl", "reference", "--attr", "pooled_h=3", "--attr",
+                        "pooled_w=3", "--attr", "spatial_scale=-1", "--input", x, "--input", r, "--output-dir", out};
+    expect_usage_error_writes_nothing(a8, 17);
+    remove_tree(dir);
+}
+
+Test(cli, run_refuses_bad_suites_and_options_before_writing)
+{
+    make_dir();
+    char rep[128];
+    snprintf(rep, sizeof rep, "%s/rep", dir);
+    const char *a1[] = {"conform", "run", "/nonexistent.json", "--report-dir", rep};
+    cr_assert_eq(call(cmd_run, 5, a1), EXIT_USAGE);
+    const char *a2[] = {"conform", "run", "cases/smoke.json", "--threads", "zero", "--report-dir", rep};
+    cr_assert_eq(call(cmd_run, 7, a2), EXIT_USAGE);
+    const char *a3[] = {"conform", "run", "cases/smoke.json", "--filter", "no-such-case", "--report-dir", rep};
+    cr_assert_eq(call(cmd_run, 7, a3), EXIT_USAGE);
+    const char *a4[] = {"conform", "run", "cases/smoke.json", "--isa", "mmx", "--report-dir", rep};
+    cr_assert_eq(call(cmd_run, 7, a4), EXIT_USAGE);
+    cr_assert_eq(count_files(rep), -1);
+    remove_tree(dir);
+}
+
+static cJSON *run_report(const char *filter, const char *rep)
+{
+    const char *argv[] = {"conform", "run", "cases/smoke.json", "--filter", filter, "--report-dir", rep, "--quiet"};
+    cr_assert_eq(call(cmd_run, 8, argv), EXIT_OK);
+    char p[256], err[256];
+    snprintf(p, sizeof p, "%s/report.json", rep);
+    cJSON *j = read_json_file(p, err, sizeof err);
+    cr_assert(j, "%s", err);
+    return j;
+}
+
+Test(cli, run_report_has_the_contract_keys_and_repro_lines)
+{
+    make_dir();
+    char rep[128];
+    snprintf(rep, sizeof rep, "%s/rep", dir);
+    cJSON *j = run_report("*torch_npu_doc*", rep);
+    const char *keys[] = {"schema", "schema_version", "command", "seed", "isa", "threads", "summary", "cases"};
+    for (int i = 0; i < 8; i++) cr_assert(cJSON_GetObjectItem(j, keys[i]), "missing %s", keys[i]);
+    cJSON *s = cJSON_GetObjectItem(j, "summary");
+    cr_assert_eq(cJSON_GetObjectItem(s, "total")->valueint, 4);
+    cr_assert_eq(cJSON_GetObjectItem(s, "passed")->valueint, 4);
+    cJSON *c;
+    cJSON_ArrayForEach(c, cJSON_GetObjectItem(j, "cases")) {
+        cr_assert(strstr(cJSON_GetObjectItem(c, "repro")->valuestring, "--filter"));
+        cJSON *o = cJSON_GetArrayItem(cJSON_GetObjectItem(c, "outputs"), 0);
+        const char *m[] = {"max_abs_err", "max_rel_err", "max_ulp", "n_over_tol", "n_ambiguous", "tolerance"};
+        for (int i = 0; i < 6; i++) cr_assert(cJSON_GetObjectItem(o, m[i]), "missing %s", m[i]);
+        cr_assert(cJSON_IsTrue(cJSON_GetObjectItem(cJSON_GetObjectItem(o, "expected_values"), "reference_matches")));
+    }
+    cJSON_Delete(j);
+    remove_tree(dir);
+}
+
+static void write_report(const char *p, cJSON *j)
+{
+    char err[256];
+    cr_assert_eq(write_json_atomic(p, j, err, sizeof err), 0, "%s", err);
+}
+
+Test(cli, gate_passes_identical_and_fails_injected_regressions)
+{
+    make_dir();
+    char rep[128], base[160], cur[160];
+    snprintf(rep, sizeof rep, "%s/rep", dir);
+    snprintf(base, sizeof base, "%s/base.json", dir);
+    snprintf(cur, sizeof cur, "%s/cur.json", dir);
+    cJSON *j = run_report("smoke/fwd_grid*", rep);
+    write_report(base, j);
+    const char *argv[] = {"conform", "gate", "--baseline", base, "--current", cur};
+    write_report(cur, j);
+    cr_assert_eq(call(cmd_gate, 6, argv), EXIT_OK);
+
+    cJSON *cases = cJSON_GetObjectItem(j, "cases");
+    /* a case made to fail */
+    cJSON *bad = cJSON_Duplicate(j, 1);
+    cJSON_ReplaceItemInObject(cJSON_GetArrayItem(cJSON_GetObjectItem(bad, "cases"), 2), "status", cJSON_CreateString("failed"));
+    write_report(cur, bad);
+    cr_assert_eq(call(cmd_gate, 6, argv), EXIT_FAIL);
+    cJSON_Delete(bad);
+    /* an error grown tenfold */
+    bad = cJSON_Duplicate(j, 1);
+    cJSON *o = cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(bad, "cases"), 1), "outputs"), 0);
+    double m = cJSON_GetObjectItem(o, "max_err_over_tol")->valuedouble;
+    cJSON_ReplaceItemInObject(o, "max_err_over_tol", cJSON_CreateNumber(m * 10 + 0.1));
+    write_report(cur, bad);
+    cr_assert_eq(call(cmd_gate, 6, argv), EXIT_FAIL);
+    cJSON_Delete(bad);
+    /* a case removed */
+    bad = cJSON_Duplicate(j, 1);
+    cJSON_DeleteItemFromArray(cJSON_GetObjectItem(bad, "cases"), 0);
+    write_report(cur, bad);
+    cr_assert_eq(call(cmd_gate, 6, argv), EXIT_FAIL);
+    cJSON_Delete(bad);
+    /* not a report */
+    write_report(cur, cases);
+    cr_assert_eq(call(cmd_gate, 6, argv), EXIT_USAGE);
+    cJSON_Delete(j);
+    remove_tree(dir);
+}

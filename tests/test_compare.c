@@ -1,0 +1,181 @@
+/* The comparator judged on its own: it must fail what is wrong and pass only what is right. */
+#include <criterion/criterion.h>
+#include <math.h>
+
+#include "compare.h"
+
+static const tol_model model = {6, "test", 16, "test"};
+
+/* reference values with bounds as a 4-term sum of |terms| = |ref| would give */
+#define N 8
+static double ref[N] = {1.0, -2.0, 0.5, 0.0, 3.0, 1e-3, -7.0, 2.5};
+static double abs_sum[N], n_terms[N], pos_err[N], ambig[N];
+
+static tol_inputs inputs(void)
+{
+    for (int i = 0; i < N; i++) {
+        abs_sum[i] = fabs(ref[i]);
+        n_terms[i] = 4;
+        pos_err[i] = 0;
+        ambig[i] = 0;
+    }
+    return (tol_inputs){CONFORM_U_F32, &model, abs_sum, n_terms, pos_err, ambig};
+}
+
+static void as_float(float *got) { for (int i = 0; i < N; i++) got[i] = (float)ref[i]; }
+
+Test(compare, correctly_rounded_values_pass)
+{
+    tol_inputs t = inputs();
+    float got[N];
+    compare_result r;
+    as_float(got);
+    compare_f32(ref, got, N, &t, &r);
+    cr_assert_eq(r.n_over, 0);
+    cr_assert_eq(r.n_ambiguous, 0);
+    cr_assert(r.max_ulp <= 0.5 + 1e-12, "rounding to float is at most half an ULP, got %g", r.max_ulp);
+    cr_assert(!r.all_zero);
+}
+
+Test(compare, one_wrong_element_fails_and_is_located)
+{
+    tol_inputs t = inputs();
+    float got[N];
+    compare_result r;
+    as_float(got);
+    got[4] = nextafterf(got[4], 10.0f);
+    for (int k = 0; k < 20; k++) got[4] = nextafterf(got[4], 10.0f); /* 21 ULPs: beyond (6+4) u |ref| */
+    compare_f32(ref, got, N, &t, &r);
+    cr_assert_eq(r.n_over, 1);
+    cr_assert_eq(r.worst_index, 4);
+    cr_assert(r.max_err_over_tol > 1.0);
+    cr_assert(r.max_ulp >= 20);
+}
+
+Test(compare, error_just_inside_the_bound_passes)
+{
+    tol_inputs t = inputs();
+    float got[N];
+    compare_result r;
+    as_float(got);
+    double tol = CONFORM_U_F32 * (6 + 4) * 3.0;
+    got[4] = (float)(3.0 + 0.9 * tol); /* float rounding keeps it under the bound here */
+    compare_f32(ref, got, N, &t, &r);
+    cr_assert_eq(r.n_over, 0, "err %g tol %g", fabs(got[4] - 3.0), tol);
+}
+
+Test(compare, ambiguous_element_is_counted_not_failed)
+{
+    tol_inputs t = inputs();
+    float got[N];
+    compare_result r;
+    as_float(got);
+    ambig[2] = 0.5; /* a sample within rounding of y = H: the value may differ by up to 0.5 */
+    got[2] = 0.1f;  /* differs by 0.4 */
+    compare_f32(ref, got, N, &t, &r);
+    cr_assert_eq(r.n_ambiguous, 1);
+    cr_assert_eq(r.n_over, 0);
+    cr_assert(r.max_abs_err < 1e-6, "ambiguous elements do not enter the plain metrics");
+}
+
+Test(compare, ambiguity_does_not_hide_a_real_mismatch)
+{
+    tol_inputs t = inputs();
+    float got[N];
+    compare_result r;
+    as_float(got);
+    ambig[2] = 0.5;
+    got[2] = 5.0f; /* 4.5 away: beyond anything the ambiguous sample can explain */
+    compare_f32(ref, got, N, &t, &r);
+    cr_assert_eq(r.n_ambiguous, 1);
+    cr_assert_eq(r.n_over, 1);
+    cr_assert_eq(r.worst_index, 2);
+}
+
+Test(compare, all_zero_output_is_caught)
+{
+    tol_inputs t = inputs();
+    float got[N] = {0};
+    compare_result r;
+    compare_f32(ref, got, N, &t, &r);
+    cr_assert(r.all_zero);
+    cr_assert(r.n_over > 0);
+}
+
+Test(compare, all_zero_reference_and_output_is_not_all_zero_failure)
+{
+    double z[3] = {0, 0, 0}, a[3] = {0, 0, 0}, n[3] = {0, 0, 0};
+    float got[3] = {0, 0, 0};
+    tol_inputs t = {CONFORM_U_F32, &model, a, n, NULL, NULL};
+    compare_result r;
+    compare_f32(z, got, 3, &t, &r);
+    cr_assert(!r.all_zero);
+    cr_assert_eq(r.n_over, 0);
+}
+
+Test(compare, nan_against_a_number_fails)
+{
+    tol_inputs t = inputs();
+    float got[N];
+    compare_result r;
+    as_float(got);
+    got[1] = NAN;
+    compare_f32(ref, got, N, &t, &r);
+    cr_assert_eq(r.n_nonfinite_mismatch, 1);
+    cr_assert_eq(r.n_over, 1);
+    cr_assert_eq(r.worst_index, 1);
+}
+
+Test(compare, nan_against_nan_and_same_infinity_pass)
+{
+    double f[3] = {NAN, INFINITY, -INFINITY}, a[3] = {0, 0, 0};
+    float got[3] = {NAN, INFINITY, -INFINITY};
+    tol_inputs t = {CONFORM_U_F32, &model, a, NULL, NULL, NULL};
+    compare_result r;
+    compare_f32(f, got, 3, &t, &r);
+    cr_assert_eq(r.n_over, 0);
+    got[2] = INFINITY;
+    compare_f32(f, got, 3, &t, &r);
+    cr_assert_eq(r.n_nonfinite_mismatch, 1);
+}
+
+Test(compare, number_against_nan_reference_fails)
+{
+    double f[2] = {NAN, 1.0}, a[2] = {0, 1};
+    float got[2] = {0.0f, 1.0f};
+    tol_inputs t = {CONFORM_U_F32, &model, a, NULL, NULL, NULL};
+    compare_result r;
+    compare_f32(f, got, 2, &t, &r);
+    cr_assert_eq(r.n_over, 1);
+}
+
+Test(compare, nan_bound_allows_nothing)
+{
+    double f[1] = {1.0}, a[1] = {NAN};
+    float got[1] = {1.0000001f};
+    tol_inputs t = {CONFORM_U_F32, &model, a, NULL, NULL, NULL};
+    compare_result r;
+    compare_f32(f, got, 1, &t, &r);
+    cr_assert_eq(r.n_over, 1);
+}
+
+Test(compare, position_error_term_widens_the_bound)
+{
+    tol_inputs t = inputs();
+    float got[N];
+    compare_result r;
+    as_float(got);
+    got[0] = 1.001f;
+    compare_f32(ref, got, N, &t, &r);
+    cr_assert_eq(r.n_over, 1);
+    pos_err[0] = 2e-3;
+    compare_f32(ref, got, N, &t, &r);
+    cr_assert_eq(r.n_over, 0);
+}
+
+Test(compare, ulps_are_float32_ulps_of_the_reference)
+{
+    cr_assert_float_eq(compare_ulps(1.0, 1.0 + ldexp(1.0, -23)), 1.0, 1e-12);
+    cr_assert_float_eq(compare_ulps(1.5, 1.5 - 2 * ldexp(1.0, -23)), 2.0, 1e-12);
+    cr_assert_float_eq(compare_ulps(1024.0, 1024.0 + ldexp(1.0, -13)), 1.0, 1e-12);
+}
