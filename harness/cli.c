@@ -69,7 +69,11 @@ int problem_args_take(problem_args *a, int argc, char **argv, int *i)
     if (!strcmp(opt, "--attr")) { slot = a->attr; count = &a->n_attr; cap = 64; }
     else if (!strcmp(opt, "--input")) { slot = a->input; count = &a->n_input; cap = 16; }
     else if (!strcmp(opt, "--shape")) { slot = a->shape; count = &a->n_shape; cap = 16; }
-    else if (!strcmp(opt, "--seed")) {
+    else if (!strcmp(opt, "--gen")) {
+        if (*i + 1 >= argc) { usage_error("--gen takes a JSON object"); return -1; }
+        a->gen = argv[++(*i)];
+        return 1;
+    } else if (!strcmp(opt, "--seed")) {
         long long s;
         if (parse_int_arg("--seed", *i + 1 < argc ? argv[*i + 1] : NULL, 0, 4294967295LL, &s)) return -1;
         a->seed = (unsigned long)s;
@@ -154,7 +158,14 @@ int problem_from_args(const op_desc *op, const problem_args *a, problem_t *p)
         scratch[k] = p->in[k];
         if (given[k] == 1) { tensor_alloc(&scratch[k], &keep[k].shape); p->in[k] = scratch[k]; }
     }
-    int rc = op->fill(p, NULL, rng, err, sizeof err);
+    cJSON *gen = a->gen ? cJSON_Parse(a->gen) : NULL;
+    if (a->gen && !cJSON_IsObject(gen)) {
+        cJSON_Delete(gen);
+        gsl_rng_free(rng);
+        return usage_error("--gen: not a JSON object: %s", a->gen);
+    }
+    int rc = op->fill(p, gen, rng, err, sizeof err);
+    cJSON_Delete(gen);
     gsl_rng_free(rng);
     for (int k = 0; k < op->n_inputs; k++)
         if (given[k] == 1) { tensor_free(&p->in[k]); p->in[k] = keep[k]; }

@@ -35,8 +35,9 @@ typedef struct {
     const char *shape[16];
     int n_shape;
     unsigned long seed;
+    const char *gen; /* --gen JSON: the suite's "gen" object for generated inputs */
 } problem_args;
-/* Takes argv[*i] (and its value) when it is --attr/--input/--shape/--seed; 1 taken, 0 not, -1 error. */
+/* Takes argv[*i] (and its value) when it is --attr/--input/--shape/--seed/--gen; 1 taken, 0 not, -1 error. */
 int problem_args_take(problem_args *a, int argc, char **argv, int *i);
 int problem_from_args(const op_desc *op, const problem_args *a, problem_t *p);
 

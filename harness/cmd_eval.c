@@ -108,6 +108,37 @@ out:
     return rc;
 }
 
+/* Streaming bandwidth with the given threads: read one buffer, write another (best of 3). */
+static double stream_bandwidth(int threads)
+{
+    const size_t n = (size_t)64 << 20; /* 256 MiB per buffer: far beyond any cache */
+    float *a = malloc(n * sizeof *a), *b = malloc(n * sizeof *b);
+    double best = 0;
+    if (!a || !b) { free(a); free(b); return 0; }
+#pragma omp parallel for num_threads(threads) schedule(static)
+    for (size_t i = 0; i < n; i++) { a[i] = (float)(i & 1023); b[i] = 0; }
+    for (int r = 0; r < 3; r++) {
+        double t0 = now_seconds();
+#pragma omp parallel for num_threads(threads) schedule(static)
+        for (size_t i = 0; i < n; i++) b[i] = a[i] * 1.0001f;
+        double bw = 2.0 * (double)(n * sizeof(float)) / (now_seconds() - t0);
+        if (bw > best) best = bw;
+    }
+    free(a);
+    free(b);
+    return best;
+}
+
+/* The bytes that must move: every input read once and every output written once, in float32. */
+static double compulsory_bytes(const problem_t *p)
+{
+    double bytes = 0;
+    for (int i = 0; i < p->op->n_inputs; i++) bytes += 4.0 * (double)tensor_numel(&p->in[i]);
+    for (int o = 0; o < p->op->n_outputs; o++)
+        if (!p->out_skipped[o]) bytes += 4.0 * (double)shape_numel(&p->out_shape[o]);
+    return bytes;
+}
+
 static int cmp_double(const void *x, const void *y)
 {
     double a = *(const double *)x, b = *(const double *)y;
@@ -142,6 +173,7 @@ int cmd_bench(int argc, char **argv)
     if (rc) { problem_free(&p); return rc; }
     buffers b;
     if (buffers_alloc(&p, &b)) { rc = usage_error("bench: out of memory"); goto out; }
+    double bytes = compulsory_bytes(&p), bandwidth = stream_bandwidth(ex.threads);
     for (int which = 1; which <= 2; which++) {
         if (!(impl & which)) continue;
         int reps = which == 1 ? (int)(repeat < 3 ? repeat : 3) : (int)repeat; /* the reference is slow */
@@ -154,10 +186,13 @@ int cmd_bench(int argc, char **argv)
         }
         qsort(t, (size_t)reps, sizeof *t, cmp_double);
         double median = reps % 2 ? t[reps / 2] : 0.5 * (t[reps / 2 - 1] + t[reps / 2]);
+        double floor_s = bandwidth > 0 ? bytes / bandwidth : 0;
         printf("{\"op\": \"%s\", \"impl\": \"%s\", \"isa\": \"%s\", \"threads\": %d, \"repeat\": %d, "
-               "\"median_s\": %.6g, \"min_s\": %.6g, \"max_s\": %.6g}\n",
+               "\"median_s\": %.6g, \"min_s\": %.6g, \"max_s\": %.6g, \"bytes\": %.0f, "
+               "\"stream_gbs\": %.2f, \"floor_s\": %.6g, \"median_over_floor\": %.3g}\n",
                op->name, which == 1 ? "reference" : "optimized", which == 1 ? "double" : conform_isa_name(ex.isa),
-               which == 1 ? 1 : ex.threads, reps, median, t[0], t[reps - 1]);
+               which == 1 ? 1 : ex.threads, reps, median, t[0], t[reps - 1], bytes, bandwidth / 1e9, floor_s,
+               floor_s > 0 ? median / floor_s : 0);
         free(t);
     }
 out:

@@ -13,7 +13,7 @@ static const char usage[] =
     "                                      run suites (default cases/conformance.json) on both paths\n"
     "  eval OP --impl reference|optimized [--attr NAME=VALUE]... --input NAME=FILE.npy... --output-dir DIR\n"
     "      [--threads N] [--isa ...]       one op on given inputs; outputs as DIR/<name>.npy\n"
-    "  bench OP [--attr NAME=VALUE]... (--input NAME=FILE.npy | --shape NAME=d0,d1,...)... [--seed N]\n"
+    "  bench OP [--attr NAME=VALUE]... (--input NAME=FILE.npy | --shape NAME=d0,d1,...)... [--seed N] [--gen JSON]\n"
     "      [--repeat N] [--threads N] [--isa ...] [--impl reference|optimized|both]\n"
     "                                      timings as one JSON object per implementation\n"
     "  gate --baseline FILE --current FILE regression gate between two reports\n"

@@ -1,0 +1,54 @@
+/* conform optimized kernels: float32, SIMD (scalar / AVX2+FMA / AVX-512) chosen at run time,
+ * OpenMP threads. Plain C API, linkable without the harness.
+ *
+ * Callers validate shapes and attributes first (the harness does); the kernels assume valid
+ * parameters. Backward kernels zero their outputs themselves. Results do not depend on the
+ * thread count: no atomics, every output element is summed in a fixed order. */
+#ifndef CONFORM_OPT_H
+#define CONFORM_OPT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define CONFORM_OPT_VERSION 1
+
+typedef enum {
+    CONFORM_ISA_AUTO = -1, /* the best the CPU has */
+    CONFORM_ISA_SCALAR = 0,
+    CONFORM_ISA_AVX2 = 1, /* AVX2 + FMA */
+    CONFORM_ISA_AVX512 = 2, /* AVX-512 F/BW/DQ/VL */
+    CONFORM_ISA_COUNT = 3
+} conform_isa;
+
+int conform_isa_available(conform_isa isa); /* 1 when this CPU (and OS) runs it */
+conform_isa conform_isa_best(void);
+const char *conform_isa_name(conform_isa isa);         /* "scalar", "avx2", "avx512", "auto" */
+int conform_isa_parse(const char *name, conform_isa *isa); /* 0 ok, -1 unknown name */
+
+typedef struct {
+    conform_isa isa; /* CONFORM_ISA_AUTO picks the best; an unavailable one is an error */
+    int threads;     /* <= 0: OpenMP's default */
+} conform_exec;
+
+/* Status of every kernel: 0 ok, -1 the requested ISA is not available, -2 out of memory. */
+#define CONFORM_OK 0
+#define CONFORM_E_ISA (-1)
+#define CONFORM_E_NOMEM (-2)
+
+typedef struct {
+    int64_t B, C, H, W; /* feature map [B, C, H, W] */
+    int64_t K;          /* rois [K, 5] */
+    int64_t pooled_h, pooled_w;
+    float spatial_scale;
+    int64_t sampling_ratio;
+    int aligned;
+} f32_roi_align_params;
+
+/* output [K, C, pooled_h, pooled_w] */
+int f32_roi_align_fwd(const f32_roi_align_params *p, const float *input, const float *rois,
+                      float *output, const conform_exec *ex);
+/* grad_input [B, C, H, W] from grad_output [K, C, pooled_h, pooled_w] */
+int f32_roi_align_bwd(const f32_roi_align_params *p, const float *grad_output, const float *rois,
+                      float *grad_input, const conform_exec *ex);
+
+#endif

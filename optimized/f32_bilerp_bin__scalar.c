@@ -1,0 +1,17 @@
+/* f32_bilerp_bin, portable C. */
+#include "opt_internal.h"
+
+void f32_bilerp_bin_ukernel__scalar(size_t channels, size_t nr, const int64_t *roff, const float *wy,
+                                    size_t nc, const int64_t *coff, const float *wx,
+                                    const float *in, float *out)
+{
+    for (size_t j = 0; j < channels; j++) out[j] = 0.0f;
+    for (size_t r = 0; r < nr; r++) {
+        const float *row = in + roff[r];
+        for (size_t c = 0; c < nc; c++) {
+            const float w = wy[r] * wx[c];
+            const float *p = row + coff[c];
+            for (size_t j = 0; j < channels; j++) out[j] += w * p[j];
+        }
+    }
+}

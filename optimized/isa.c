@@ -1,0 +1,64 @@
+/* Run-time ISA detection and names. The only place an ISA is chosen. */
+#include "opt_internal.h"
+
+#include <string.h>
+
+int conform_isa_available(conform_isa isa)
+{
+    __builtin_cpu_init();
+    switch (isa) {
+    case CONFORM_ISA_SCALAR:
+        return 1;
+    case CONFORM_ISA_AVX2:
+        return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    case CONFORM_ISA_AVX512:
+        return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+               __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl") &&
+               __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    default:
+        return 0;
+    }
+}
+
+conform_isa conform_isa_best(void)
+{
+    if (conform_isa_available(CONFORM_ISA_AVX512)) return CONFORM_ISA_AVX512;
+    if (conform_isa_available(CONFORM_ISA_AVX2)) return CONFORM_ISA_AVX2;
+    return CONFORM_ISA_SCALAR;
+}
+
+const char *conform_isa_name(conform_isa isa)
+{
+    switch (isa) {
+    case CONFORM_ISA_AUTO: return "auto";
+    case CONFORM_ISA_SCALAR: return "scalar";
+    case CONFORM_ISA_AVX2: return "avx2";
+    case CONFORM_ISA_AVX512: return "avx512";
+    default: return "unknown";
+    }
+}
+
+int conform_isa_parse(const char *name, conform_isa *isa)
+{
+    static const conform_isa all[] = {CONFORM_ISA_AUTO, CONFORM_ISA_SCALAR, CONFORM_ISA_AVX2,
+                                      CONFORM_ISA_AVX512};
+    if (!name) return -1;
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        if (strcmp(name, conform_isa_name(all[i])) == 0) {
+            if (isa) *isa = all[i];
+            return 0;
+        }
+    return -1;
+}
+
+int conform_opt_resolve_isa(const conform_exec *ex, conform_isa *isa)
+{
+    conform_isa want = ex ? ex->isa : CONFORM_ISA_AUTO;
+    if (want == CONFORM_ISA_AUTO) {
+        *isa = conform_isa_best();
+        return CONFORM_OK;
+    }
+    if (want < 0 || want >= CONFORM_ISA_COUNT || !conform_isa_available(want)) return CONFORM_E_ISA;
+    *isa = want;
+    return CONFORM_OK;
+}

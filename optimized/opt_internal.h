@@ -1,0 +1,66 @@
+/* Internal declarations of the optimized kernels: ISA resolution and the microkernels.
+ *
+ * Microkernels follow the XNNPACK naming <dtype>_<what>_ukernel__<isa>; each family has one
+ * signature, implemented once per ISA in optimized/<dtype>_<what>__<isa>.c. The __avx2 files are
+ * compiled with -mavx2 -mfma, the __avx512 files with -mavx512f/bw/dq/vl -mfma; nothing outside
+ * them may use those instructions. Every kernel handles any channel count (masked tails). */
+#ifndef CONFORM_OPT_INTERNAL_H
+#define CONFORM_OPT_INTERNAL_H
+
+#include "conform_opt.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Resolves ex->isa (NULL or CONFORM_ISA_AUTO: the best available) to a concrete ISA.
+ * Returns CONFORM_OK or CONFORM_E_ISA. The only place an ISA is chosen. */
+int conform_opt_resolve_isa(const conform_exec *ex, conform_isa *isa);
+
+/* Separable bilinear bin over a channels-last (NHWC) plane:
+ *   out[j] = sum_{r < nr} sum_{c < nc} (wy[r] * wx[c]) * in[roff[r] + coff[c] + j],  j < channels
+ * (the weight is rounded to float as wy[r] * wx[c]; taps are summed in (r, c) order, one fused
+ * multiply-add per tap in the SIMD kernels). nr == 0 or nc == 0 writes zeros. */
+typedef void (*f32_bilerp_bin_fn)(size_t channels, size_t nr, const int64_t *roff, const float *wy,
+                                  size_t nc, const int64_t *coff, const float *wx,
+                                  const float *in, float *out);
+void f32_bilerp_bin_ukernel__scalar(size_t channels, size_t nr, const int64_t *roff, const float *wy,
+                                    size_t nc, const int64_t *coff, const float *wx,
+                                    const float *in, float *out);
+void f32_bilerp_bin_ukernel__avx2(size_t channels, size_t nr, const int64_t *roff, const float *wy,
+                                  size_t nc, const int64_t *coff, const float *wx,
+                                  const float *in, float *out);
+void f32_bilerp_bin_ukernel__avx512(size_t channels, size_t nr, const int64_t *roff, const float *wy,
+                                    size_t nc, const int64_t *coff, const float *wx,
+                                    const float *in, float *out);
+
+/* Adjoint of f32_bilerp_bin: scatter-add of one bin's gradient vector into an NHWC plane,
+ *   io[roff[r] + coff[c] + j] += (wy[r] * wx[c]) * g[j],  in (r, c) order.
+ * The (r, c) taps of one call must address distinct pixels. */
+typedef void (*f32_bilerp_bin_scatter_fn)(size_t channels, size_t nr, const int64_t *roff,
+                                          const float *wy, size_t nc, const int64_t *coff,
+                                          const float *wx, const float *g, float *io);
+void f32_bilerp_bin_scatter_ukernel__scalar(size_t channels, size_t nr, const int64_t *roff,
+                                            const float *wy, size_t nc, const int64_t *coff,
+                                            const float *wx, const float *g, float *io);
+void f32_bilerp_bin_scatter_ukernel__avx2(size_t channels, size_t nr, const int64_t *roff,
+                                          const float *wy, size_t nc, const int64_t *coff,
+                                          const float *wx, const float *g, float *io);
+void f32_bilerp_bin_scatter_ukernel__avx512(size_t channels, size_t nr, const int64_t *roff,
+                                            const float *wy, size_t nc, const int64_t *coff,
+                                            const float *wx, const float *g, float *io);
+
+/* 2-D transpose: dst[j * dst_stride + i] = src[i * src_stride + j] for i < rows, j < cols. */
+typedef void (*f32_transpose_fn)(size_t rows, size_t cols, const float *src, size_t src_stride,
+                                 float *dst, size_t dst_stride);
+void f32_transpose_ukernel__scalar(size_t rows, size_t cols, const float *src, size_t src_stride,
+                                   float *dst, size_t dst_stride);
+void f32_transpose_ukernel__avx2(size_t rows, size_t cols, const float *src, size_t src_stride,
+                                 float *dst, size_t dst_stride);
+void f32_transpose_ukernel__avx512(size_t rows, size_t cols, const float *src, size_t src_stride,
+                                   float *dst, size_t dst_stride);
+
+/* Tuning knob for tests and benchmarks: channels per work unit (rounded to a multiple of 16);
+ * 0 (the default) picks it from the plane size. Not thread-safe; set it before calling. */
+extern int64_t conform_opt_roi_align_chunk;
+
+#endif

@@ -1,0 +1,597 @@
+/* roi_align forward / backward drivers: parameter handling, per-roi sample tables, threading and
+ * dispatch to the per-ISA microkernels.
+ *
+ * Algorithm. Rule A is separable: a sample's validity is valid(y) && valid(x) and its corner
+ * weights are products of a y factor and an x factor, so a bin's weight on pixel (r, c) is
+ * Wy[ph][r] * Wx[pw][c] with Wy[ph][r] = (1/count) * sum of the y factors landing on row r over the
+ * bin's valid y samples (likewise Wx). Per roi the drivers build once per call
+ * (the threads share the tables), for every ph the list of
+ * distinct rows with their summed weights (1/count folded in) and for every pw the list of
+ * distinct columns: a bin then is nr x nc taps (typically 2..4 x 2..4 instead of gh*gw*4), each
+ * one multiply-add of a contiguous channel vector in a channels-last plane.
+ * Sample positions are computed in float32 exactly in the spec's order:
+ *   y = (sy + ph*bin_h) + ((iy + 0.5f) * bin_h) / gh.
+ * Zero weights are kept as taps (so a non-finite input propagates like the plain rule does).
+ *
+ * Work units are (batch b, chunk of cc channels; cc a multiple of 16 unless C is smaller, picked
+ * so the plane is about L2-sized: 64 forward / 128 backward at 64x64). The unit transposes its
+ * [n][H*W] slice of the NCHW input into a thread-private [H*W][cc] plane, then runs every roi of
+ * batch b on it, writing each roi's [PH*PW][n] tile back as [n][PH*PW] into the output.
+ * Backward is the mirror image: zeroed private plane, scatter-add of every roi of batch b in roi
+ * order, one transpose back into grad_input (written exactly once, no atomics). Each output
+ * element is therefore computed by one thread with a fixed summation order (roi, bin, row,
+ * column), identical for any thread count and any chunking. */
+#include "opt_internal.h"
+
+#include <math.h>
+#include <omp.h>
+#include <stdlib.h>
+#include <string.h>
+
+int64_t conform_opt_roi_align_chunk = 0;
+
+typedef struct {
+    f32_bilerp_bin_fn bin;
+    f32_bilerp_bin_scatter_fn scatter;
+    f32_transpose_fn tr;
+} kernel_set;
+
+static kernel_set kernels_for(conform_isa isa)
+{
+    kernel_set k;
+    switch (isa) {
+    case CONFORM_ISA_AVX512:
+        k.bin = f32_bilerp_bin_ukernel__avx512;
+        k.scatter = f32_bilerp_bin_scatter_ukernel__avx512;
+        k.tr = f32_transpose_ukernel__avx512;
+        break;
+    case CONFORM_ISA_AVX2:
+        k.bin = f32_bilerp_bin_ukernel__avx2;
+        k.scatter = f32_bilerp_bin_scatter_ukernel__avx2;
+        k.tr = f32_transpose_ukernel__avx2;
+        break;
+    default:
+        k.bin = f32_bilerp_bin_ukernel__scalar;
+        k.scatter = f32_bilerp_bin_scatter_ukernel__scalar;
+        k.tr = f32_transpose_ukernel__scalar;
+        break;
+    }
+    return k;
+}
+
+/* ---- per-roi geometry ------------------------------------------------------------------- */
+
+typedef struct {
+    int64_t b;          /* -1: roi skipped */
+    float sy, sx, bin_h, bin_w;
+    int64_t gh, gw;     /* samples per bin per axis; 0 on either axis: the roi samples nothing */
+    float inv_count;
+} roi_geom;
+
+/* ceil(q) of an adaptive sample count; 0 when q is not finite or < 1 rounds to nothing.
+ * Capped at 1e9 like the reference (the harness refuses larger ones). */
+static int64_t adaptive_count(float q)
+{
+    if (!isfinite(q)) return 0;
+    if (q > 1e9f) return 1000000000;
+    const float c = ceilf(q);
+    return c >= 1.0f ? (int64_t)c : 0;
+}
+
+static roi_geom roi_geometry(const f32_roi_align_params *p, const float *roi)
+{
+    roi_geom g;
+    memset(&g, 0, sizeof g);
+    g.b = -1;
+    const double bf = floor((double)roi[0]);
+    if (!(isfinite(bf) && bf >= 0.0 && bf < (double)p->B)) return g;
+    g.b = (int64_t)bf;
+    const float s = p->spatial_scale, off = p->aligned ? 0.5f : 0.0f;
+    g.sx = roi[1] * s - off;
+    g.sy = roi[2] * s - off;
+    const float ex = roi[3] * s - off, ey = roi[4] * s - off;
+    float rw = ex - g.sx, rh = ey - g.sy;
+    if (!p->aligned) {
+        /* max(r, 1) keeping NaN (torchvision's std::max order): a NaN extent samples nothing */
+        if (rw < 1.0f) rw = 1.0f;
+        if (rh < 1.0f) rh = 1.0f;
+    }
+    g.bin_h = rh / (float)p->pooled_h;
+    g.bin_w = rw / (float)p->pooled_w;
+    const int adaptive = p->sampling_ratio <= 0;
+    g.gh = adaptive ? adaptive_count(rh / (float)p->pooled_h) : p->sampling_ratio;
+    g.gw = adaptive ? adaptive_count(rw / (float)p->pooled_w) : p->sampling_ratio;
+    if (g.gh < 0) g.gh = 0;
+    if (g.gw < 0) g.gw = 0;
+    g.inv_count = (g.gh > 0 && g.gw > 0) ? 1.0f / (float)((double)g.gh * (double)g.gw) : 1.0f;
+    return g;
+}
+
+/* ---- per-axis tap tables ---------------------------------------------------------------- */
+
+typedef struct {
+    int64_t *off;  /* element offset of the row (or column) in the channels-last plane */
+    float *w;      /* summed weight */
+    size_t n, cap;
+    size_t *start; /* segment of pooled index i: [start[i], start[i+1]) */
+    size_t cap_start;
+} axis_tab;
+
+static void axis_free(axis_tab *t)
+{
+    free(t->off);
+    free(t->w);
+    free(t->start);
+    memset(t, 0, sizeof *t);
+}
+
+static int axis_reserve(axis_tab *t, size_t need)
+{
+    if (need <= t->cap) return 0;
+    size_t cap = t->cap ? t->cap : 64;
+    while (cap < need) cap *= 2;
+    int64_t *o = realloc(t->off, cap * sizeof *o);
+    if (!o) return -1;
+    t->off = o;
+    float *w = realloc(t->w, cap * sizeof *w);
+    if (!w) return -1;
+    t->w = w;
+    t->cap = cap;
+    return 0;
+}
+
+/* position of sample i of the bin starting at base (spec order, float32) */
+static inline float sample_pos(float base, float bin, int64_t i, float gf)
+{
+    return base + ((float)i + 0.5f) * bin / gf;
+}
+
+/* first i in [0, n) with pred(pos(i)) true (n if none); pred is monotone false -> true.
+ * mode 0: pos >= t, 1: pos > t, 2: pos <= t, 3: pos < t */
+static int64_t first_true(float base, float bin, float gf, int64_t n, float t, int mode)
+{
+    int64_t lo = 0, hi = n;
+    while (lo < hi) {
+        const int64_t mid = lo + (hi - lo) / 2;
+        const float v = sample_pos(base, bin, mid, gf);
+        const int ok = mode == 0 ? v >= t : mode == 1 ? v > t : mode == 2 ? v <= t : v < t;
+        if (ok) hi = mid;
+        else lo = mid + 1;
+    }
+    return lo;
+}
+
+static inline void axis_push(axis_tab *t, size_t seg, int64_t idx, float w)
+{
+    /* positions are monotone in the sample index, so a repeated row is one of the last two */
+    if (t->n > seg && t->off[t->n - 1] == idx) { t->w[t->n - 1] += w; return; }
+    if (t->n > seg + 1 && t->off[t->n - 2] == idx) { t->w[t->n - 2] += w; return; }
+    t->off[t->n] = idx;
+    t->w[t->n] = w;
+    t->n++;
+}
+
+/* Builds the tap lists of the P bins of one axis: start, bin size, g samples per bin, plane
+ * extent L, element stride of one step along the axis, weight scale. Returns 0 or -1 (no memory). */
+static int axis_build(axis_tab *t, float start, float bin, int64_t g, int64_t P, int64_t L,
+                      int64_t stride, float scale)
+{
+    if ((size_t)P + 1 > t->cap_start) {
+        size_t *s = realloc(t->start, ((size_t)P + 1) * sizeof *s);
+        if (!s) return -1;
+        t->start = s;
+        t->cap_start = (size_t)P + 1;
+    }
+    t->n = 0;
+    const int finite = isfinite(start) && isfinite(bin);
+    const float gf = (float)g, Lf = (float)L;
+    for (int64_t i = 0; i < P; i++) {
+        const size_t seg = t->n;
+        t->start[i] = seg;
+        if (!finite || g <= 0) continue;
+        const float base = start + (float)i * bin;
+        int64_t lo = 0, hi = g;
+        if (g > 64) { /* only the samples inside [-1, L] matter: find them by bisection */
+            if (bin >= 0.0f) {
+                lo = first_true(base, bin, gf, g, -1.0f, 0);
+                hi = first_true(base, bin, gf, g, Lf, 1);
+            } else {
+                lo = first_true(base, bin, gf, g, Lf, 2);
+                hi = first_true(base, bin, gf, g, -1.0f, 3);
+            }
+        }
+        for (int64_t s = lo; s < hi; s++) {
+            float y = sample_pos(base, bin, s, gf);
+            if (!(y >= -1.0f && y <= Lf)) continue;
+            if (y <= 0.0f) y = 0.0f;
+            int64_t y0 = (int64_t)y, y1;
+            if (y0 >= L - 1) {
+                y0 = y1 = L - 1;
+                y = (float)y0;
+            } else {
+                y1 = y0 + 1;
+            }
+            const float ly = y - (float)y0, hy = 1.0f - ly;
+            if (axis_reserve(t, t->n + 2)) return -1;
+            axis_push(t, seg, y0, hy);
+            axis_push(t, seg, y1, ly);
+        }
+        for (size_t e = seg; e < t->n; e++) {
+            t->off[e] *= stride;
+            t->w[e] *= scale;
+        }
+    }
+    t->start[P] = t->n;
+    return 0;
+}
+
+/* ---- per-roi tables, built once per call ------------------------------------------------ */
+
+/* Each thread appends the tables of the rois it builds to its own arena. The tables of roi k are
+ * arena[ref[k].a]: starts[ref[k].s .. +PH] (rows of ph: [starts[s+ph], starts[s+ph+1])) and
+ * starts[ref[k].s+PH+1 .. +PW] (columns), indexing off / w. ref[k].a < 0: nothing sampled. */
+typedef struct {
+    int64_t *off;
+    float *w;
+    size_t n, cap;
+    size_t *starts;
+    size_t ns, caps;
+} arena;
+
+typedef struct {
+    int a;
+    size_t s;
+} tab_ref;
+
+static void arena_free(arena *a)
+{
+    free(a->off);
+    free(a->w);
+    free(a->starts);
+    memset(a, 0, sizeof *a);
+}
+
+static int arena_append(arena *a, const axis_tab *ty, size_t PH, const axis_tab *tx, size_t PW,
+                        size_t *s_out)
+{
+    const size_t ne = ty->n + tx->n, ns = PH + PW + 2;
+    if (a->n + ne > a->cap || !a->off) {
+        size_t cap = a->cap ? a->cap : 1024;
+        while (cap < a->n + ne) cap *= 2;
+        int64_t *o = realloc(a->off, cap * sizeof *o);
+        if (!o) return -1;
+        a->off = o;
+        float *w = realloc(a->w, cap * sizeof *w);
+        if (!w) return -1;
+        a->w = w;
+        a->cap = cap;
+    }
+    if (a->ns + ns > a->caps) {
+        size_t cap = a->caps ? a->caps : 256;
+        while (cap < a->ns + ns) cap *= 2;
+        size_t *st = realloc(a->starts, cap * sizeof *st);
+        if (!st) return -1;
+        a->starts = st;
+        a->caps = cap;
+    }
+    if (ty->n) {
+        memcpy(a->off + a->n, ty->off, ty->n * sizeof *a->off);
+        memcpy(a->w + a->n, ty->w, ty->n * sizeof *a->w);
+    }
+    for (size_t i = 0; i <= PH; i++) a->starts[a->ns + i] = a->n + ty->start[i];
+    a->n += ty->n;
+    if (tx->n) {
+        memcpy(a->off + a->n, tx->off, tx->n * sizeof *a->off);
+        memcpy(a->w + a->n, tx->w, tx->n * sizeof *a->w);
+    }
+    for (size_t i = 0; i <= PW; i++) a->starts[a->ns + PH + 1 + i] = a->n + tx->start[i];
+    a->n += tx->n;
+    *s_out = a->ns;
+    a->ns += ns;
+    return 0;
+}
+
+/* ---- shared driver scaffolding ---------------------------------------------------------- */
+
+typedef struct {
+    const f32_roi_align_params *p;
+    kernel_set kn;
+    int64_t B, C, H, W, K, PH, PW, P, HW;
+    int nt;
+    roi_geom *geo;
+    int64_t *order, *bstart; /* rois of batch b in ascending k: order[bstart[b] .. bstart[b+1]) */
+    int64_t cc, nchunks;     /* channels per unit (the plane's pixel stride), chunks per batch */
+    arena *arenas;           /* nt */
+    tab_ref *ref;            /* K */
+    int err;
+} call_ctx;
+
+typedef struct {
+    float *plane; /* [H*W][cc] channels-last slice */
+    float *tile;  /* [PH*PW][cc] */
+    axis_tab ty, tx;
+} thread_ws;
+
+static void *alloc_floats(size_t n)
+{
+    size_t bytes = (n ? n : 1) * sizeof(float);
+    bytes = (bytes + 63) & ~(size_t)63;
+    return aligned_alloc(64, bytes);
+}
+
+static void ws_free(thread_ws *w)
+{
+    free(w->plane);
+    free(w->tile);
+    axis_free(&w->ty);
+    axis_free(&w->tx);
+}
+
+static void set_err(call_ctx *x)
+{
+#pragma omp atomic write
+    x->err = 1;
+}
+
+/* Channels per work unit: a multiple of 16 (units never share a cache line of the planes), the
+ * private plane about budget bytes (L2), and enough units to keep every thread busy. */
+static int64_t pick_chunk(int64_t C, int64_t HW, int64_t batches, int nt, int64_t budget)
+{
+    const int64_t c16 = (C + 15) / 16 * 16;
+    int64_t cc;
+    if (conform_opt_roi_align_chunk > 0) {
+        cc = (conform_opt_roi_align_chunk + 15) / 16 * 16;
+    } else {
+        cc = 16 * (budget / (HW * 64) > 1 ? budget / (HW * 64) : 1);
+        if (cc > c16) cc = c16;
+        while (cc > 16 && batches * ((C + cc - 1) / cc) < 2 * (int64_t)nt) cc -= 16;
+    }
+    if (cc > c16) cc = c16;
+    if (cc >= C) cc = C;
+    return cc;
+}
+
+static void ctx_free(call_ctx *x)
+{
+    if (x->arenas)
+        for (int t = 0; t < x->nt; t++) arena_free(&x->arenas[t]);
+    free(x->arenas);
+    free(x->ref);
+    free(x->geo);
+    free(x->order);
+    free(x->bstart);
+}
+
+/* Geometry, batch sort, buffers; sample == 0: nothing can be sampled (every roi is skipped).
+ * Returns CONFORM_OK or CONFORM_E_NOMEM (then x is freed). */
+static int ctx_init(call_ctx *x, const f32_roi_align_params *p, const float *rois,
+                    const conform_exec *ex, conform_isa isa, int sample)
+{
+    memset(x, 0, sizeof *x);
+    x->p = p;
+    x->kn = kernels_for(isa);
+    x->B = p->B > 0 ? p->B : 0;
+    x->C = p->C;
+    x->H = p->H;
+    x->W = p->W;
+    x->K = p->K > 0 ? p->K : 0;
+    x->PH = p->pooled_h;
+    x->PW = p->pooled_w;
+    x->P = x->PH * x->PW;
+    x->HW = x->H * x->W;
+    x->nt = (ex && ex->threads > 0) ? ex->threads : omp_get_max_threads();
+    if (x->nt < 1) x->nt = 1;
+    const size_t K1 = (size_t)(x->K > 0 ? x->K : 1);
+    x->geo = malloc(K1 * sizeof *x->geo);
+    x->order = malloc(K1 * sizeof *x->order);
+    x->bstart = calloc((size_t)x->B + 2, sizeof *x->bstart);
+    x->ref = malloc(K1 * sizeof *x->ref);
+    x->arenas = calloc((size_t)x->nt, sizeof *x->arenas);
+    if (!x->geo || !x->order || !x->bstart || !x->ref || !x->arenas) {
+        ctx_free(x);
+        return CONFORM_E_NOMEM;
+    }
+    for (int64_t k = 0; k < x->K; k++) {
+        x->geo[k] = roi_geometry(p, rois + 5 * k);
+        if (!sample) x->geo[k].b = -1;
+        x->ref[k].a = -1;
+        x->ref[k].s = 0;
+    }
+    /* counting sort by batch, stable in k */
+    int64_t *bs = x->bstart;
+    for (int64_t k = 0; k < x->K; k++)
+        if (x->geo[k].b >= 0) bs[x->geo[k].b + 2]++;
+    for (int64_t b = 0; b < x->B; b++) bs[b + 2] += bs[b + 1];
+    for (int64_t k = 0; k < x->K; k++)
+        if (x->geo[k].b >= 0) x->order[bs[x->geo[k].b + 1]++] = k;
+    return CONFORM_OK;
+}
+
+/* Inside the parallel region: every thread allocates its workspace, then the per-roi tables are
+ * built (worksharing over rois). Plane offsets use the pixel stride cc for every unit. */
+static void ctx_prepare(call_ctx *x, thread_ws *ws)
+{
+    int mine = 0;
+    memset(ws, 0, sizeof *ws);
+    const int tid = omp_get_thread_num();
+    const size_t plane_n = (size_t)x->HW * (size_t)x->cc, tile_n = (size_t)x->P * (size_t)x->cc;
+    ws->plane = alloc_floats(plane_n);
+    ws->tile = alloc_floats(tile_n);
+    if (!ws->plane || !ws->tile || tid >= x->nt) {
+        mine = 1;
+        set_err(x);
+    }
+#pragma omp for schedule(static)
+    for (int64_t k = 0; k < x->K; k++) {
+        const roi_geom *g = &x->geo[k];
+        if (mine || g->b < 0 || g->gh <= 0 || g->gw <= 0) continue;
+        if (axis_build(&ws->ty, g->sy, g->bin_h, g->gh, x->PH, x->H, x->W * x->cc, g->inv_count) ||
+            axis_build(&ws->tx, g->sx, g->bin_w, g->gw, x->PW, x->W, x->cc, 1.0f) ||
+            arena_append(&x->arenas[tid], &ws->ty, (size_t)x->PH, &ws->tx, (size_t)x->PW, &x->ref[k].s)) {
+            mine = 1;
+            set_err(x);
+            continue;
+        }
+        x->ref[k].a = tid;
+    }
+    /* implicit barrier: every table is visible to every thread below */
+}
+
+static int checked_sizes(int64_t HW, int64_t P, int64_t cc)
+{
+    const size_t big = SIZE_MAX / 4 / 64;
+    return (size_t)HW <= big / (size_t)cc && (size_t)P <= big / (size_t)cc;
+}
+
+/* ---- forward ---------------------------------------------------------------------------- */
+
+int f32_roi_align_fwd(const f32_roi_align_params *p, const float *input, const float *rois,
+                      float *output, const conform_exec *ex)
+{
+    conform_isa isa;
+    if (conform_opt_resolve_isa(ex, &isa) != CONFORM_OK) return CONFORM_E_ISA;
+    if (p->K <= 0 || p->C <= 0 || p->pooled_h <= 0 || p->pooled_w <= 0) return CONFORM_OK;
+    call_ctx x;
+    if (ctx_init(&x, p, rois, ex, isa, p->H > 0 && p->W > 0)) return CONFORM_E_NOMEM;
+    const int64_t C = x.C, P = x.P, HW = x.HW;
+    /* units: (non-empty batch, channel chunk) */
+    int64_t nb = 0;
+    for (int64_t b = 0; b < x.B; b++) nb += x.bstart[b + 1] > x.bstart[b];
+    int64_t *batches = malloc((size_t)(nb > 0 ? nb : 1) * sizeof *batches);
+    if (!batches) {
+        ctx_free(&x);
+        return CONFORM_E_NOMEM;
+    }
+    nb = 0;
+    for (int64_t b = 0; b < x.B; b++)
+        if (x.bstart[b + 1] > x.bstart[b]) batches[nb++] = b;
+    x.cc = nb > 0 ? pick_chunk(C, HW, nb, x.nt, 1 << 20) : 1;
+    x.nchunks = (C + x.cc - 1) / x.cc;
+    const int64_t units = nb * x.nchunks, cc = x.cc;
+    if (nb > 0 && !checked_sizes(HW, P, cc)) {
+        free(batches);
+        ctx_free(&x);
+        return CONFORM_E_NOMEM;
+    }
+    const size_t out_roi = (size_t)C * (size_t)P;
+    const int64_t PH = x.PH, PW = x.PW;
+
+#pragma omp parallel num_threads(x.nt)
+    {
+        thread_ws ws;
+        int64_t units_run = units;
+        ctx_prepare(&x, &ws);
+        /* after ctx_prepare's barrier err is final and the same for every thread: on failure
+           nothing is written */
+        int failed;
+#pragma omp atomic read
+        failed = x.err;
+        if (failed) units_run = 0;
+        /* skipped rois (and rois of an empty plane) output zeros */
+#pragma omp for schedule(static) nowait
+        for (int64_t k = 0; k < (failed ? 0 : x.K); k++)
+            if (x.geo[k].b < 0) memset(output + (size_t)k * out_roi, 0, out_roi * sizeof(float));
+
+#pragma omp for schedule(dynamic, 1)
+        for (int64_t u = 0; u < units_run; u++) {
+            /* batch-minor order: concurrent units work on different rois when B > 1 */
+            const int64_t b = batches[u % nb], c0 = (u / nb) * cc;
+            const int64_t n = C - c0 < cc ? C - c0 : cc;
+            x.kn.tr((size_t)n, (size_t)HW, input + ((size_t)b * C + c0) * HW, (size_t)HW, ws.plane,
+                    (size_t)cc);
+            for (int64_t i = x.bstart[b]; i < x.bstart[b + 1]; i++) {
+                const int64_t k = x.order[i];
+                float *dst = output + (size_t)k * out_roi + (size_t)c0 * P;
+                if (x.ref[k].a < 0) { /* no samples */
+                    memset(dst, 0, (size_t)n * P * sizeof(float));
+                    continue;
+                }
+                const arena *a = &x.arenas[x.ref[k].a];
+                const size_t *ys = a->starts + x.ref[k].s, *xs = ys + PH + 1;
+                for (int64_t ph = 0; ph < PH; ph++) {
+                    const size_t r0 = ys[ph], nr = ys[ph + 1] - r0;
+                    for (int64_t pw = 0; pw < PW; pw++) {
+                        const size_t q0 = xs[pw], nc = xs[pw + 1] - q0;
+                        x.kn.bin((size_t)n, nr, a->off + r0, a->w + r0, nc, a->off + q0, a->w + q0,
+                                 ws.plane, ws.tile + (size_t)(ph * PW + pw) * cc);
+                    }
+                }
+                x.kn.tr((size_t)P, (size_t)n, ws.tile, (size_t)cc, dst, (size_t)P);
+            }
+        }
+        ws_free(&ws);
+    }
+    free(batches);
+    const int err = x.err;
+    ctx_free(&x);
+    return err ? CONFORM_E_NOMEM : CONFORM_OK;
+}
+
+/* ---- backward --------------------------------------------------------------------------- */
+
+int f32_roi_align_bwd(const f32_roi_align_params *p, const float *grad_output, const float *rois,
+                      float *grad_input, const conform_exec *ex)
+{
+    conform_isa isa;
+    if (conform_opt_resolve_isa(ex, &isa) != CONFORM_OK) return CONFORM_E_ISA;
+    if (p->B <= 0 || p->C <= 0 || p->H <= 0 || p->W <= 0) return CONFORM_OK; /* no elements */
+    call_ctx x;
+    if (ctx_init(&x, p, rois, ex, isa, p->K > 0 && p->pooled_h > 0 && p->pooled_w > 0))
+        return CONFORM_E_NOMEM;
+    const int64_t C = x.C, P = x.P, HW = x.HW, PH = x.PH, PW = x.PW;
+    x.cc = pick_chunk(C, HW, x.B, x.nt, 2 << 20);
+    x.nchunks = (C + x.cc - 1) / x.cc;
+    const int64_t units = x.B * x.nchunks, cc = x.cc;
+    if (!checked_sizes(HW, P > 0 ? P : 1, cc)) {
+        ctx_free(&x);
+        return CONFORM_E_NOMEM;
+    }
+
+#pragma omp parallel num_threads(x.nt)
+    {
+        thread_ws ws;
+        int64_t units_run = units;
+        ctx_prepare(&x, &ws);
+        /* after ctx_prepare's barrier err is final and the same for every thread: on failure
+           nothing is written */
+        int failed;
+#pragma omp atomic read
+        failed = x.err;
+        if (failed) units_run = 0;
+#pragma omp for schedule(dynamic, 1)
+        for (int64_t u = 0; u < units_run; u++) {
+            const int64_t b = u / x.nchunks, c0 = (u % x.nchunks) * cc;
+            const int64_t n = C - c0 < cc ? C - c0 : cc;
+            float *dst = grad_input + ((size_t)b * C + c0) * HW;
+            int any = 0;
+            for (int64_t i = x.bstart[b]; i < x.bstart[b + 1] && !any; i++) any = x.ref[x.order[i]].a >= 0;
+            if (!any) { /* nothing lands in this slice */
+                memset(dst, 0, (size_t)n * HW * sizeof(float));
+                continue;
+            }
+            for (int64_t r = 0; r < HW; r++) memset(ws.plane + (size_t)r * cc, 0, (size_t)n * sizeof(float));
+            for (int64_t i = x.bstart[b]; i < x.bstart[b + 1]; i++) {
+                const int64_t k = x.order[i];
+                if (x.ref[k].a < 0) continue;
+                const arena *a = &x.arenas[x.ref[k].a];
+                const size_t *ys = a->starts + x.ref[k].s, *xs = ys + PH + 1;
+                x.kn.tr((size_t)n, (size_t)P, grad_output + ((size_t)k * C + c0) * P, (size_t)P,
+                        ws.tile, (size_t)cc);
+                for (int64_t ph = 0; ph < PH; ph++) {
+                    const size_t r0 = ys[ph], nr = ys[ph + 1] - r0;
+                    if (!nr) continue;
+                    for (int64_t pw = 0; pw < PW; pw++) {
+                        const size_t q0 = xs[pw], nc = xs[pw + 1] - q0;
+                        x.kn.scatter((size_t)n, nr, a->off + r0, a->w + r0, nc, a->off + q0,
+                                     a->w + q0, ws.tile + (size_t)(ph * PW + pw) * cc, ws.plane);
+                    }
+                }
+            }
+            x.kn.tr((size_t)HW, (size_t)n, ws.plane, (size_t)cc, dst, (size_t)HW);
+        }
+        ws_free(&ws);
+    }
+    const int err = x.err;
+    ctx_free(&x);
+    return err ? CONFORM_E_NOMEM : CONFORM_OK;
+}

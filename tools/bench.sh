@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# make bench: the speed goals of the issues, measured with `conform bench` (median of repeats,
+# 2 threads, against a memory-bandwidth floor), then side by side with PyTorch/torchvision on the
+# same inputs when /usr/bin/python3 has them (tools/bench_peers.py). Speed is never a unit test.
+set -euo pipefail
+exe=${1:-build/conform}
+threads=${THREADS:-2}
+reps=${REPS:-21}
+run() { "$exe" bench "$@" --threads "$threads" --repeat "$reps"; }
+
+echo "# roi_align family: B=2 C=256 64x64, K=256 rois 8..80 px, scale 0.25, 7x7, sampling_ratio 2, aligned"
+rois='{"rois": {"size": [8, 80], "image": [256, 256]}, "boxes": {"size": [8, 80], "image": [256, 256]}}'
+run roi_align --shape input=2,256,64,64 --shape rois=256,5 --gen "$rois" \
+    --attr pooled_h=7 --attr pooled_w=7 --attr spatial_scale=0.25 --attr sampling_ratio=2 --attr aligned=true
+run roi_align_v2_backward --shape grad_output=256,256,7,7 --shape boxes=256,5 --gen "$rois" \
+    --attr input_shape=2,256,64,64 --attr pooled_height=7 --attr pooled_width=7 --attr spatial_scale=0.25 \
+    --attr sampling_ratio=2 --attr aligned=true
+
+if /usr/bin/python3 -c "import torch, torchvision, numpy" 2>/dev/null; then
+    echo "# side by side with the PyTorch peers (same inputs, same threads)"
+    /usr/bin/python3 "$(dirname "$0")/bench_peers.py" --conform "$exe" --threads "$threads" --reps "$reps"
+else
+    echo "# PyTorch/torchvision not installed: peer comparison skipped (apt-get install python3-torch python3-torchvision)"
+fi

@@ -1,0 +1,113 @@
+#!/usr/bin/env python3
+"""Side-by-side speed of conform's optimized kernels and their PyTorch/torchvision peers.
+
+Both read the same inputs: this script generates them (float32, fixed seed), saves them as .npy,
+times the peer with torch.set_num_threads(threads), then runs `build/conform bench` on the same
+files with the same thread count. Needs /usr/bin/python3 with torch and torchvision (Debian's
+python3-torch, python3-torchvision); `make bench` runs it when they are there. Never used by CI.
+
+Problems (the issues' speed goals):
+  roi_align / roi_align_v2_backward: B=2, C=256, 64x64, K=256 rois 8..80 px in a 256x256
+  image (centres uniform, batch index uniform in {0,1}), spatial_scale 0.25, 7x7,
+  sampling_ratio 2, aligned. Goals: forward >= 10x torchvision, backward >= 50x.
+
+usage: bench_peers.py [--conform build/conform] [--threads 2] [--reps 21]
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import tempfile
+import time
+
+import numpy as np
+import torch
+import torchvision
+from torchvision.ops import roi_align
+
+
+def median_s(fn, reps):
+    for _ in range(2):
+        fn()
+    ts = []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        fn()
+        ts.append(time.perf_counter() - t0)
+    return statistics.median(ts)
+
+
+def conform_bench(exe, op, attrs, inputs, threads, reps):
+    cmd = [exe, "bench", op, "--threads", str(threads), "--repeat", str(reps), "--impl", "optimized"]
+    for k, v in attrs.items():
+        cmd += ["--attr", f"{k}={v}"]
+    for k, v in inputs.items():
+        cmd += ["--input", f"{k}={v}"]
+    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def roi_align_problem(seed=12345):
+    g = torch.Generator().manual_seed(seed)
+    B, C, H, W, K = 2, 256, 64, 64, 256
+    x = torch.rand(B, C, H, W, generator=g) * 2 - 1
+    c = torch.rand(K, 2, generator=g) * 256
+    wh = 8 + torch.rand(K, 2, generator=g) * 72
+    b = torch.randint(0, 2, (K, 1), generator=g).float()
+    rois = torch.cat([b, c - wh / 2, c + wh / 2], dim=1)  # (b, x1, y1, x2, y2)
+    gy = torch.rand(K, C, 7, 7, generator=g) * 2 - 1
+    return x, rois, gy
+
+
+def bench_roi_align(exe, threads, reps, tmp):
+    x, rois, gy = roi_align_problem()
+    paths = {}
+    for name, t in (("x", x), ("rois", rois), ("gy", gy)):
+        paths[name] = os.path.join(tmp, name + ".npy")
+        np.save(paths[name], t.numpy().astype(np.float32))
+    kw = dict(output_size=(7, 7), spatial_scale=0.25, sampling_ratio=2, aligned=True)
+
+    def fwd():
+        with torch.no_grad():
+            return roi_align(x, rois, **kw)
+
+    xg = x.clone().requires_grad_(True)
+    y = roi_align(xg, rois, **kw)
+
+    def bwd():  # backward alone: the graph is kept, the gradient recomputed
+        xg.grad = None
+        y.backward(gy, retain_graph=True)
+
+    rows = []
+    common = {"spatial_scale": 0.25, "sampling_ratio": 2, "aligned": "true"}
+    f = conform_bench(exe, "roi_align", dict(common, pooled_h=7, pooled_w=7),
+                      {"input": paths["x"], "rois": paths["rois"]}, threads, reps)
+    rows.append(("roi_align", "torchvision roi_align forward", median_s(fwd, reps), f, 10))
+    b = conform_bench(exe, "roi_align_v2_backward",
+                      dict(common, pooled_height=7, pooled_width=7, input_shape="2,256,64,64"),
+                      {"grad_output": paths["gy"], "boxes": paths["rois"]}, threads, reps)
+    rows.append(("roi_align_v2_backward", "torchvision roi_align backward", median_s(bwd, reps), b, 50))
+    return rows
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--conform", default="build/conform")
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--reps", type=int, default=21)
+    a = ap.parse_args()
+    torch.set_num_threads(a.threads)
+    print(f"peers: torch {torch.__version__}, torchvision {torchvision.__version__}; threads {a.threads}; "
+          f"median of {a.reps}")
+    print(f"{'op':24} {'peer':34} {'peer ms':>9} {'conform ms':>10} {'speedup':>8} {'goal':>6} "
+          f"{'floor ms':>9} {'x floor':>8}")
+    with tempfile.TemporaryDirectory() as tmp:
+        for op, peer, tp, c, goal in bench_roi_align(a.conform, a.threads, a.reps, tmp):
+            sp = tp / c["median_s"]
+            print(f"{op:24} {peer:34} {tp * 1e3:9.3f} {c['median_s'] * 1e3:10.3f} {sp:7.1f}x {goal:5}x "
+                  f"{c['floor_s'] * 1e3:9.3f} {c['median_over_floor']:7.2f}x  {'ok' if sp >= goal else 'BELOW GOAL'}")
+
+
+if __name__ == "__main__":
+    main()
