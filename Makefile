@@ -82,15 +82,20 @@ $(TESTS): $(TEST_OBJ) $(HAR_OBJ) $(LIBOPT) $(LIBREF)
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
 
-# Unit tests (Criterion), then the smoke suite and the reference proofs.
+# Unit tests (Criterion), then the reference proofs and the smoke suite.
 test: all
 	$(TESTS) --jobs $(THREADS)
-	$(CONFORM) run cases/smoke.json --report-dir $(BUILD)/smoke-report --threads $(THREADS)
+	$(CONFORM) verify
+	$(CONFORM) run cases/smoke.json --report-dir $(BUILD)/smoke-report --threads $(THREADS) --quiet
+
+verify: all
+	$(CONFORM) verify
 
 test-san:
 	@$(MAKE) --no-print-directory SANITIZE=1 all
-	ASAN_OPTIONS=detect_leaks=0 build-san/conform_tests --jobs $(THREADS)
-	ASAN_OPTIONS=detect_leaks=0 build-san/conform run cases/smoke.json --report-dir build-san/smoke-report --threads $(THREADS)
+	build-san/conform_tests --jobs $(THREADS)
+	build-san/conform verify
+	build-san/conform run cases/smoke.json --report-dir build-san/smoke-report --threads $(THREADS) --quiet
 
 conformance: all
 	$(CONFORM) run cases/conformance.json --report-dir reports/latest --threads $(THREADS)

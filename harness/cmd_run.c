@@ -8,6 +8,7 @@
 #include "cli.h"
 #include "report.h"
 #include "runner.h"
+#include "verify.h"
 
 #define MAX_SUITES 32
 
@@ -62,6 +63,7 @@ int cmd_run(int argc, char **argv)
         else if (!strcmp(a, "--threads")) { if (parse_threads_arg(v, &ex)) return EXIT_USAGE; i++; }
         else if (!strcmp(a, "--isa")) { if (parse_isa_arg(v, &ex)) return EXIT_USAGE; i++; }
         else if (!strcmp(a, "--report-dir") && v) { report_dir = v; i++; }
+        else if (!strcmp(a, "--golden-dir") && v) { verify_golden_dir = v; i++; }
         else if (!strcmp(a, "--list") || !strcmp(a, "--dry-run")) dry = 1;
         else if (!strcmp(a, "--quiet")) quiet = 1;
         else if (a[0] == '-') return usage_error("run: unknown option '%s' (see conform --help)", a);
@@ -181,7 +183,15 @@ int cmd_run(int argc, char **argv)
     cJSON_AddNumberToObject(summary, "error", sum_e);
     cJSON_AddNumberToObject(summary, "ambiguous_elements", (double)sum_a);
     cJSON_AddNumberToObject(summary, "duration_s", elapsed);
+    /* the proofs of every op the run touched: a verdict is only as good as its golden */
+    cJSON *jproofs = cJSON_CreateArray();
+    int proofs_failed = 0;
+    for (int i = 0; i < n_ops; i++) proofs_failed += verify_op(op_find(ops[i].op), 1, jproofs);
+    int n_proofs = cJSON_GetArraySize(jproofs);
+    cJSON_AddNumberToObject(summary, "proofs", n_proofs);
+    cJSON_AddNumberToObject(summary, "proofs_failed", proofs_failed);
     cJSON_AddItemToObject(report, "ops", jops);
+    cJSON_AddItemToObject(report, "proofs", jproofs);
     cJSON_AddItemToObject(report, "tolerance_models", tolerance_models());
     cJSON_AddItemToObject(report, "cases", jcases);
 
@@ -197,8 +207,10 @@ int cmd_run(int argc, char **argv)
                ops[i].error, ops[i].ambiguous, ops[i].worst_ratio, ops[i].max_ulp);
     printf("%-26s %6d %7d %7d %6d %10lld\n", "total", done, sum_p, sum_f, sum_e, sum_a);
     printf("isa %s, threads %d, %.1f s; report: %s\n", conform_isa_name(ex.isa), ex.threads, elapsed, path);
+    printf("proofs of the references: %d run, %d failed%s\n", n_proofs, proofs_failed,
+           proofs_failed ? " (see conform verify)" : "");
     printf("%d passed, %d failed\n", sum_p, sum_f + sum_e);
-    if (rc == EXIT_OK && (sum_f || sum_e)) rc = EXIT_FAIL;
+    if (rc == EXIT_OK && (sum_f || sum_e || proofs_failed)) rc = EXIT_FAIL;
 out:
     for (int s = 0; s < n_suites; s++) suite_free(&loaded[s]);
     free(loaded);

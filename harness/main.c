@@ -17,6 +17,9 @@ static const char usage[] =
     "      [--repeat N] [--threads N] [--isa ...] [--impl reference|optimized|both]\n"
     "                                      timings as one JSON object per implementation\n"
     "  gate --baseline FILE --current FILE regression gate between two reports\n"
+    "  verify [--op OP] [--golden-dir DIR] [--report-dir DIR]\n"
+    "                                      prove the references: adjoint, finite difference,\n"
+    "                                      metamorphic and golden checks\n"
     "exit codes: 0 success, 1 conformance failure or regression, 2 bad usage or input\n";
 
 int main(int argc, char **argv)
@@ -34,6 +37,7 @@ int main(int argc, char **argv)
     if (!strcmp(argv[1], "eval")) return cmd_eval(argc, argv);
     if (!strcmp(argv[1], "bench")) return cmd_bench(argc, argv);
     if (!strcmp(argv[1], "gate")) return cmd_gate(argc, argv);
+    if (!strcmp(argv[1], "verify")) return cmd_verify(argc, argv);
     fprintf(stderr, "conform: unknown command '%s'\n%s", argv[1], usage);
     return EXIT_USAGE;
 }

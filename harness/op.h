@@ -51,6 +51,22 @@ typedef struct {
 
 typedef struct op_desc op_desc;
 
+/* A proof that the op's reference is right, by a check that does not trust it (see verify.h). */
+typedef struct {
+    int checks;        /* comparisons made */
+    double worst;      /* worst measured discrepancy, in the proof's unit */
+    double limit;      /* what worst is held to */
+    char detail[320];  /* what was measured, for people */
+} proof_result;
+
+typedef struct {
+    const char *kind; /* "adjoint", "finite difference", "metamorphic", "golden" */
+    const char *what; /* the relation, in one line */
+    /* 0: holds; 1: violated; -1: could not run (detail says why). op is the op under proof:
+     * tests hand in a copy with a deliberately broken reference. */
+    int (*run)(const op_desc *op, proof_result *r);
+} proof_desc;
+
 typedef struct {
     const op_desc *op;
     attr_value attr[CONFORM_MAX_ATTRS];  /* in op->attrs order */
@@ -77,6 +93,7 @@ struct op_desc {
     /* Optimized outputs from float32 inputs. Returns a CONFORM_* status. */
     int (*optimized)(const problem_t *p, const float **in, float **out, const conform_exec *ex);
     const tol_model *tol; /* one per output */
+    const proof_desc *proofs; /* ends with an entry whose kind is NULL */
 };
 
 /* ops.c */

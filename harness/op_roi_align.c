@@ -7,6 +7,8 @@
 #include "fill.h"
 #include "op.h"
 
+extern const proof_desc roi_align_proofs[], roi_align_bwd_proofs[];
+
 /* ---- tolerance model (both ops, both directions) ---------------------------------------- */
 
 static const tol_model roi_align_tol = {
@@ -220,6 +222,7 @@ const op_desc op_roi_align = {
     .reference = roi_align_reference,
     .optimized = roi_align_optimized,
     .tol = &roi_align_tol,
+    .proofs = roi_align_proofs,
 };
 
 /* ---- roi_align_v2_backward --------------------------------------------------------------- */
@@ -330,4 +333,5 @@ const op_desc op_roi_align_v2_backward = {
     .reference = roi_align_bwd_reference,
     .optimized = roi_align_bwd_optimized,
     .tol = &roi_align_tol,
+    .proofs = roi_align_bwd_proofs,
 };

@@ -47,18 +47,17 @@ static roi_geom roi_geometry(const ref_roi_align_params *p, const double *roi, d
     g.mag_x = fabs(roi[1] * s) + fabs(roi[3] * s) + off;
     g.gh_lo = g.gh_hi = g.gh;
     g.gw_lo = g.gw_hi = g.gw;
-    if (adaptive) {
-        /* rh/PH carries the rounding of rh: ceil may land on the next integer */
+    /* rh/PH carries the rounding of rh: ceil may land on the next integer. Equal corners give
+       an extent of exactly 0 in any precision: nothing to flip there. */
+    if (adaptive && isfinite(rh) && roi[2] != roi[4]) {
         double dq = pos_rel_err * 2.0 * g.mag_y / (double)p->pooled_h;
+        g.gh_lo = adaptive_count(rh / (double)p->pooled_h - dq);
+        g.gh_hi = adaptive_count(rh / (double)p->pooled_h + dq);
+    }
+    if (adaptive && isfinite(rw) && roi[1] != roi[3]) {
         double dr = pos_rel_err * 2.0 * g.mag_x / (double)p->pooled_w;
-        if (isfinite(rh)) {
-            g.gh_lo = adaptive_count(rh / (double)p->pooled_h - dq);
-            g.gh_hi = adaptive_count(rh / (double)p->pooled_h + dq);
-        }
-        if (isfinite(rw)) {
-            g.gw_lo = adaptive_count(rw / (double)p->pooled_w - dr);
-            g.gw_hi = adaptive_count(rw / (double)p->pooled_w + dr);
-        }
+        g.gw_lo = adaptive_count(rw / (double)p->pooled_w - dr);
+        g.gw_hi = adaptive_count(rw / (double)p->pooled_w + dr);
     }
     return g;
 }

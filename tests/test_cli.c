@@ -1,5 +1,6 @@
 /* The command line: exit codes, messages, nothing half-written, the gate. */
 #include <criterion/criterion.h>
+#include <criterion/redirect.h>
 #include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +13,13 @@
 #include "report.h"
 
 static char dir[64];
+
+/* the commands print tables and messages: keep the test log for the assertions */
+static void quiet(void)
+{
+    cr_redirect_stdout();
+    cr_redirect_stderr();
+}
 
 static void make_dir(void)
 {
@@ -57,7 +65,7 @@ static void write_doc_inputs(void)
     (void)rois;
 }
 
-Test(cli, eval_reference_writes_the_documented_output)
+Test(cli, eval_reference_writes_the_documented_output, .init = quiet)
 {
     make_dir();
     write_doc_inputs();
@@ -93,7 +101,7 @@ static void expect_usage_error_writes_nothing(const char **argv, int argc)
     cr_assert_eq(count_files(out), -1, "the output folder must not be created");
 }
 
-Test(cli, eval_bad_input_is_exit_2_and_writes_nothing)
+Test(cli, eval_bad_input_is_exit_2_and_writes_nothing, .init = quiet)
 {
     make_dir();
     write_doc_inputs();
@@ -130,7 +138,7 @@ Test(cli, eval_bad_input_is_exit_2_and_writes_nothing)
     remove_tree(dir);
 }
 
-Test(cli, run_refuses_bad_suites_and_options_before_writing)
+Test(cli, run_refuses_bad_suites_and_options_before_writing, .init = quiet)
 {
     make_dir();
     char rep[128];
@@ -158,7 +166,7 @@ static cJSON *run_report(const char *filter, const char *rep)
     return j;
 }
 
-Test(cli, run_report_has_the_contract_keys_and_repro_lines)
+Test(cli, run_report_has_the_contract_keys_and_repro_lines, .init = quiet)
 {
     make_dir();
     char rep[128];
@@ -187,7 +195,7 @@ static void write_report(const char *p, cJSON *j)
     cr_assert_eq(write_json_atomic(p, j, err, sizeof err), 0, "%s", err);
 }
 
-Test(cli, gate_passes_identical_and_fails_injected_regressions)
+Test(cli, gate_passes_identical_and_fails_injected_regressions, .init = quiet)
 {
     make_dir();
     char rep[128], base[160], cur[160];

@@ -169,6 +169,14 @@ def invalid_cases():
     return f
 
 
+def write_golden(name, suite, cases, source):
+    path = os.path.join(CASES, "golden", name)
+    with open(path, "w") as fh:
+        json.dump({"suite": suite, "seed": 0, "generator": "tools/gen_suites.py", "source": source, "cases": cases},
+                  fh, indent=1)
+        fh.write("\n")
+
+
 def write(name, cases, seed):
     path = os.path.join(CASES, name)
     with open(path, "w") as fh:
@@ -177,6 +185,8 @@ def write(name, cases, seed):
 
 
 def main():
+    write_golden("published_roi_align.json", "published_roi_align", published(),
+                 "torch_npu ROIAlign and aclnnRoiAlignV2Backward documentation examples (ops.md section 9)")
     conformance = published() + random_cases(3) + edge_cases() + invalid_cases()
     write("conformance.json", conformance, 20261123)
     smoke = published() + random_cases(None) + edge_cases() + invalid_cases()

@@ -1,0 +1,220 @@
+#include "verify.h"
+
+#include <glob.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "fill.h"
+#include "report.h"
+#include "suite.h"
+
+const char *const proof_kinds[PROOF_KINDS] = {"adjoint", "finite difference", "metamorphic", "golden"};
+const char *verify_golden_dir = "cases/golden";
+
+/* golden vectors are double computations of the same sums in another order: 1e-12 of the
+   tensor's scale leaves room for that and for nothing else */
+#define GOLDEN_LIMIT 1e-12
+
+int proof_problem(const op_desc *op, const char *const *attrs, const shape_t *shapes, const char *gen,
+                  unsigned long seed, problem_t *p, proof_result *r)
+{
+    char err[CONFORM_ERR_LEN];
+    problem_init(p, op);
+    for (int i = 0; attrs && attrs[i]; i++) {
+        char name[64];
+        const char *eq = strchr(attrs[i], '=');
+        snprintf(name, sizeof name, "%.*s", (int)(eq - attrs[i]), attrs[i]);
+        if (problem_set_attr_text(p, name, eq + 1, err, sizeof err)) goto fail;
+    }
+    if (problem_finish_attrs(p, err, sizeof err)) goto fail;
+    for (int i = 0; i < op->n_inputs; i++) p->in[i].shape = shapes[i];
+    if (op->validate(p, err, sizeof err)) goto fail;
+    for (int i = 0; i < op->n_inputs; i++)
+        if (tensor_alloc(&p->in[i], &shapes[i])) { snprintf(err, sizeof err, "out of memory"); goto fail; }
+    cJSON *g = gen ? cJSON_Parse(gen) : NULL;
+    gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+    gsl_rng_set(rng, seed);
+    int rc = op->fill(p, g, rng, err, sizeof err);
+    gsl_rng_free(rng);
+    cJSON_Delete(g);
+    if (rc || op->validate(p, err, sizeof err)) goto fail;
+    return 0;
+fail:
+    snprintf(r->detail, sizeof r->detail, "could not build a problem: %s", err);
+    problem_free(p);
+    return -1;
+}
+
+int proof_reference(const op_desc *op, const problem_t *p, double **out)
+{
+    for (int o = 0; o < op->n_outputs; o++) {
+        int64_t n = shape_numel(&p->out_shape[o]);
+        out[o] = calloc((size_t)(n ? n : 1), sizeof(double));
+        if (!out[o]) { proof_free_outputs(out, o); return -1; }
+    }
+    op->reference(p, out, NULL);
+    return 0;
+}
+
+void proof_free_outputs(double **out, int n)
+{
+    for (int o = 0; o < n; o++) { free(out[o]); out[o] = NULL; }
+}
+
+double rel_diff(const double *a, const double *b, int64_t n)
+{
+    double scale = 0, worst = 0;
+    for (int64_t i = 0; i < n; i++) if (fabs(b[i]) > scale) scale = fabs(b[i]);
+    if (scale == 0) scale = 1e-300;
+    for (int64_t i = 0; i < n; i++) {
+        double d = fabs(a[i] - b[i]);
+        if (isnan(a[i]) != isnan(b[i])) return INFINITY;
+        if (!isnan(d) && d / scale > worst) worst = d / scale;
+    }
+    return worst;
+}
+
+static int golden_file(const op_desc *op, const char *path, proof_result *r, int *files)
+{
+    char err[CONFORM_ERR_LEN];
+    suite_t s;
+    if (suite_load(path, &s, err, sizeof err)) {
+        if (strstr(err, "unknown op")) return 0; /* vectors of an op family not built yet */
+        snprintf(r->detail, sizeof r->detail, "%s", err);
+        return -1;
+    }
+    int rc = 0, used = 0;
+    for (int c = 0; c < s.n_cases && rc == 0; c++) {
+        const case_t *cs = &s.cases[c];
+        const cJSON *expect = cJSON_GetObjectItemCaseSensitive(cs->spec, "expect");
+        if (strcmp(cs->op->name, op->name) || !expect) continue;
+        problem_t p;
+        double *out[CONFORM_MAX_TENSORS] = {0};
+        if (case_build(cs, 0, &p, err, sizeof err) || op->validate(&p, err, sizeof err) ||
+            proof_reference(op, &p, out)) {
+            snprintf(r->detail, sizeof r->detail, "%s: %s", cs->id, err);
+            problem_free(&p);
+            rc = -1;
+            break;
+        }
+        for (int o = 0; o < op->n_outputs; o++) {
+            const cJSON *data = cJSON_GetObjectItemCaseSensitive(expect, op->outputs[o].name);
+            if (!data) continue;
+            int64_t n = shape_numel(&p.out_shape[o]);
+            double *want = malloc((size_t)(n ? n : 1) * sizeof *want);
+            if (!want || fill_from_json(want, n, data, cs->id, err, sizeof err)) {
+                snprintf(r->detail, sizeof r->detail, "%s", want ? err : "out of memory");
+                free(want);
+                rc = -1;
+                break;
+            }
+            double d = rel_diff(out[o], want, n);
+            r->checks++;
+            used = 1;
+            if (d > r->worst) r->worst = d;
+            if (!(d <= GOLDEN_LIMIT)) {
+                snprintf(r->detail, sizeof r->detail, "%s: %s differs from the golden by %.3g of its scale", cs->id,
+                         op->outputs[o].name, d);
+                rc = 1;
+            }
+            free(want);
+        }
+        proof_free_outputs(out, op->n_outputs);
+        problem_free(&p);
+    }
+    *files += used;
+    suite_free(&s);
+    return rc;
+}
+
+int proof_golden(const op_desc *op, proof_result *r)
+{
+    char pattern[1100];
+    snprintf(pattern, sizeof pattern, "%s/*.json", verify_golden_dir);
+    glob_t g;
+    r->limit = GOLDEN_LIMIT;
+    if (glob(pattern, 0, NULL, &g)) {
+        snprintf(r->detail, sizeof r->detail, "no golden files in %s", verify_golden_dir);
+        return -1;
+    }
+    int rc = 0, files = 0;
+    for (size_t i = 0; i < g.gl_pathc && rc == 0; i++) rc = golden_file(op, g.gl_pathv[i], r, &files);
+    globfree(&g);
+    if (rc == 0 && r->checks == 0) {
+        snprintf(r->detail, sizeof r->detail, "no golden vectors for %s in %s", op->name, verify_golden_dir);
+        return -1;
+    }
+    if (rc == 0)
+        snprintf(r->detail, sizeof r->detail, "%d vectors from %d files, worst %.2g of the output scale", r->checks, files,
+                 r->worst);
+    return rc;
+}
+
+int verify_op(const op_desc *op, int quiet, cJSON *out)
+{
+    int violated = 0, ran[PROOF_KINDS] = {0}, failed[PROOF_KINDS] = {0};
+    for (int i = 0; op->proofs && op->proofs[i].kind; i++) {
+        const proof_desc *pf = &op->proofs[i];
+        proof_result r;
+        memset(&r, 0, sizeof r);
+        int rc = pf->run(op, &r);
+        const char *status = rc == 0 ? "pass" : rc > 0 ? "FAIL" : "ERROR";
+        violated += rc != 0;
+        for (int k = 0; k < PROOF_KINDS; k++)
+            if (!strcmp(pf->kind, proof_kinds[k])) { ran[k]++; failed[k] += rc != 0; }
+        if (!quiet) printf("%-24s %-17s %-5s %s\n%-24s %-17s       %s\n", op->name, pf->kind, status, pf->what, "", "", r.detail);
+        if (out) {
+            cJSON *j = cJSON_CreateObject();
+            cJSON_AddStringToObject(j, "op", op->name);
+            cJSON_AddStringToObject(j, "kind", pf->kind);
+            cJSON_AddStringToObject(j, "what", pf->what);
+            cJSON_AddStringToObject(j, "status", rc == 0 ? "passed" : rc > 0 ? "failed" : "error");
+            cJSON_AddNumberToObject(j, "checks", r.checks);
+            cJSON_AddNumberToObject(j, "worst", isfinite(r.worst) ? r.worst : 1e308);
+            cJSON_AddNumberToObject(j, "limit", r.limit);
+            cJSON_AddStringToObject(j, "detail", r.detail);
+            cJSON_AddItemToArray(out, j);
+        }
+    }
+    if (!quiet) {
+        printf("%-24s", op->name);
+        for (int k = 0; k < PROOF_KINDS; k++)
+            printf(" %s: %s;", proof_kinds[k], !ran[k] ? "n/a" : failed[k] ? "FAILED" : "passed");
+        printf("\n\n");
+    }
+    return violated;
+}
+
+int cmd_verify(int argc, char **argv)
+{
+    const char *only = NULL, *report_dir = NULL;
+    for (int i = 2; i < argc; i++) {
+        if (!strcmp(argv[i], "--op") && i + 1 < argc) only = argv[++i];
+        else if (!strcmp(argv[i], "--golden-dir") && i + 1 < argc) verify_golden_dir = argv[++i];
+        else if (!strcmp(argv[i], "--report-dir") && i + 1 < argc) report_dir = argv[++i];
+        else return usage_error("verify: unknown option '%s' (usage: verify [--op OP] [--golden-dir DIR] [--report-dir DIR])", argv[i]);
+    }
+    if (only && !op_find(only)) return usage_error("verify: unknown op '%s' (see conform list)", only);
+    cJSON *root = cJSON_CreateObject();
+    cJSON_AddStringToObject(root, "schema", "conform-verify");
+    cJSON_AddNumberToObject(root, "schema_version", 1);
+    cJSON *proofs = cJSON_AddArrayToObject(root, "proofs");
+    int violated = 0, n = 0;
+    for (int i = 0; conform_ops[i]; i++) {
+        if (only && strcmp(only, conform_ops[i]->name)) continue;
+        violated += verify_op(conform_ops[i], 0, proofs);
+        for (int k = 0; conform_ops[i]->proofs && conform_ops[i]->proofs[k].kind; k++) n++;
+    }
+    printf("verify: %d proofs, %d passed, %d failed\n", n, n - violated, violated);
+    int rc = violated ? EXIT_FAIL : EXIT_OK;
+    if (report_dir) {
+        char err[CONFORM_ERR_LEN], path[1100];
+        snprintf(path, sizeof path, "%s/verify.json", report_dir);
+        if (mkdir_p(report_dir, err, sizeof err) || write_json_atomic(path, root, err, sizeof err)) rc = usage_error("%s", err);
+    }
+    cJSON_Delete(root);
+    return rc;
+}

@@ -1,0 +1,427 @@
+/* Proofs of the roi_align and roi_align_v2_backward references (see verify.h). */
+#include <gsl/gsl_deriv.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fill.h"
+#include "verify.h"
+
+extern const op_desc op_roi_align, op_roi_align_v2_backward;
+
+/* metamorphic relations are exact in real arithmetic; double rounding of the shifted
+   coordinates moves results by a few ulps of the output scale at most */
+#define RELATION_LIMIT 1e-12
+/* the adjoint identity compares two sums of the same products taken in different orders */
+#define ADJOINT_LIMIT 1e-12
+
+static shape_t shape4(int64_t a, int64_t b, int64_t c, int64_t d) { int64_t x[4] = {a, b, c, d}; return shape_make(4, x); }
+static shape_t shape2(int64_t a, int64_t b) { int64_t x[2] = {a, b}; return shape_make(2, x); }
+
+static void note(proof_result *r, double d)
+{
+    r->checks++;
+    if (d > r->worst || isnan(d)) r->worst = isnan(d) ? INFINITY : d;
+}
+
+static int verdict(proof_result *r, const char *what)
+{
+    int ok = r->worst <= r->limit;
+    snprintf(r->detail, sizeof r->detail, "%d %s, worst %.2g (limit %.0e)", r->checks, what, r->worst, r->limit);
+    return ok ? 0 : 1;
+}
+
+/* forward outputs of roi_align under proof for given input data and rois */
+static int forward(const op_desc *op, const char *const *attrs, const shape_t *xs, const double *x, int64_t K,
+                   const double *rois, double **y, shape_t *ys, proof_result *r)
+{
+    shape_t shapes[2] = {*xs, shape2(K, 5)};
+    problem_t p;
+    if (proof_problem(op, attrs, shapes, NULL, 1, &p, r)) return -1;
+    memcpy(p.in[0].data, x, sizeof(double) * (size_t)shape_numel(xs));
+    memcpy(p.in[1].data, rois, sizeof(double) * 5 * (size_t)K);
+    int rc = proof_reference(op, &p, y);
+    *ys = p.out_shape[0];
+    problem_free(&p);
+    return rc;
+}
+
+static double *random_values(int64_t n, gsl_rng *rng)
+{
+    double *v = malloc(sizeof(double) * (size_t)(n ? n : 1));
+    for (int64_t i = 0; i < n; i++) v[i] = fill_uniform(rng, -1, 1);
+    return v;
+}
+
+/* ---- roi_align ------------------------------------------------------------------------------ */
+
+/* A roi over an integer block of pixels with one sample per pixel centre reproduces the block. */
+static int identity_window(const op_desc *op, proof_result *r)
+{
+    gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+    r->limit = 0; /* the weights are exactly 0 and 1 */
+    const int64_t B = 2, C = 3, H = 11, W = 13, PH = 4, PW = 5;
+    shape_t xs = shape4(B, C, H, W);
+    double *x = random_values(B * C * H * W, rng);
+    int rc = 0;
+    for (int aligned = 0; aligned <= 1 && rc == 0; aligned++) {
+        const double s = 0.5;
+        double rois[5 * 6];
+        for (int k = 0; k < 6; k++) {
+            int64_t y0 = (int64_t)gsl_rng_uniform_int(rng, (unsigned long)(H - PH + 1));
+            int64_t x0 = (int64_t)gsl_rng_uniform_int(rng, (unsigned long)(W - PW + 1));
+            /* sample at x1*s - off + (pw + 0.5) = x0 + pw: x1 = (x0 - 0.5 + off) / s */
+            double off = aligned ? 0.5 : 0.0;
+            double *b = rois + 5 * k;
+            b[0] = (double)(k % B);
+            b[1] = ((double)x0 - 0.5 + off) / s;
+            b[2] = ((double)y0 - 0.5 + off) / s;
+            b[3] = b[1] + (double)PW / s;
+            b[4] = b[2] + (double)PH / s;
+        }
+        char a0[40];
+        snprintf(a0, sizeof a0, "aligned=%s", aligned ? "true" : "false");
+        const char *attrs[] = {"pooled_h=4", "pooled_w=5", "spatial_scale=0.5", "sampling_ratio=1", a0, NULL};
+        double *y[1] = {0};
+        shape_t ys;
+        rc = forward(op, attrs, &xs, x, 6, rois, y, &ys, r);
+        for (int64_t k = 0; k < 6 && rc == 0; k++)
+            for (int64_t c = 0; c < C; c++)
+                for (int64_t i = 0; i < PH; i++)
+                    for (int64_t j = 0; j < PW; j++) {
+                        const double *b = rois + 5 * k;
+                        int64_t y0 = (int64_t)llround(b[2] * s + 0.5 - (aligned ? 0.5 : 0.0));
+                        int64_t x0 = (int64_t)llround(b[1] * s + 0.5 - (aligned ? 0.5 : 0.0));
+                        double want = x[(((int64_t)b[0] * C + c) * H + y0 + i) * W + x0 + j];
+                        note(r, fabs(y[0][((k * C + c) * PH + i) * PW + j] - want));
+                    }
+        proof_free_outputs(y, 1);
+    }
+    free(x);
+    gsl_rng_free(rng);
+    return rc ? rc : verdict(r, "pixels reproduced (aligned and not)");
+}
+
+/* Rois and image translated together by whole pixels give the same outputs, for rois whose
+ * samples stay in [0, H-1] x [0, W-1] (where rule A reads the same pixels in both images). */
+static int translation(const op_desc *op, proof_result *r)
+{
+    gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+    gsl_rng_set(rng, 2);
+    r->limit = RELATION_LIMIT;
+    const int64_t B = 2, C = 2, H = 12, W = 10, K = 8, TY = 3, TX = 5;
+    const double s = 0.25;
+    shape_t xs = shape4(B, C, H, W), xs2 = shape4(B, C, H + TY + 2, W + TX + 1);
+    double *x = random_values(B * C * H * W, rng);
+    double *x2 = calloc((size_t)shape_numel(&xs2), sizeof(double));
+    for (int64_t b = 0; b < B; b++)
+        for (int64_t c = 0; c < C; c++)
+            for (int64_t i = 0; i < H; i++)
+                for (int64_t j = 0; j < W; j++)
+                    x2[((b * C + c) * (H + TY + 2) + i + TY) * (W + TX + 1) + j + TX] = x[((b * C + c) * H + i) * W + j];
+    double rois[5 * K], rois2[5 * K];
+    int rc = 0;
+    for (int variant = 0; variant < 4 && rc == 0; variant++) {
+        int aligned = variant & 1, sr = variant & 2 ? 2 : 0;
+        double off = aligned ? 0.5 : 0.0;
+        for (int64_t k = 0; k < K; k++) {
+            /* feature-coordinate corners inside [0.5, H-1.5] so every sample lies in [0, H-1] */
+            double ya = fill_uniform(rng, 0.5, (double)H - 1.5), yb = fill_uniform(rng, 0.5, (double)H - 1.5);
+            double xa = fill_uniform(rng, 0.5, (double)W - 1.5), xb = fill_uniform(rng, 0.5, (double)W - 1.5);
+            if (!aligned) { /* keep rw, rh >= 1 so the max(., 1) clamp cannot push samples out */
+                if (fabs(yb - ya) < 1) { ya = 1; yb = 3; }
+                if (fabs(xb - xa) < 1) { xa = 2; xb = 4.5; }
+            }
+            double *q = rois + 5 * k, *q2 = rois2 + 5 * k;
+            q[0] = q2[0] = (double)(k % B);
+            q[1] = (fmin(xa, xb) + off) / s; q[3] = (fmax(xa, xb) + off) / s;
+            q[2] = (fmin(ya, yb) + off) / s; q[4] = (fmax(ya, yb) + off) / s;
+            q2[1] = q[1] + TX / s; q2[3] = q[3] + TX / s;
+            q2[2] = q[2] + TY / s; q2[4] = q[4] + TY / s;
+        }
+        char a0[32], a1[32];
+        snprintf(a0, sizeof a0, "aligned=%s", aligned ? "true" : "false");
+        snprintf(a1, sizeof a1, "sampling_ratio=%d", sr);
+        const char *attrs[] = {"pooled_h=3", "pooled_w=2", "spatial_scale=0.25", a0, a1, NULL};
+        double *y[1] = {0}, *y2[1] = {0};
+        shape_t ys, ys2;
+        rc = forward(op, attrs, &xs, x, K, rois, y, &ys, r);
+        if (!rc) rc = forward(op, attrs, &xs2, x2, K, rois2, y2, &ys2, r);
+        if (!rc) note(r, rel_diff(y2[0], y[0], shape_numel(&ys)));
+        proof_free_outputs(y, 1);
+        proof_free_outputs(y2, 1);
+    }
+    free(x);
+    free(x2);
+    gsl_rng_free(rng);
+    return rc ? rc : verdict(r, "translated problems (aligned x sampling_ratio)");
+}
+
+/* aligned = true is aligned = false with the rois moved by half a feature pixel (-0.5/s), as
+ * long as the max(., 1) clamp of the unaligned mode does not act (rois >= 1 px). */
+static int half_pixel(const op_desc *op, proof_result *r)
+{
+    gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+    gsl_rng_set(rng, 3);
+    r->limit = RELATION_LIMIT;
+    const int64_t B = 1, C = 3, H = 9, W = 9, K = 10;
+    const double s = 0.5;
+    shape_t xs = shape4(B, C, H, W);
+    double *x = random_values(B * C * H * W, rng);
+    double rois[5 * K], moved[5 * K];
+    for (int64_t k = 0; k < K; k++) {
+        double cx = fill_uniform(rng, -4, 22), cy = fill_uniform(rng, -4, 22);
+        double w = fill_uniform(rng, 2.5, 14), h = fill_uniform(rng, 2.5, 14);
+        double *q = rois + 5 * k, *m = moved + 5 * k;
+        q[0] = m[0] = 0;
+        q[1] = cx - w / 2; q[2] = cy - h / 2; q[3] = cx + w / 2; q[4] = cy + h / 2;
+        for (int i = 1; i < 5; i++) m[i] = q[i] - 0.5 / s;
+    }
+    int rc = 0;
+    for (int sr = 0; sr <= 2 && rc == 0; sr += 2) {
+        char a1[32];
+        snprintf(a1, sizeof a1, "sampling_ratio=%d", sr);
+        const char *al[] = {"pooled_h=3", "pooled_w=3", "spatial_scale=0.5", "aligned=true", a1, NULL};
+        const char *un[] = {"pooled_h=3", "pooled_w=3", "spatial_scale=0.5", "aligned=false", a1, NULL};
+        double *ya[1] = {0}, *yu[1] = {0};
+        shape_t s1, s2;
+        rc = forward(op, al, &xs, x, K, rois, ya, &s1, r);
+        if (!rc) rc = forward(op, un, &xs, x, K, moved, yu, &s2, r);
+        if (!rc) note(r, rel_diff(yu[0], ya[0], shape_numel(&s1)));
+        proof_free_outputs(ya, 1);
+        proof_free_outputs(yu, 1);
+    }
+    free(x);
+    gsl_rng_free(rng);
+    return rc ? rc : verdict(r, "aligned vs shifted unaligned problems");
+}
+
+/* roi_align is linear in the feature map: F(a x + b z) = a F(x) + b F(z). */
+static int linearity(const op_desc *op, proof_result *r)
+{
+    gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+    gsl_rng_set(rng, 4);
+    r->limit = RELATION_LIMIT;
+    const int64_t B = 2, C = 2, H = 8, W = 7, K = 9;
+    shape_t xs = shape4(B, C, H, W), shapes[2] = {xs, shape2(K, 5)};
+    const char *attrs[] = {"pooled_h=2", "pooled_w=3", "spatial_scale=0.5", "sampling_ratio=0", NULL};
+    problem_t p;
+    if (proof_problem(op, attrs, shapes, "{\"rois\": {\"outside_frac\": 0.3}}", 4, &p, r)) { gsl_rng_free(rng); return -1; }
+    int64_t n = shape_numel(&xs);
+    double *x = random_values(n, rng), *z = random_values(n, rng);
+    double *y[3][1] = {{0}, {0}, {0}};
+    const double a = 1.5, b = -0.75;
+    int rc = 0;
+    for (int t = 0; t < 3 && rc == 0; t++) {
+        for (int64_t i = 0; i < n; i++) p.in[0].data[i] = t == 0 ? x[i] : t == 1 ? z[i] : a * x[i] + b * z[i];
+        rc = proof_reference(op, &p, y[t]);
+    }
+    if (!rc) {
+        int64_t m = shape_numel(&p.out_shape[0]);
+        double *comb = malloc(sizeof(double) * (size_t)(m ? m : 1));
+        for (int64_t i = 0; i < m; i++) comb[i] = a * y[0][0][i] + b * y[1][0][i];
+        note(r, rel_diff(y[2][0], comb, m));
+        free(comb);
+    }
+    for (int t = 0; t < 3; t++) proof_free_outputs(y[t], 1);
+    problem_free(&p);
+    free(x);
+    free(z);
+    gsl_rng_free(rng);
+    return rc ? rc : verdict(r, "linear combinations");
+}
+
+const proof_desc roi_align_proofs[] = {
+    {"metamorphic", "a roi over a pixel block with one sample per pixel centre reproduces the block", identity_window},
+    {"metamorphic", "translating rois and image together leaves the output unchanged", translation},
+    {"metamorphic", "aligned rois = unaligned rois moved by -0.5/spatial_scale", half_pixel},
+    {"metamorphic", "linear in the feature map", linearity},
+    {"golden", "torchvision 0.14 and the torch_npu document's vectors", proof_golden},
+    {NULL, NULL, NULL},
+};
+
+/* ---- roi_align_v2_backward ------------------------------------------------------------------- */
+
+typedef struct {
+    int aligned, sr;
+    int64_t B, C, H, W, K, PH, PW;
+    double s;
+} family_case;
+
+static const family_case family_cases[] = {
+    {1, 2, 2, 3, 9, 11, 7, 3, 2, 0.5},
+    {0, 0, 1, 2, 12, 8, 6, 2, 4, 0.25},
+    {1, 0, 2, 2, 7, 7, 9, 3, 3, 1.0},
+    {0, 1, 1, 4, 5, 13, 5, 1, 5, 0.5},
+};
+
+/* The forward (from the table) and the backward under proof on one random problem. */
+typedef struct {
+    problem_t fwd, bwd;
+    double *y[1], *gx[1];
+} pair;
+
+static int make_pair(const op_desc *bwd, const family_case *fc, unsigned long seed, pair *pr, proof_result *r)
+{
+    char a[6][48];
+    snprintf(a[0], 48, "aligned=%s", fc->aligned ? "true" : "false");
+    snprintf(a[1], 48, "sampling_ratio=%d", fc->sr);
+    snprintf(a[2], 48, "spatial_scale=%.17g", fc->s);
+    snprintf(a[3], 48, "pooled_h=%lld", (long long)fc->PH);
+    snprintf(a[4], 48, "pooled_w=%lld", (long long)fc->PW);
+    const char *fa[] = {a[0], a[1], a[2], a[3], a[4], NULL};
+    shape_t fs[2] = {shape4(fc->B, fc->C, fc->H, fc->W), shape2(fc->K, 5)};
+    memset(pr, 0, sizeof *pr);
+    if (proof_problem(&op_roi_align, fa, fs, "{\"rois\": {\"outside_frac\": 0.3, \"size\": [1, 40]}}", seed, &pr->fwd, r))
+        return -1;
+    char b[4][64];
+    snprintf(b[0], 64, "pooled_height=%lld", (long long)fc->PH);
+    snprintf(b[1], 64, "pooled_width=%lld", (long long)fc->PW);
+    snprintf(b[2], 64, "input_shape=%lld,%lld,%lld,%lld", (long long)fc->B, (long long)fc->C, (long long)fc->H,
+             (long long)fc->W);
+    const char *ba[] = {a[0], a[1], a[2], b[0], b[1], b[2], NULL};
+    shape_t bs[2] = {shape4(fc->K, fc->C, fc->PH, fc->PW), shape2(fc->K, 5)};
+    if (proof_problem(bwd, ba, bs, NULL, seed + 1, &pr->bwd, r)) { problem_free(&pr->fwd); return -1; }
+    memcpy(pr->bwd.in[1].data, pr->fwd.in[1].data, sizeof(double) * 5 * (size_t)fc->K); /* same rois */
+    if (proof_reference(&op_roi_align, &pr->fwd, pr->y) || proof_reference(bwd, &pr->bwd, pr->gx)) return -1;
+    return 0;
+}
+
+static void free_pair(pair *pr)
+{
+    proof_free_outputs(pr->y, 1);
+    proof_free_outputs(pr->gx, 1);
+    problem_free(&pr->fwd);
+    problem_free(&pr->bwd);
+}
+
+static int adjoint(const op_desc *op, proof_result *r)
+{
+    r->limit = ADJOINT_LIMIT;
+    for (size_t i = 0; i < sizeof family_cases / sizeof family_cases[0]; i++) {
+        pair pr;
+        if (make_pair(op, &family_cases[i], 10 + i, &pr, r)) { free_pair(&pr); return -1; }
+        const double *x = pr.fwd.in[0].data, *g = pr.bwd.in[0].data;
+        int64_t nx = tensor_numel(&pr.fwd.in[0]), ny = tensor_numel(&pr.bwd.in[0]);
+        double lhs = 0, rhs = 0, mag = 0;
+        for (int64_t k = 0; k < ny; k++) { lhs += g[k] * pr.y[0][k]; mag += fabs(g[k] * pr.y[0][k]); }
+        for (int64_t k = 0; k < nx; k++) { rhs += pr.gx[0][k] * x[k]; mag += fabs(pr.gx[0][k] * x[k]); }
+        note(r, mag > 0 ? fabs(lhs - rhs) / mag : (lhs == rhs ? 0 : INFINITY));
+        free_pair(&pr);
+    }
+    return verdict(r, "random problems, |<g,Fx> - <F'g,x>| / sum of |products|");
+}
+
+/* d<g, F(x)>/dx_e by GSL central differences of the forward, against grad_input[e]. */
+typedef struct {
+    pair *pr;
+    int64_t e;
+} fd_point;
+
+static double loss_at(double v, void *params)
+{
+    fd_point *fp = params;
+    problem_t *p = &fp->pr->fwd;
+    double keep = p->in[0].data[fp->e];
+    p->in[0].data[fp->e] = v;
+    double *y[1] = {0}, l = 0;
+    if (proof_reference(&op_roi_align, p, y) == 0) {
+        int64_t n = tensor_numel(&fp->pr->bwd.in[0]);
+        for (int64_t k = 0; k < n; k++) l += fp->pr->bwd.in[0].data[k] * y[0][k];
+    } else l = NAN;
+    proof_free_outputs(y, 1);
+    p->in[0].data[fp->e] = keep;
+    return l;
+}
+
+static int finite_difference(const op_desc *op, proof_result *r)
+{
+    /* central differences of a linear function with h = 1e-2 are exact but for rounding,
+       about 1e-16 * |loss| / h ~ 1e-13 of the gradient scale here */
+    r->limit = 1e-10;
+    for (size_t i = 0; i < sizeof family_cases / sizeof family_cases[0]; i++) {
+        pair pr;
+        if (make_pair(op, &family_cases[i], 20 + i, &pr, r)) { free_pair(&pr); return -1; }
+        int64_t nx = tensor_numel(&pr.fwd.in[0]);
+        double scale = 0;
+        for (int64_t k = 0; k < nx; k++) scale = fmax(scale, fabs(pr.gx[0][k]));
+        /* every 7th element, so touched and untouched pixels are both probed */
+        for (int64_t e = 0; e < nx; e += 7) {
+            fd_point fp = {&pr, e};
+            gsl_function f = {loss_at, &fp};
+            double d, abserr;
+            gsl_deriv_central(&f, pr.fwd.in[0].data[e], 1e-2, &d, &abserr);
+            /* the loss is linear in x, so the difference is exact up to rounding: both the
+               discrepancy and GSL's own error estimate must be tiny against the gradient scale */
+            double err = fabs(d - pr.gx[0][e]);
+            note(r, fmax(err, abserr) / fmax(scale, 1e-300));
+        }
+        free_pair(&pr);
+    }
+    return verdict(r, "elements, max(|fd - grad|, GSL error estimate) / gradient scale");
+}
+
+/* grad_input of translated problems is the translated grad_input. */
+static int backward_translation(const op_desc *op, proof_result *r)
+{
+    gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+    gsl_rng_set(rng, 6);
+    r->limit = RELATION_LIMIT;
+    const int64_t B = 1, C = 2, H = 9, W = 8, K = 6, TY = 2, TX = 3, H2 = H + TY + 1, W2 = W + TX + 2;
+    const double s = 0.5;
+    double rois[5 * K], rois2[5 * K];
+    for (int64_t k = 0; k < K; k++) {
+        double ya = fill_uniform(rng, 0.5, H - 1.5), yb = fill_uniform(rng, 0.5, H - 1.5);
+        double xa = fill_uniform(rng, 0.5, W - 1.5), xb = fill_uniform(rng, 0.5, W - 1.5);
+        double *q = rois + 5 * k, *q2 = rois2 + 5 * k;
+        q[0] = q2[0] = 0;
+        q[1] = (fmin(xa, xb) + 0.5) / s; q[3] = (fmax(xa, xb) + 0.5) / s;
+        q[2] = (fmin(ya, yb) + 0.5) / s; q[4] = (fmax(ya, yb) + 0.5) / s;
+        q2[1] = q[1] + TX / s; q2[3] = q[3] + TX / s; q2[2] = q[2] + TY / s; q2[4] = q[4] + TY / s;
+    }
+    char shape1[64], shape2s[64];
+    snprintf(shape1, sizeof shape1, "input_shape=%lld,%lld,%lld,%lld", (long long)B, (long long)C, (long long)H, (long long)W);
+    snprintf(shape2s, sizeof shape2s, "input_shape=%lld,%lld,%lld,%lld", (long long)B, (long long)C, (long long)H2, (long long)W2);
+    const char *a1[] = {"pooled_height=2", "pooled_width=3", "spatial_scale=0.5", "sampling_ratio=2", shape1, NULL};
+    const char *a2[] = {"pooled_height=2", "pooled_width=3", "spatial_scale=0.5", "sampling_ratio=2", shape2s, NULL};
+    shape_t sh[2] = {shape4(K, C, 2, 3), shape2(K, 5)};
+    problem_t p1, p2;
+    int rc = 0;
+    if (proof_problem(op, a1, sh, NULL, 6, &p1, r)) { gsl_rng_free(rng); return -1; }
+    if (proof_problem(op, a2, sh, NULL, 6, &p2, r)) { problem_free(&p1); gsl_rng_free(rng); return -1; }
+    memcpy(p2.in[0].data, p1.in[0].data, sizeof(double) * (size_t)tensor_numel(&p1.in[0]));
+    memcpy(p1.in[1].data, rois, sizeof rois);
+    memcpy(p2.in[1].data, rois2, sizeof rois2);
+    double *g1[1] = {0}, *g2[1] = {0};
+    rc = proof_reference(op, &p1, g1);
+    if (!rc) rc = proof_reference(op, &p2, g2);
+    if (!rc) {
+        double *moved = calloc((size_t)(B * C * H * W), sizeof(double));
+        double outside = 0;
+        for (int64_t c = 0; c < C; c++)
+            for (int64_t i = 0; i < H2; i++)
+                for (int64_t j = 0; j < W2; j++) {
+                    double v = g2[0][(c * H2 + i) * W2 + j];
+                    if (i >= TY && i < TY + H && j >= TX && j < TX + W) moved[(c * H + i - TY) * W + j - TX] = v;
+                    else outside = fmax(outside, fabs(v));
+                }
+        note(r, rel_diff(moved, g1[0], B * C * H * W));
+        note(r, outside); /* nothing may land outside the translated image */
+        free(moved);
+    }
+    proof_free_outputs(g1, 1);
+    proof_free_outputs(g2, 1);
+    problem_free(&p1);
+    problem_free(&p2);
+    gsl_rng_free(rng);
+    return rc ? rc : verdict(r, "comparisons of translated gradients");
+}
+
+const proof_desc roi_align_bwd_proofs[] = {
+    {"adjoint", "<g, roi_align(x)> = <roi_align_v2_backward(g), x>", adjoint},
+    {"finite difference", "central differences of <g, roi_align(x)> in x equal grad_input", finite_difference},
+    {"metamorphic", "translating rois and image together translates grad_input", backward_translation},
+    {"golden", "torchvision 0.14 autograd and the aclnn/torch_npu documents' vectors", proof_golden},
+    {NULL, NULL, NULL},
+};
