@@ -1,0 +1,1 @@
+"""One module per op family: conformance(), smoke(), golden()."""

@@ -1,0 +1,176 @@
+"""Suite cases of the roi_align family: roi_align and roi_align_v2_backward.
+
+Each family module gives conformance(), smoke() and golden(): lists of cases (and, for
+golden, (file name, suite name, source, cases) tuples). tools/gen_suites.py collects them.
+"""
+
+
+def roi_align(name, shape, k, attrs, gen=None, grid=None, repeat=None, **extra):
+    c = {"name": name, "op": "roi_align", "shapes": {"input": shape, "rois": [k, 5]}, "attrs": attrs}
+    if gen: c["gen"] = gen
+    if grid: c["grid"] = grid
+    if repeat: c["repeat"] = repeat
+    c.update(extra)
+    return c
+
+
+def roi_bwd(name, input_shape, k, ph, pw, attrs, gen=None, grid=None, repeat=None, **extra):
+    a = {"input_shape": input_shape, "pooled_height": ph, "pooled_width": pw}
+    a.update(attrs)
+    c = {"name": name, "op": "roi_align_v2_backward",
+         "shapes": {"grad_output": [k, input_shape[1], ph, pw], "boxes": [k, 5]}, "attrs": a}
+    if gen: c["gen"] = gen
+    if grid: c["grid"] = grid
+    if repeat: c["repeat"] = repeat
+    c.update(extra)
+    return c
+
+
+def both(name, shape, k, ph, pw, attrs, rois_gen=None, values=None, grid=None, repeat=None):
+    """The same problem for the forward and the backward."""
+    fa = dict(attrs, pooled_h=ph, pooled_w=pw)
+    g_f = {"rois": rois_gen or {}}
+    g_b = {"boxes": rois_gen or {}}
+    if values:
+        g_f["input"] = values
+        g_b["grad_output"] = values
+    return [roi_align("fwd_" + name, shape, k, fa, g_f, grid, repeat),
+            roi_bwd("bwd_" + name, shape, k, ph, pw, attrs, g_b, grid, repeat)]
+
+
+# ---- published vectors (spec section 9) ------------------------------------------------------
+IOTA36 = {"dist": "iota", "start": 1}
+DOC_ROI = {"data": [[0, -2, -2, 22, 22]]}
+DOC_ATTRS = {"spatial_scale": 0.25, "sampling_ratio": 2}
+FWD_UNALIGNED = [[4.5, 6.5, 8.5], [16.5, 18.5, 20.5], [28.5, 30.5, 32.5]]
+FWD_ALIGNED = [[2.75, 4.5, 6.5], [13.25, 15, 17], [25.25, 27, 29]]
+GRAD_ALIGNED = [[.5625, .375, .375, .375, .375, .1875]] + [[.375, .25, .25, .25, .25, .125]] * 4 + \
+               [[.1875, .125, .125, .125, .125, .0625]]
+
+
+def published():
+    out = []
+    for aligned, expect in ((False, FWD_UNALIGNED), (True, FWD_ALIGNED)):
+        tag = "aligned" if aligned else "unaligned"
+        out.append(roi_align("torch_npu_doc_fwd_" + tag, [1, 1, 6, 6], 1,
+                             dict(DOC_ATTRS, pooled_h=3, pooled_w=3, aligned=aligned),
+                             {"input": IOTA36, "rois": DOC_ROI}, expect={"output": [[expect]]}))
+    out.append(roi_bwd("torch_npu_doc_grad_unaligned", [1, 1, 6, 6], 1, 3, 3, dict(DOC_ATTRS, aligned=False),
+                       {"grad_output": {"dist": "const", "value": 1}, "boxes": DOC_ROI},
+                       expect={"grad_input": [[[[0.25] * 6] * 6]]}))
+    out.append(roi_bwd("torch_npu_doc_grad_aligned", [1, 1, 6, 6], 1, 3, 3, dict(DOC_ATTRS, aligned=True),
+                       {"grad_output": {"dist": "const", "value": 1}, "boxes": DOC_ROI},
+                       expect={"grad_input": [[GRAD_ALIGNED]]}))
+    adj = [[0.25 * FWD_UNALIGNED[i // 2][j // 2] for j in range(6)] for i in range(6)]
+    out.append(roi_bwd("aclnn_doc_backward", [1, 1, 6, 6], 1, 3, 3, dict(DOC_ATTRS, aligned=False),
+                       {"grad_output": {"data": [[FWD_UNALIGNED]]}, "boxes": DOC_ROI},
+                       expect={"grad_input": [[adj]]}))
+    return out
+
+
+# ---- random grids ------------------------------------------------------------------------------
+def random_cases(repeat):
+    out = []
+    out += both("grid", [2, 8, 24, 24], 16, 3, 3, {"spatial_scale": 0.25},
+                {"size": [4, 96]}, grid={"aligned": [True, False], "sampling_ratio": [0, 1, 2, 3]}, repeat=repeat)
+    out += both("pooled", [2, 5, 20, 28], 12, 7, 7, {"spatial_scale": 0.5, "sampling_ratio": 2},
+                {"size": [2, 60]}, grid={"aligned": [True, False], "shape.input": [[2, 5, 20, 28], [1, 17, 9, 33]]},
+                repeat=repeat)
+    out += both("rect_pooled", [1, 19, 16, 16], 10, 2, 5, {"spatial_scale": 1.0},
+                {"size": [1, 24], "outside_frac": 0.2}, grid={"sampling_ratio": [0, 2]}, repeat=repeat)
+    out += both("normal_values", [2, 33, 12, 12], 9, 4, 4, {"spatial_scale": 0.5, "sampling_ratio": 0},
+                {"size": [2, 30]}, values={"dist": "normal", "mean": 3, "std": 10}, repeat=repeat)
+    return out
+
+
+# ---- edge cases ---------------------------------------------------------------------------------
+def edge_cases():
+    out = []
+    base = {"spatial_scale": 0.25}
+    # empty tensors: no rois, no channels, both
+    out += both("empty_rois", [2, 4, 8, 8], 0, 2, 2, base)
+    out += both("empty_channels", [2, 0, 8, 8], 5, 2, 2, base)
+    out += both("empty_batch", [0, 3, 8, 8], 4, 2, 2, base)
+    # images no roi touches (every roi on image 0 of 3)
+    out += both("untouched_images", [3, 4, 10, 10], 6, 2, 2, base, {"data": [[0, 4, 4, 30, 30]] * 6})
+    out += both("outside_partly", [1, 6, 16, 16], 24, 3, 3, base, {"outside_frac": 1.0, "size": [8, 64]},
+                grid={"aligned": [True, False], "sampling_ratio": [0, 2]})
+    out += both("outside_wholly", [1, 3, 8, 8], 4, 2, 2, base,
+                {"data": [[0, -100, -100, -60, -60], [0, 200, 200, 300, 300], [0, -50, 10, -10, 20], [0, 10, 90, 20, 99]]},
+                grid={"aligned": [True, False]})
+    out += both("degenerate", [1, 4, 12, 12], 16, 3, 3, base, {"degenerate_frac": 1.0},
+                grid={"aligned": [True, False], "sampling_ratio": [0, 2]})
+    out += both("inverted", [1, 4, 12, 12], 16, 3, 3, base, {"inverted_frac": 1.0},
+                grid={"aligned": [True, False], "sampling_ratio": [0, 2]})
+    out += both("batch_out_of_range", [2, 3, 8, 8], 12, 2, 2, base, {"oob_batch_frac": 0.5})
+    out += both("batch_fractional", [2, 3, 8, 8], 12, 2, 2, base, {"frac_batch_frac": 1.0})
+    out += both("nan_in_roi", [1, 3, 8, 8], 12, 2, 2, base, {"nan_frac": 0.5},
+                grid={"aligned": [True, False], "sampling_ratio": [0, 2]})
+    out += both("tiny_scale", [1, 4, 8, 8], 8, 2, 2, {"spatial_scale": 1 / 64}, {"size": [16, 400]},
+                grid={"sampling_ratio": [0, 2]})
+    out += both("large_scale", [1, 4, 32, 32], 8, 3, 3, {"spatial_scale": 16.0}, {"size": [0.1, 1.5]},
+                grid={"sampling_ratio": [0, 2]})
+    out += both("odd_scale", [1, 4, 16, 16], 8, 3, 3, {"spatial_scale": 0.3}, {"size": [4, 40]},
+                grid={"sampling_ratio": [0, 2]})
+    out += both("pooled_1x1", [2, 5, 10, 10], 8, 1, 1, base, grid={"sampling_ratio": [0, 1, 4]})
+    out += both("pooled_large", [1, 3, 16, 16], 3, 32, 32, base, {"size": [16, 64]}, grid={"sampling_ratio": [0, 2]})
+    out += both("pooled_64x17", [1, 2, 20, 20], 2, 64, 17, {"spatial_scale": 1.0, "sampling_ratio": 1})
+    # samples exactly on y = -1 and y = H (x = -1 and x = W): rule A's inclusive bounds
+    out += both("samples_on_bounds", [1, 4, 8, 8], 6, 2, 2, {"spatial_scale": 1.0, "aligned": False},
+                {"edge_frac": 1.0}, grid={"sampling_ratio": [1, 2, 3]})
+    out += both("samples_on_bounds_aligned", [1, 4, 8, 8], 6, 2, 2, {"spatial_scale": 0.5, "aligned": True},
+                {"edge_frac": 1.0}, grid={"sampling_ratio": [1, 2]})
+    out += both("plane_1xW", [1, 3, 1, 9], 6, 2, 2, {"spatial_scale": 1.0}, {"size": [1, 12]},
+                grid={"sampling_ratio": [0, 2]})
+    out += both("plane_Hx1", [1, 3, 9, 1], 6, 2, 2, {"spatial_scale": 1.0}, {"size": [1, 12]},
+                grid={"sampling_ratio": [0, 2]})
+    out += both("plane_1x1", [1, 3, 1, 1], 6, 2, 2, {"spatial_scale": 1.0}, {"size": [0.5, 4]})
+    # adaptive counts right at an integer (rh/PH = 2 exactly)
+    out += both("adaptive_integral_bins", [1, 3, 16, 16], 3, 2, 2, {"spatial_scale": 1.0, "aligned": False},
+                {"data": [[0, 2, 2, 6, 6], [0, 1, 3, 9, 7], [0, 0.5, 0.5, 4.5, 8.5]]})
+    # NaN and infinity in the feature map propagate exactly as in the reference
+    out += both("nan_features", [1, 3, 8, 8], 6, 2, 2, base, values={"dist": "uniform", "nan_frac": 0.05})
+    return out
+
+
+# ---- rejected inputs (exit 2 with the cause named) ---------------------------------------------
+def invalid_cases():
+    a = {"pooled_h": 2, "pooled_w": 2, "spatial_scale": 0.25}
+    f = []
+    f.append(roi_align("bad_rois_width", [1, 1, 4, 4], 3, a, expect_error="rois must have shape [K,5], got [3,4]"))
+    f[-1]["shapes"]["rois"] = [3, 4]
+    f.append(roi_align("bad_input_rank", [1, 4, 4], 3, a, expect_error="input must have shape [B,C,H,W]"))
+    f.append(roi_align("bad_pooled", [1, 1, 4, 4], 1, dict(a, pooled_h=0), expect_error="pooled_h = 0"))
+    f.append(roi_align("bad_scale_zero", [1, 1, 4, 4], 1, dict(a, spatial_scale=0), expect_error="spatial_scale"))
+    f.append(roi_align("bad_scale_negative", [1, 1, 4, 4], 1, dict(a, spatial_scale=-1), expect_error="spatial_scale"))
+    f.append(roi_align("bad_sampling_ratio", [1, 1, 4, 4], 1, dict(a, sampling_ratio=-1), expect_error="sampling_ratio = -1"))
+    b = {"spatial_scale": 0.25}
+    f.append(roi_bwd("bad_boxes_width", [1, 1, 4, 4], 3, 2, 2, b, expect_error="boxes must have shape [K,5]"))
+    f[-1]["shapes"]["boxes"] = [3, 6]
+    f.append(roi_bwd("bad_k_mismatch", [1, 1, 4, 4], 3, 2, 2, b, expect_error="grad_output has 3 rois"))
+    f[-1]["shapes"]["boxes"] = [2, 5]
+    f.append(roi_bwd("bad_pooled_mismatch", [1, 1, 4, 4], 3, 2, 2, dict(b, pooled_width=3), expect_error="must equal grad_output dims"))
+    f.append(roi_bwd("bad_channel_mismatch", [1, 1, 4, 4], 3, 2, 2, b, expect_error="input_shape[1]"))
+    f[-1]["shapes"]["grad_output"] = [3, 2, 2, 2]
+    f.append(roi_bwd("bad_input_shape_len", [1, 1, 4, 4], 3, 2, 2, b, expect_error="input_shape must have 4 entries"))
+    f[-1]["attrs"]["input_shape"] = [1, 1, 4]
+    f.append(roi_bwd("bad_input_shape_negative", [1, 1, 4, 4], 3, 2, 2, b, expect_error="input_shape[2] = -4"))
+    f[-1]["attrs"]["input_shape"] = [1, 1, -4, 4]
+    f.append(roi_bwd("bad_grad_rank", [1, 1, 4, 4], 3, 2, 2, b, expect_error="grad_output must have shape"))
+    f[-1]["shapes"]["grad_output"] = [3, 1, 4]
+    f.append(roi_bwd("bad_scale", [1, 1, 4, 4], 3, 2, 2, dict(b, spatial_scale=0), expect_error="spatial_scale"))
+    f.append(roi_bwd("bad_sampling_ratio", [1, 1, 4, 4], 3, 2, 2, dict(b, sampling_ratio=-2), expect_error="sampling_ratio = -2"))
+    return f
+
+
+def conformance():
+    return published() + random_cases(3) + edge_cases() + invalid_cases()
+
+
+def smoke():
+    return published() + random_cases(None) + edge_cases() + invalid_cases()
+
+
+def golden():
+    return [("published_roi_align.json", "published_roi_align",
+             "torch_npu ROIAlign and aclnnRoiAlignV2Backward documentation examples (ops.md section 9)", published())]
