@@ -156,6 +156,7 @@ int cmd_bench(int argc, char **argv)
     conform_exec ex = {CONFORM_ISA_AUTO, 0};
     int impl = 3;
     long long repeat = 10;
+    const char *append = NULL;
     for (int i = 3; i < argc; i++) {
         const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         int t = problem_args_take(&a, argc, argv, &i);
@@ -163,6 +164,7 @@ int cmd_bench(int argc, char **argv)
         if (t) continue;
         if (!strcmp(o, "--impl")) { if (parse_impl(v, &impl)) return usage_error("--impl takes reference, optimized or both"); i++; }
         else if (!strcmp(o, "--repeat")) { if (parse_int_arg(o, v, 1, 100000, &repeat)) return EXIT_USAGE; i++; }
+        else if (!strcmp(o, "--append") && v) { append = v; i++; }
         else if (!strcmp(o, "--threads")) { if (parse_threads_arg(v, &ex)) return EXIT_USAGE; i++; }
         else if (!strcmp(o, "--isa")) { if (parse_isa_arg(v, &ex)) return EXIT_USAGE; i++; }
         else return usage_error("bench: unknown option '%s'", o);
@@ -174,11 +176,23 @@ int cmd_bench(int argc, char **argv)
     buffers b;
     if (buffers_alloc(&p, &b)) { rc = usage_error("bench: out of memory"); goto out; }
     double bytes = compulsory_bytes(&p), bandwidth = stream_bandwidth(ex.threads);
+    /* the command that measures this again, for the gate's re-measurement (without --append) */
+    char cmd[4096];
+    {
+        int n = 0;
+        char *args[256];
+        for (int i = 0; i < argc && n < 256; i++) {
+            if (!strcmp(argv[i], "--append")) { i++; continue; }
+            args[n++] = argv[i];
+        }
+        command_line(n, args, cmd, sizeof cmd);
+    }
+    cJSON *results = cJSON_CreateArray();
     for (int which = 1; which <= 2; which++) {
         if (!(impl & which)) continue;
         int reps = which == 1 ? (int)(repeat < 3 ? repeat : 3) : (int)repeat; /* the reference is slow */
         double *t = calloc((size_t)reps, sizeof *t);
-        if (run_impl(&p, which == 1, &b, &ex)) { free(t); rc = usage_error("bench: the optimized kernel failed"); goto out; }
+        if (run_impl(&p, which == 1, &b, &ex)) { free(t); rc = usage_error("bench: the optimized kernel failed"); goto out_results; }
         for (int r = 0; r < reps; r++) {
             double t0 = now_seconds();
             run_impl(&p, which == 1, &b, &ex);
@@ -187,6 +201,16 @@ int cmd_bench(int argc, char **argv)
         qsort(t, (size_t)reps, sizeof *t, cmp_double);
         double median = reps % 2 ? t[reps / 2] : 0.5 * (t[reps / 2 - 1] + t[reps / 2]);
         double floor_s = bandwidth > 0 ? bytes / bandwidth : 0;
+        cJSON *jr = cJSON_CreateObject();
+        cJSON_AddStringToObject(jr, "op", op->name);
+        cJSON_AddStringToObject(jr, "impl", which == 1 ? "reference" : "optimized");
+        cJSON_AddStringToObject(jr, "isa", which == 1 ? "double" : conform_isa_name(ex.isa));
+        cJSON_AddNumberToObject(jr, "threads", which == 1 ? 1 : ex.threads);
+        cJSON_AddNumberToObject(jr, "median_s", median);
+        cJSON_AddNumberToObject(jr, "min_s", t[0]);
+        cJSON_AddNumberToObject(jr, "floor_s", floor_s);
+        cJSON_AddStringToObject(jr, "command", cmd);
+        cJSON_AddItemToArray(results, jr);
         printf("{\"op\": \"%s\", \"impl\": \"%s\", \"isa\": \"%s\", \"threads\": %d, \"repeat\": %d, "
                "\"median_s\": %.6g, \"min_s\": %.6g, \"max_s\": %.6g, \"bytes\": %.0f, "
                "\"stream_gbs\": %.2f, \"floor_s\": %.6g, \"median_over_floor\": %.3g}\n",
@@ -195,6 +219,25 @@ int cmd_bench(int argc, char **argv)
                floor_s > 0 ? median / floor_s : 0);
         free(t);
     }
+    if (append) {
+        char err[CONFORM_ERR_LEN];
+        cJSON *doc = NULL;
+        FILE *f = fopen(append, "rb");
+        if (f) { fclose(f); doc = read_json_file(append, err, sizeof err); if (!doc) { rc = usage_error("--append %s", err); goto out_results; } }
+        if (!doc) {
+            doc = cJSON_CreateObject();
+            cJSON_AddStringToObject(doc, "schema", "conform-bench");
+            cJSON_AddNumberToObject(doc, "schema_version", 1);
+            cJSON_AddArrayToObject(doc, "results");
+        }
+        cJSON *list = cJSON_GetObjectItemCaseSensitive(doc, "results");
+        const cJSON *jr;
+        cJSON_ArrayForEach(jr, results) cJSON_AddItemToArray(list, cJSON_Duplicate(jr, 1));
+        if (write_json_atomic(append, doc, err, sizeof err)) rc = usage_error("%s", err);
+        cJSON_Delete(doc);
+    }
+out_results:
+    cJSON_Delete(results);
 out:
     buffers_free(&b);
     problem_free(&p);

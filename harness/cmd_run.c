@@ -1,5 +1,5 @@
-/* conform run: suites -> cases -> both paths -> verdicts -> report.json and a summary table. */
-#include <math.h>
+/* conform run: suites -> cases -> both paths -> verdicts -> reports in every format. */
+#include <fnmatch.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,59 +11,168 @@
 #include "verify.h"
 
 #define MAX_SUITES 32
+#define MAX_OPS 16
+
+/* ---- waivers: expected failures, each with a reason and a link ----------------------------- */
 
 typedef struct {
-    const char *op;
-    int total, passed, failed, error;
-    long long ambiguous;
-    double worst_ratio, max_ulp;
-} op_summary;
+    cJSON *root;
+    int n;
+    const cJSON **items;
+    int *used;
+} waivers_t;
 
-static op_summary *summary_of(op_summary *s, int *n, const char *op)
+static int waivers_load(const char *path, waivers_t *w)
 {
-    for (int i = 0; i < *n; i++)
-        if (!strcmp(s[i].op, op)) return &s[i];
-    memset(&s[*n], 0, sizeof s[*n]);
-    s[*n].op = op;
-    return &s[(*n)++];
+    memset(w, 0, sizeof *w);
+    if (!path) return 0;
+    char err[CONFORM_ERR_LEN];
+    w->root = read_json_file(path, err, sizeof err);
+    if (!w->root) return usage_error("--waivers %s", err);
+    const cJSON *list = cJSON_GetObjectItemCaseSensitive(w->root, "waivers"), *it;
+    if (!cJSON_IsArray(list)) return usage_error("%s: expected {\"waivers\": [{\"pattern\", \"reason\", \"link\"}, ...]}", path);
+    w->n = cJSON_GetArraySize(list);
+    w->items = calloc((size_t)w->n + 1, sizeof *w->items);
+    w->used = calloc((size_t)w->n + 1, sizeof *w->used);
+    int i = 0;
+    cJSON_ArrayForEach(it, list) {
+        const cJSON *p = cJSON_GetObjectItemCaseSensitive(it, "pattern"), *r = cJSON_GetObjectItemCaseSensitive(it, "reason"),
+                    *l = cJSON_GetObjectItemCaseSensitive(it, "link");
+        if (!cJSON_IsString(p) || !cJSON_IsString(r) || !r->valuestring[0] || !cJSON_IsString(l) || !l->valuestring[0])
+            return usage_error("%s: waivers[%d] needs a \"pattern\", a non-empty \"reason\" and a \"link\"", path, i);
+        w->items[i++] = it;
+    }
+    return 0;
 }
 
-static cJSON *tolerance_models(void)
+static const cJSON *waiver_for(waivers_t *w, const char *id)
 {
-    cJSON *j = cJSON_CreateObject();
-    for (int i = 0; conform_ops[i]; i++) {
-        const op_desc *op = conform_ops[i];
-        cJSON *o = cJSON_AddArrayToObject(j, op->name);
-        for (int k = 0; k < op->n_outputs; k++) {
-            cJSON *t = cJSON_CreateObject();
-            cJSON_AddStringToObject(t, "output", op->outputs[k].name);
-            cJSON_AddStringToObject(t, "formula",
-                                    "tol = u*(k_val + n_terms)*abs_sum + pos_err; ambiguous: + ambig");
-            cJSON_AddNumberToObject(t, "k_val", op->tol[k].k_val);
-            cJSON_AddStringToObject(t, "k_val_why", op->tol[k].k_val_why);
-            cJSON_AddNumberToObject(t, "k_pos", op->tol[k].k_pos);
-            cJSON_AddStringToObject(t, "k_pos_why", op->tol[k].k_pos_why);
-            cJSON_AddItemToArray(o, t);
+    for (int i = 0; i < w->n; i++) {
+        const char *pat = cJSON_GetObjectItemCaseSensitive(w->items[i], "pattern")->valuestring;
+        if (!fnmatch(pat, id, 0) || !strcmp(pat, id)) {
+            w->used[i] = 1;
+            return w->items[i];
         }
     }
-    return j;
+    return NULL;
+}
+
+static void waivers_free(waivers_t *w)
+{
+    cJSON_Delete(w->root);
+    free(w->items);
+    free(w->used);
+}
+
+/* ---- shards: a deterministic partition of the cases by id ---------------------------------- */
+
+static int parse_shard(const char *v, int *index, int *count)
+{
+    int i, n;
+    char tail;
+    if (!v || sscanf(v, "%d/%d%c", &i, &n, &tail) != 2 || n < 1 || i < 1 || i > n)
+        return usage_error("--shard takes I/N with 1 <= I <= N, got '%s'", v ? v : "");
+    *index = i;
+    *count = n;
+    return 0;
+}
+
+/* GitLab's parallel jobs and Slurm job arrays say which shard this is. */
+static int shard_from_environment(int *index, int *count)
+{
+    const char *gi = getenv("CI_NODE_INDEX"), *gt = getenv("CI_NODE_TOTAL");
+    if (gi && gt) {
+        char buf[64];
+        snprintf(buf, sizeof buf, "%s/%s", gi, gt);
+        return parse_shard(buf, index, count);
+    }
+    const char *si = getenv("SLURM_ARRAY_TASK_ID"), *sc = getenv("SLURM_ARRAY_TASK_COUNT"), *sm = getenv("SLURM_ARRAY_TASK_MIN");
+    if (si && sc) {
+        char buf[64];
+        snprintf(buf, sizeof buf, "%d/%s", atoi(si) - (sm ? atoi(sm) : 0) + 1, sc);
+        return parse_shard(buf, index, count);
+    }
+    return 0;
+}
+
+static int in_shard(const char *id, int index, int count)
+{
+    uint64_t h = 1469598103934665603ULL;
+    for (const char *s = id; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+    return (int)(h % (uint64_t)count) == index - 1;
+}
+
+/* ---- selection ----------------------------------------------------------------------------- */
+
+typedef struct {
+    const char *filter;
+    const char *ops[MAX_OPS];
+    int n_ops;
+    cJSON *rerun; /* ids to rerun, from a previous report */
+    int shard_index, shard_count;
+} selection;
+
+static int selected(const selection *s, const case_t *c)
+{
+    if (!case_matches(c, s->filter)) return 0;
+    if (s->n_ops) {
+        int ok = 0;
+        for (int i = 0; i < s->n_ops; i++) ok |= !strcmp(s->ops[i], c->op->name);
+        if (!ok) return 0;
+    }
+    if (s->rerun && !cJSON_GetObjectItemCaseSensitive(s->rerun, c->id)) return 0;
+    return s->shard_count <= 1 || in_shard(c->id, s->shard_index, s->shard_count);
+}
+
+/* --rerun REPORT [--status S,...]: the ids whose status is one of S in that report */
+static int load_rerun(const char *path, const char *statuses, selection *s)
+{
+    char err[CONFORM_ERR_LEN];
+    cJSON *r = read_json_file(path, err, sizeof err);
+    if (!r) return usage_error("--rerun %s", err);
+    s->rerun = cJSON_CreateObject();
+    const cJSON *c;
+    cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(r, "cases")) {
+        const cJSON *id = cJSON_GetObjectItemCaseSensitive(c, "id"), *st = cJSON_GetObjectItemCaseSensitive(c, "status");
+        if (!cJSON_IsString(id) || !cJSON_IsString(st)) continue;
+        char list[256];
+        snprintf(list, sizeof list, ",%s,", statuses);
+        char needle[40];
+        snprintf(needle, sizeof needle, ",%s,", st->valuestring);
+        if (strstr(list, needle) && !cJSON_GetObjectItemCaseSensitive(s->rerun, id->valuestring))
+            cJSON_AddTrueToObject(s->rerun, id->valuestring);
+    }
+    cJSON_Delete(r);
+    return 0;
 }
 
 int cmd_run(int argc, char **argv)
 {
     const char *suites[MAX_SUITES];
-    int n_suites = 0, seed_set = 0, dry = 0, quiet = 0;
+    int n_suites = 0, seed_set = 0, dry = 0, quiet = 0, shard_set = 0;
     long long seed = 0;
-    const char *filter = NULL, *report_dir = "reports/latest";
+    const char *report_dir = "reports/latest", *waiver_path = NULL, *rerun_path = NULL, *statuses = "failed,error";
     conform_exec ex = {CONFORM_ISA_AUTO, 0};
+    selection sel;
+    memset(&sel, 0, sizeof sel);
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(a, "--filter") && v) { filter = v; i++; }
+        if (!strcmp(a, "--filter") && v) { sel.filter = v; i++; }
+        else if (!strcmp(a, "--op") && v) {
+            if (!op_find(v)) return usage_error("--op: unknown op '%s' (see conform list)", v);
+            if (sel.n_ops == MAX_OPS) return usage_error("--op: at most %d", MAX_OPS);
+            sel.ops[sel.n_ops++] = v;
+            i++;
+        }
         else if (!strcmp(a, "--seed")) { if (parse_int_arg(a, v, 0, 4294967295LL, &seed)) return EXIT_USAGE; seed_set = 1; i++; }
         else if (!strcmp(a, "--threads")) { if (parse_threads_arg(v, &ex)) return EXIT_USAGE; i++; }
         else if (!strcmp(a, "--isa")) { if (parse_isa_arg(v, &ex)) return EXIT_USAGE; i++; }
         else if (!strcmp(a, "--report-dir") && v) { report_dir = v; i++; }
         else if (!strcmp(a, "--golden-dir") && v) { verify_golden_dir = v; i++; }
+        else if (!strcmp(a, "--waivers") && v) { waiver_path = v; i++; }
+        else if (!strcmp(a, "--rerun") && v) { rerun_path = v; i++; }
+        else if (!strcmp(a, "--status") && v) { statuses = v; i++; }
+        else if (!strcmp(a, "--shard")) { if (parse_shard(v, &sel.shard_index, &sel.shard_count)) return EXIT_USAGE; shard_set = 1; i++; }
         else if (!strcmp(a, "--list") || !strcmp(a, "--dry-run")) dry = 1;
         else if (!strcmp(a, "--quiet")) quiet = 1;
         else if (a[0] == '-') return usage_error("run: unknown option '%s' (see conform --help)", a);
@@ -71,43 +180,41 @@ int cmd_run(int argc, char **argv)
         else suites[n_suites++] = a;
     }
     if (!n_suites) suites[n_suites++] = "cases/conformance.json";
+    if (!shard_set && shard_from_environment(&sel.shard_index, &sel.shard_count)) return EXIT_USAGE;
     if (resolve_isa(&ex)) return EXIT_USAGE;
+    if (!waiver_path && !access("cases/waivers.json", R_OK)) waiver_path = "cases/waivers.json";
+    waivers_t waivers;
+    if (waivers_load(waiver_path, &waivers)) { waivers_free(&waivers); return EXIT_USAGE; }
+    if (rerun_path && load_rerun(rerun_path, statuses, &sel)) { waivers_free(&waivers); return EXIT_USAGE; }
 
     /* everything is loaded and checked before anything runs or is written */
     suite_t *loaded = calloc((size_t)n_suites, sizeof *loaded);
     char err[CONFORM_ERR_LEN];
-    int total = 0;
+    int total = 0, rc = EXIT_OK;
     for (int s = 0; s < n_suites; s++) {
         if (suite_load(suites[s], &loaded[s], err, sizeof err)) {
-            for (int k = 0; k < s; k++) suite_free(&loaded[k]);
-            free(loaded);
-            return usage_error("%s", err);
+            rc = usage_error("%s", err);
+            n_suites = s;
+            goto out;
         }
-        for (int c = 0; c < loaded[s].n_cases; c++) total += case_matches(&loaded[s].cases[c], filter);
+        for (int c = 0; c < loaded[s].n_cases; c++) total += selected(&sel, &loaded[s].cases[c]);
     }
-    int rc = EXIT_OK;
-    if (!total) {
-        rc = usage_error("run: no case matches%s%s", filter ? " --filter " : "", filter ? filter : "");
+    if (!total && sel.shard_count <= 1) {
+        rc = usage_error("run: no case matches the selection%s%s", sel.filter ? " --filter " : "", sel.filter ? sel.filter : "");
         goto out;
     }
     if (dry) {
         for (int s = 0; s < n_suites; s++)
             for (int c = 0; c < loaded[s].n_cases; c++)
-                if (case_matches(&loaded[s].cases[c], filter)) printf("%s\n", loaded[s].cases[c].id);
+                if (selected(&sel, &loaded[s].cases[c])) printf("%s\n", loaded[s].cases[c].id);
         goto out;
     }
     if (mkdir_p(report_dir, err, sizeof err)) { rc = usage_error("%s", err); goto out; }
 
     char cmd[4096];
     command_line(argc, argv, cmd, sizeof cmd);
-    cJSON *report = cJSON_CreateObject();
-    cJSON_AddStringToObject(report, "schema", CONFORM_REPORT_SCHEMA);
-    cJSON_AddNumberToObject(report, "schema_version", CONFORM_REPORT_SCHEMA_VERSION);
-    cJSON_AddStringToObject(report, "tool_version", CONFORM_VERSION);
-    cJSON_AddStringToObject(report, "command", cmd);
-    cJSON_AddStringToObject(report, "isa", conform_isa_name(ex.isa));
-    cJSON_AddNumberToObject(report, "threads", ex.threads);
-    cJSON *js = cJSON_AddArrayToObject(report, "suites");
+    cJSON *report = report_new(cmd, conform_isa_name(ex.isa), ex.threads);
+    cJSON *js = cJSON_GetObjectItemCaseSensitive(report, "suites");
     for (int s = 0; s < n_suites; s++) {
         cJSON *o = cJSON_CreateObject();
         cJSON_AddStringToObject(o, "path", loaded[s].path);
@@ -115,45 +222,50 @@ int cmd_run(int argc, char **argv)
         cJSON_AddNumberToObject(o, "seed", (double)(seed_set ? (uint64_t)seed : loaded[s].seed));
         cJSON_AddItemToArray(js, o);
     }
-    if (seed_set) cJSON_AddNumberToObject(report, "seed", (double)seed);
-    else cJSON_AddNumberToObject(report, "seed", (double)loaded[0].seed);
-    cJSON *summary = cJSON_AddObjectToObject(report, "summary");
-    cJSON *jcases = cJSON_CreateArray();
+    cJSON_ReplaceItemInObject(report, "seed", cJSON_CreateNumber((double)(seed_set ? (uint64_t)seed : loaded[0].seed)));
+    if (sel.shard_count > 1) {
+        char shard[32];
+        snprintf(shard, sizeof shard, "%d/%d", sel.shard_index, sel.shard_count);
+        cJSON_AddStringToObject(report, "shard", shard);
+    }
+    cJSON *jcases = cJSON_GetObjectItemCaseSensitive(report, "cases");
 
-    op_summary ops[64];
-    int n_ops = 0, done = 0, failed = 0;
+    const op_desc *touched[64];
+    int n_touched = 0, done = 0, failed = 0;
     int progress = !quiet && isatty(2) && !getenv("CI");
     double t_start = now_seconds();
     for (int s = 0; s < n_suites; s++) {
         uint64_t run_seed = seed_set ? (uint64_t)seed : loaded[s].seed;
         for (int c = 0; c < loaded[s].n_cases; c++) {
             const case_t *cs = &loaded[s].cases[c];
-            if (!case_matches(cs, filter)) continue;
+            if (!selected(&sel, cs)) continue;
             case_result r;
             run_case(cs, case_seed(cs, run_seed), &ex, &r);
             char repro[2048], q1[600], q2[600];
             snprintf(repro, sizeof repro, "build/conform run %s --filter %s --seed %llu --isa %s --threads %d",
                      shell_quote(loaded[s].path, q1, sizeof q1), shell_quote(cs->id, q2, sizeof q2),
                      (unsigned long long)run_seed, conform_isa_name(ex.isa), ex.threads > 0 ? ex.threads : 1);
-            cJSON_AddItemToArray(jcases, case_result_json(cs, &r, repro));
-            op_summary *os = summary_of(ops, &n_ops, cs->op->name);
-            os->total++;
-            if (!strcmp(r.status, "passed")) os->passed++;
-            else if (!strcmp(r.status, "failed")) os->failed++;
-            else os->error++;
-            for (int o = 0; o < r.n_out; o++) {
-                os->ambiguous += r.out[o].cmp.n_ambiguous;
-                if (r.out[o].cmp.max_err_over_tol > os->worst_ratio) os->worst_ratio = r.out[o].cmp.max_err_over_tol;
-                if (r.out[o].cmp.max_ulp > os->max_ulp) os->max_ulp = r.out[o].cmp.max_ulp;
-            }
-            done++;
+            cJSON *jc = case_result_json(cs, &r, repro);
+            case_result_free(&r);
             if (strcmp(r.status, "passed")) {
-                failed++;
-                if (!quiet) {
-                    if (progress) fputs("\r\033[K", stderr);
-                    printf("%-6s %s\n       %s\n       repro: %s\n", r.status, cs->id, r.message, repro);
+                const cJSON *w = waiver_for(&waivers, cs->id);
+                if (w) {
+                    cJSON_ReplaceItemInObject(jc, "status", cJSON_CreateString("waived"));
+                    cJSON_AddItemToObject(jc, "waiver", cJSON_Duplicate(w, 1));
+                    cJSON_AddStringToObject(jc, "waived_status", r.status);
+                } else {
+                    failed++;
+                    if (!quiet) {
+                        if (progress) fputs("\r\033[K", stderr);
+                        printf("%-6s %s\n       %s\n       repro: %s\n", r.status, cs->id, r.message, repro);
+                    }
                 }
             }
+            cJSON_AddItemToArray(jcases, jc);
+            int seen = 0;
+            for (int t = 0; t < n_touched; t++) seen |= touched[t] == cs->op;
+            if (!seen && n_touched < 64) touched[n_touched++] = cs->op;
+            done++;
             if (progress) {
                 double el = now_seconds() - t_start, left = el / done * (total - done);
                 fprintf(stderr, "\r\033[K[%d/%d] failures %d, %.0fs left", done, total, failed, left);
@@ -161,58 +273,24 @@ int cmd_run(int argc, char **argv)
         }
     }
     if (progress) fputs("\r\033[K", stderr);
-    double elapsed = now_seconds() - t_start;
 
-    int sum_p = 0, sum_f = 0, sum_e = 0;
-    long long sum_a = 0;
-    cJSON *jops = cJSON_CreateObject();
-    for (int i = 0; i < n_ops; i++) {
-        sum_p += ops[i].passed; sum_f += ops[i].failed; sum_e += ops[i].error; sum_a += ops[i].ambiguous;
-        cJSON *o = cJSON_AddObjectToObject(jops, ops[i].op);
-        cJSON_AddNumberToObject(o, "total", ops[i].total);
-        cJSON_AddNumberToObject(o, "passed", ops[i].passed);
-        cJSON_AddNumberToObject(o, "failed", ops[i].failed);
-        cJSON_AddNumberToObject(o, "error", ops[i].error);
-        cJSON_AddNumberToObject(o, "ambiguous_elements", (double)ops[i].ambiguous);
-        cJSON_AddNumberToObject(o, "max_err_over_tol", isfinite(ops[i].worst_ratio) ? ops[i].worst_ratio : 1e308);
-        cJSON_AddNumberToObject(o, "max_ulp", ops[i].max_ulp);
-    }
-    cJSON_AddNumberToObject(summary, "total", done);
-    cJSON_AddNumberToObject(summary, "passed", sum_p);
-    cJSON_AddNumberToObject(summary, "failed", sum_f);
-    cJSON_AddNumberToObject(summary, "error", sum_e);
-    cJSON_AddNumberToObject(summary, "ambiguous_elements", (double)sum_a);
-    cJSON_AddNumberToObject(summary, "duration_s", elapsed);
     /* the proofs of every op the run touched: a verdict is only as good as its golden */
-    cJSON *jproofs = cJSON_CreateArray();
-    int proofs_failed = 0;
-    for (int i = 0; i < n_ops; i++) proofs_failed += verify_op(op_find(ops[i].op), 1, jproofs);
-    int n_proofs = cJSON_GetArraySize(jproofs);
-    cJSON_AddNumberToObject(summary, "proofs", n_proofs);
-    cJSON_AddNumberToObject(summary, "proofs_failed", proofs_failed);
-    cJSON_AddItemToObject(report, "ops", jops);
-    cJSON_AddItemToObject(report, "proofs", jproofs);
-    cJSON_AddItemToObject(report, "tolerance_models", tolerance_models());
-    cJSON_AddItemToObject(report, "cases", jcases);
-
-    char path[1100];
-    snprintf(path, sizeof path, "%s/report.json", report_dir);
-    if (write_json_atomic(path, report, err, sizeof err)) rc = usage_error("%s", err);
+    cJSON *jproofs = cJSON_GetObjectItemCaseSensitive(report, "proofs");
+    for (int i = 0; i < n_touched; i++) verify_op(touched[i], 1, jproofs);
+    cJSON *stale = cJSON_GetObjectItemCaseSensitive(report, "stale_waivers");
+    for (int i = 0; i < waivers.n; i++)
+        if (!waivers.used[i]) cJSON_AddItemToArray(stale, cJSON_Duplicate(waivers.items[i], 1));
+    cJSON_AddNumberToObject(report, "duration_s", now_seconds() - t_start);
+    report_summarize(report);
+    if (report_write_all(report, report_dir, err, sizeof err)) rc = usage_error("%s", err);
+    report_print_summary(report, stdout);
+    printf("reports: %s/report.{json,md,html}, %s/junit.xml\n", report_dir, report_dir);
+    if (rc == EXIT_OK && !report_all_passed(report)) rc = EXIT_FAIL;
     cJSON_Delete(report);
-
-    printf("\n%-26s %6s %7s %7s %6s %10s %13s %9s\n", "op", "cases", "passed", "failed", "error", "ambiguous",
-           "worst err/tol", "max ulp");
-    for (int i = 0; i < n_ops; i++)
-        printf("%-26s %6d %7d %7d %6d %10lld %13.3g %9.3g\n", ops[i].op, ops[i].total, ops[i].passed, ops[i].failed,
-               ops[i].error, ops[i].ambiguous, ops[i].worst_ratio, ops[i].max_ulp);
-    printf("%-26s %6d %7d %7d %6d %10lld\n", "total", done, sum_p, sum_f, sum_e, sum_a);
-    printf("isa %s, threads %d, %.1f s; report: %s\n", conform_isa_name(ex.isa), ex.threads, elapsed, path);
-    printf("proofs of the references: %d run, %d failed%s\n", n_proofs, proofs_failed,
-           proofs_failed ? " (see conform verify)" : "");
-    printf("%d passed, %d failed\n", sum_p, sum_f + sum_e);
-    if (rc == EXIT_OK && (sum_f || sum_e || proofs_failed)) rc = EXIT_FAIL;
 out:
     for (int s = 0; s < n_suites; s++) suite_free(&loaded[s]);
     free(loaded);
+    waivers_free(&waivers);
+    cJSON_Delete(sel.rerun);
     return rc;
 }

@@ -4,6 +4,16 @@
 #include <math.h>
 #include <string.h>
 
+const double compare_ratio_edges[COMPARE_HIST_BINS - 1] = {0, 1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 0.1, 0.5, 1};
+const double compare_ulp_edges[COMPARE_HIST_BINS - 1] = {0, 0.5, 1, 2, 4, 16, 256, 4096, 65536};
+
+int compare_bin(const double *edges, double v)
+{
+    int b = 0;
+    while (b < COMPARE_HIST_BINS - 1 && v > edges[b]) b++;
+    return b;
+}
+
 static double at(const double *a, int64_t i) { return a ? a[i] : 0.0; }
 
 double compare_tolerance(const tol_inputs *t, int64_t i, double *ambig)
@@ -79,6 +89,8 @@ void compare_f32(const double *ref, const float *got, int64_t n, const tol_input
         if (ulps > r->max_ulp) r->max_ulp = ulps;
         double ratio = err == 0 ? 0 : (tol > 0 ? err / tol : INFINITY);
         if (ratio > r->max_err_over_tol) r->max_err_over_tol = ratio;
+        r->hist_ratio[compare_bin(compare_ratio_edges, ratio)]++;
+        if (fabs(f) >= FLT_MIN) r->hist_ulp[compare_bin(compare_ulp_edges, ulps)]++;
         if (err > tol) r->n_over++;
         if (ratio > worst_ratio) {
             worst_ratio = ratio;

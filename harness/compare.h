@@ -7,6 +7,8 @@
 
 #include "op.h"
 
+#define COMPARE_HIST_BINS 10
+
 /* unit roundoff of float32 (round to nearest) */
 #define CONFORM_U_F32 (1.0 / 16777216.0)
 
@@ -30,7 +32,15 @@ typedef struct {
     double worst_ref, worst_got, worst_tol;
     double max_tol;        /* the largest tolerance applied (non-ambiguous) */
     int all_zero;          /* every got is 0 while some reference element is clearly not */
+    /* histograms over the non-ambiguous finite elements (bin edges: compare_hist_edges) */
+    int64_t hist_ratio[COMPARE_HIST_BINS]; /* err / tol */
+    int64_t hist_ulp[COMPARE_HIST_BINS];   /* float32 ULPs of the reference (normal ones) */
 } compare_result;
+
+/* Bin b holds values v with edge[b-1] < v <= edge[b]; bin 0 is exactly 0, the last is beyond. */
+extern const double compare_ratio_edges[COMPARE_HIST_BINS - 1];
+extern const double compare_ulp_edges[COMPARE_HIST_BINS - 1];
+int compare_bin(const double *edges, double v);
 
 /* Tolerance of element i; *ambig receives the widening (0 when the element is not ambiguous). */
 double compare_tolerance(const tol_inputs *t, int64_t i, double *ambig);

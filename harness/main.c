@@ -9,14 +9,18 @@ static const char usage[] =
     "usage: conform COMMAND [options]\n"
     "  list [--json]                       the ops, their tensors and attributes\n"
     "  run [SUITE.json ...] [--filter PATTERN] [--seed N] [--threads N] [--isa auto|scalar|avx2|avx512]\n"
-    "      [--report-dir DIR] [--list] [--quiet]\n"
+    "      [--report-dir DIR] [--op OP]... [--shard I/N] [--waivers FILE] [--rerun REPORT [--status S,...]]\n"
+    "      [--golden-dir DIR] [--list] [--quiet]\n"
     "                                      run suites (default cases/conformance.json) on both paths\n"
     "  eval OP --impl reference|optimized [--attr NAME=VALUE]... --input NAME=FILE.npy... --output-dir DIR\n"
     "      [--threads N] [--isa ...]       one op on given inputs; outputs as DIR/<name>.npy\n"
     "  bench OP [--attr NAME=VALUE]... (--input NAME=FILE.npy | --shape NAME=d0,d1,...)... [--seed N] [--gen JSON]\n"
     "      [--repeat N] [--threads N] [--isa ...] [--impl reference|optimized|both]\n"
     "                                      timings as one JSON object per implementation\n"
-    "  gate --baseline FILE --current FILE regression gate between two reports\n"
+    "  gate --baseline FILE --current FILE [--update]\n"
+    "                                      regression gate between two reports (conformance or bench);\n"
+    "                                      --update makes the current report the baseline\n"
+    "  merge --report-dir OUT DIR...       shard reports combined into one, in every format\n"
     "  verify [--op OP] [--golden-dir DIR] [--report-dir DIR]\n"
     "                                      prove the references: adjoint, finite difference,\n"
     "                                      metamorphic and golden checks\n"
@@ -38,6 +42,7 @@ int main(int argc, char **argv)
     if (!strcmp(argv[1], "bench")) return cmd_bench(argc, argv);
     if (!strcmp(argv[1], "gate")) return cmd_gate(argc, argv);
     if (!strcmp(argv[1], "verify")) return cmd_verify(argc, argv);
+    if (!strcmp(argv[1], "merge")) return cmd_merge(argc, argv);
     fprintf(stderr, "conform: unknown command '%s'\n%s", argv[1], usage);
     return EXIT_USAGE;
 }

@@ -4,6 +4,7 @@
 
 #include <cJSON.h>
 #include <stddef.h>
+#include <stdio.h>
 
 #define CONFORM_REPORT_SCHEMA "conform-report"
 #define CONFORM_REPORT_SCHEMA_VERSION 1
@@ -18,5 +19,20 @@ cJSON *read_json_file(const char *path, char *err, size_t errlen);
 void command_line(int argc, char **argv, char *buf, size_t len);
 /* A single shell word, quoted when it needs to be. */
 const char *shell_quote(const char *s, char *buf, size_t len);
+
+/* ---- report documents (report_formats.c) ------------------------------------------------ */
+
+/* A new report object: schema, command, isa, threads, and empty suites/proofs/cases lists. */
+cJSON *report_new(const char *command, const char *isa, int threads);
+/* Recomputes "summary" and "ops" from "cases", "proofs" and "stale_waivers". */
+void report_summarize(cJSON *report);
+/* 1 when nothing failed or errored and every proof held */
+int report_all_passed(const cJSON *report);
+/* Writes report.json, report.md, junit.xml and report.html into dir, each atomically. */
+int report_write_all(const cJSON *report, const char *dir, char *err, size_t errlen);
+void report_print_summary(const cJSON *report, FILE *f);
+char *report_markdown(const cJSON *report);
+char *report_junit(const cJSON *report);
+char *report_html(const cJSON *report);
 
 #endif

@@ -92,6 +92,35 @@ static void check_expected(const case_t *c, const problem_t *p, int o, const dou
     free(want);
 }
 
+void case_result_free(case_result *r)
+{
+    for (int o = 0; o < CONFORM_MAX_TENSORS; o++) {
+        free(r->out[o].heat);
+        r->out[o].heat = NULL;
+    }
+}
+
+static void heat_map(output_result *out, const double *ref, const float *got, const tol_inputs *t)
+{
+    const shape_t *s = &out->shape;
+    int64_t n = shape_numel(s), cols = 1;
+    for (int d = s->rank - 2; d < s->rank; d++) if (d >= 0) cols *= s->dims[d];
+    if (n <= 0 || cols <= 0) return;
+    int64_t rows = n / cols;
+    out->heat_rows = (int)(rows < HEAT ? rows : HEAT);
+    out->heat_cols = (int)(cols < HEAT ? cols : HEAT);
+    out->heat = calloc((size_t)(out->heat_rows * out->heat_cols), sizeof(float));
+    if (!out->heat) return;
+    for (int64_t i = 0; i < n; i++) {
+        double ambig, tol = compare_tolerance(t, i, &ambig), g = got[i], f = ref[i];
+        double ratio = (isnan(f) && isnan(g)) || f == g ? 0 : fabs(g - f) / (tol + ambig);
+        if (!(ratio <= 1e6)) ratio = 1e6; /* NaN/Inf mismatches show as the hottest cells */
+        int64_t r = i / cols, c = i % cols;
+        float *cell = &out->heat[(r * out->heat_rows / rows) * out->heat_cols + c * out->heat_cols / cols];
+        if (ratio > *cell) *cell = (float)ratio;
+    }
+}
+
 void run_case(const case_t *c, uint64_t seed, const conform_exec *ex, case_result *r)
 {
     memset(r, 0, sizeof *r);
@@ -175,6 +204,7 @@ void run_case(const case_t *c, uint64_t seed, const conform_exec *ex, case_resul
         }
         tol_inputs t = {CONFORM_U_F32, &op->tol[o], bt[o][0], bt[o][1], bt[o][2], bt[o][3]};
         compare_f32(ref[o], got[o], n_out[o], &t, &out->cmp);
+        if (out->cmp.n_over) heat_map(out, ref[o], got[o], &t);
         char m[400];
         if (out->cmp.all_zero) {
             snprintf(m, sizeof m, "%s: all zeros where the reference is not", out->name);
@@ -199,6 +229,13 @@ done:
         free(fin[o]);
     }
     problem_free(&p);
+}
+
+static cJSON *hist_json(const int64_t *v)
+{
+    cJSON *a = cJSON_CreateArray();
+    for (int i = 0; i < COMPARE_HIST_BINS; i++) cJSON_AddItemToArray(a, cJSON_CreateNumber((double)v[i]));
+    return a;
 }
 
 static cJSON *shape_json(const shape_t *s)
@@ -267,6 +304,16 @@ cJSON *case_result_json(const case_t *c, const case_result *r, const char *repro
             cJSON_AddItemToObject(w, "ref", num(m->worst_ref));
             cJSON_AddItemToObject(w, "got", num(m->worst_got));
             cJSON_AddItemToObject(w, "tol", num(m->worst_tol));
+        }
+        cJSON_AddItemToObject(jo, "hist_err_over_tol", hist_json(m->hist_ratio));
+        cJSON_AddItemToObject(jo, "hist_ulp", hist_json(m->hist_ulp));
+        if (out->heat) {
+            cJSON *h = cJSON_AddObjectToObject(jo, "heatmap");
+            cJSON_AddNumberToObject(h, "rows", out->heat_rows);
+            cJSON_AddNumberToObject(h, "cols", out->heat_cols);
+            cJSON *cells = cJSON_AddArrayToObject(h, "max_err_over_tol");
+            for (int i = 0; i < out->heat_rows * out->heat_cols; i++)
+                cJSON_AddItemToArray(cells, cJSON_CreateNumber(round(out->heat[i] * 1e3) / 1e3));
         }
         cJSON *t = cJSON_AddObjectToObject(jo, "tolerance");
         cJSON_AddStringToObject(t, "formula", "u*(k_val + n_terms)*abs_sum + pos_err, + ambig for ambiguous elements");

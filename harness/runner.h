@@ -19,6 +19,10 @@ typedef struct {
     compare_result cmp;
     int guard_ok;
     int64_t guard_offset; /* element offset of the first guard write (negative: before the buffer) */
+    /* where the errors sit, for failing outputs: the tensor seen as [rows, cols] (leading dims x
+       last two dims), folded into at most HEAT x HEAT cells holding the largest err/tol */
+    int heat_rows, heat_cols;
+    float *heat;
     int has_expect;
     double expect_max_abs_err;
     int expect_ok;
@@ -33,7 +37,10 @@ typedef struct {
     double time_ref_s, time_opt_s;
 } case_result;
 
+#define HEAT 32
+
 void run_case(const case_t *c, uint64_t seed, const conform_exec *ex, case_result *r);
+void case_result_free(case_result *r);
 /* The report object of a case. repro: the one command line that reruns it. */
 cJSON *case_result_json(const case_t *c, const case_result *r, const char *repro);
 /* Guarded float buffers: sentinel bands on both sides of n elements, interior poisoned with NaN

@@ -281,8 +281,13 @@ int suite_load(const char *path, suite_t *s, char *err, size_t errlen)
         int rc = case_setup(&s->cases[i], &p, e2, sizeof e2);
         if (!rc) rc = s->cases[i].op->validate(&p, e2, sizeof e2);
         problem_free(&p);
-        for (int j = 0; j < i; j++)
-            if (!strcmp(s->cases[j].id, s->cases[i].id)) { rc = -1; snprintf(e2, sizeof e2, "duplicate case id"); }
+        int same = 0;
+        for (int j = 0; j < i && !same; j++) same = !strcmp(s->cases[j].id, s->cases[i].id);
+        if (same) {
+            snprintf(err, errlen, "%s: case %s: duplicate case id", path, s->cases[i].id);
+            suite_free(s);
+            return -1;
+        }
         if (rc && !case_expect_error(&s->cases[i])) {
             snprintf(err, errlen, "%s: case %s: %s", path, s->cases[i].id, e2);
             suite_free(s);

@@ -137,29 +137,29 @@ def edge_cases():
 def invalid_cases():
     a = {"pooled_h": 2, "pooled_w": 2, "spatial_scale": 0.25}
     f = []
-    f.append(roi_align("bad_rois_width", [1, 1, 4, 4], 3, a, expect_error="rois must have shape [K,5], got [3,4]"))
+    f.append(roi_align("fwd_bad_rois_width", [1, 1, 4, 4], 3, a, expect_error="rois must have shape [K,5], got [3,4]"))
     f[-1]["shapes"]["rois"] = [3, 4]
-    f.append(roi_align("bad_input_rank", [1, 4, 4], 3, a, expect_error="input must have shape [B,C,H,W]"))
-    f.append(roi_align("bad_pooled", [1, 1, 4, 4], 1, dict(a, pooled_h=0), expect_error="pooled_h = 0"))
-    f.append(roi_align("bad_scale_zero", [1, 1, 4, 4], 1, dict(a, spatial_scale=0), expect_error="spatial_scale"))
-    f.append(roi_align("bad_scale_negative", [1, 1, 4, 4], 1, dict(a, spatial_scale=-1), expect_error="spatial_scale"))
-    f.append(roi_align("bad_sampling_ratio", [1, 1, 4, 4], 1, dict(a, sampling_ratio=-1), expect_error="sampling_ratio = -1"))
+    f.append(roi_align("fwd_bad_input_rank", [1, 4, 4], 3, a, expect_error="input must have shape [B,C,H,W]"))
+    f.append(roi_align("fwd_bad_pooled", [1, 1, 4, 4], 1, dict(a, pooled_h=0), expect_error="pooled_h = 0"))
+    f.append(roi_align("fwd_bad_scale_zero", [1, 1, 4, 4], 1, dict(a, spatial_scale=0), expect_error="spatial_scale"))
+    f.append(roi_align("fwd_bad_scale_negative", [1, 1, 4, 4], 1, dict(a, spatial_scale=-1), expect_error="spatial_scale"))
+    f.append(roi_align("fwd_bad_sampling_ratio", [1, 1, 4, 4], 1, dict(a, sampling_ratio=-1), expect_error="sampling_ratio = -1"))
     b = {"spatial_scale": 0.25}
-    f.append(roi_bwd("bad_boxes_width", [1, 1, 4, 4], 3, 2, 2, b, expect_error="boxes must have shape [K,5]"))
+    f.append(roi_bwd("bwd_bad_boxes_width", [1, 1, 4, 4], 3, 2, 2, b, expect_error="boxes must have shape [K,5]"))
     f[-1]["shapes"]["boxes"] = [3, 6]
-    f.append(roi_bwd("bad_k_mismatch", [1, 1, 4, 4], 3, 2, 2, b, expect_error="grad_output has 3 rois"))
+    f.append(roi_bwd("bwd_bad_k_mismatch", [1, 1, 4, 4], 3, 2, 2, b, expect_error="grad_output has 3 rois"))
     f[-1]["shapes"]["boxes"] = [2, 5]
-    f.append(roi_bwd("bad_pooled_mismatch", [1, 1, 4, 4], 3, 2, 2, dict(b, pooled_width=3), expect_error="must equal grad_output dims"))
-    f.append(roi_bwd("bad_channel_mismatch", [1, 1, 4, 4], 3, 2, 2, b, expect_error="input_shape[1]"))
+    f.append(roi_bwd("bwd_bad_pooled_mismatch", [1, 1, 4, 4], 3, 2, 2, dict(b, pooled_width=3), expect_error="must equal grad_output dims"))
+    f.append(roi_bwd("bwd_bad_channel_mismatch", [1, 1, 4, 4], 3, 2, 2, b, expect_error="input_shape[1]"))
     f[-1]["shapes"]["grad_output"] = [3, 2, 2, 2]
-    f.append(roi_bwd("bad_input_shape_len", [1, 1, 4, 4], 3, 2, 2, b, expect_error="input_shape must have 4 entries"))
+    f.append(roi_bwd("bwd_bad_input_shape_len", [1, 1, 4, 4], 3, 2, 2, b, expect_error="input_shape must have 4 entries"))
     f[-1]["attrs"]["input_shape"] = [1, 1, 4]
-    f.append(roi_bwd("bad_input_shape_negative", [1, 1, 4, 4], 3, 2, 2, b, expect_error="input_shape[2] = -4"))
+    f.append(roi_bwd("bwd_bad_input_shape_negative", [1, 1, 4, 4], 3, 2, 2, b, expect_error="input_shape[2] = -4"))
     f[-1]["attrs"]["input_shape"] = [1, 1, -4, 4]
-    f.append(roi_bwd("bad_grad_rank", [1, 1, 4, 4], 3, 2, 2, b, expect_error="grad_output must have shape"))
+    f.append(roi_bwd("bwd_bad_grad_rank", [1, 1, 4, 4], 3, 2, 2, b, expect_error="grad_output must have shape"))
     f[-1]["shapes"]["grad_output"] = [3, 1, 4]
-    f.append(roi_bwd("bad_scale", [1, 1, 4, 4], 3, 2, 2, dict(b, spatial_scale=0), expect_error="spatial_scale"))
-    f.append(roi_bwd("bad_sampling_ratio", [1, 1, 4, 4], 3, 2, 2, dict(b, sampling_ratio=-2), expect_error="sampling_ratio = -2"))
+    f.append(roi_bwd("bwd_bad_scale", [1, 1, 4, 4], 3, 2, 2, dict(b, spatial_scale=0), expect_error="spatial_scale"))
+    f.append(roi_bwd("bwd_bad_sampling_ratio", [1, 1, 4, 4], 3, 2, 2, dict(b, sampling_ratio=-2), expect_error="sampling_ratio = -2"))
     return f
 
 

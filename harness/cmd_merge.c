@@ -1,0 +1,103 @@
+/* conform merge: shard reports combined into one, in every format. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "report.h"
+
+int cmd_merge(int argc, char **argv)
+{
+    const char *out_dir = NULL, *dirs[256];
+    int n = 0;
+    for (int i = 2; i < argc; i++) {
+        if (!strcmp(argv[i], "--report-dir") && i + 1 < argc) out_dir = argv[++i];
+        else if (argv[i][0] == '-') return usage_error("merge: unknown option '%s' (usage: merge --report-dir OUT DIR...)", argv[i]);
+        else if (n == 256) return usage_error("merge: at most 256 reports");
+        else dirs[n++] = argv[i];
+    }
+    if (!out_dir || !n) return usage_error("merge: usage: conform merge --report-dir OUT DIR...");
+    char err[CONFORM_ERR_LEN];
+    cJSON *merged = NULL, *seen = cJSON_CreateObject(), *proofs_seen = cJSON_CreateObject(), *stale = cJSON_CreateObject();
+    int rc = EXIT_OK;
+    double duration = 0;
+    for (int i = 0; i < n && rc == EXIT_OK; i++) {
+        char path[1100];
+        snprintf(path, sizeof path, "%s/report.json", dirs[i]);
+        cJSON *r = read_json_file(path, err, sizeof err);
+        const cJSON *schema = r ? cJSON_GetObjectItemCaseSensitive(r, "schema") : NULL;
+        if (!r || !cJSON_IsString(schema) || strcmp(schema->valuestring, CONFORM_REPORT_SCHEMA)) {
+            rc = usage_error("merge: %s", r ? "not a conform report" : err);
+            cJSON_Delete(r);
+            break;
+        }
+        const cJSON *d = cJSON_GetObjectItemCaseSensitive(r, "duration_s");
+        if (cJSON_IsNumber(d)) duration += d->valuedouble;
+        if (!merged) {
+            /* the first report gives the run's header; its lists are refilled from all of them */
+            merged = cJSON_Duplicate(r, 1);
+            cJSON_ReplaceItemInObject(merged, "cases", cJSON_CreateArray());
+            cJSON_ReplaceItemInObject(merged, "proofs", cJSON_CreateArray());
+            cJSON_ReplaceItemInObject(merged, "stale_waivers", cJSON_CreateArray());
+            cJSON_DeleteItemFromObject(merged, "shard");
+            cJSON *shards = cJSON_AddArrayToObject(merged, "merged_from");
+            (void)shards;
+        }
+        cJSON_AddItemToArray(cJSON_GetObjectItemCaseSensitive(merged, "merged_from"), cJSON_CreateString(dirs[i]));
+        const cJSON *c;
+        cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(r, "cases")) {
+            const cJSON *id = cJSON_GetObjectItemCaseSensitive(c, "id");
+            if (!cJSON_IsString(id)) continue;
+            if (cJSON_GetObjectItemCaseSensitive(seen, id->valuestring)) {
+                rc = usage_error("merge: case %s appears in more than one report (overlapping shards?)", id->valuestring);
+                break;
+            }
+            cJSON_AddTrueToObject(seen, id->valuestring);
+            cJSON_AddItemToArray(cJSON_GetObjectItemCaseSensitive(merged, "cases"), cJSON_Duplicate(c, 1));
+        }
+        const cJSON *p;
+        cJSON_ArrayForEach(p, cJSON_GetObjectItemCaseSensitive(r, "proofs")) {
+            char key[512];
+            const cJSON *op = cJSON_GetObjectItemCaseSensitive(p, "op"), *what = cJSON_GetObjectItemCaseSensitive(p, "what");
+            snprintf(key, sizeof key, "%s|%s", cJSON_IsString(op) ? op->valuestring : "", cJSON_IsString(what) ? what->valuestring : "");
+            if (cJSON_GetObjectItemCaseSensitive(proofs_seen, key)) continue;
+            cJSON_AddTrueToObject(proofs_seen, key);
+            cJSON_AddItemToArray(cJSON_GetObjectItemCaseSensitive(merged, "proofs"), cJSON_Duplicate(p, 1));
+        }
+        /* a waiver is stale only if no shard used it: count the shards that call it stale */
+        const cJSON *w;
+        cJSON_ArrayForEach(w, cJSON_GetObjectItemCaseSensitive(r, "stale_waivers")) {
+            const cJSON *pat = cJSON_GetObjectItemCaseSensitive(w, "pattern");
+            if (!cJSON_IsString(pat)) continue;
+            cJSON *entry = cJSON_GetObjectItemCaseSensitive(stale, pat->valuestring);
+            if (!entry) {
+                entry = cJSON_AddObjectToObject(stale, pat->valuestring);
+                cJSON_AddNumberToObject(entry, "count", 0);
+                cJSON_AddItemToObject(entry, "waiver", cJSON_Duplicate(w, 1));
+            }
+            cJSON *count = cJSON_GetObjectItemCaseSensitive(entry, "count");
+            cJSON_SetNumberValue(count, count->valuedouble + 1);
+        }
+        cJSON_Delete(r);
+    }
+    if (rc == EXIT_OK) {
+        const cJSON *e;
+        cJSON_ArrayForEach(e, stale)
+            if (cJSON_GetObjectItemCaseSensitive(e, "count")->valuedouble == n)
+                cJSON_AddItemToArray(cJSON_GetObjectItemCaseSensitive(merged, "stale_waivers"),
+                                     cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(e, "waiver"), 1));
+        cJSON_ReplaceItemInObject(merged, "duration_s", cJSON_CreateNumber(duration));
+        report_summarize(merged);
+        if (mkdir_p(out_dir, err, sizeof err) || report_write_all(merged, out_dir, err, sizeof err)) rc = usage_error("%s", err);
+        else {
+            report_print_summary(merged, stdout);
+            printf("merged %d reports into %s\n", n, out_dir);
+            if (!report_all_passed(merged)) rc = EXIT_FAIL;
+        }
+    }
+    cJSON_Delete(merged);
+    cJSON_Delete(seen);
+    cJSON_Delete(proofs_seen);
+    cJSON_Delete(stale);
+    return rc;
+}

@@ -1,0 +1,548 @@
+/* One report, four documents: report.json (the data), report.md (a CI step summary or pull
+ * request comment), junit.xml (CI test views), report.html (one offline file with plots). */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "compare.h"
+#include "op.h"
+#include "report.h"
+
+/* ---- a growing string ------------------------------------------------------------------------ */
+
+typedef struct {
+    char *s;
+    size_t n, cap;
+} buf_t;
+
+static void put(buf_t *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void put(buf_t *b, const char *fmt, ...)
+{
+    va_list ap;
+    for (;;) {
+        va_start(ap, fmt);
+        int k = vsnprintf(b->s ? b->s + b->n : NULL, b->s ? b->cap - b->n : 0, fmt, ap);
+        va_end(ap);
+        if (k < 0) return;
+        if (b->s && b->n + (size_t)k < b->cap) { b->n += (size_t)k; return; }
+        size_t cap = b->cap ? b->cap * 2 : 4096;
+        while (cap < b->n + (size_t)k + 1) cap *= 2;
+        char *s = realloc(b->s, cap);
+        if (!s) return;
+        b->s = s;
+        b->cap = cap;
+    }
+}
+
+/* text escaped for XML/HTML (quot included: also fine in attributes) */
+static void put_esc(buf_t *b, const char *t)
+{
+    for (; t && *t; t++) {
+        switch (*t) {
+        case '&': put(b, "&amp;"); break;
+        case '<': put(b, "&lt;"); break;
+        case '>': put(b, "&gt;"); break;
+        case '"': put(b, "&quot;"); break;
+        default:
+            if ((unsigned char)*t < 0x20 && *t != '\n' && *t != '\t') put(b, "?");
+            else put(b, "%c", *t);
+        }
+    }
+}
+
+/* text for a Markdown table cell */
+static void put_md(buf_t *b, const char *t)
+{
+    for (; t && *t; t++) {
+        if (*t == '|') put(b, "\\|");
+        else if (*t == '\n') put(b, " ");
+        else put(b, "%c", *t);
+    }
+}
+
+/* ---- reading the report ---------------------------------------------------------------------- */
+
+static const char *str(const cJSON *o, const char *k)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+    return cJSON_IsString(v) ? v->valuestring : "";
+}
+
+static double num(const cJSON *o, const char *k)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+    if (cJSON_IsNumber(v)) return v->valuedouble;
+    if (cJSON_IsString(v)) return !strcmp(v->valuestring, "nan") ? NAN : !strcmp(v->valuestring, "-inf") ? -INFINITY : INFINITY;
+    return 0;
+}
+
+static const cJSON *item(const cJSON *o, const char *k) { return cJSON_GetObjectItemCaseSensitive(o, k); }
+
+/* worst of a metric over a case's outputs */
+static double case_metric(const cJSON *c, const char *k)
+{
+    double w = 0;
+    const cJSON *o;
+    cJSON_ArrayForEach(o, item(c, "outputs")) {
+        double v = num(o, k);
+        if (v > w || isnan(v)) w = isnan(v) ? INFINITY : v;
+    }
+    return w;
+}
+
+static const char *const statuses[] = {"passed", "failed", "error", "waived"};
+#define N_STATUS 4
+
+static int status_index(const char *s)
+{
+    for (int i = 0; i < N_STATUS; i++) if (!strcmp(s, statuses[i])) return i;
+    return 2;
+}
+
+cJSON *report_new(const char *command, const char *isa, int threads)
+{
+    cJSON *r = cJSON_CreateObject();
+    cJSON_AddStringToObject(r, "schema", CONFORM_REPORT_SCHEMA);
+    cJSON_AddNumberToObject(r, "schema_version", CONFORM_REPORT_SCHEMA_VERSION);
+    cJSON_AddStringToObject(r, "tool_version", CONFORM_VERSION);
+    cJSON_AddStringToObject(r, "command", command);
+    cJSON_AddStringToObject(r, "isa", isa);
+    cJSON_AddNumberToObject(r, "threads", threads);
+    cJSON_AddNumberToObject(r, "seed", 0);
+    cJSON_AddArrayToObject(r, "suites");
+    cJSON_AddObjectToObject(r, "summary");
+    cJSON_AddObjectToObject(r, "ops");
+    cJSON *tm = cJSON_AddObjectToObject(r, "tolerance_models");
+    for (int i = 0; conform_ops[i]; i++) {
+        const op_desc *op = conform_ops[i];
+        cJSON *o = cJSON_AddArrayToObject(tm, op->name);
+        for (int k = 0; k < op->n_outputs; k++) {
+            cJSON *t = cJSON_CreateObject();
+            cJSON_AddStringToObject(t, "output", op->outputs[k].name);
+            cJSON_AddStringToObject(t, "formula", "tol = u*(k_val + n_terms)*abs_sum + pos_err; ambiguous: + ambig");
+            cJSON_AddNumberToObject(t, "u", CONFORM_U_F32);
+            cJSON_AddNumberToObject(t, "k_val", op->tol[k].k_val);
+            cJSON_AddStringToObject(t, "k_val_why", op->tol[k].k_val_why);
+            cJSON_AddNumberToObject(t, "k_pos", op->tol[k].k_pos);
+            cJSON_AddStringToObject(t, "k_pos_why", op->tol[k].k_pos_why);
+            cJSON_AddItemToArray(o, t);
+        }
+    }
+    cJSON *h = cJSON_AddObjectToObject(r, "histogram_edges");
+    cJSON *re = cJSON_AddArrayToObject(h, "err_over_tol"), *ue = cJSON_AddArrayToObject(h, "ulp");
+    for (int i = 0; i < COMPARE_HIST_BINS - 1; i++) {
+        cJSON_AddItemToArray(re, cJSON_CreateNumber(compare_ratio_edges[i]));
+        cJSON_AddItemToArray(ue, cJSON_CreateNumber(compare_ulp_edges[i]));
+    }
+    cJSON_AddArrayToObject(r, "proofs");
+    cJSON_AddArrayToObject(r, "stale_waivers");
+    cJSON_AddArrayToObject(r, "cases");
+    return r;
+}
+
+void report_summarize(cJSON *report)
+{
+    cJSON *summary = cJSON_CreateObject(), *ops = cJSON_CreateObject();
+    double count[N_STATUS] = {0}, ambiguous = 0, total = 0;
+    const cJSON *c;
+    cJSON_ArrayForEach(c, item(report, "cases")) {
+        const char *op = str(c, "op");
+        cJSON *o = cJSON_GetObjectItemCaseSensitive(ops, op);
+        if (!o) {
+            o = cJSON_AddObjectToObject(ops, op);
+            cJSON_AddNumberToObject(o, "total", 0);
+            for (int i = 0; i < N_STATUS; i++) cJSON_AddNumberToObject(o, statuses[i], 0);
+            cJSON_AddNumberToObject(o, "ambiguous_elements", 0);
+            cJSON_AddNumberToObject(o, "max_err_over_tol", 0);
+            cJSON_AddNumberToObject(o, "max_ulp", 0);
+        }
+        int s = status_index(str(c, "status"));
+        double amb = 0;
+        const cJSON *out;
+        cJSON_ArrayForEach(out, item(c, "outputs")) amb += num(out, "n_ambiguous");
+        total++;
+        count[s]++;
+        ambiguous += amb;
+        cJSON_SetNumberValue(cJSON_GetObjectItem(o, "total"), num(o, "total") + 1);
+        cJSON_SetNumberValue(cJSON_GetObjectItem(o, statuses[s]), num(o, statuses[s]) + 1);
+        cJSON_SetNumberValue(cJSON_GetObjectItem(o, "ambiguous_elements"), num(o, "ambiguous_elements") + amb);
+        double ratio = case_metric(c, "max_err_over_tol"), ulp = case_metric(c, "max_ulp");
+        if (!isfinite(ratio)) ratio = 1e308;
+        if (ratio > num(o, "max_err_over_tol")) cJSON_SetNumberValue(cJSON_GetObjectItem(o, "max_err_over_tol"), ratio);
+        if (ulp > num(o, "max_ulp")) cJSON_SetNumberValue(cJSON_GetObjectItem(o, "max_ulp"), ulp);
+    }
+    cJSON_AddNumberToObject(summary, "total", total);
+    for (int i = 0; i < N_STATUS; i++) cJSON_AddNumberToObject(summary, statuses[i], count[i]);
+    cJSON_AddNumberToObject(summary, "ambiguous_elements", ambiguous);
+    int proofs = 0, proofs_failed = 0;
+    const cJSON *p;
+    cJSON_ArrayForEach(p, item(report, "proofs")) {
+        proofs++;
+        proofs_failed += strcmp(str(p, "status"), "passed") != 0;
+    }
+    cJSON_AddNumberToObject(summary, "proofs", proofs);
+    cJSON_AddNumberToObject(summary, "proofs_failed", proofs_failed);
+    cJSON_AddNumberToObject(summary, "stale_waivers", cJSON_GetArraySize(item(report, "stale_waivers")));
+    cJSON_AddNumberToObject(summary, "duration_s", num(report, "duration_s"));
+    cJSON_ReplaceItemInObject(report, "summary", summary);
+    cJSON_ReplaceItemInObject(report, "ops", ops);
+}
+
+int report_all_passed(const cJSON *report)
+{
+    const cJSON *s = item(report, "summary");
+    return num(s, "failed") == 0 && num(s, "error") == 0 && num(s, "proofs_failed") == 0;
+}
+
+void report_print_summary(const cJSON *report, FILE *f)
+{
+    const cJSON *s = item(report, "summary"), *o;
+    fprintf(f, "\n%-26s %6s %7s %7s %6s %7s %10s %13s %9s\n", "op", "cases", "passed", "failed", "error", "waived",
+            "ambiguous", "worst err/tol", "max ulp");
+    cJSON_ArrayForEach(o, item(report, "ops"))
+        fprintf(f, "%-26s %6.0f %7.0f %7.0f %6.0f %7.0f %10.0f %13.3g %9.3g\n", o->string, num(o, "total"),
+                num(o, "passed"), num(o, "failed"), num(o, "error"), num(o, "waived"), num(o, "ambiguous_elements"),
+                num(o, "max_err_over_tol"), num(o, "max_ulp"));
+    fprintf(f, "%-26s %6.0f %7.0f %7.0f %6.0f %7.0f %10.0f\n", "total", num(s, "total"), num(s, "passed"), num(s, "failed"),
+            num(s, "error"), num(s, "waived"), num(s, "ambiguous_elements"));
+    const cJSON *w;
+    cJSON_ArrayForEach(w, item(report, "stale_waivers"))
+        fprintf(f, "stale waiver: '%s' matches no failing case any more (%s)\n", str(w, "pattern"), str(w, "link"));
+    fprintf(f, "isa %s, threads %.0f, %.1f s; proofs of the references: %.0f run, %.0f failed\n", str(report, "isa"),
+            num(report, "threads"), num(s, "duration_s"), num(s, "proofs"), num(s, "proofs_failed"));
+    fprintf(f, "%.0f passed, %.0f failed\n", num(s, "passed") + num(s, "waived"), num(s, "failed") + num(s, "error"));
+}
+
+/* ---- Markdown -------------------------------------------------------------------------------- */
+
+static void md_case_rows(buf_t *b, const cJSON *report, const char *want, int limit)
+{
+    int n = 0, more = 0;
+    const cJSON *c;
+    cJSON_ArrayForEach(c, item(report, "cases")) {
+        const char *st = str(c, "status");
+        if (want ? strcmp(st, want) != 0 : (!strcmp(st, "passed") || !strcmp(st, "waived"))) continue;
+        if (n++ >= limit) { more++; continue; }
+        put(b, "| `");
+        put_md(b, str(c, "id"));
+        put(b, "` | %s | ", st);
+        put_md(b, str(c, "message"));
+        put(b, " | `");
+        put_md(b, str(c, "repro"));
+        put(b, "` |\n");
+    }
+    if (more) put(b, "\n... and %d more (see report.json)\n", more);
+}
+
+char *report_markdown(const cJSON *report)
+{
+    buf_t b = {0};
+    const cJSON *s = item(report, "summary"), *o;
+    put(&b, "# conform report\n\n`");
+    put_md(&b, str(report, "command"));
+    put(&b, "`  \nisa **%s**, threads %.0f, seed %.0f%s%s, %.1f s\n\n", str(report, "isa"), num(report, "threads"),
+        num(report, "seed"), item(report, "shard") ? ", shard " : "", str(report, "shard"), num(s, "duration_s"));
+    put(&b, "**%s: %.0f cases, %.0f passed, %.0f failed, %.0f error, %.0f waived**; %.0f ambiguous elements; "
+            "proofs of the references %.0f/%.0f\n\n",
+        report_all_passed(report) ? "PASS" : "FAIL", num(s, "total"), num(s, "passed"), num(s, "failed"), num(s, "error"),
+        num(s, "waived"), num(s, "ambiguous_elements"), num(s, "proofs") - num(s, "proofs_failed"), num(s, "proofs"));
+    put(&b, "## By op\n\n| op | cases | passed | failed | error | waived | ambiguous | worst err/tol | max ULP |\n"
+            "|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+    cJSON_ArrayForEach(o, item(report, "ops"))
+        put(&b, "| %s | %.0f | %.0f | %.0f | %.0f | %.0f | %.0f | %.3g | %.3g |\n", o->string, num(o, "total"),
+            num(o, "passed"), num(o, "failed"), num(o, "error"), num(o, "waived"), num(o, "ambiguous_elements"),
+            num(o, "max_err_over_tol"), num(o, "max_ulp"));
+    put(&b, "\n## Failures\n\n");
+    if (num(s, "failed") + num(s, "error") == 0) put(&b, "None.\n");
+    else {
+        put(&b, "| case | status | why | repro |\n|---|---|---|---|\n");
+        md_case_rows(&b, report, NULL, 50);
+    }
+    if (num(s, "waived") > 0) {
+        put(&b, "\n## Waived\n\n| case | status | why | repro |\n|---|---|---|---|\n");
+        md_case_rows(&b, report, "waived", 50);
+    }
+    if (num(s, "stale_waivers") > 0) {
+        put(&b, "\n## Stale waivers (they match no failure any more)\n\n| pattern | reason | link |\n|---|---|---|\n");
+        const cJSON *w;
+        cJSON_ArrayForEach(w, item(report, "stale_waivers")) {
+            put(&b, "| `");
+            put_md(&b, str(w, "pattern"));
+            put(&b, "` | ");
+            put_md(&b, str(w, "reason"));
+            put(&b, " | ");
+            put_md(&b, str(w, "link"));
+            put(&b, " |\n");
+        }
+    }
+    put(&b, "\n## Proofs of the references\n\n| op | kind | relation | status | measured |\n|---|---|---|---|---|\n");
+    const cJSON *p;
+    cJSON_ArrayForEach(p, item(report, "proofs")) {
+        put(&b, "| %s | %s | ", str(p, "op"), str(p, "kind"));
+        put_md(&b, str(p, "what"));
+        put(&b, " | %s | ", str(p, "status"));
+        put_md(&b, str(p, "detail"));
+        put(&b, " |\n");
+    }
+    put(&b, "\n## Tolerances\n\nPer element: `tol = u*(k_val + n_terms)*abs_sum + pos_err`, `u = 2^-24`; an "
+            "ambiguous element (within rounding of a discontinuity) is held to `tol + ambig`.\n\n"
+            "| op | output | k_val | why | k_pos | why |\n|---|---|---:|---|---:|---|\n");
+    const cJSON *tm;
+    cJSON_ArrayForEach(tm, item(report, "tolerance_models")) {
+        if (!cJSON_GetObjectItemCaseSensitive(item(report, "ops"), tm->string)) continue;
+        const cJSON *t;
+        cJSON_ArrayForEach(t, tm) {
+            put(&b, "| %s | %s | %g | ", tm->string, str(t, "output"), num(t, "k_val"));
+            put_md(&b, str(t, "k_val_why"));
+            put(&b, " | %g | ", num(t, "k_pos"));
+            put_md(&b, str(t, "k_pos_why"));
+            put(&b, " |\n");
+        }
+    }
+    return b.s;
+}
+
+/* ---- JUnit XML ------------------------------------------------------------------------------- */
+
+char *report_junit(const cJSON *report)
+{
+    buf_t b = {0};
+    const cJSON *s = item(report, "summary"), *o, *c;
+    put(&b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+    put(&b, "<testsuites name=\"conform\" tests=\"%.0f\" failures=\"%.0f\" errors=\"%.0f\" skipped=\"%.0f\" time=\"%.3f\">\n",
+        num(s, "total") + num(s, "proofs"), num(s, "failed") + num(s, "proofs_failed"), num(s, "error"), num(s, "waived"),
+        num(s, "duration_s"));
+    cJSON_ArrayForEach(o, item(report, "ops")) {
+        put(&b, "  <testsuite name=\"%s\" tests=\"%.0f\" failures=\"%.0f\" errors=\"%.0f\" skipped=\"%.0f\">\n", o->string,
+            num(o, "total"), num(o, "failed"), num(o, "error"), num(o, "waived"));
+        cJSON_ArrayForEach(c, item(report, "cases")) {
+            if (strcmp(str(c, "op"), o->string)) continue;
+            put(&b, "    <testcase classname=\"conform.%s\" name=\"", o->string);
+            put_esc(&b, str(c, "id"));
+            put(&b, "\" time=\"%.6f\"", num(c, "time_ref_s") + num(c, "time_opt_s"));
+            const char *st = str(c, "status");
+            if (!strcmp(st, "passed")) { put(&b, "/>\n"); continue; }
+            put(&b, ">\n      <%s message=\"", !strcmp(st, "failed") ? "failure" : !strcmp(st, "error") ? "error" : "skipped");
+            if (!strcmp(st, "waived")) {
+                const cJSON *w = item(c, "waiver");
+                put(&b, "waived: ");
+                put_esc(&b, str(w, "reason"));
+                put(&b, " (");
+                put_esc(&b, str(w, "link"));
+                put(&b, ")\"/>\n");
+            } else {
+                put_esc(&b, str(c, "message"));
+                put(&b, "\">");
+                put_esc(&b, str(c, "message"));
+                put(&b, "\nrepro: ");
+                put_esc(&b, str(c, "repro"));
+                put(&b, "</%s>\n", !strcmp(st, "failed") ? "failure" : "error");
+            }
+            put(&b, "    </testcase>\n");
+        }
+        put(&b, "  </testsuite>\n");
+    }
+    put(&b, "  <testsuite name=\"proofs\" tests=\"%.0f\" failures=\"%.0f\">\n", num(s, "proofs"), num(s, "proofs_failed"));
+    const cJSON *p;
+    cJSON_ArrayForEach(p, item(report, "proofs")) {
+        put(&b, "    <testcase classname=\"conform.proofs.%s\" name=\"%s: ", str(p, "op"), str(p, "kind"));
+        put_esc(&b, str(p, "what"));
+        put(&b, "\"");
+        if (!strcmp(str(p, "status"), "passed")) { put(&b, "/>\n"); continue; }
+        put(&b, ">\n      <failure message=\"");
+        put_esc(&b, str(p, "detail"));
+        put(&b, "\"/>\n    </testcase>\n");
+    }
+    put(&b, "  </testsuite>\n</testsuites>\n");
+    return b.s;
+}
+
+/* ---- HTML -------------------------------------------------------------------------------------- */
+
+static void svg_histogram(buf_t *b, const char *title, const double *counts, const char *const *labels, int n)
+{
+    double max = 0, total = 0;
+    for (int i = 0; i < n; i++) { if (counts[i] > max) max = counts[i]; total += counts[i]; }
+    const int W = 36, H = 110;
+    put(b, "<figure><figcaption>%s (%.0f elements; bar height: log count)</figcaption>"
+           "<svg width=\"%d\" height=\"%d\" role=\"img\">", title, total, n * W + 10, H + 40);
+    for (int i = 0; i < n; i++) {
+        double h = counts[i] > 0 ? (log10(counts[i]) + 1) / (log10(max > 1 ? max : 1) + 1) * H : 0;
+        const char *colour = i == n - 1 && strstr(title, "bound") ? "#c0392b" : "#2e86c1";
+        put(b, "<rect x=\"%d\" y=\"%.1f\" width=\"%d\" height=\"%.1f\" fill=\"%s\"><title>%s: %.0f</title></rect>",
+            5 + i * W, 5 + H - h, W - 4, h, colour, labels[i], counts[i]);
+        put(b, "<text x=\"%d\" y=\"%d\" font-size=\"9\" text-anchor=\"middle\">%s</text>", 5 + i * W + W / 2 - 2, H + 18,
+            labels[i]);
+        if (counts[i] > 0)
+            put(b, "<text x=\"%d\" y=\"%.1f\" font-size=\"9\" text-anchor=\"middle\">%.0f</text>", 5 + i * W + W / 2 - 2,
+                H + 2 - h, counts[i]);
+    }
+    put(b, "</svg></figure>\n");
+}
+
+static void svg_heatmap(buf_t *b, const cJSON *h, const char *name)
+{
+    int rows = (int)num(h, "rows"), cols = (int)num(h, "cols");
+    const cJSON *cells = item(h, "max_err_over_tol");
+    if (rows <= 0 || cols <= 0 || cJSON_GetArraySize(cells) != rows * cols) return;
+    int cw = cols > 16 ? 10 : 20, chh = rows > 16 ? 10 : 20;
+    put(b, "<figure><figcaption>where the errors sit in %s (rows: leading dims, columns: last two dims; colour: "
+           "log10 err/tol, red beyond the bound)</figcaption><svg width=\"%d\" height=\"%d\">", name, cols * cw + 2,
+        rows * chh + 2);
+    for (int r = 0; r < rows; r++)
+        for (int c = 0; c < cols; c++) {
+            double v = cJSON_GetArrayItem(cells, r * cols + c)->valuedouble;
+            /* white at 0, blue within the bound, red beyond */
+            double t = v <= 0 ? 0 : fmin(1, fmax(0, (log10(v) + 6) / 6));
+            int red = v > 1 ? 200 : (int)(255 - 180 * t), green = v > 1 ? 40 : (int)(255 - 140 * t),
+                blue = v > 1 ? 40 : 255;
+            put(b, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"rgb(%d,%d,%d)\"><title>%.3g</title></rect>",
+                1 + c * cw, 1 + r * chh, cw, chh, red, green, blue, v);
+        }
+    put(b, "</svg></figure>\n");
+}
+
+static void html_case_table(buf_t *b, const cJSON *report, const char *op, int failures_only)
+{
+    put(b, "<table><tr><th>case</th><th>status</th><th>worst err/tol</th><th>max ULP</th><th>ambiguous</th>"
+           "<th>message</th></tr>\n");
+    const cJSON *c;
+    cJSON_ArrayForEach(c, item(report, "cases")) {
+        const char *st = str(c, "status");
+        int bad = !strcmp(st, "failed") || !strcmp(st, "error");
+        if ((op && strcmp(str(c, "op"), op)) || (failures_only && !bad)) continue;
+        double amb = 0;
+        const cJSON *o;
+        cJSON_ArrayForEach(o, item(c, "outputs")) amb += num(o, "n_ambiguous");
+        put(b, "<tr class=\"%s\"><td><code>", st);
+        put_esc(b, str(c, "id"));
+        put(b, "</code></td><td>%s</td><td>%.3g</td><td>%.3g</td><td>%.0f</td><td>", st, case_metric(c, "max_err_over_tol"),
+            case_metric(c, "max_ulp"), amb);
+        put_esc(b, str(c, "message"));
+        if (bad) {
+            put(b, "<br><code>");
+            put_esc(b, str(c, "repro"));
+            put(b, "</code>");
+            cJSON_ArrayForEach(o, item(c, "outputs"))
+                if (item(o, "heatmap")) svg_heatmap(b, item(o, "heatmap"), str(o, "name"));
+        }
+        put(b, "</td></tr>\n");
+    }
+    put(b, "</table>\n");
+}
+
+char *report_html(const cJSON *report)
+{
+    buf_t b = {0};
+    const cJSON *s = item(report, "summary"), *o;
+    int pass = report_all_passed(report);
+    put(&b, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>conform report</title>\n<style>\n"
+            "body{font-family:system-ui,sans-serif;margin:2em;color:#222}table{border-collapse:collapse;margin:.5em 0}"
+            "td,th{border:1px solid #ccc;padding:3px 8px;font-size:13px;text-align:left;vertical-align:top}"
+            "th{background:#f2f2f2}tr.failed td,tr.error td{background:#fdecea}tr.waived td{background:#fff8e1}"
+            ".verdict{font-size:1.4em;font-weight:bold;color:%s}figure{display:inline-block;margin:0 2em 1em 0}"
+            "figcaption{font-size:12px;color:#555}code{font-size:12px}\n</style></head><body>\n",
+        pass ? "#1e8449" : "#c0392b");
+    put(&b, "<h1>conform report</h1>\n<p class=\"verdict\">%s: %.0f cases, %.0f passed, %.0f failed, %.0f error, %.0f waived</p>\n",
+        pass ? "PASS" : "FAIL", num(s, "total"), num(s, "passed"), num(s, "failed"), num(s, "error"), num(s, "waived"));
+    put(&b, "<p><code>");
+    put_esc(&b, str(report, "command"));
+    put(&b, "</code><br>isa %s, threads %.0f, seed %.0f, %.1f s; %.0f ambiguous elements; proofs %.0f/%.0f</p>\n",
+        str(report, "isa"), num(report, "threads"), num(report, "seed"), num(s, "duration_s"), num(s, "ambiguous_elements"),
+        num(s, "proofs") - num(s, "proofs_failed"), num(s, "proofs"));
+    put(&b, "<h2>By op</h2>\n<table><tr><th>op</th><th>cases</th><th>passed</th><th>failed</th><th>error</th><th>waived</th>"
+            "<th>ambiguous</th><th>worst err/tol</th><th>max ULP</th></tr>\n");
+    cJSON_ArrayForEach(o, item(report, "ops"))
+        put(&b, "<tr class=\"%s\"><td>%s</td><td>%.0f</td><td>%.0f</td><td>%.0f</td><td>%.0f</td><td>%.0f</td><td>%.0f</td>"
+                "<td>%.3g</td><td>%.3g</td></tr>\n",
+            num(o, "failed") + num(o, "error") > 0 ? "failed" : "passed", o->string, num(o, "total"), num(o, "passed"),
+            num(o, "failed"), num(o, "error"), num(o, "waived"), num(o, "ambiguous_elements"), num(o, "max_err_over_tol"),
+            num(o, "max_ulp"));
+    put(&b, "</table>\n");
+    if (num(s, "failed") + num(s, "error") > 0) {
+        put(&b, "<h2>Failures</h2>\n");
+        html_case_table(&b, report, NULL, 1);
+    }
+    const cJSON *edges = item(report, "histogram_edges");
+    char lr[COMPARE_HIST_BINS][16], lu[COMPARE_HIST_BINS][16];
+    const char *plr[COMPARE_HIST_BINS], *plu[COMPARE_HIST_BINS];
+    for (int i = 0; i < COMPARE_HIST_BINS; i++) {
+        if (i == 0) { snprintf(lr[i], 16, "0"); snprintf(lu[i], 16, "0"); }
+        else if (i == COMPARE_HIST_BINS - 1) {
+            snprintf(lr[i], 16, ">%g", cJSON_GetArrayItem(item(edges, "err_over_tol"), i - 1)->valuedouble);
+            snprintf(lu[i], 16, ">%g", cJSON_GetArrayItem(item(edges, "ulp"), i - 1)->valuedouble);
+        } else {
+            snprintf(lr[i], 16, "<=%g", cJSON_GetArrayItem(item(edges, "err_over_tol"), i)->valuedouble);
+            snprintf(lu[i], 16, "<=%g", cJSON_GetArrayItem(item(edges, "ulp"), i)->valuedouble);
+        }
+        plr[i] = lr[i];
+        plu[i] = lu[i];
+    }
+    cJSON_ArrayForEach(o, item(report, "ops")) {
+        double hr[COMPARE_HIST_BINS] = {0}, hu[COMPARE_HIST_BINS] = {0};
+        const cJSON *c, *out;
+        cJSON_ArrayForEach(c, item(report, "cases")) {
+            if (strcmp(str(c, "op"), o->string)) continue;
+            cJSON_ArrayForEach(out, item(c, "outputs")) {
+                for (int i = 0; i < COMPARE_HIST_BINS; i++) {
+                    const cJSON *a = cJSON_GetArrayItem(item(out, "hist_err_over_tol"), i), *u = cJSON_GetArrayItem(item(out, "hist_ulp"), i);
+                    hr[i] += a ? a->valuedouble : 0;
+                    hu[i] += u ? u->valuedouble : 0;
+                }
+            }
+        }
+        put(&b, "<h2>%s</h2>\n", o->string);
+        svg_histogram(&b, "error in units of the derived bound", hr, plr, COMPARE_HIST_BINS);
+        svg_histogram(&b, "error in float32 ULPs of the reference", hu, plu, COMPARE_HIST_BINS);
+        put(&b, "<details><summary>all %.0f cases</summary>\n", num(o, "total"));
+        html_case_table(&b, report, o->string, 0);
+        put(&b, "</details>\n");
+    }
+    put(&b, "<h2>Proofs of the references</h2>\n<table><tr><th>op</th><th>kind</th><th>relation</th><th>status</th>"
+            "<th>measured</th></tr>\n");
+    const cJSON *p;
+    cJSON_ArrayForEach(p, item(report, "proofs")) {
+        put(&b, "<tr class=\"%s\"><td>%s</td><td>%s</td><td>", str(p, "status"), str(p, "op"), str(p, "kind"));
+        put_esc(&b, str(p, "what"));
+        put(&b, "</td><td>%s</td><td>", str(p, "status"));
+        put_esc(&b, str(p, "detail"));
+        put(&b, "</td></tr>\n");
+    }
+    put(&b, "</table>\n<h2>Tolerances</h2>\n<p>Per element: tol = u&middot;(k_val + n_terms)&middot;abs_sum + pos_err, "
+            "u = 2<sup>-24</sup>; ambiguous elements are held to tol + ambig.</p>\n<table><tr><th>op</th><th>output</th>"
+            "<th>k_val</th><th>why</th><th>k_pos</th><th>why</th></tr>\n");
+    const cJSON *tm;
+    cJSON_ArrayForEach(tm, item(report, "tolerance_models")) {
+        if (!cJSON_GetObjectItemCaseSensitive(item(report, "ops"), tm->string)) continue;
+        const cJSON *t;
+        cJSON_ArrayForEach(t, tm) {
+            put(&b, "<tr><td>%s</td><td>%s</td><td>%g</td><td>", tm->string, str(t, "output"), num(t, "k_val"));
+            put_esc(&b, str(t, "k_val_why"));
+            put(&b, "</td><td>%g</td><td>", num(t, "k_pos"));
+            put_esc(&b, str(t, "k_pos_why"));
+            put(&b, "</td></tr>\n");
+        }
+    }
+    put(&b, "</table>\n</body></html>\n");
+    return b.s;
+}
+
+int report_write_all(const cJSON *report, const char *dir, char *err, size_t errlen)
+{
+    char path[1100];
+    snprintf(path, sizeof path, "%s/report.json", dir);
+    if (write_json_atomic(path, report, err, errlen)) return -1;
+    struct { const char *name; char *(*make)(const cJSON *); } docs[] = {
+        {"report.md", report_markdown}, {"junit.xml", report_junit}, {"report.html", report_html}};
+    for (int i = 0; i < 3; i++) {
+        char *text = docs[i].make(report);
+        snprintf(path, sizeof path, "%s/%s", dir, docs[i].name);
+        int rc = text ? write_text_atomic(path, text, err, errlen) : -1;
+        if (!text) snprintf(err, errlen, "%s: out of memory", path);
+        free(text);
+        if (rc) return -1;
+    }
+    return 0;
+}

@@ -1,0 +1,268 @@
+/* Reports and the gate: four formats from one run, shards that merge into the one-run verdicts,
+ * seeds that reproduce reports whatever the threads, waivers, and a bench gate that re-measures. */
+#include <criterion/criterion.h>
+#include <criterion/redirect.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "report.h"
+
+static char dir[64];
+
+static void setup(void)
+{
+    if (!getenv("CONFORM_TEST_VERBOSE")) {
+        cr_redirect_stdout();
+        cr_redirect_stderr();
+    }
+    snprintf(dir, sizeof dir, "/tmp/conform-rep-XXXXXX");
+    cr_assert(mkdtemp(dir));
+}
+
+static void teardown(void)
+{
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    cr_assert_eq(system(cmd), 0);
+}
+
+static int run(const char **argv, int argc) { return cmd_run(argc, (char **)argv); }
+
+static cJSON *load(const char *sub)
+{
+    char p[256], err[256];
+    snprintf(p, sizeof p, "%s/%s/report.json", dir, sub);
+    cJSON *j = read_json_file(p, err, sizeof err);
+    cr_assert(j, "%s", err);
+    return j;
+}
+
+static char *slurp(const char *sub, const char *name)
+{
+    char p[256];
+    snprintf(p, sizeof p, "%s/%s/%s", dir, sub, name);
+    FILE *f = fopen(p, "rb");
+    cr_assert(f, "missing %s", p);
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    rewind(f);
+    char *s = malloc((size_t)n + 1);
+    cr_assert_eq(fread(s, 1, (size_t)n, f), (size_t)n);
+    s[n] = 0;
+    fclose(f);
+    return s;
+}
+
+Test(reports, one_run_writes_four_formats, .init = setup, .fini = teardown)
+{
+    char rep[128];
+    snprintf(rep, sizeof rep, "%s/a", dir);
+    const char *argv[] = {"conform", "run", "cases/smoke.json", "--filter", "smoke/fwd_grid*", "--report-dir", rep, "--quiet"};
+    cr_assert_eq(run(argv, 8), EXIT_OK);
+    char *md = slurp("a", "report.md"), *xml = slurp("a", "junit.xml"), *html = slurp("a", "report.html");
+    cr_assert(strstr(md, "| op | cases | passed |"), "markdown summary table");
+    cr_assert(strstr(md, "## Tolerances"));
+    cr_assert(strstr(xml, "<testsuites name=\"conform\""));
+    cr_assert(strstr(xml, "<testcase classname=\"conform.roi_align\""));
+    cr_assert(strstr(html, "<svg"), "inline SVG histograms");
+    cr_assert(!strstr(html, "http://") && !strstr(html, "https://") && !strstr(html, "<script src"), "self-contained");
+    free(md); free(xml); free(html);
+}
+
+static int by_text(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+/* the ids and statuses of a report, one line each, sorted: what must not depend on sharding */
+static char *verdicts(cJSON *r)
+{
+    int n = cJSON_GetArraySize(cJSON_GetObjectItem(r, "cases"));
+    char **lines = calloc((size_t)n, sizeof *lines);
+    int i = 0;
+    const cJSON *c;
+    cJSON_ArrayForEach(c, cJSON_GetObjectItem(r, "cases")) {
+        lines[i] = malloc(600);
+        char *o = cJSON_PrintUnformatted(cJSON_GetObjectItem(c, "outputs"));
+        snprintf(lines[i], 600, "%s %s %.200s", cJSON_GetObjectItem(c, "id")->valuestring,
+                 cJSON_GetObjectItem(c, "status")->valuestring, o);
+        free(o);
+        i++;
+    }
+    qsort(lines, (size_t)n, sizeof *lines, by_text);
+    size_t total = 1;
+    for (i = 0; i < n; i++) total += strlen(lines[i]) + 1;
+    char *all = calloc(1, total);
+    for (i = 0; i < n; i++) { strcat(all, lines[i]); strcat(all, "\n"); free(lines[i]); }
+    free(lines);
+    return all;
+}
+
+Test(reports, three_shards_merge_into_the_one_run_verdicts, .init = setup, .fini = teardown)
+{
+    char one[128], sh[3][128], merged[128];
+    snprintf(one, sizeof one, "%s/one", dir);
+    snprintf(merged, sizeof merged, "%s/merged", dir);
+    const char *a1[] = {"conform", "run", "cases/smoke.json", "--report-dir", one, "--quiet"};
+    cr_assert_eq(run(a1, 6), EXIT_OK);
+    for (int i = 0; i < 3; i++) {
+        char shard[8];
+        snprintf(sh[i], sizeof sh[i], "%s/s%d", dir, i + 1);
+        snprintf(shard, sizeof shard, "%d/3", i + 1);
+        const char *a[] = {"conform", "run", "cases/smoke.json", "--shard", shard, "--report-dir", sh[i], "--quiet"};
+        cr_assert_eq(run(a, 8), EXIT_OK);
+    }
+    const char *m[] = {"conform", "merge", "--report-dir", merged, sh[0], sh[1], sh[2]};
+    cr_assert_eq(cmd_merge(7, (char **)m), EXIT_OK);
+    cJSON *r1 = load("one"), *rm = load("merged");
+    char *v1 = verdicts(r1), *vm = verdicts(rm);
+    cr_assert_str_eq(v1, vm);
+    const char *keys[] = {"total", "passed", "failed", "error", "waived", "ambiguous_elements", "proofs", "proofs_failed"};
+    for (int k = 0; k < 8; k++)
+        cr_assert_eq(cJSON_GetObjectItem(cJSON_GetObjectItem(r1, "summary"), keys[k])->valuedouble,
+                     cJSON_GetObjectItem(cJSON_GetObjectItem(rm, "summary"), keys[k])->valuedouble, "%s", keys[k]);
+    /* each shard ran a part, none ran everything */
+    cJSON *s1 = load("s1");
+    double part = cJSON_GetObjectItem(cJSON_GetObjectItem(s1, "summary"), "total")->valuedouble;
+    cr_assert(part > 0 && part < cJSON_GetObjectItem(cJSON_GetObjectItem(r1, "summary"), "total")->valuedouble);
+    /* merging a shard twice is refused */
+    const char *m2[] = {"conform", "merge", "--report-dir", merged, sh[0], sh[0]};
+    cr_assert_eq(cmd_merge(6, (char **)m2), EXIT_USAGE);
+    free(v1); free(vm);
+    cJSON_Delete(r1); cJSON_Delete(rm); cJSON_Delete(s1);
+}
+
+/* a report without what legitimately differs between runs: timings, command, thread count */
+static char *stable(cJSON *r)
+{
+    const char *drop[] = {"command", "threads", "duration_s"};
+    for (int i = 0; i < 3; i++) cJSON_DeleteItemFromObject(r, drop[i]);
+    cJSON_DeleteItemFromObject(cJSON_GetObjectItem(r, "summary"), "duration_s");
+    cJSON *c;
+    cJSON_ArrayForEach(c, cJSON_GetObjectItem(r, "cases")) {
+        cJSON_DeleteItemFromObject(c, "time_ref_s");
+        cJSON_DeleteItemFromObject(c, "time_opt_s");
+        cJSON_DeleteItemFromObject(c, "repro");
+    }
+    return cJSON_PrintUnformatted(r);
+}
+
+Test(reports, same_seed_same_report_whatever_the_threads, .init = setup, .fini = teardown)
+{
+    char a[128], b[128];
+    snprintf(a, sizeof a, "%s/t1", dir);
+    snprintf(b, sizeof b, "%s/t2", dir);
+    const char *r1[] = {"conform", "run", "cases/smoke.json", "--seed", "77", "--threads", "1", "--report-dir", a, "--quiet"};
+    const char *r2[] = {"conform", "run", "cases/smoke.json", "--seed", "77", "--threads", "2", "--report-dir", b, "--quiet"};
+    cr_assert_eq(run(r1, 10), EXIT_OK);
+    cr_assert_eq(run(r2, 10), EXIT_OK);
+    cJSON *j1 = load("t1"), *j2 = load("t2");
+    char *s1 = stable(j1), *s2 = stable(j2);
+    cr_assert(!strcmp(s1, s2), "reports differ beyond timings");
+    free(s1); free(s2);
+    cJSON_Delete(j1); cJSON_Delete(j2);
+}
+
+static const char *write_file(const char *name, const char *text)
+{
+    static char p[256];
+    snprintf(p, sizeof p, "%s/%s", dir, name);
+    FILE *f = fopen(p, "w");
+    cr_assert(f);
+    fputs(text, f);
+    fclose(f);
+    return p;
+}
+
+Test(reports, waivers_turn_expected_failures_into_waived_and_stale_ones_are_reported, .init = setup, .fini = teardown)
+{
+    /* a case whose expected values are wrong: the reference is right, so the case fails */
+    char suite[256];
+    snprintf(suite, sizeof suite, "%s", write_file("s.json",
+        "{\"suite\": \"w\", \"cases\": [{\"name\": \"wrong_expect\", \"op\": \"roi_align\", "
+        "\"shapes\": {\"input\": [1,1,2,2], \"rois\": [1,5]}, \"attrs\": {\"pooled_h\": 1, \"pooled_w\": 1, \"aligned\": false, \"sampling_ratio\": 1}, "
+        "\"gen\": {\"input\": {\"data\": [1,2,3,4]}, \"rois\": {\"data\": [0,0,0,1,1]}}, \"expect\": {\"output\": [9]}}]}"));
+    char rep[128];
+    snprintf(rep, sizeof rep, "%s/w", dir);
+    const char *plain[] = {"conform", "run", suite, "--report-dir", rep, "--quiet"};
+    cr_assert_eq(run(plain, 6), EXIT_FAIL);
+    char waivers[256];
+    snprintf(waivers, sizeof waivers, "%s", write_file("waivers.json",
+        "{\"waivers\": [{\"pattern\": \"w/wrong_*\", \"reason\": \"documented vector is wrong\", \"link\": \"https://example.invalid/1\"},"
+        " {\"pattern\": \"w/fixed_long_ago\", \"reason\": \"was broken\", \"link\": \"https://example.invalid/2\"}]}"));
+    const char *waived[] = {"conform", "run", suite, "--waivers", waivers, "--report-dir", rep, "--quiet"};
+    cr_assert_eq(run(waived, 8), EXIT_OK);
+    cJSON *r = load("w");
+    cJSON *c = cJSON_GetArrayItem(cJSON_GetObjectItem(r, "cases"), 0);
+    cr_assert_str_eq(cJSON_GetObjectItem(c, "status")->valuestring, "waived");
+    cr_assert_str_eq(cJSON_GetObjectItem(c, "waived_status")->valuestring, "failed");
+    cJSON *stale = cJSON_GetObjectItem(r, "stale_waivers");
+    cr_assert_eq(cJSON_GetArraySize(stale), 1);
+    cr_assert_str_eq(cJSON_GetObjectItem(cJSON_GetArrayItem(stale, 0), "pattern")->valuestring, "w/fixed_long_ago");
+    cJSON_Delete(r);
+    /* a waiver without a reason is refused */
+    const char *bad = write_file("bad.json", "{\"waivers\": [{\"pattern\": \"x\", \"link\": \"y\"}]}");
+    char badp[256];
+    snprintf(badp, sizeof badp, "%s", bad);
+    const char *refused[] = {"conform", "run", suite, "--waivers", badp, "--report-dir", rep, "--quiet"};
+    cr_assert_eq(run(refused, 8), EXIT_USAGE);
+}
+
+Test(reports, rerun_selects_the_failures_of_a_previous_report, .init = setup, .fini = teardown)
+{
+    char rep[128], prev[256];
+    snprintf(rep, sizeof rep, "%s/r", dir);
+    snprintf(prev, sizeof prev, "%s", write_file("prev.json",
+        "{\"schema\": \"conform-report\", \"cases\": [{\"id\": \"smoke/fwd_empty_rois\", \"status\": \"failed\"},"
+        " {\"id\": \"smoke/bwd_empty_rois\", \"status\": \"passed\"}]}"));
+    const char *argv[] = {"conform", "run", "cases/smoke.json", "--rerun", prev, "--report-dir", rep, "--quiet"};
+    cr_assert_eq(run(argv, 8), EXIT_OK);
+    cJSON *r = load("r");
+    cr_assert_eq(cJSON_GetArraySize(cJSON_GetObjectItem(r, "cases")), 1);
+    cJSON_Delete(r);
+}
+
+/* bench gate: a slower median is re-measured before it is called a regression */
+static void bench_file(const char *name, double median, const char *command)
+{
+    char text[1024];
+    snprintf(text, sizeof text,
+             "{\"schema\": \"conform-bench\", \"results\": [{\"op\": \"roi_align\", \"impl\": \"optimized\", \"isa\": \"avx2\", "
+             "\"threads\": 2, \"median_s\": %g, \"command\": \"%s\"}]}", median, command);
+    write_file(name, text);
+}
+
+Test(reports, bench_gate_remeasures_before_calling_a_regression, .init = setup, .fini = teardown)
+{
+    char base[256], cur[256];
+    snprintf(base, sizeof base, "%s/base.json", dir);
+    snprintf(cur, sizeof cur, "%s/cur.json", dir);
+    const char *argv[] = {"conform", "gate", "--baseline", base, "--current", cur};
+    bench_file("base.json", 0.001, "true");
+    bench_file("cur.json", 0.001, "true");
+    cr_assert_eq(cmd_gate(6, (char **)argv), EXIT_OK);
+    /* 10x slower once, but a re-measurement is fast: noise (the command's JSON is escaped for
+       the bench file, which is JSON itself) */
+    bench_file("cur.json", 0.010, "echo '{\\\"op\\\": \\\"roi_align\\\", \\\"impl\\\": \\\"optimized\\\", \\\"median_s\\\": 0.0011}'");
+    cr_assert_eq(cmd_gate(6, (char **)argv), EXIT_OK);
+    /* 10x slower and slow again when re-measured: a regression */
+    bench_file("cur.json", 0.010, "echo '{\\\"op\\\": \\\"roi_align\\\", \\\"impl\\\": \\\"optimized\\\", \\\"median_s\\\": 0.009}'");
+    cr_assert_eq(cmd_gate(6, (char **)argv), EXIT_FAIL);
+    /* a conformance report against a bench file is a usage error */
+    write_file("cur.json", "{\"schema\": \"conform-report\", \"cases\": []}");
+    cr_assert_eq(cmd_gate(6, (char **)argv), EXIT_USAGE);
+}
+
+Test(reports, gate_update_is_deliberate, .init = setup, .fini = teardown)
+{
+    char base[256], cur[256];
+    snprintf(base, sizeof base, "%s/base.json", dir);
+    snprintf(cur, sizeof cur, "%s/cur.json", dir);
+    bench_file("base.json", 0.001, "true");
+    bench_file("cur.json", 0.5, "true");
+    const char *gate[] = {"conform", "gate", "--baseline", base, "--current", cur};
+    cr_assert_eq(cmd_gate(6, (char **)gate), EXIT_FAIL);
+    const char *update[] = {"conform", "gate", "--baseline", base, "--current", cur, "--update"};
+    cr_assert_eq(cmd_gate(7, (char **)update), EXIT_OK);
+    cr_assert_eq(cmd_gate(6, (char **)gate), EXIT_OK);
+}
