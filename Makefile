@@ -44,9 +44,18 @@ LIBOPT   = $(BUILD)/libconform_opt.a
 CONFORM  = $(BUILD)/conform
 TESTS    = $(BUILD)/conform_tests
 
-.PHONY: all deps test test-unit test-san conformance smoke verify bench clean
+# the example plugin and the deliberately faulty ones the tests run suites through
+PLUGINS  = $(BUILD)/plugins/plugin_roi_align.so $(foreach f,wrong crash hang overflow abi,$(BUILD)/plugins/faulty_$(f).so)
+FAULT_wrong = 0
+FAULT_crash = 1
+FAULT_hang = 2
+FAULT_overflow = 3
+FAULT_abi = 4
+PLUGIN_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARN) -O2 -fPIC -shared -Iharness
+
+.PHONY: all deps test test-unit test-san conformance smoke verify bench clean install
 all: deps
-	@$(MAKE) --no-print-directory $(CONFORM) $(TESTS)
+	@$(MAKE) --no-print-directory $(CONFORM) $(TESTS) $(PLUGINS)
 
 deps:
 	@missing=""; for p in $(DEB_PKGS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
@@ -71,14 +80,21 @@ $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
 	@echo "CC $<"; $(CC) $(CFLAGS) -MMD -MP -c $< -o $@
 
+$(BUILD)/plugins/plugin_roi_align.so: examples/plugin_roi_align.c harness/conform_plugin.h
+	@mkdir -p $(dir $@)
+	$(CC) $(PLUGIN_CFLAGS) $< -o $@ -lm
+$(BUILD)/plugins/faulty_%.so: tests/plugins/plugin_faulty.c examples/plugin_roi_align.c harness/conform_plugin.h
+	@mkdir -p $(dir $@)
+	$(CC) $(PLUGIN_CFLAGS) -DFAULT=$(FAULT_$*) $< -o $@ -lm
+
 $(LIBREF): $(REF_OBJ)
 	@rm -f $@; ar rcs $@ $^
 $(LIBOPT): $(OPT_OBJ)
 	@rm -f $@; ar rcs $@ $^
 $(CONFORM): $(BUILD)/harness/main.o $(HAR_OBJ) $(LIBOPT) $(LIBREF)
-	$(CC) $(OPT) -o $@ $^ $(LDLIBS)
+	$(CC) $(OPT) -o $@ $^ $(LDLIBS) -ldl
 $(TESTS): $(TEST_OBJ) $(HAR_OBJ) $(LIBOPT) $(LIBREF)
-	$(CC) $(OPT) -o $@ $^ $(LDLIBS) $(CRIT_LIBS)
+	$(CC) $(OPT) -o $@ $^ $(LDLIBS) $(CRIT_LIBS) -ldl
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
 

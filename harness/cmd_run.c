@@ -153,6 +153,8 @@ int cmd_run(int argc, char **argv)
     long long seed = 0;
     const char *report_dir = "reports/latest", *waiver_path = NULL, *rerun_path = NULL, *statuses = "failed,error";
     conform_exec ex = {CONFORM_ISA_AUTO, 0};
+    const char *impl_spec = "optimized";
+    exec_policy policy = {1, 120.0};
     selection sel;
     memset(&sel, 0, sizeof sel);
     for (int i = 2; i < argc; i++) {
@@ -173,6 +175,14 @@ int cmd_run(int argc, char **argv)
         else if (!strcmp(a, "--rerun") && v) { rerun_path = v; i++; }
         else if (!strcmp(a, "--status") && v) { statuses = v; i++; }
         else if (!strcmp(a, "--shard")) { if (parse_shard(v, &sel.shard_index, &sel.shard_count)) return EXIT_USAGE; shard_set = 1; i++; }
+        else if (!strcmp(a, "--impl") && v) { impl_spec = v; i++; }
+        else if (!strcmp(a, "--timeout")) {
+            long long t;
+            if (parse_int_arg(a, v, 1, 86400, &t)) return EXIT_USAGE;
+            policy.timeout_s = (double)t;
+            i++;
+        }
+        else if (!strcmp(a, "--no-isolate")) policy.isolate = 0;
         else if (!strcmp(a, "--list") || !strcmp(a, "--dry-run")) dry = 1;
         else if (!strcmp(a, "--quiet")) quiet = 1;
         else if (a[0] == '-') return usage_error("run: unknown option '%s' (see conform --help)", a);
@@ -182,10 +192,18 @@ int cmd_run(int argc, char **argv)
     if (!n_suites) suites[n_suites++] = "cases/conformance.json";
     if (!shard_set && shard_from_environment(&sel.shard_index, &sel.shard_count)) return EXIT_USAGE;
     if (resolve_isa(&ex)) return EXIT_USAGE;
+    impl_t impl;
+    char ierr[CONFORM_ERR_LEN];
+    if (impl_open(impl_spec, &impl, ierr, sizeof ierr)) return usage_error("%s", ierr);
+    run_env env = {ex, &impl, policy};
     if (!waiver_path && !access("cases/waivers.json", R_OK)) waiver_path = "cases/waivers.json";
     waivers_t waivers;
-    if (waivers_load(waiver_path, &waivers)) { waivers_free(&waivers); return EXIT_USAGE; }
-    if (rerun_path && load_rerun(rerun_path, statuses, &sel)) { waivers_free(&waivers); return EXIT_USAGE; }
+    if (waivers_load(waiver_path, &waivers) || (rerun_path && load_rerun(rerun_path, statuses, &sel))) {
+        waivers_free(&waivers);
+        cJSON_Delete(sel.rerun);
+        impl_close(&impl);
+        return EXIT_USAGE;
+    }
 
     /* everything is loaded and checked before anything runs or is written */
     suite_t *loaded = calloc((size_t)n_suites, sizeof *loaded);
@@ -214,6 +232,7 @@ int cmd_run(int argc, char **argv)
     char cmd[4096];
     command_line(argc, argv, cmd, sizeof cmd);
     cJSON *report = report_new(cmd, conform_isa_name(ex.isa), ex.threads);
+    cJSON_AddStringToObject(report, "impl", impl_name(&impl));
     cJSON *js = cJSON_GetObjectItemCaseSensitive(report, "suites");
     for (int s = 0; s < n_suites; s++) {
         cJSON *o = cJSON_CreateObject();
@@ -240,14 +259,16 @@ int cmd_run(int argc, char **argv)
             const case_t *cs = &loaded[s].cases[c];
             if (!selected(&sel, cs)) continue;
             case_result r;
-            run_case(cs, case_seed(cs, run_seed), &ex, &r);
+            run_case(cs, case_seed(cs, run_seed), &env, &r);
             char repro[2048], q1[600], q2[600];
-            snprintf(repro, sizeof repro, "build/conform run %s --filter %s --seed %llu --isa %s --threads %d",
+            char q3[600] = "";
+            if (impl.is_plugin) snprintf(q3, sizeof q3, " --impl %s", shell_quote(impl_spec, q1, sizeof q1));
+            snprintf(repro, sizeof repro, "build/conform run %s --filter %s --seed %llu --isa %s --threads %d%s",
                      shell_quote(loaded[s].path, q1, sizeof q1), shell_quote(cs->id, q2, sizeof q2),
-                     (unsigned long long)run_seed, conform_isa_name(ex.isa), ex.threads > 0 ? ex.threads : 1);
+                     (unsigned long long)run_seed, conform_isa_name(ex.isa), ex.threads > 0 ? ex.threads : 1, q3);
             cJSON *jc = case_result_json(cs, &r, repro);
             case_result_free(&r);
-            if (strcmp(r.status, "passed")) {
+            if (strcmp(r.status, "passed") && strcmp(r.status, "not_implemented")) {
                 const cJSON *w = waiver_for(&waivers, cs->id);
                 if (w) {
                     cJSON_ReplaceItemInObject(jc, "status", cJSON_CreateString("waived"));
@@ -292,5 +313,6 @@ out:
     free(loaded);
     waivers_free(&waivers);
     cJSON_Delete(sel.rerun);
+    impl_close(&impl);
     return rc;
 }

@@ -92,8 +92,8 @@ static double case_metric(const cJSON *c, const char *k)
     return w;
 }
 
-static const char *const statuses[] = {"passed", "failed", "error", "waived"};
-#define N_STATUS 4
+static const char *const statuses[] = {"passed", "failed", "error", "waived", "crashed", "timeout", "not_implemented"};
+#define N_STATUS 7
 
 static int status_index(const char *s)
 {
@@ -193,26 +193,30 @@ void report_summarize(cJSON *report)
 int report_all_passed(const cJSON *report)
 {
     const cJSON *s = item(report, "summary");
-    return num(s, "failed") == 0 && num(s, "error") == 0 && num(s, "proofs_failed") == 0;
+    return num(s, "failed") + num(s, "error") + num(s, "crashed") + num(s, "timeout") == 0 && num(s, "proofs_failed") == 0;
 }
 
 void report_print_summary(const cJSON *report, FILE *f)
 {
     const cJSON *s = item(report, "summary"), *o;
-    fprintf(f, "\n%-26s %6s %7s %7s %6s %7s %10s %13s %9s\n", "op", "cases", "passed", "failed", "error", "waived",
-            "ambiguous", "worst err/tol", "max ulp");
+    fprintf(f, "\n%-26s %6s %7s %7s %6s %7s %8s %10s %13s %9s\n", "op", "cases", "passed", "failed", "error", "waived",
+            "not impl", "ambiguous", "worst err/tol", "max ulp");
     cJSON_ArrayForEach(o, item(report, "ops"))
-        fprintf(f, "%-26s %6.0f %7.0f %7.0f %6.0f %7.0f %10.0f %13.3g %9.3g\n", o->string, num(o, "total"),
-                num(o, "passed"), num(o, "failed"), num(o, "error"), num(o, "waived"), num(o, "ambiguous_elements"),
-                num(o, "max_err_over_tol"), num(o, "max_ulp"));
-    fprintf(f, "%-26s %6.0f %7.0f %7.0f %6.0f %7.0f %10.0f\n", "total", num(s, "total"), num(s, "passed"), num(s, "failed"),
-            num(s, "error"), num(s, "waived"), num(s, "ambiguous_elements"));
+        fprintf(f, "%-26s %6.0f %7.0f %7.0f %6.0f %7.0f %8.0f %10.0f %13.3g %9.3g\n", o->string, num(o, "total"),
+                num(o, "passed"), num(o, "failed") + num(o, "crashed") + num(o, "timeout"), num(o, "error"), num(o, "waived"),
+                num(o, "not_implemented"), num(o, "ambiguous_elements"), num(o, "max_err_over_tol"), num(o, "max_ulp"));
+    fprintf(f, "%-26s %6.0f %7.0f %7.0f %6.0f %7.0f %8.0f %10.0f\n", "total", num(s, "total"), num(s, "passed"),
+            num(s, "failed") + num(s, "crashed") + num(s, "timeout"), num(s, "error"), num(s, "waived"),
+            num(s, "not_implemented"), num(s, "ambiguous_elements"));
+    if (num(s, "crashed") + num(s, "timeout") > 0)
+        fprintf(f, "of the failures: %.0f crashed, %.0f timed out\n", num(s, "crashed"), num(s, "timeout"));
     const cJSON *w;
     cJSON_ArrayForEach(w, item(report, "stale_waivers"))
         fprintf(f, "stale waiver: '%s' matches no failing case any more (%s)\n", str(w, "pattern"), str(w, "link"));
     fprintf(f, "isa %s, threads %.0f, %.1f s; proofs of the references: %.0f run, %.0f failed\n", str(report, "isa"),
             num(report, "threads"), num(s, "duration_s"), num(s, "proofs"), num(s, "proofs_failed"));
-    fprintf(f, "%.0f passed, %.0f failed\n", num(s, "passed") + num(s, "waived"), num(s, "failed") + num(s, "error"));
+    fprintf(f, "%.0f passed, %.0f failed\n", num(s, "passed") + num(s, "waived"),
+            num(s, "failed") + num(s, "error") + num(s, "crashed") + num(s, "timeout"));
 }
 
 /* ---- Markdown -------------------------------------------------------------------------------- */
@@ -223,7 +227,8 @@ static void md_case_rows(buf_t *b, const cJSON *report, const char *want, int li
     const cJSON *c;
     cJSON_ArrayForEach(c, item(report, "cases")) {
         const char *st = str(c, "status");
-        if (want ? strcmp(st, want) != 0 : (!strcmp(st, "passed") || !strcmp(st, "waived"))) continue;
+        if (want ? strcmp(st, want) != 0 : (!strcmp(st, "passed") || !strcmp(st, "waived") || !strcmp(st, "not_implemented")))
+            continue;
         if (n++ >= limit) { more++; continue; }
         put(b, "| `");
         put_md(b, str(c, "id"));
@@ -255,7 +260,7 @@ char *report_markdown(const cJSON *report)
             num(o, "passed"), num(o, "failed"), num(o, "error"), num(o, "waived"), num(o, "ambiguous_elements"),
             num(o, "max_err_over_tol"), num(o, "max_ulp"));
     put(&b, "\n## Failures\n\n");
-    if (num(s, "failed") + num(s, "error") == 0) put(&b, "None.\n");
+    if (num(s, "failed") + num(s, "error") + num(s, "crashed") + num(s, "timeout") == 0) put(&b, "None.\n");
     else {
         put(&b, "| case | status | why | repro |\n|---|---|---|---|\n");
         md_case_rows(&b, report, NULL, 50);
@@ -312,11 +317,12 @@ char *report_junit(const cJSON *report)
     const cJSON *s = item(report, "summary"), *o, *c;
     put(&b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
     put(&b, "<testsuites name=\"conform\" tests=\"%.0f\" failures=\"%.0f\" errors=\"%.0f\" skipped=\"%.0f\" time=\"%.3f\">\n",
-        num(s, "total") + num(s, "proofs"), num(s, "failed") + num(s, "proofs_failed"), num(s, "error"), num(s, "waived"),
-        num(s, "duration_s"));
+        num(s, "total") + num(s, "proofs"), num(s, "failed") + num(s, "crashed") + num(s, "timeout") + num(s, "proofs_failed"),
+        num(s, "error"), num(s, "waived") + num(s, "not_implemented"), num(s, "duration_s"));
     cJSON_ArrayForEach(o, item(report, "ops")) {
         put(&b, "  <testsuite name=\"%s\" tests=\"%.0f\" failures=\"%.0f\" errors=\"%.0f\" skipped=\"%.0f\">\n", o->string,
-            num(o, "total"), num(o, "failed"), num(o, "error"), num(o, "waived"));
+            num(o, "total"), num(o, "failed") + num(o, "crashed") + num(o, "timeout"), num(o, "error"),
+            num(o, "waived") + num(o, "not_implemented"));
         cJSON_ArrayForEach(c, item(report, "cases")) {
             if (strcmp(str(c, "op"), o->string)) continue;
             put(&b, "    <testcase classname=\"conform.%s\" name=\"", o->string);
@@ -324,8 +330,13 @@ char *report_junit(const cJSON *report)
             put(&b, "\" time=\"%.6f\"", num(c, "time_ref_s") + num(c, "time_opt_s"));
             const char *st = str(c, "status");
             if (!strcmp(st, "passed")) { put(&b, "/>\n"); continue; }
-            put(&b, ">\n      <%s message=\"", !strcmp(st, "failed") ? "failure" : !strcmp(st, "error") ? "error" : "skipped");
-            if (!strcmp(st, "waived")) {
+            int failure = !strcmp(st, "failed") || !strcmp(st, "crashed") || !strcmp(st, "timeout");
+            int skipped = !strcmp(st, "waived") || !strcmp(st, "not_implemented");
+            put(&b, ">\n      <%s message=\"", failure ? "failure" : skipped ? "skipped" : "error");
+            if (!strcmp(st, "not_implemented")) {
+                put_esc(&b, str(c, "message"));
+                put(&b, "\"/>\n");
+            } else if (!strcmp(st, "waived")) {
                 const cJSON *w = item(c, "waiver");
                 put(&b, "waived: ");
                 put_esc(&b, str(w, "reason"));
@@ -338,7 +349,7 @@ char *report_junit(const cJSON *report)
                 put_esc(&b, str(c, "message"));
                 put(&b, "\nrepro: ");
                 put_esc(&b, str(c, "repro"));
-                put(&b, "</%s>\n", !strcmp(st, "failed") ? "failure" : "error");
+                put(&b, "</%s>\n", failure ? "failure" : "error");
             }
             put(&b, "    </testcase>\n");
         }
@@ -411,7 +422,7 @@ static void html_case_table(buf_t *b, const cJSON *report, const char *op, int f
     const cJSON *c;
     cJSON_ArrayForEach(c, item(report, "cases")) {
         const char *st = str(c, "status");
-        int bad = !strcmp(st, "failed") || !strcmp(st, "error");
+        int bad = !strcmp(st, "failed") || !strcmp(st, "error") || !strcmp(st, "crashed") || !strcmp(st, "timeout");
         if ((op && strcmp(str(c, "op"), op)) || (failures_only && !bad)) continue;
         double amb = 0;
         const cJSON *o;
@@ -461,7 +472,7 @@ char *report_html(const cJSON *report)
             num(o, "failed"), num(o, "error"), num(o, "waived"), num(o, "ambiguous_elements"), num(o, "max_err_over_tol"),
             num(o, "max_ulp"));
     put(&b, "</table>\n");
-    if (num(s, "failed") + num(s, "error") > 0) {
+    if (num(s, "failed") + num(s, "error") + num(s, "crashed") + num(s, "timeout") > 0) {
         put(&b, "<h2>Failures</h2>\n");
         html_case_table(&b, report, NULL, 1);
     }

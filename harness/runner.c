@@ -1,9 +1,11 @@
 #include "runner.h"
 
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 
 #include "fill.h"
@@ -18,10 +20,14 @@ double now_seconds(void)
     return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
+/* layout: [size_t bytes | pad to 64][GUARD floats][n floats][GUARD floats] */
 float *guarded_alloc(int64_t n)
 {
-    float *raw = malloc((size_t)(n + 2 * GUARD) * sizeof(float));
-    if (!raw) return NULL;
+    size_t bytes = 64 + (size_t)(n + 2 * GUARD) * sizeof(float);
+    char *base = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (base == MAP_FAILED) return NULL;
+    memcpy(base, &bytes, sizeof bytes);
+    float *raw = (float *)(base + 64);
     for (int64_t i = 0; i < n + 2 * GUARD; i++) {
         if (i < GUARD || i >= n + GUARD) memcpy(&raw[i], &guard_bits, sizeof guard_bits);
         else raw[i] = NAN;
@@ -46,13 +52,18 @@ int guarded_check(const float *buf, int64_t n, int64_t *bad_offset)
 
 void guarded_free(float *buf)
 {
-    if (buf) free(buf - GUARD);
+    if (!buf) return;
+    char *base = (char *)(buf - GUARD) - 64;
+    size_t bytes;
+    memcpy(&bytes, base, sizeof bytes);
+    munmap(base, bytes);
 }
 
 static void set_status(case_result *r, const char *status, const char *fmt, const char *msg)
 {
-    /* the first failure reason wins; a later error outranks a failure */
-    if (!strcmp(r->status, "passed") || (!strcmp(status, "error") && strcmp(r->status, "error"))) {
+    /* the first failure reason wins; a later error, crash or timeout outranks a failure */
+    int severe = strcmp(status, "failed") != 0;
+    if (!strcmp(r->status, "passed") || (severe && !strcmp(r->status, "failed"))) {
         snprintf(r->status, sizeof r->status, "%s", status);
         snprintf(r->message, sizeof r->message, fmt, msg);
     }
@@ -121,7 +132,20 @@ static void heat_map(output_result *out, const double *ref, const float *got, co
     }
 }
 
-void run_case(const case_t *c, uint64_t seed, const conform_exec *ex, case_result *r)
+static const char *signal_name(int sig)
+{
+    switch (sig) {
+    case SIGSEGV: return "SIGSEGV";
+    case SIGBUS: return "SIGBUS";
+    case SIGFPE: return "SIGFPE";
+    case SIGABRT: return "SIGABRT";
+    case SIGILL: return "SIGILL";
+    case SIGKILL: return "SIGKILL";
+    default: return "a signal";
+    }
+}
+
+void run_case(const case_t *c, uint64_t seed, const run_env *env, case_result *r)
 {
     memset(r, 0, sizeof *r);
     snprintf(r->status, sizeof r->status, "passed");
@@ -141,6 +165,12 @@ void run_case(const case_t *c, uint64_t seed, const conform_exec *ex, case_resul
             snprintf(r->status, sizeof r->status, "error");
             snprintf(r->message, sizeof r->message, "%s", err);
         }
+        problem_free(&p);
+        return;
+    }
+    if (!impl_supports(env->impl, op)) {
+        snprintf(r->status, sizeof r->status, "not_implemented");
+        snprintf(r->message, sizeof r->message, "%s does not implement %s", impl_name(env->impl), op->name);
         problem_free(&p);
         return;
     }
@@ -180,12 +210,24 @@ void run_case(const case_t *c, uint64_t seed, const conform_exec *ex, case_resul
     double t0 = now_seconds();
     op->reference(&p, ref, bounds);
     double t1 = now_seconds();
-    rc = op->optimized(&p, (const float **)fin, got, ex);
+    int code;
+    exec_status es = impl_exec(env->impl, &p, (const float **)fin, got, &env->ex, &env->policy, &code);
     double t2 = now_seconds();
     r->time_ref_s = t1 - t0;
     r->time_opt_s = t2 - t1;
-    if (rc) {
-        set_status(r, "error", "optimized kernel returned %s", rc == CONFORM_E_ISA ? "CONFORM_E_ISA" : "an error");
+    if (es != EXEC_OK) {
+        char m[200];
+        if (es == EXEC_CRASHED) {
+            snprintf(m, sizeof m, "%s crashed: killed by %s (signal %d)", impl_name(env->impl), signal_name(code), code);
+            set_status(r, "crashed", "%s", m);
+        } else if (es == EXEC_TIMEOUT) {
+            snprintf(m, sizeof m, "%s gave no result within %.0f s", impl_name(env->impl), env->policy.timeout_s);
+            set_status(r, "timeout", "%s", m);
+        } else {
+            snprintf(m, sizeof m, "%s returned error code %d%s", impl_name(env->impl), code,
+                     code == CONFORM_E_ISA ? " (ISA not available)" : code == CONFORM_E_NOMEM ? " (out of memory)" : "");
+            set_status(r, "error", "%s", m);
+        }
         goto done;
     }
     for (int o = 0; o < op->n_outputs; o++) {

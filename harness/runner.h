@@ -3,6 +3,7 @@
 #define CONFORM_RUNNER_H
 
 #include "compare.h"
+#include "impl.h"
 #include "suite.h"
 
 /* Case statuses:
@@ -11,7 +12,10 @@
  *   failed  an element beyond its tolerance, a non-finite mismatch, an all-zero output, a write
  *           outside an output, a reference off the case's expected values, or an input accepted
  *           that the case expected to be refused
- *   error   the case could not be run: refused by validation unexpectedly, or a kernel error */
+ *   error   the case could not be run: refused by validation unexpectedly, or a kernel error
+ *   crashed the implementation died on a signal (SIGSEGV, SIGBUS, SIGFPE, abort, ...)
+ *   timeout the implementation gave no result within the per-case time limit
+ *   not_implemented  a plugin that does not provide the op (neither a pass nor a failure) */
 typedef struct {
     char name[64];
     shape_t shape;
@@ -39,12 +43,19 @@ typedef struct {
 
 #define HEAT 32
 
-void run_case(const case_t *c, uint64_t seed, const conform_exec *ex, case_result *r);
+typedef struct {
+    conform_exec ex;
+    const impl_t *impl;
+    exec_policy policy;
+} run_env;
+
+void run_case(const case_t *c, uint64_t seed, const run_env *env, case_result *r);
 void case_result_free(case_result *r);
 /* The report object of a case. repro: the one command line that reruns it. */
 cJSON *case_result_json(const case_t *c, const case_result *r, const char *repro);
 /* Guarded float buffers: sentinel bands on both sides of n elements, interior poisoned with NaN
- * so an element the kernel never writes shows up as a mismatch. */
+ * so an element the kernel never writes shows up as a mismatch. Shared memory, so a kernel in a
+ * child process writes where the harness reads. */
 float *guarded_alloc(int64_t n);
 int guarded_check(const float *buf, int64_t n, int64_t *bad_offset); /* 1 intact */
 void guarded_free(float *buf);

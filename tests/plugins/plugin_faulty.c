@@ -1,0 +1,42 @@
+/* Test plugins: the example plugin with one fault each, chosen at build time with -DFAULT=...
+ *   WRONG     roi_align_v2_backward off by 1e-3 relative (wrong in one op only)
+ *   CRASH     roi_align dies on SIGSEGV, roi_align_v2_backward aborts
+ *   HANG      roi_align never returns
+ *   OVERFLOW  roi_align writes one element past its output
+ *   ABI       declares an ABI version this conform does not speak */
+#include <signal.h>
+#include <stdlib.h>
+
+#define CONFORM_EXAMPLE_NO_ENTRY
+#include "../../examples/plugin_roi_align.c"
+
+static int faulty_run(const char *op, int na, const conform_plugin_attr *a, int ni, const conform_plugin_input *in,
+                      int no, conform_plugin_output *out)
+{
+    int fwd = !strcmp(op, "roi_align");
+    (void)fwd;
+#if FAULT == 1 /* CRASH */
+    if (fwd) raise(SIGSEGV);
+    else abort();
+#elif FAULT == 2 /* HANG */
+    if (fwd) for (volatile int forever = 1; forever;) {}
+#endif
+    int rc = run(op, na, a, ni, in, no, out);
+    int64_t n = 1;
+    for (int d = 0; d < out[0].rank; d++) n *= out[0].dims[d];
+#if FAULT == 0 /* WRONG */
+    if (!fwd)
+        for (int64_t i = 0; i < n; i++) out[0].data[i] *= 1.001f;
+#elif FAULT == 3 /* OVERFLOW */
+    if (fwd) out[0].data[n] = 0.0f;
+#endif
+    return rc;
+}
+
+#if FAULT == 4 /* ABI */
+static const conform_plugin faulty = {CONFORM_PLUGIN_ABI_VERSION + 98, "faulty test plugin", supports, faulty_run};
+#else
+static const conform_plugin faulty = {CONFORM_PLUGIN_ABI_VERSION, "faulty test plugin", supports, faulty_run};
+#endif
+
+const conform_plugin *conform_plugin_entry(void) { return &faulty; }

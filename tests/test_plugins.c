@@ -1,0 +1,127 @@
+/* Any implementation judged: plugins that are right, wrong in one op, crash, hang or write past
+ * an output are each reported for what they did, and the rest of the suite completes. */
+#include <criterion/criterion.h>
+#include <criterion/redirect.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "report.h"
+
+static char dir[64];
+
+static void setup(void)
+{
+    cr_redirect_stdout();
+    cr_redirect_stderr();
+    snprintf(dir, sizeof dir, "/tmp/conform-plug-XXXXXX");
+    cr_assert(mkdtemp(dir));
+}
+
+static void teardown(void)
+{
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    cr_assert_eq(system(cmd), 0);
+}
+
+/* runs the smoke suite (or the cases matching filter) through a plugin; the report */
+static cJSON *through(const char *plugin, const char *filter, int expect_rc)
+{
+    char impl[256], rep[128], path[256], err[256];
+    snprintf(impl, sizeof impl, "plugin:build/plugins/%s.so", plugin);
+    snprintf(rep, sizeof rep, "%s/%s", dir, plugin);
+    const char *argv[] = {"conform", "run", "cases/smoke.json", "--impl", impl, "--report-dir", rep, "--quiet",
+                          "--timeout", "1", "--filter", filter ? filter : "*"};
+    cr_assert_eq(cmd_run(12, (char **)argv), expect_rc, "%s", plugin);
+    snprintf(path, sizeof path, "%s/report.json", rep);
+    cJSON *r = read_json_file(path, err, sizeof err);
+    cr_assert(r, "%s", err);
+    return r;
+}
+
+/* counts of statuses per op */
+static int count(const cJSON *r, const char *op, const char *status)
+{
+    int n = 0;
+    const cJSON *c;
+    cJSON_ArrayForEach(c, cJSON_GetObjectItem(r, "cases"))
+        n += !strcmp(cJSON_GetObjectItem(c, "op")->valuestring, op) && !strcmp(cJSON_GetObjectItem(c, "status")->valuestring, status);
+    return n;
+}
+
+static int total(const cJSON *r, const char *op)
+{
+    int n = 0;
+    const cJSON *c;
+    cJSON_ArrayForEach(c, cJSON_GetObjectItem(r, "cases")) n += !strcmp(cJSON_GetObjectItem(c, "op")->valuestring, op);
+    return n;
+}
+
+Test(plugins, the_example_plugin_conforms, .init = setup, .fini = teardown)
+{
+    cJSON *r = through("plugin_roi_align", NULL, EXIT_OK);
+    cr_assert_eq(count(r, "roi_align", "passed"), total(r, "roi_align"));
+    cr_assert_eq(count(r, "roi_align_v2_backward", "passed"), total(r, "roi_align_v2_backward"));
+    cJSON_Delete(r);
+}
+
+Test(plugins, wrong_in_one_op, .init = setup, .fini = teardown)
+{
+    cJSON *r = through("faulty_wrong", NULL, EXIT_FAIL);
+    cr_assert_eq(count(r, "roi_align", "passed"), total(r, "roi_align"), "the right op stays right");
+    cr_assert_gt(count(r, "roi_align_v2_backward", "failed"), 10);
+    cJSON_Delete(r);
+}
+
+Test(plugins, crashes_are_reported_and_the_suite_goes_on, .init = setup, .fini = teardown)
+{
+    cJSON *r = through("faulty_crash", NULL, EXIT_FAIL);
+    int crashed = count(r, "roi_align", "crashed") + count(r, "roi_align_v2_backward", "crashed");
+    cr_assert_gt(crashed, 100);
+    const cJSON *c;
+    int sigsegv = 0, sigabrt = 0;
+    cJSON_ArrayForEach(c, cJSON_GetObjectItem(r, "cases")) {
+        const cJSON *m = cJSON_GetObjectItem(c, "message");
+        if (!m) continue;
+        sigsegv += strstr(m->valuestring, "SIGSEGV") != NULL;
+        sigabrt += strstr(m->valuestring, "SIGABRT") != NULL;
+        if (!strcmp(cJSON_GetObjectItem(c, "status")->valuestring, "crashed"))
+            cr_assert(strstr(cJSON_GetObjectItem(c, "repro")->valuestring, "--impl"), "the repro line names the plugin");
+    }
+    cr_assert_gt(sigsegv, 0);
+    cr_assert_gt(sigabrt, 0);
+    cr_assert_eq(cJSON_GetArraySize(cJSON_GetObjectItem(r, "cases")), 146, "every case has a verdict");
+    cJSON_Delete(r);
+}
+
+Test(plugins, hangs_time_out, .init = setup, .fini = teardown)
+{
+    cJSON *r = through("faulty_hang", "smoke/*_grid/aligned=true,sampling_ratio=0", EXIT_FAIL);
+    cr_assert_eq(count(r, "roi_align", "timeout"), 1);
+    cr_assert_eq(count(r, "roi_align_v2_backward", "passed"), 1, "the case after the hang still runs");
+    cJSON_Delete(r);
+}
+
+Test(plugins, writes_past_an_output_are_caught, .init = setup, .fini = teardown)
+{
+    cJSON *r = through("faulty_overflow", "smoke/fwd_grid*", EXIT_FAIL);
+    const cJSON *c;
+    cJSON_ArrayForEach(c, cJSON_GetObjectItem(r, "cases")) {
+        cr_assert_str_eq(cJSON_GetObjectItem(c, "status")->valuestring, "failed");
+        cr_assert(strstr(cJSON_GetObjectItem(c, "message")->valuestring, "write outside the output buffer at element offset"),
+                  "%s", cJSON_GetObjectItem(c, "message")->valuestring);
+    }
+    cJSON_Delete(r);
+}
+
+Test(plugins, abi_mismatch_and_missing_library_are_refused, .init = setup, .fini = teardown)
+{
+    char impl[] = "plugin:build/plugins/faulty_abi.so", rep[128];
+    snprintf(rep, sizeof rep, "%s/abi", dir);
+    const char *argv[] = {"conform", "run", "cases/smoke.json", "--impl", impl, "--report-dir", rep, "--quiet"};
+    cr_assert_eq(cmd_run(8, (char **)argv), EXIT_USAGE, "an ABI mismatch is refused before anything runs");
+    const char *nolib[] = {"conform", "run", "cases/smoke.json", "--impl", "plugin:/nonexistent.so", "--report-dir", rep};
+    cr_assert_eq(cmd_run(7, (char **)nolib), EXIT_USAGE);
+}
