@@ -53,7 +53,7 @@ FAULT_overflow = 3
 FAULT_abi = 4
 PLUGIN_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARN) -O2 -fPIC -shared -Iharness
 
-.PHONY: all deps test test-unit test-san conformance smoke verify bench clean install
+.PHONY: all deps test test-unit test-san conformance smoke verify bench clean install install-check
 all: deps
 	@$(MAKE) --no-print-directory $(CONFORM) $(TESTS) $(PLUGINS)
 
@@ -101,6 +101,7 @@ $(TESTS): $(TEST_OBJ) $(HAR_OBJ) $(LIBOPT) $(LIBREF)
 # Unit tests (Criterion), then the reference proofs and the smoke suite.
 test: all
 	$(TESTS) --jobs $(THREADS)
+	@$(MAKE) --no-print-directory install-check
 	$(CONFORM) verify
 	$(CONFORM) run cases/smoke.json --report-dir $(BUILD)/smoke-report --threads $(THREADS) --quiet
 
@@ -118,6 +119,26 @@ conformance: all
 
 bench: all
 	tools/bench.sh $(CONFORM)
+
+# make install PREFIX=...: the two kernel libraries, their headers and pkg-config files
+PREFIX ?= /usr/local
+VERSION = 0.1.0
+install: all
+	install -d $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/include/conform
+	install -m 644 $(LIBREF) $(LIBOPT) $(DESTDIR)$(PREFIX)/lib/
+	install -m 644 reference/conform_ref.h optimized/conform_opt.h harness/conform_plugin.h $(DESTDIR)$(PREFIX)/include/conform/
+	for p in conform-ref conform-opt; do \
+	  sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' tools/pkgconfig/$$p.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/$$p.pc; \
+	done
+
+# an out-of-tree program built against an installed copy with pkg-config
+install-check: all
+	@rm -rf $(BUILD)/prefix
+	@$(MAKE) --no-print-directory install PREFIX=$(abspath $(BUILD)/prefix) >/dev/null
+	$(CC) -std=c11 $(WARN) examples/link_example.c \
+	  $$(PKG_CONFIG_PATH=$(abspath $(BUILD)/prefix)/lib/pkgconfig pkg-config --cflags --libs conform-ref conform-opt) \
+	  -o $(BUILD)/link_example
+	$(BUILD)/link_example
 
 clean:
 	rm -rf build build-san

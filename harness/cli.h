@@ -16,6 +16,7 @@ int cmd_bench(int argc, char **argv);
 int cmd_gate(int argc, char **argv);
 int cmd_verify(int argc, char **argv);
 int cmd_merge(int argc, char **argv);
+int cmd_check(int argc, char **argv);
 
 /* Prints "conform: <msg>" on stderr and returns EXIT_USAGE. */
 int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -38,6 +39,7 @@ typedef struct {
     int n_shape;
     unsigned long seed;
     const char *gen; /* --gen JSON: the suite's "gen" object for generated inputs */
+    int wide16;      /* npy_read_ex mode for --input files (check --dtype float16/bfloat16) */
 } problem_args;
 /* Takes argv[*i] (and its value) when it is --attr/--input/--shape/--seed/--gen; 1 taken, 0 not, -1 error. */
 int problem_args_take(problem_args *a, int argc, char **argv, int *i);

@@ -85,7 +85,7 @@ void compare_f32(const double *ref, const float *got, int64_t n, const tol_input
         if (f != 0 && err / fabs(f) > r->max_rel_err) r->max_rel_err = err / fabs(f);
         /* ULPs of an exact zero (or a subnormal) measure nothing useful: such elements are
            judged by err/tol alone */
-        double ulps = fabs(f) >= FLT_MIN ? compare_ulps(f, g) : 0.0;
+        double ulps = fabs(f) >= FLT_MIN ? compare_ulps(f, g) * (CONFORM_U_F32 / t->u) : 0.0; /* ULPs of the dtype */
         if (ulps > r->max_ulp) r->max_ulp = ulps;
         double ratio = err == 0 ? 0 : (tol > 0 ? err / tol : INFINITY);
         if (ratio > r->max_err_over_tol) r->max_err_over_tol = ratio;

@@ -21,6 +21,9 @@ static const char usage[] =
     "                                      regression gate between two reports (conformance or bench);\n"
     "                                      --update makes the current report the baseline\n"
     "  merge --report-dir OUT DIR...       shard reports combined into one, in every format\n"
+    "  check OP [--attr NAME=VALUE]... --input NAME=FILE.npy... --actual NAME=FILE.npy...\n"
+    "      [--dtype float32|float16|bfloat16] [--report-dir DIR]\n"
+    "                                      judge outputs computed elsewhere against the reference\n"
     "  verify [--op OP] [--golden-dir DIR] [--report-dir DIR]\n"
     "                                      prove the references: adjoint, finite difference,\n"
     "                                      metamorphic and golden checks\n"
@@ -43,6 +46,7 @@ int main(int argc, char **argv)
     if (!strcmp(argv[1], "gate")) return cmd_gate(argc, argv);
     if (!strcmp(argv[1], "verify")) return cmd_verify(argc, argv);
     if (!strcmp(argv[1], "merge")) return cmd_merge(argc, argv);
+    if (!strcmp(argv[1], "check")) return cmd_check(argc, argv);
     fprintf(stderr, "conform: unknown command '%s'\n%s", argv[1], usage);
     return EXIT_USAGE;
 }

@@ -1,6 +1,7 @@
 #include "npy.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -176,9 +177,10 @@ static int parse_shape(cursor_t *c, shape_t *s, const char *path, char *err, siz
     return 0;
 }
 
-/* Parses the dict; *itemsize becomes 4 or 8. */
+/* Parses the dict; *itemsize becomes 4 or 8, or 2 where wide16 allows 16-bit types (then
+ * *bf16 says whether the 16 bits are a bfloat16 carried as '<u2'). */
 static int parse_header(const char *h, size_t n, const char *path, shape_t *shape, int *itemsize,
-                        char *err, size_t errlen)
+                        int wide16, int *bf16, char *err, size_t errlen)
 {
     cursor_t c = {h, n, 0};
     int have_descr = 0, have_fortran = 0, have_shape = 0;
@@ -210,6 +212,8 @@ static int parse_header(const char *h, size_t n, const char *path, shape_t *shap
             }
             if (vl == 3 && memcmp(h + vs, "<f4", 3) == 0) *itemsize = 4;
             else if (vl == 3 && memcmp(h + vs, "<f8", 3) == 0) *itemsize = 8;
+            else if (wide16 && vl == 3 && memcmp(h + vs, "<f2", 3) == 0) { *itemsize = 2; *bf16 = 0; }
+            else if (wide16 == NPY_BF16_AS_U2 && vl == 3 && memcmp(h + vs, "<u2", 3) == 0) { *itemsize = 2; *bf16 = 1; }
             else {
                 sanitize(shown, sizeof shown, h + vs, vl);
                 set_err(err, errlen, "%s: unsupported dtype '%s' (" NPY_DTYPE_HINT ")", path, shown);
@@ -256,7 +260,22 @@ static int parse_header(const char *h, size_t n, const char *path, shape_t *shap
 
 /* ---- reading ---- */
 
-static int read_body(FILE *f, const char *path, int itemsize, tensor_t *t, int64_t numel, char *err,
+double npy_half_to_double(uint16_t h)
+{
+    int sign = h >> 15, e = (h >> 10) & 0x1f, m = h & 0x3ff;
+    double v = e == 0 ? ldexp((double)m, -24) : e == 31 ? (m ? NAN : INFINITY) : ldexp((double)(m | 0x400), e - 25);
+    return sign ? -v : v;
+}
+
+double npy_bf16_to_double(uint16_t b)
+{
+    uint32_t u = (uint32_t)b << 16;
+    float v;
+    memcpy(&v, &u, sizeof v);
+    return (double)v;
+}
+
+static int read_body(FILE *f, const char *path, int itemsize, int bf16, tensor_t *t, int64_t numel, char *err,
                      size_t errlen)
 {
     unsigned char *buf = malloc((size_t)NPY_CHUNK * (size_t)itemsize);
@@ -278,7 +297,10 @@ static int read_body(FILE *f, const char *path, int itemsize, tensor_t *t, int64
         }
         for (size_t k = 0; k < want; k++) {
             const unsigned char *p = buf + k * (size_t)itemsize;
-            if (itemsize == 4) {
+            if (itemsize == 2) {
+                uint16_t u = (uint16_t)load_le(p, 2);
+                t->data[done + (int64_t)k] = bf16 ? npy_bf16_to_double(u) : npy_half_to_double(u);
+            } else if (itemsize == 4) {
                 uint32_t u = (uint32_t)load_le(p, 4);
                 float v;
                 memcpy(&v, &u, sizeof v);
@@ -296,7 +318,9 @@ static int read_body(FILE *f, const char *path, int itemsize, tensor_t *t, int64
     return 0;
 }
 
-int npy_read(const char *path, tensor_t *t, char *err, size_t errlen)
+int npy_read(const char *path, tensor_t *t, char *err, size_t errlen) { return npy_read_ex(path, t, 0, err, errlen); }
+
+int npy_read_ex(const char *path, tensor_t *t, int wide16, char *err, size_t errlen)
 {
     unsigned char pre[12];
     char *hdr = NULL;
@@ -367,8 +391,8 @@ int npy_read(const char *path, tensor_t *t, char *err, size_t errlen)
     hdr[hlen] = '\0';
 
     shape_t shape;
-    int itemsize = 0;
-    if (parse_header(hdr, (size_t)hlen, path, &shape, &itemsize, err, errlen) != 0) goto fail;
+    int itemsize = 0, bf16 = 0;
+    if (parse_header(hdr, (size_t)hlen, path, &shape, &itemsize, wide16, &bf16, err, errlen) != 0) goto fail;
     free(hdr);
     hdr = NULL;
 
@@ -397,7 +421,7 @@ int npy_read(const char *path, tensor_t *t, char *err, size_t errlen)
         memset(t, 0, sizeof *t);
         goto fail;
     }
-    if (read_body(f, path, itemsize, t, numel, err, errlen) != 0) {
+    if (read_body(f, path, itemsize, bf16, t, numel, err, errlen) != 0) {
         tensor_free(t);
         memset(t, 0, sizeof *t);
         goto fail;

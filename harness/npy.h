@@ -8,6 +8,15 @@
 /* Reads into t (data converted to double, allocated with tensor_alloc). 0 ok; -1 with err set
  * (the message names the file). On failure t holds nothing to free. */
 int npy_read(const char *path, tensor_t *t, char *err, size_t errlen);
+/* npy_read, also taking 16-bit data when wide16 is set: NPY_F16 accepts float16 ('<f2');
+ * NPY_BF16_AS_U2 also reads '<u2' arrays as the bit patterns of bfloat16 (NumPy has no
+ * bfloat16: `x.view(np.uint16)` of a bfloat16 tensor's bits is the documented convention). */
+#define NPY_F16 1
+#define NPY_BF16_AS_U2 2
+int npy_read_ex(const char *path, tensor_t *t, int wide16, char *err, size_t errlen);
+double npy_half_to_double(uint16_t h);
+double npy_bf16_to_double(uint16_t b);
+
 /* Writes atomically (temporary file in the same folder, then rename). 0 ok; -1 with err set. */
 int npy_write_f64(const char *path, const shape_t *s, const double *data, char *err, size_t errlen);
 int npy_write_f32(const char *path, const shape_t *s, const float *data, char *err, size_t errlen);

@@ -359,7 +359,7 @@ cJSON *case_result_json(const case_t *c, const case_result *r, const char *repro
         }
         cJSON *t = cJSON_AddObjectToObject(jo, "tolerance");
         cJSON_AddStringToObject(t, "formula", "u*(k_val + n_terms)*abs_sum + pos_err, + ambig for ambiguous elements");
-        cJSON_AddNumberToObject(t, "u", CONFORM_U_F32);
+        cJSON_AddNumberToObject(t, "u", out->u > 0 ? out->u : CONFORM_U_F32);
         cJSON_AddNumberToObject(t, "k_val", tm->k_val);
         cJSON_AddNumberToObject(t, "k_pos", tm->k_pos);
         cJSON_AddItemToObject(t, "max_applied", num(m->max_tol));

@@ -20,6 +20,7 @@ typedef struct {
     char name[64];
     shape_t shape;
     int skipped;
+    double u; /* unit roundoff the tolerance was derived for */
     compare_result cmp;
     int guard_ok;
     int64_t guard_offset; /* element offset of the first guard write (negative: before the buffer) */

@@ -1,0 +1,160 @@
+/* conform check: outputs computed elsewhere (a device dump, another library) judged against the
+ * reference with tolerances derived for the dtype they were computed in. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "npy.h"
+#include "report.h"
+#include "runner.h"
+#include "verify.h"
+
+/* Value arithmetic in the output dtype; sample coordinates in float32, as accelerator kernels
+ * compute them for 16-bit data (a coordinate in float16 could not even address a 4096-pixel row
+ * to better than 2 pixels). */
+typedef struct {
+    const char *name;
+    double u;     /* unit roundoff of the values */
+    int wide16;   /* npy_read_ex mode */
+} dtype_desc;
+
+static const dtype_desc dtypes[] = {
+    {"float32", 1.0 / 16777216.0, 0},
+    {"float16", 1.0 / 2048.0, NPY_F16},
+    {"bfloat16", 1.0 / 256.0, NPY_BF16_AS_U2},
+};
+
+int cmd_check(int argc, char **argv)
+{
+    if (argc < 3 || argv[2][0] == '-')
+        return usage_error("check: usage: conform check OP [--attr N=V]... --input N=F.npy... --actual N=F.npy... "
+                           "[--dtype float32|float16|bfloat16] [--report-dir DIR]");
+    const op_desc *op = op_find(argv[2]);
+    if (!op) return usage_error("check: unknown op '%s' (see conform list)", argv[2]);
+    problem_args a;
+    memset(&a, 0, sizeof a);
+    const dtype_desc *dt = &dtypes[0];
+    const char *actual[CONFORM_MAX_TENSORS * 2], *report_dir = NULL;
+    int n_actual = 0;
+    for (int i = 3; i < argc; i++) {
+        const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(o, "--dtype") && v) {
+            dt = NULL;
+            for (size_t k = 0; k < sizeof dtypes / sizeof dtypes[0]; k++) if (!strcmp(v, dtypes[k].name)) dt = &dtypes[k];
+            if (!dt) return usage_error("--dtype takes float32, float16 or bfloat16, got '%s'", v);
+            i++;
+            continue;
+        }
+        if (!strcmp(o, "--actual") && v && strchr(v, '=')) {
+            if (n_actual == CONFORM_MAX_TENSORS * 2) return usage_error("check: too many --actual");
+            actual[n_actual++] = v;
+            i++;
+            continue;
+        }
+        if (!strcmp(o, "--report-dir") && v) { report_dir = v; i++; continue; }
+        int t = problem_args_take(&a, argc, argv, &i);
+        if (t < 0) return EXIT_USAGE;
+        if (!t) return usage_error("check: unknown option '%s'", o);
+    }
+    if (a.n_shape) return usage_error("check: inputs come from files (--input NAME=FILE.npy)");
+    a.wide16 = dt->wide16;
+    problem_t p;
+    int rc = problem_from_args(op, &a, &p);
+    if (rc) { problem_free(&p); return rc; }
+
+    char err[CONFORM_ERR_LEN];
+    tensor_t got[CONFORM_MAX_TENSORS];
+    memset(got, 0, sizeof got);
+    for (int k = 0; k < n_actual; k++) {
+        char name[64];
+        const char *eq = strchr(actual[k], '=');
+        snprintf(name, sizeof name, "%.*s", (int)(eq - actual[k]), actual[k]);
+        int o = -1;
+        for (int j = 0; j < op->n_outputs; j++) if (!strcmp(op->outputs[j].name, name)) o = j;
+        if (o < 0) { rc = usage_error("check: %s has no output '%s'", op->name, name); goto out; }
+        if (got[o].data) { rc = usage_error("check: output %s given twice", name); goto out; }
+        if (npy_read_ex(eq + 1, &got[o], dt->wide16, err, sizeof err)) { rc = usage_error("%s", err); goto out; }
+        char b1[128], b2[128];
+        if (!shape_equal(&got[o].shape, &p.out_shape[o])) {
+            rc = usage_error("check: actual %s has shape %s, the op gives %s", name, shape_str(&got[o].shape, b1, sizeof b1),
+                             shape_str(&p.out_shape[o], b2, sizeof b2));
+            goto out;
+        }
+    }
+    for (int o = 0; o < op->n_outputs; o++)
+        if (!p.out_skipped[o] && !got[o].data) {
+            rc = usage_error("check: --actual %s=FILE.npy is missing", op->outputs[o].name);
+            goto out;
+        }
+
+    /* the reference and its bounds for this dtype */
+    double *ref[CONFORM_MAX_TENSORS] = {0}, *bt[CONFORM_MAX_TENSORS][4] = {{0}};
+    ref_bounds bounds[CONFORM_MAX_TENSORS];
+    for (int o = 0; o < op->n_outputs; o++) {
+        size_t n = (size_t)shape_numel(&p.out_shape[o]);
+        ref[o] = calloc(n ? n : 1, sizeof(double));
+        for (int t = 0; t < 4; t++) bt[o][t] = calloc(n ? n : 1, sizeof(double));
+        bounds[o] = (ref_bounds){op->tol[o].k_pos * CONFORM_U_F32, bt[o][0], bt[o][1], bt[o][2], bt[o][3]};
+    }
+    op->reference(&p, ref, bounds);
+
+    case_t c;
+    memset(&c, 0, sizeof c);
+    snprintf(c.id, sizeof c.id, "check/%s", op->name);
+    c.op = op;
+    case_result r;
+    memset(&r, 0, sizeof r);
+    snprintf(r.status, sizeof r.status, "passed");
+    r.n_out = op->n_outputs;
+    for (int o = 0; o < op->n_outputs; o++) {
+        output_result *out = &r.out[o];
+        snprintf(out->name, sizeof out->name, "%s", op->outputs[o].name);
+        out->shape = p.out_shape[o];
+        out->skipped = p.out_skipped[o];
+        out->u = dt->u;
+        out->guard_ok = 1;
+        if (out->skipped) continue;
+        int64_t n = shape_numel(&p.out_shape[o]);
+        /* 16-bit values are exact in float32, so the float comparator sees them unchanged */
+        float *g = malloc(sizeof(float) * (size_t)(n ? n : 1));
+        for (int64_t i = 0; i < n; i++) g[i] = (float)got[o].data[i];
+        tol_inputs t = {dt->u, &op->tol[o], bt[o][0], bt[o][1], bt[o][2], bt[o][3]};
+        compare_f32(ref[o], g, n, &t, &out->cmp);
+        free(g);
+        if (out->cmp.n_over || out->cmp.all_zero) {
+            snprintf(r.status, sizeof r.status, "failed");
+            snprintf(r.message, sizeof r.message, "%s: %lld of %lld elements beyond the %s tolerance (worst at %lld: ref %.9g, got %.9g, tol %.3g)",
+                     out->name, (long long)out->cmp.n_over, (long long)n, dt->name, (long long)out->cmp.worst_index,
+                     out->cmp.worst_ref, out->cmp.worst_got, out->cmp.worst_tol);
+        }
+    }
+    printf("%s %s (%s): %s\n", op->name, r.status, dt->name, r.message[0] ? r.message : "every element within its tolerance");
+    printf("%-14s %12s %12s %10s %13s %9s %10s\n", "output", "max abs err", "max rel err", "max ulp", "worst err/tol", "over", "ambiguous");
+    for (int o = 0; o < op->n_outputs; o++) {
+        const compare_result *m = &r.out[o].cmp;
+        if (r.out[o].skipped) { printf("%-14s not computed (output_mask)\n", r.out[o].name); continue; }
+        printf("%-14s %12.3g %12.3g %10.3g %13.3g %9lld %10lld\n", r.out[o].name, m->max_abs_err, m->max_rel_err, m->max_ulp,
+               m->max_err_over_tol, (long long)m->n_over, (long long)m->n_ambiguous);
+    }
+    rc = strcmp(r.status, "passed") ? EXIT_FAIL : EXIT_OK;
+    if (report_dir) {
+        char cmd[4096];
+        command_line(argc, argv, cmd, sizeof cmd);
+        cJSON *report = report_new(cmd, dt->name, 0);
+        cJSON_AddStringToObject(report, "impl", "external outputs");
+        cJSON_AddItemToArray(cJSON_GetObjectItemCaseSensitive(report, "cases"), case_result_json(&c, &r, cmd));
+        report_summarize(report);
+        if (mkdir_p(report_dir, err, sizeof err) || report_write_all(report, report_dir, err, sizeof err)) rc = usage_error("%s", err);
+        cJSON_Delete(report);
+    }
+    for (int o = 0; o < op->n_outputs; o++) {
+        free(ref[o]);
+        for (int t = 0; t < 4; t++) free(bt[o][t]);
+    }
+out:
+    for (int o = 0; o < CONFORM_MAX_TENSORS; o++) tensor_free(&got[o]);
+    problem_free(&p);
+    return rc;
+}
