@@ -69,7 +69,13 @@ int problem_args_take(problem_args *a, int argc, char **argv, int *i)
     if (!strcmp(opt, "--attr")) { slot = a->attr; count = &a->n_attr; cap = 64; }
     else if (!strcmp(opt, "--input")) { slot = a->input; count = &a->n_input; cap = 16; }
     else if (!strcmp(opt, "--shape")) { slot = a->shape; count = &a->n_shape; cap = 16; }
-    else if (!strcmp(opt, "--gen")) {
+    else if (!strcmp(opt, "--max-memory")) {
+        long long mib;
+        if (parse_int_arg("--max-memory", *i + 1 < argc ? argv[*i + 1] : NULL, 1, 1LL << 30, &mib)) return -1;
+        conform_memory_budget = (double)mib * 1048576.0;
+        (*i)++;
+        return 1;
+    } else if (!strcmp(opt, "--gen")) {
         if (*i + 1 >= argc) { usage_error("--gen takes a JSON object"); return -1; }
         a->gen = argv[++(*i)];
         return 1;
@@ -145,6 +151,7 @@ int problem_from_args(const op_desc *op, const problem_args *a, problem_t *p)
                                           op->inputs[k].name, op->inputs[k].name, op->inputs[k].name);
     /* shapes are known: generate what was not read from a file */
     if (op->validate(p, err, sizeof err)) return usage_error("%s", err);
+    if (problem_check_budget(p, err, sizeof err)) return usage_error("%s", err);
     gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
     gsl_rng_set(rng, a->seed);
     tensor_t keep[CONFORM_MAX_TENSORS];

@@ -1,5 +1,6 @@
 /* conform run: suites -> cases -> both paths -> verdicts -> reports in every format. */
 #include <fnmatch.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +12,10 @@
 #include "verify.h"
 
 #define MAX_SUITES 32
+
+/* SIGINT/SIGTERM: finish nothing more, write what was done, say the run was interrupted */
+static volatile sig_atomic_t interrupted;
+static void on_signal(int sig) { interrupted = sig; }
 #define MAX_OPS 16
 
 /* ---- waivers: expected failures, each with a reason and a link ----------------------------- */
@@ -154,7 +159,7 @@ int cmd_run(int argc, char **argv)
     const char *report_dir = "reports/latest", *waiver_path = NULL, *rerun_path = NULL, *statuses = "failed,error";
     conform_exec ex = {CONFORM_ISA_AUTO, 0};
     const char *impl_spec = "optimized";
-    exec_policy policy = {1, 120.0};
+    exec_policy policy = {1, 120.0, &interrupted};
     selection sel;
     memset(&sel, 0, sizeof sel);
     for (int i = 2; i < argc; i++) {
@@ -183,6 +188,12 @@ int cmd_run(int argc, char **argv)
             i++;
         }
         else if (!strcmp(a, "--no-isolate")) policy.isolate = 0;
+        else if (!strcmp(a, "--max-memory")) {
+            long long mib;
+            if (parse_int_arg(a, v, 1, 1LL << 30, &mib)) return EXIT_USAGE;
+            conform_memory_budget = (double)mib * 1048576.0;
+            i++;
+        }
         else if (!strcmp(a, "--list") || !strcmp(a, "--dry-run")) dry = 1;
         else if (!strcmp(a, "--quiet")) quiet = 1;
         else if (a[0] == '-') return usage_error("run: unknown option '%s' (see conform --help)", a);
@@ -251,15 +262,26 @@ int cmd_run(int argc, char **argv)
 
     const op_desc *touched[64];
     int n_touched = 0, done = 0, failed = 0;
+    struct sigaction sa, old_int, old_term;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    interrupted = 0;
+    sigaction(SIGINT, &sa, &old_int);
+    sigaction(SIGTERM, &sa, &old_term);
     int progress = !quiet && isatty(2) && !getenv("CI");
     double t_start = now_seconds();
-    for (int s = 0; s < n_suites; s++) {
+    for (int s = 0; s < n_suites && !interrupted; s++) {
         uint64_t run_seed = seed_set ? (uint64_t)seed : loaded[s].seed;
-        for (int c = 0; c < loaded[s].n_cases; c++) {
+        for (int c = 0; c < loaded[s].n_cases && !interrupted; c++) {
             const case_t *cs = &loaded[s].cases[c];
             if (!selected(&sel, cs)) continue;
             case_result r;
             run_case(cs, case_seed(cs, run_seed), &env, &r);
+            if (interrupted) { /* the signal may have reached the case's child too: not a verdict */
+                case_result_free(&r);
+                break;
+            }
             char repro[2048], q1[600], q2[600];
             char q3[600] = "";
             if (impl.is_plugin) snprintf(q3, sizeof q3, " --impl %s", shell_quote(impl_spec, q1, sizeof q1));
@@ -294,6 +316,14 @@ int cmd_run(int argc, char **argv)
         }
     }
     if (progress) fputs("\r\033[K", stderr);
+    sigaction(SIGINT, &old_int, NULL);
+    sigaction(SIGTERM, &old_term, NULL);
+    if (interrupted) {
+        cJSON_AddBoolToObject(report, "interrupted", 1);
+        cJSON_AddNumberToObject(report, "cases_not_run", total - done);
+        fprintf(stderr, "conform: interrupted by signal %d after %d of %d cases; the report holds those\n", (int)interrupted,
+                done, total);
+    }
 
     /* the proofs of every op the run touched: a verdict is only as good as its golden */
     cJSON *jproofs = cJSON_GetObjectItemCaseSensitive(report, "proofs");
@@ -306,7 +336,7 @@ int cmd_run(int argc, char **argv)
     if (report_write_all(report, report_dir, err, sizeof err)) rc = usage_error("%s", err);
     report_print_summary(report, stdout);
     printf("reports: %s/report.{json,md,html}, %s/junit.xml\n", report_dir, report_dir);
-    if (rc == EXIT_OK && !report_all_passed(report)) rc = EXIT_FAIL;
+    if (rc == EXIT_OK && (!report_all_passed(report) || interrupted)) rc = EXIT_FAIL;
     cJSON_Delete(report);
 out:
     for (int s = 0; s < n_suites; s++) suite_free(&loaded[s]);

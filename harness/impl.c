@@ -109,7 +109,7 @@ exec_status impl_exec(const impl_t *impl, const problem_t *p, const float **in, 
         if (w < 0 && errno != EINTR) return EXEC_CRASHED;
         clock_gettime(CLOCK_MONOTONIC, &now);
         double el = (double)(now.tv_sec - start.tv_sec) + 1e-9 * (double)(now.tv_nsec - start.tv_nsec);
-        if (policy->timeout_s > 0 && el > policy->timeout_s) {
+        if ((policy->timeout_s > 0 && el > policy->timeout_s) || (policy->stop && *policy->stop)) {
             kill(pid, SIGKILL);
             waitpid(pid, &status, 0);
             return EXEC_TIMEOUT;

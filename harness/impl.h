@@ -3,6 +3,8 @@
 #ifndef CONFORM_IMPL_H
 #define CONFORM_IMPL_H
 
+#include <signal.h>
+
 #include "conform_plugin.h"
 #include "op.h"
 
@@ -26,6 +28,7 @@ typedef enum { EXEC_OK, EXEC_KERNEL_ERROR, EXEC_CRASHED, EXEC_TIMEOUT } exec_sta
 typedef struct {
     int isolate;      /* run in a child process */
     double timeout_s; /* per case, isolated runs only */
+    volatile sig_atomic_t *stop; /* when set (by a signal handler), an isolated run is abandoned */
 } exec_policy;
 
 /* Runs impl with outputs in buffers the caller allocated with guarded_alloc_shared (so a child

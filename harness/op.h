@@ -113,6 +113,15 @@ int problem_finish_attrs(problem_t *p, char *err, size_t errlen);
 const attr_value *problem_attr(const problem_t *p, const char *name);
 int64_t problem_int(const problem_t *p, const char *name);
 double problem_float(const problem_t *p, const char *name);
+/* Memory a problem needs in the harness: inputs in double and float, every output as the
+ * reference, its four bound arrays and the float result. */
+double problem_bytes(const problem_t *p);
+/* The memory budget in bytes (--max-memory); a problem over it is refused, not attempted.
+ * Default: half the machine's physical memory. */
+extern double conform_memory_budget;
+/* 0 when p fits the budget, else -1 with a message naming the sizes. */
+int problem_check_budget(const problem_t *p, char *err, size_t errlen);
+
 /* Text of an attribute as the command line takes it back. */
 const char *attr_text(const attr_value *v, char *buf, size_t len);
 

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 int op_attr_index(const op_desc *op, const char *name)
 {
@@ -202,4 +203,30 @@ const char *attr_text(const attr_value *v, char *buf, size_t len)
     }
     }
     return buf;
+}
+
+static double physical_half(void)
+{
+    long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGE_SIZE);
+    return pages > 0 && size > 0 ? 0.5 * (double)pages * (double)size : 4.0 * (1 << 30);
+}
+
+double conform_memory_budget = 0; /* 0: not set yet, half the physical memory */
+
+double problem_bytes(const problem_t *p)
+{
+    double bytes = 0;
+    for (int i = 0; i < p->op->n_inputs; i++) bytes += 12.0 * (double)shape_numel(&p->in[i].shape);
+    for (int o = 0; o < p->op->n_outputs; o++) bytes += 44.0 * (double)shape_numel(&p->out_shape[o]);
+    return bytes;
+}
+
+int problem_check_budget(const problem_t *p, char *err, size_t errlen)
+{
+    double budget = conform_memory_budget > 0 ? conform_memory_budget : physical_half();
+    double need = problem_bytes(p);
+    if (need <= budget) return 0;
+    snprintf(err, errlen, "%s: the case needs %.0f MiB, over the memory budget of %.0f MiB (--max-memory MiB)",
+             p->op->name, need / 1048576.0, budget / 1048576.0);
+    return -1;
 }

@@ -193,6 +193,7 @@ void report_summarize(cJSON *report)
 int report_all_passed(const cJSON *report)
 {
     const cJSON *s = item(report, "summary");
+    if (cJSON_IsTrue(item(report, "interrupted"))) return 0;
     return num(s, "failed") + num(s, "error") + num(s, "crashed") + num(s, "timeout") == 0 && num(s, "proofs_failed") == 0;
 }
 
@@ -249,6 +250,8 @@ char *report_markdown(const cJSON *report)
     put_md(&b, str(report, "command"));
     put(&b, "`  \nisa **%s**, threads %.0f, seed %.0f%s%s, %.1f s\n\n", str(report, "isa"), num(report, "threads"),
         num(report, "seed"), item(report, "shard") ? ", shard " : "", str(report, "shard"), num(s, "duration_s"));
+    if (cJSON_IsTrue(item(report, "interrupted")))
+        put(&b, "**INTERRUPTED**: the run was stopped by a signal; %.0f cases were not run.\n\n", num(report, "cases_not_run"));
     put(&b, "**%s: %.0f cases, %.0f passed, %.0f failed, %.0f error, %.0f waived**; %.0f ambiguous elements; "
             "proofs of the references %.0f/%.0f\n\n",
         report_all_passed(report) ? "PASS" : "FAIL", num(s, "total"), num(s, "passed"), num(s, "failed"), num(s, "error"),
@@ -458,6 +461,8 @@ char *report_html(const cJSON *report)
         pass ? "#1e8449" : "#c0392b");
     put(&b, "<h1>conform report</h1>\n<p class=\"verdict\">%s: %.0f cases, %.0f passed, %.0f failed, %.0f error, %.0f waived</p>\n",
         pass ? "PASS" : "FAIL", num(s, "total"), num(s, "passed"), num(s, "failed"), num(s, "error"), num(s, "waived"));
+    if (cJSON_IsTrue(item(report, "interrupted")))
+        put(&b, "<p class=\"verdict\">INTERRUPTED: stopped by a signal, %.0f cases not run</p>\n", num(report, "cases_not_run"));
     put(&b, "<p><code>");
     put_esc(&b, str(report, "command"));
     put(&b, "</code><br>isa %s, threads %.0f, seed %.0f, %.1f s; %.0f ambiguous elements; proofs %.0f/%.0f</p>\n",

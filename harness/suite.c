@@ -97,6 +97,7 @@ int case_build(const case_t *c, uint64_t seed, problem_t *p, char *err, size_t e
     if (case_setup(c, p, err, errlen)) return -1;
     /* shapes and attributes first: generators may rely on valid shapes */
     if (c->op->validate(p, err, errlen)) return -1;
+    if (problem_check_budget(p, err, errlen)) return -1;
     for (int i = 0; i < c->op->n_inputs; i++)
         if (tensor_alloc(&p->in[i], &p->in[i].shape)) FAIL("%s: no memory for input %s", c->op->name, c->op->inputs[i].name);
     gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
