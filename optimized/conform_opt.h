@@ -51,4 +51,23 @@ int f32_roi_align_fwd(const f32_roi_align_params *p, const float *input, const f
 int f32_roi_align_bwd(const f32_roi_align_params *p, const float *grad_output, const float *rois,
                       float *grad_input, const conform_exec *ex);
 
+/* roi_align_rotated (spec 3) and roi_align_rotated_grad (spec 4). nhwc = 0: features [B, C, H, W],
+ * per-roi tensors [K, C, pooled_h, pooled_w], rois [K, 6]; nhwc = 1: features [B, H, W, C], per-roi
+ * tensors [K, pooled_h, pooled_w, C], rois [6, K]. Roi fields (batch, cx, cy, w, h, angle in radians). */
+typedef struct {
+    int64_t B, C, H, W;
+    int64_t K;
+    int64_t pooled_h, pooled_w;
+    float spatial_scale;
+    int64_t sampling_ratio;
+    int aligned, clockwise, nhwc;
+} f32_roi_align_rotated_params;
+
+/* y (per-roi layout) from x (feature layout) */
+int f32_roi_align_rotated_fwd(const f32_roi_align_rotated_params *p, const float *x, const float *rois,
+                              float *y, const conform_exec *ex);
+/* y_grad (feature layout) from x_grad (per-roi layout) */
+int f32_roi_align_rotated_bwd(const f32_roi_align_rotated_params *p, const float *x_grad, const float *rois,
+                              float *y_grad, const conform_exec *ex);
+
 #endif

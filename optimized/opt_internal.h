@@ -63,4 +63,7 @@ void f32_transpose_ukernel__avx512(size_t rows, size_t cols, const float *src, s
  * 0 (the default) picks it from the plane size. Not thread-safe; set it before calling. */
 extern int64_t conform_opt_roi_align_chunk;
 
+/* Same knob for roi_align_rotated (channels per work unit; 0: from the plane size). */
+extern int64_t conform_opt_roi_align_rotated_chunk;
+
 #endif

@@ -53,4 +53,22 @@ void f64_roi_align_fwd__ref(const ref_roi_align_params *p, const double *input, 
 void f64_roi_align_bwd__ref(const ref_roi_align_params *p, const double *grad_output,
                             const double *rois, double *grad_input, ref_bounds *bounds);
 
+/* roi_align_rotated (spec 3) and roi_align_rotated_grad (spec 4). */
+typedef struct {
+    int64_t B, C, H, W; /* feature map, [B, C, H, W] (NCHW) or [B, H, W, C] (NHWC) */
+    int64_t K;          /* rois [K, 6] (NCHW) or [6, K] (NHWC): (batch, cx, cy, w, h, angle) */
+    int64_t pooled_h, pooled_w;
+    double spatial_scale;
+    int64_t sampling_ratio;
+    int aligned, clockwise;
+    int nhwc;           /* data_format "NHWC": features, per-roi tensors channels-last, rois field-major */
+} ref_roi_align_rotated_params;
+
+/* y [K, C, pooled_h, pooled_w] (NCHW) or [K, pooled_h, pooled_w, C] (NHWC) */
+void f64_roi_align_rotated_fwd__ref(const ref_roi_align_rotated_params *p, const double *x, const double *rois,
+                                    double *y, ref_bounds *bounds);
+/* y_grad (feature-map shape) from x_grad (the forward output's shape) */
+void f64_roi_align_rotated_bwd__ref(const ref_roi_align_rotated_params *p, const double *x_grad,
+                                    const double *rois, double *y_grad, ref_bounds *bounds);
+
 #endif

@@ -16,6 +16,17 @@ run roi_align_v2_backward --shape grad_output=256,256,7,7 --shape boxes=256,5 --
     --attr input_shape=2,256,64,64 --attr pooled_height=7 --attr pooled_width=7 --attr spatial_scale=0.25 \
     --attr sampling_ratio=2 --attr aligned=true
 
+echo "# roi_align_rotated family: B=2 C=256 64x64, 256 rois 8..80 px at random angles, scale 0.25, 7x7, sampling_ratio 2, aligned"
+rrois='{"rois": {"size": [8, 80], "image": [256, 256], "angle": [-3.1416, 3.1416]}}'
+for fmt in NCHW NHWC; do
+    if [ "$fmt" = NCHW ]; then xs=2,256,64,64; gs=256,256,7,7; rs=256,6; ys=2,256,64,64; else xs=2,64,64,256; gs=256,7,7,256; rs=6,256; ys=2,64,64,256; fi
+    run roi_align_rotated --shape x=$xs --shape rois=$rs --gen "$rrois" --attr data_format=$fmt \
+        --attr pooled_h=7 --attr pooled_w=7 --attr spatial_scale=0.25 --attr sampling_ratio=2 --attr aligned=true
+    run roi_align_rotated_grad --shape x_grad=$gs --shape rois=$rs --gen "$rrois" --attr data_format=$fmt \
+        --attr y_grad_shape=$ys --attr pooled_h=7 --attr pooled_w=7 --attr spatial_scale=0.25 \
+        --attr sampling_ratio=2 --attr aligned=true
+done
+
 if /usr/bin/python3 -c "import torch, torchvision, numpy" 2>/dev/null; then
     echo "# side by side with the PyTorch peers (same inputs, same threads)"
     /usr/bin/python3 "$(dirname "$0")/bench_peers.py" --conform "$exe" --threads "$threads" --reps "$reps"
