@@ -53,7 +53,7 @@ FAULT_overflow = 3
 FAULT_abi = 4
 PLUGIN_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARN) -O2 -fPIC -shared -Iharness
 
-.PHONY: all deps test test-unit test-san conformance smoke verify bench clean install install-check
+.PHONY: all deps test test-unit test-san conformance smoke verify bench clean install install-check fuzz fuzz-build deps-fuzz
 all: deps
 	@$(MAKE) --no-print-directory $(CONFORM) $(TESTS) $(PLUGINS)
 
@@ -140,5 +140,49 @@ install-check: all
 	  -o $(BUILD)/link_example
 	$(BUILD)/link_example
 
+# libFuzzer targets (clang), each run for FUZZ_SECONDS from its committed seed corpus; new
+# inputs go to build-fuzz/corpus, crashes to build-fuzz/ (see fuzz/README.md)
+FUZZ_TARGETS = npy suite attrs ops
+FUZZ_SECONDS ?= 20
+FUZZ_CC = clang
+FUZZ_FLAGS = -std=c11 -D_GNU_SOURCE -g -O1 -fopenmp -fsanitize=address,undefined -fno-sanitize-recover=all \
+	-Ireference -Ioptimized -Iharness $(PKG_CFLAGS) -Wno-unused-command-line-argument
+FUZZ_SRC = $(REF_SRC) $(OPT_SRC) $(HAR_SRC)
+FUZZ_OBJ = $(FUZZ_SRC:%.c=build-fuzz/%.o) $(AVX2_SRC:%.c=build-fuzz/%.o) $(AVX512_SRC:%.c=build-fuzz/%.o)
+
+deps-fuzz: deps
+	@missing=""; for p in clang libclang-rt-14-dev libomp-14-dev; do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+	  if [ "$$(id -u)" = 0 ]; then echo "installing:$$missing"; \
+	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing) >/dev/null || exit 1; \
+	  else echo "error: run: sudo apt-get install -y$$missing" >&2; exit 1; fi; \
+	fi
+
+build-fuzz/optimized/%__avx2.o: optimized/%__avx2.c
+	@mkdir -p $(dir $@)
+	@$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link -mavx2 -mfma -c $< -o $@
+build-fuzz/optimized/%__avx512.o: optimized/%__avx512.c
+	@mkdir -p $(dir $@)
+	@$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link -mavx512f -mavx512bw -mavx512dq -mavx512vl -mfma -c $< -o $@
+build-fuzz/%.o: %.c
+	@mkdir -p $(dir $@)
+	@$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
+.SECONDARY: $(FUZZ_OBJ)
+build-fuzz/fuzz_%: fuzz/fuzz_%.c $(FUZZ_OBJ)
+	@echo "LINK $@"; $(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer $^ -o $@ $(PKG_LIBS) -lm -ldl
+
+fuzz-build: deps-fuzz
+	@$(MAKE) --no-print-directory $(FUZZ_TARGETS:%=build-fuzz/fuzz_%)
+
+fuzz: fuzz-build
+	@for t in $(FUZZ_TARGETS); do \
+	  mkdir -p build-fuzz/corpus/$$t; \
+	  echo "fuzz_$$t: $(FUZZ_SECONDS) s"; \
+	  build-fuzz/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) -timeout=20 -rss_limit_mb=4096 -print_final_stats=1 \
+	    -artifact_prefix=build-fuzz/fuzz_$$t- build-fuzz/corpus/$$t fuzz/corpus/$$t 2>build-fuzz/fuzz_$$t.log || \
+	    { tail -40 build-fuzz/fuzz_$$t.log; exit 1; }; \
+	  grep -E "stat::number_of_executed_units|stat::average_exec_per_sec" build-fuzz/fuzz_$$t.log | tr '\n' ' '; echo; \
+	done
+
 clean:
-	rm -rf build build-san
+	rm -rf build build-san build-fuzz

@@ -1,4 +1,5 @@
 #include "cli.h"
+#include "fill.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -152,8 +153,7 @@ int problem_from_args(const op_desc *op, const problem_args *a, problem_t *p)
     /* shapes are known: generate what was not read from a file */
     if (op->validate(p, err, sizeof err)) return usage_error("%s", err);
     if (problem_check_budget(p, err, sizeof err)) return usage_error("%s", err);
-    gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
-    gsl_rng_set(rng, a->seed);
+    gsl_rng *rng = conform_rng(a->seed);
     tensor_t keep[CONFORM_MAX_TENSORS];
     for (int k = 0; k < op->n_inputs; k++) {
         keep[k] = p->in[k];

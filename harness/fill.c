@@ -1,5 +1,6 @@
 #include "fill.h"
 
+#include <gsl/gsl_errno.h>
 #include <gsl/gsl_randist.h>
 #include <math.h>
 #include <stdio.h>
@@ -9,6 +10,14 @@ double json_number(const cJSON *obj, const char *key, double def)
 {
     const cJSON *v = obj ? cJSON_GetObjectItemCaseSensitive(obj, key) : NULL;
     return cJSON_IsNumber(v) ? v->valuedouble : def;
+}
+
+gsl_rng *conform_rng(unsigned long seed)
+{
+    gsl_set_error_handler_off();
+    gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+    if (r) gsl_rng_set(r, seed);
+    return r;
 }
 
 double fill_uniform(gsl_rng *rng, double lo, double hi)
@@ -71,6 +80,10 @@ int fill_values(tensor_t *t, const cJSON *spec, gsl_rng *rng, const char *what, 
         for (int64_t i = 0; i < n; i++) t->data[i] = round_f32(mean + gsl_ran_gaussian(rng, sd));
     } else if (!strcmp(dist, "int")) {
         double lo = json_number(spec, "lo", 0.0), hi = json_number(spec, "hi", 9.0);
+        if (!(hi - lo + 1 >= 1 && hi - lo + 1 <= 4294967295.0) || lo != floor(lo) || hi != floor(hi)) {
+            snprintf(err, errlen, "%s: dist int needs integers lo <= hi, at most 2^32 apart", what);
+            return -1;
+        }
         unsigned long span = (unsigned long)(hi - lo + 1);
         for (int64_t i = 0; i < n; i++) t->data[i] = round_f32(lo + (double)gsl_rng_uniform_int(rng, span ? span : 1));
     } else if (!strcmp(dist, "const")) {

@@ -22,6 +22,9 @@ int fill_values(tensor_t *t, const cJSON *spec, gsl_rng *rng, const char *what, 
 int fill_from_json(double *dst, int64_t n, const cJSON *data, const char *what, char *err, size_t errlen);
 
 double fill_uniform(gsl_rng *rng, double lo, double hi); /* rounded to float32 */
+/* A seeded Mersenne twister, with GSL's abort-on-error handler off: a generator asked for an
+ * impossible range returns 0 instead of ending the process. NULL when out of memory. */
+gsl_rng *conform_rng(unsigned long seed);
 double json_number(const cJSON *obj, const char *key, double def);
 
 static inline double round_f32(double v) { return (double)(float)v; }

@@ -1,6 +1,7 @@
 #include "suite.h"
 
 #include <fnmatch.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -74,7 +75,7 @@ int case_setup(const case_t *c, problem_t *p, char *err, size_t errlen)
         s.rank = rank;
         for (int d = 0; d < rank; d++) {
             const cJSON *e = cJSON_GetArrayItem(sh, d);
-            if (!cJSON_IsNumber(e) || e->valuedouble != (double)(int64_t)e->valuedouble || e->valuedouble < 0)
+            if (!cJSON_IsNumber(e) || !(e->valuedouble >= 0 && e->valuedouble <= 9e15) || e->valuedouble != floor(e->valuedouble))
                 FAIL("%s: shapes.%s[%d] must be a non-negative integer", op->name, op->inputs[i].name, d);
             s.dims[d] = (int64_t)e->valuedouble;
         }
@@ -100,9 +101,8 @@ int case_build(const case_t *c, uint64_t seed, problem_t *p, char *err, size_t e
     if (problem_check_budget(p, err, errlen)) return -1;
     for (int i = 0; i < c->op->n_inputs; i++)
         if (tensor_alloc(&p->in[i], &p->in[i].shape)) FAIL("%s: no memory for input %s", c->op->name, c->op->inputs[i].name);
-    gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+    gsl_rng *rng = conform_rng((unsigned long)seed);
     if (!rng) FAIL("no memory for the random generator");
-    gsl_rng_set(rng, (unsigned long)seed);
     int rc = c->op->fill(p, cJSON_GetObjectItemCaseSensitive(c->spec, "gen"), rng, err, errlen);
     gsl_rng_free(rng);
     return rc;
@@ -166,7 +166,9 @@ static int expand(suite_t *s, int *cap, case_t *base, const cJSON *grid, const c
     if (!key) {
         int repeat = 1;
         const cJSON *r = cJSON_GetObjectItemCaseSensitive(base->spec, "repeat");
-        if (cJSON_IsNumber(r)) repeat = r->valueint;
+        if (r && (!cJSON_IsNumber(r) || !(r->valuedouble >= 1 && r->valuedouble <= 100000) || r->valuedouble != floor(r->valuedouble)))
+            FAIL("%s: case %s: repeat must be an integer in [1, 100000]", s->path, base->id);
+        if (r) repeat = (int)r->valuedouble;
         if (repeat < 1 || repeat > 100000) FAIL("%s: case %s: repeat must be in [1, 100000]", s->path, base->id);
         char suffix[160];
         point_suffix(point, suffix, sizeof suffix);
@@ -235,7 +237,13 @@ int suite_load(const char *path, suite_t *s, char *err, size_t errlen)
         return -1;
     }
     snprintf(s->name, sizeof s->name, "%s", name->valuestring);
-    s->seed = cJSON_IsNumber(seed) ? (uint64_t)seed->valuedouble : 1;
+    if (seed && (!cJSON_IsNumber(seed) || !(seed->valuedouble >= 0 && seed->valuedouble <= 4294967295.0) ||
+                 seed->valuedouble != floor(seed->valuedouble))) {
+        snprintf(err, errlen, "%s: \"seed\" must be an integer in [0, 4294967295]", path);
+        suite_free(s);
+        return -1;
+    }
+    s->seed = seed ? (uint64_t)seed->valuedouble : 1;
     int cap = 0, index = 0;
     const cJSON *c;
     cJSON_ArrayForEach(c, cases) {

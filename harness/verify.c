@@ -35,8 +35,7 @@ int proof_problem(const op_desc *op, const char *const *attrs, const shape_t *sh
     for (int i = 0; i < op->n_inputs; i++)
         if (tensor_alloc(&p->in[i], &shapes[i])) { snprintf(err, sizeof err, "out of memory"); goto fail; }
     cJSON *g = gen ? cJSON_Parse(gen) : NULL;
-    gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
-    gsl_rng_set(rng, seed);
+    gsl_rng *rng = conform_rng(seed);
     int rc = op->fill(p, g, rng, err, sizeof err);
     gsl_rng_free(rng);
     cJSON_Delete(g);

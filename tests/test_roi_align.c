@@ -239,3 +239,13 @@ Test(roi_align_bounds, adaptive_count_at_an_integer_is_ambiguous)
     for (int i = 0; i < 4; i++) cr_assert_eq(b.ambig[i], 0.0, "bin %d", i);
     free_bounds(&b);
 }
+
+/* found by fuzz_ops: an inverted roi of -7e20 px made the adaptive count's cast undefined */
+Test(roi_align_bounds, absurd_inverted_roi_samples_nothing)
+{
+    double x[16] = {0}, rois[5] = {0, 1e20f, 1e20f, -7e20f, -7e20f}, y[4];
+    for (int i = 0; i < 16; i++) x[i] = i;
+    ref_roi_align_params p = {1, 1, 4, 4, 1, 2, 2, 1.0, 0, 1};
+    f64_roi_align_fwd__ref(&p, x, rois, y, NULL);
+    for (int i = 0; i < 4; i++) cr_assert_eq(y[i], 0.0);
+}

@@ -42,6 +42,24 @@ Test(suite, missing_shape) { expect_refusal("{\"suite\": \"x\", \"cases\": [{\"n
 Test(suite, invalid_problem_without_expect_error) { expect_refusal("{\"suite\": \"x\", \"cases\": [" CASE_NO_ATTRS ", \"attrs\": {\"pooled_h\": 0, \"pooled_w\": 2}}]}", "pooled_h = 0: must be >= 1"); }
 Test(suite, bad_grid) { expect_refusal("{\"suite\": \"x\", \"cases\": [" CASE_OK ", \"grid\": {\"aligned\": []}}]}", "grid.aligned"); }
 Test(suite, bad_name) { expect_refusal("{\"suite\": \"x\", \"cases\": [{\"name\": \"a b\", \"op\": \"roi_align\"}]}", "may not contain"); }
+/* found by fuzz_suite: a seed beyond unsigned long was cast with undefined behaviour */
+Test(suite, seed_out_of_range) { expect_refusal("{\"suite\": \"x\", \"seed\": 1e98, \"cases\": []}", "\"seed\" must be an integer"); }
+Test(suite, seed_fractional) { expect_refusal("{\"suite\": \"x\", \"seed\": 1.5, \"cases\": []}", "\"seed\" must be an integer"); }
+Test(suite, repeat_not_integral) { expect_refusal("{\"suite\": \"x\", \"cases\": [" CASE_OK ", \"repeat\": 2.5}]}", "repeat must be an integer"); }
+/* found by fuzz_suite: a dim of 5.6e50 was cast to int64 with undefined behaviour */
+Test(suite, huge_dim) { expect_refusal("{\"suite\": \"x\", \"cases\": [{\"name\": \"a\", \"op\": \"roi_align\", \"shapes\": {\"input\": [1,1,5.6e50,4], \"rois\": [2,5]}, \"attrs\": {\"pooled_h\": 2, \"pooled_w\": 2}}]}", "non-negative integer"); }
+Test(suite, int_dist_range)
+{
+    suite_t s;
+    char err[CONFORM_ERR_LEN];
+    cr_assert_eq(suite_load(write_suite("{\"suite\": \"x\", \"cases\": [" CASE_OK ", \"gen\": {\"input\": {\"dist\": \"int\", \"lo\": 0, \"hi\": 1e30}}}]}"), &s, err, sizeof err), 0, "%s", err);
+    unlink(path);
+    problem_t p;
+    cr_assert_eq(case_build(&s.cases[0], 1, &p, err, sizeof err), -1);
+    cr_assert(strstr(err, "dist int needs integers"), "%s", err);
+    problem_free(&p);
+    suite_free(&s);
+}
 Test(suite, duplicate_keys) { expect_refusal("{\"suite\": \"x\", \"cases\": [" CASE_OK ", \"attrs\": {}}]}", "duplicate key 'attrs'"); }
 Test(suite, duplicate_ids) { expect_refusal("{\"suite\": \"x\", \"cases\": [" CASE_OK "}, " CASE_OK "}]}", "duplicate case id"); }
 
