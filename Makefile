@@ -53,7 +53,7 @@ FAULT_overflow = 3
 FAULT_abi = 4
 PLUGIN_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARN) -O2 -fPIC -shared -Iharness
 
-.PHONY: all deps test test-unit test-san conformance smoke verify bench clean install install-check fuzz fuzz-build deps-fuzz
+.PHONY: all deps test test-unit test-san conformance smoke verify bench clean install install-check fuzz fuzz-build deps-fuzz test-valgrind
 all: deps
 	@$(MAKE) --no-print-directory $(CONFORM) $(TESTS) $(PLUGINS)
 
@@ -113,6 +113,13 @@ test-san:
 	build-san/conform_tests --jobs $(THREADS)
 	build-san/conform verify
 	build-san/conform run cases/smoke.json --report-dir build-san/smoke-report --threads $(THREADS) --quiet
+
+# the smoke suite under valgrind memcheck, kernels in-process (valgrind has no AVX-512: auto picks AVX2)
+test-valgrind: all
+	@command -v valgrind >/dev/null || { [ "$$(id -u)" = 0 ] && apt-get install -y -qq valgrind >/dev/null; } || \
+	  { echo "error: run: sudo apt-get install -y valgrind" >&2; exit 1; }
+	valgrind -q --error-exitcode=99 $(CONFORM) run cases/smoke.json --no-isolate --threads $(THREADS) --quiet \
+	  --report-dir $(BUILD)/valgrind-report
 
 conformance: all
 	$(CONFORM) run cases/conformance.json --report-dir reports/latest --threads $(THREADS)
