@@ -379,19 +379,19 @@ static void svg_histogram(buf_t *b, const char *title, const double *counts, con
 {
     double max = 0, total = 0;
     for (int i = 0; i < n; i++) { if (counts[i] > max) max = counts[i]; total += counts[i]; }
-    const int W = 36, H = 110;
+    const int W = 48, H = 110, TOP = 14; /* room above the tallest bar for its count */
     put(b, "<figure><figcaption>%s (%.0f elements; bar height: log count)</figcaption>"
-           "<svg width=\"%d\" height=\"%d\" role=\"img\">", title, total, n * W + 10, H + 40);
+           "<svg width=\"%d\" height=\"%d\" role=\"img\">", title, total, n * W + 10, H + TOP + 30);
     for (int i = 0; i < n; i++) {
         double h = counts[i] > 0 ? (log10(counts[i]) + 1) / (log10(max > 1 ? max : 1) + 1) * H : 0;
         const char *colour = i == n - 1 && strstr(title, "bound") ? "#c0392b" : "#2e86c1";
         put(b, "<rect x=\"%d\" y=\"%.1f\" width=\"%d\" height=\"%.1f\" fill=\"%s\"><title>%s: %.0f</title></rect>",
-            5 + i * W, 5 + H - h, W - 4, h, colour, labels[i], counts[i]);
-        put(b, "<text x=\"%d\" y=\"%d\" font-size=\"9\" text-anchor=\"middle\">%s</text>", 5 + i * W + W / 2 - 2, H + 18,
-            labels[i]);
+            5 + i * W, TOP + H - h, W - 4, h, colour, labels[i], counts[i]);
+        put(b, "<text x=\"%d\" y=\"%d\" font-size=\"9\" text-anchor=\"middle\">%s</text>", 5 + i * W + W / 2 - 2,
+            TOP + H + 14, labels[i]);
         if (counts[i] > 0)
             put(b, "<text x=\"%d\" y=\"%.1f\" font-size=\"9\" text-anchor=\"middle\">%.0f</text>", 5 + i * W + W / 2 - 2,
-                H + 2 - h, counts[i]);
+                TOP + H - 3 - h, counts[i]);
     }
     put(b, "</svg></figure>\n");
 }
