@@ -4,10 +4,13 @@
 #include "op.h"
 
 extern const op_desc op_roi_align, op_roi_align_v2_backward;
+extern const op_desc op_deformable_offsets, op_deformable_offsets_grad;
 
 const op_desc *const conform_ops[] = {
     &op_roi_align,
     &op_roi_align_v2_backward,
+    &op_deformable_offsets,
+    &op_deformable_offsets_grad,
     NULL,
 };
 

@@ -51,4 +51,20 @@ int f32_roi_align_fwd(const f32_roi_align_params *p, const float *input, const f
 int f32_roi_align_bwd(const f32_roi_align_params *p, const float *grad_output, const float *rois,
                       float *grad_input, const conform_exec *ex);
 
+/* deformable_offsets (spec 5) / deformable_offsets_grad (spec 6), NHWC:
+ * x [N, H, W, C], offsets [N, Ho, Wo, 3*dg*kh*kw], y / grad [N, Ho*kh, Wo*kw, C]. */
+typedef struct {
+    int64_t N, H, W, C;
+    int64_t kh, kw, sh, sw, dh, dw;
+    int64_t pt, pb, pl, pr;
+    int64_t dg;
+    int64_t Ho, Wo;
+} f32_deformable_params;
+
+int f32_deformable_offsets_fwd(const f32_deformable_params *p, const float *x, const float *offsets, float *y,
+                               const conform_exec *ex);
+/* grad_x [N, H, W, C], grad_offsets [N, Ho, Wo, 3*dg*kh*kw] */
+int f32_deformable_offsets_bwd(const f32_deformable_params *p, const float *grad, const float *x,
+                               const float *offsets, float *grad_x, float *grad_offsets, const conform_exec *ex);
+
 #endif
