@@ -154,6 +154,8 @@ static int pick(gsl_rng *rng, double frac) { return frac > 0 && gsl_rng_uniform(
  *   spread (2): x/y offsets uniform in [-spread, spread];  mask_lo, mask_hi (0, 1): masks uniform
  *   integer_frac: x/y offsets rounded to integers (positions exactly on cell lines)
  *   edge_frac: samples put exactly on a window line (py = -1 or H, or px = -1 or W)
+ *   near_integer_frac: x/y offsets of at most 1e-7 (positions within float32 rounding of the
+ *     integer base: the float32 floor may take the other branch, the offset gradients are ambiguous)
  *   nan_frac: samples with a NaN x or y offset;  inf_frac: with an infinite one
  * {"data": ...} or {"dist": ...} fill the tensor as any other. */
 static int fill_offsets(tensor_t *t, const cJSON *g, gsl_rng *rng, const ref_deformable_params *r, char *err,
@@ -167,7 +169,7 @@ static int fill_offsets(tensor_t *t, const cJSON *g, gsl_rng *rng, const ref_def
     const double spread = json_number(g, "spread", 2.0), mlo = json_number(g, "mask_lo", 0.0),
                  mhi = json_number(g, "mask_hi", 1.0), intf = json_number(g, "integer_frac", 0.0),
                  edge = json_number(g, "edge_frac", 0.0), nanf = json_number(g, "nan_frac", 0.0),
-                 inff = json_number(g, "inf_frac", 0.0);
+                 inff = json_number(g, "inf_frac", 0.0), neari = json_number(g, "near_integer_frac", 0.0);
     for (int64_t n = 0; n < t->shape.dims[0]; n++)
         for (int64_t ho = 0; ho < r->Ho; ho++)
             for (int64_t wo = 0; wo < r->Wo; wo++) {
@@ -177,6 +179,7 @@ static int fill_offsets(tensor_t *t, const cJSON *g, gsl_rng *rng, const ref_def
                     const double bx = (double)(wo * r->sw - r->pl + j * r->dw), by = (double)(ho * r->sh - r->pt + i * r->dh);
                     double ox = fill_uniform(rng, -spread, spread), oy = fill_uniform(rng, -spread, spread);
                     if (pick(rng, intf)) { ox = nearbyint(ox); oy = nearbyint(oy); }
+                    if (pick(rng, neari)) { ox = fill_uniform(rng, -1e-7, 1e-7); oy = fill_uniform(rng, -1e-7, 1e-7); }
                     if (pick(rng, edge)) {
                         const unsigned long which = gsl_rng_uniform_int(rng, 4);
                         if (which == 0) oy = -1.0 - by;
