@@ -11,7 +11,7 @@
  * Forward: work units are output rows (n, ho); each y element is written once.
  * Backward: work units are (n, group, channel chunk); a unit owns the grad_x channel slice
  * [c0, c0+nc) of image n, zeroes it, and scatters every sample of its group into it in the fixed
- * order (ho, wo, i, j): no two threads touch the same grad_x element, no atomics. The offset
+ * order (ho, i, wo, j): no two threads touch the same grad_x element, no atomics. The offset
  * gradients are sums over the group's channels: a unit writes its chunk's three partial sums per
  * sample into a buffer that is reduced afterwards in chunk order. The chunking depends on the
  * shape only, never on the thread count, so results are bitwise the same for any thread count. */
@@ -135,13 +135,13 @@ int f32_deformable_offsets_fwd(const f32_deformable_params *p, const float *x, c
 
 /* ---- backward --------------------------------------------------------------------------- */
 
-/* Channel chunks per group: about 128 channels each (a multiple of 16), and at least 4 units in
- * all when the channels allow it, so small batches still feed a few threads. Depends on the
- * shape only. */
+/* Channel chunks per group: about 128 channels each (a multiple of 16), and at least 2 units in
+ * all when the channels allow it, so a single image still feeds two threads. Depends on the
+ * shape only. Several chunks cost a partial-sum buffer and a reduction pass, so no more. */
 static int64_t chunks_per_group(int64_t N, int64_t dg, int64_t cpg)
 {
     int64_t nch = (cpg + 127) / 128;
-    while (N * dg * nch < 4 && cpg / (nch + 1) >= 16) nch++;
+    while (N * dg * nch < 2 && cpg / (nch + 1) >= 16) nch++;
     return nch < 1 ? 1 : nch;
 }
 
@@ -197,13 +197,14 @@ int f32_deformable_offsets_bwd(const f32_deformable_params *p, const float *grad
             if (nc == C) memset(gxn, 0, (size_t)H * W * C * sizeof(float)); /* the unit's slice */
             else
                 for (int64_t q = 0; q < H * W; q++) memset(gxn + (size_t)q * C, 0, (size_t)nc * sizeof(float));
+            /* (ho, i) outer: grad is read as one contiguous stream, row ho*kh+i */
             for (int64_t ho = 0; ho < Ho; ho++)
-                for (int64_t wo = 0; wo < Wo; wo++) {
-                    const float *o = offsets + ((size_t)(n * Ho + ho) * Wo + wo) * OC;
-                    float *go = grad_offsets + ((size_t)(n * Ho + ho) * Wo + wo) * OC;
-                    for (int64_t i = 0; i < kh; i++) {
-                        const float by = (float)(ho * p->sh - p->pt + i * p->dh);
-                        const float *grow = grad + ((size_t)(n * Ho + ho) * kh + i) * YW * C + c0;
+                for (int64_t i = 0; i < kh; i++) {
+                    const float by = (float)(ho * p->sh - p->pt + i * p->dh);
+                    const float *grow = grad + ((size_t)(n * Ho + ho) * kh + i) * YW * C + c0;
+                    for (int64_t wo = 0; wo < Wo; wo++) {
+                        const float *o = offsets + ((size_t)(n * Ho + ho) * Wo + wo) * OC;
+                        float *go = grad_offsets + ((size_t)(n * Ho + ho) * Wo + wo) * OC;
                         for (int64_t j = 0; j < kw; j++) {
                             const int64_t kk = i * kw + j, k = g * K + kk;
                             const float px = (float)(wo * p->sw - p->pl + j * p->dw) + o[k];
