@@ -16,6 +16,11 @@ run roi_align_v2_backward --shape grad_output=256,256,7,7 --shape boxes=256,5 --
     --attr input_shape=2,256,64,64 --attr pooled_height=7 --attr pooled_width=7 --attr spatial_scale=0.25 \
     --attr sampling_ratio=2 --attr aligned=true
 
+echo "# deformable_offsets family: N=2 64x64 C=64, 3x3, stride 1, pad 1, dilation 1, 1 group (offsets uniform +-2, masks 0..1)"
+run deformable_offsets --shape x=2,64,64,64 --shape offsets=2,64,64,27 --attr ksize=3,3 --attr pads=1,1,1,1 --impl both
+run deformable_offsets_grad --shape grad=2,192,192,64 --shape x=2,64,64,64 --shape offsets=2,64,64,27 \
+    --attr ksize=3,3 --attr pads=1,1,1,1 --impl both
+
 if /usr/bin/python3 -c "import torch, torchvision, numpy" 2>/dev/null; then
     echo "# side by side with the PyTorch peers (same inputs, same threads)"
     /usr/bin/python3 "$(dirname "$0")/bench_peers.py" --conform "$exe" --threads "$threads" --reps "$reps"
