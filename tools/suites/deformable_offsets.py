@@ -64,6 +64,25 @@ def A(kh, kw, s=(1, 1), d=(1, 1), pads=(0, 0, 0, 0), dg=1, fmt="NHWC"):
             "deformable_groups": dg, "modulated": True}
 
 
+# ---- hand-checkable vectors (x = [[1, 2], [3, 4]], 1x1 kernel: one sample per output pixel) ----------
+def published():
+    a = A(1, 1)
+    x = {"data": [1, 2, 3, 4]}
+    out = [fwd("hand_channel_order", [1, 2, 2, 1], a,
+               {"x": x, "offsets": {"data": [0.5, 0, 2, 0, 0.5, 1, 0, 0, 1, 0, 0, -1]}},
+               expect={"y": [3, 3, 3, -4]})]
+    out.append(bwd("hand_one_sample", [1, 2, 2, 1], a,
+                   {"x": x, "grad": {"data": [1, 0, 0, 0]},
+                    "offsets": {"data": [0.5, 0, 2, 0, 0, 1, 0, 0, 1, 0, 0, 1]}},
+                   expect={"grad_x": [1, 1, 0, 0], "grad_offsets": [2, 4, 1.5, 0, 0, 0, 0, 0, 0, 0, 0, 0]}))
+    # samples exactly on the window lines: no offset gradient (torchvision: one-sided at -1)
+    out.append(bwd("hand_window_lines", [1, 2, 2, 1], a,
+                   {"x": x, "grad": {"dist": "const", "value": 1},
+                    "offsets": {"data": [0, -1, 1, 1, 0, 1, 0, 0, 1, 0, 0, 1]}},
+                   expect={"grad_x": [0, 0, 1, 1], "grad_offsets": [0, 0, 0, 0, 0, 0, 1, -3, 3, -4, -4, 4]}))
+    return out
+
+
 # ---- random grids ------------------------------------------------------------------------------
 def random_cases(repeat):
     out = []
@@ -180,11 +199,11 @@ def invalid_cases():
 
 
 def conformance():
-    return random_cases(3) + edge_cases() + invalid_cases()
+    return published() + random_cases(3) + edge_cases() + invalid_cases()
 
 
 def smoke():
-    return random_cases(None) + edge_cases() + invalid_cases()
+    return published() + random_cases(None) + edge_cases() + invalid_cases()
 
 
 def golden():
