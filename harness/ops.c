@@ -5,12 +5,15 @@
 
 extern const op_desc op_roi_align, op_roi_align_v2_backward;
 extern const op_desc op_roi_align_rotated, op_roi_align_rotated_grad;
+extern const op_desc op_deformable_offsets, op_deformable_offsets_grad;
 
 const op_desc *const conform_ops[] = {
     &op_roi_align,
     &op_roi_align_v2_backward,
     &op_roi_align_rotated,
     &op_roi_align_rotated_grad,
+    &op_deformable_offsets,
+    &op_deformable_offsets_grad,
     NULL,
 };
 

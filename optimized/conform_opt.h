@@ -70,4 +70,20 @@ int f32_roi_align_rotated_fwd(const f32_roi_align_rotated_params *p, const float
 int f32_roi_align_rotated_bwd(const f32_roi_align_rotated_params *p, const float *x_grad, const float *rois,
                               float *y_grad, const conform_exec *ex);
 
+/* deformable_offsets (spec 5) / deformable_offsets_grad (spec 6), NHWC:
+ * x [N, H, W, C], offsets [N, Ho, Wo, 3*dg*kh*kw], y / grad [N, Ho*kh, Wo*kw, C]. */
+typedef struct {
+    int64_t N, H, W, C;
+    int64_t kh, kw, sh, sw, dh, dw;
+    int64_t pt, pb, pl, pr;
+    int64_t dg;
+    int64_t Ho, Wo;
+} f32_deformable_params;
+
+int f32_deformable_offsets_fwd(const f32_deformable_params *p, const float *x, const float *offsets, float *y,
+                               const conform_exec *ex);
+/* grad_x [N, H, W, C], grad_offsets [N, Ho, Wo, 3*dg*kh*kw] */
+int f32_deformable_offsets_bwd(const f32_deformable_params *p, const float *grad, const float *x,
+                               const float *offsets, float *grad_x, float *grad_offsets, const conform_exec *ex);
+
 #endif

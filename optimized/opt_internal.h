@@ -66,4 +66,30 @@ extern int64_t conform_opt_roi_align_chunk;
 /* Same knob for roi_align_rotated (channels per work unit; 0: from the plane size). */
 extern int64_t conform_opt_roi_align_rotated_chunk;
 
+/* Deformable sampling of one channel vector (spec 5), four corner vectors (corners outside the
+ * plane point at a zero vector):
+ *   out[j] = w[0]*v[0][j] + w[1]*v[1][j] + w[2]*v[2][j] + w[3]*v[3][j],  j < channels
+ * (w already holds mask * corner weight; taps added in corner order, FMA in the SIMD kernels). */
+typedef void (*f32_deform_gather_fn)(size_t channels, const float *const *v, const float *w, float *out);
+void f32_deform_gather_ukernel__scalar(size_t channels, const float *const *v, const float *w, float *out);
+void f32_deform_gather_ukernel__avx2(size_t channels, const float *const *v, const float *w, float *out);
+void f32_deform_gather_ukernel__avx512(size_t channels, const float *const *v, const float *w, float *out);
+
+/* Backward of one sample over a channel vector (spec 6): the four corners' read-modify-writes
+ *   io[k][j] += wg[k] * g[j]            (wg = mask * corner weight; io[k] distinct or a sink)
+ * and the three channel sums of the offset gradients, cf = {hh, lh, hw, lw}:
+ *   acc[0] = sum_j g[j] * (hh*(v1-v0) + lh*(v3-v2))                       (x offset, / mask)
+ *   acc[1] = sum_j g[j] * (hw*(v2-v0) + lw*(v3-v1))                       (y offset, / mask)
+ *   acc[2] = sum_j g[j] * (hh*(hw*v0 + lw*v1) + lh*(hw*v2 + lw*v3))       (mask)
+ * with v = the corner vectors (zero vector outside the plane). The lane order of the sums is
+ * fixed per ISA, so results do not depend on threads. */
+typedef void (*f32_deform_bwd_fn)(size_t channels, const float *g, const float *const *v, float *const *io,
+                                  const float *wg, const float *cf, float *acc);
+void f32_deform_bwd_ukernel__scalar(size_t channels, const float *g, const float *const *v, float *const *io,
+                                    const float *wg, const float *cf, float *acc);
+void f32_deform_bwd_ukernel__avx2(size_t channels, const float *g, const float *const *v, float *const *io,
+                                  const float *wg, const float *cf, float *acc);
+void f32_deform_bwd_ukernel__avx512(size_t channels, const float *g, const float *const *v, float *const *io,
+                                    const float *wg, const float *cf, float *acc);
+
 #endif

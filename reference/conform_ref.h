@@ -71,4 +71,28 @@ void f64_roi_align_rotated_fwd__ref(const ref_roi_align_rotated_params *p, const
 void f64_roi_align_rotated_bwd__ref(const ref_roi_align_rotated_params *p, const double *x_grad,
                                     const double *rois, double *y_grad, ref_bounds *bounds);
 
+/* deformable_offsets (spec 5) and deformable_offsets_grad (spec 6). Tensors are NHWC:
+ * x [N, H, W, C], offsets [N, Ho, Wo, 3*dg*kh*kw] (x offsets, y offsets, masks; each group-major,
+ * kernel row-major), y / grad [N, Ho*kh, Wo*kw, C]. Strides and dilations are the two entries
+ * data_format selects; pads are [top, bottom, left, right].
+ * Bounds: a sample position is base + offset with an exact integer base, one float32 rounding in
+ * the spec's order; a position whose exact value is float32-representable is taken as exact,
+ * others as off by pos_rel_err * |position|. */
+typedef struct {
+    int64_t N, H, W, C;
+    int64_t kh, kw, sh, sw, dh, dw;
+    int64_t pt, pb, pl, pr;
+    int64_t dg;
+    int64_t Ho, Wo; /* from the truncating division of spec 5 (the caller computes them) */
+} ref_deformable_params;
+
+/* y [N, Ho*kh, Wo*kw, C] */
+void f64_deformable_offsets_fwd__ref(const ref_deformable_params *p, const double *x, const double *offsets,
+                                     double *y, ref_bounds *bounds);
+/* grad_x [N, H, W, C] and grad_offsets [N, Ho, Wo, 3*dg*kh*kw] from grad [N, Ho*kh, Wo*kw, C];
+ * bounds_x / bounds_off may each be NULL */
+void f64_deformable_offsets_bwd__ref(const ref_deformable_params *p, const double *grad, const double *x,
+                                     const double *offsets, double *grad_x, double *grad_offsets,
+                                     ref_bounds *bounds_x, ref_bounds *bounds_off);
+
 #endif

@@ -26,6 +26,10 @@ for fmt in NCHW NHWC; do
         --attr y_grad_shape=$ys --attr pooled_h=7 --attr pooled_w=7 --attr spatial_scale=0.25 \
         --attr sampling_ratio=2 --attr aligned=true
 done
+echo "# deformable_offsets family: N=2 64x64 C=64, 3x3, stride 1, pad 1, dilation 1, 1 group (offsets uniform +-2, masks 0..1)"
+run deformable_offsets --shape x=2,64,64,64 --shape offsets=2,64,64,27 --attr ksize=3,3 --attr pads=1,1,1,1 --impl both
+run deformable_offsets_grad --shape grad=2,192,192,64 --shape x=2,64,64,64 --shape offsets=2,64,64,27 \
+    --attr ksize=3,3 --attr pads=1,1,1,1 --impl both
 
 if /usr/bin/python3 -c "import torch, torchvision, numpy" 2>/dev/null; then
     echo "# side by side with the PyTorch peers (same inputs, same threads)"

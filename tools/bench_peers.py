@@ -10,6 +10,11 @@ Problems (the issues' speed goals):
   roi_align / roi_align_v2_backward: B=2, C=256, 64x64, K=256 rois 8..80 px in a 256x256
   image (centres uniform, batch index uniform in {0,1}), spatial_scale 0.25, 7x7,
   sampling_ratio 2, aligned. Goals: forward >= 10x torchvision, backward >= 50x.
+  deformable_offsets / deformable_offsets_grad: N=2, 64x64, C=64, 3x3, stride 1, pad 1,
+  dilation 1, 1 group; offsets uniform in [-2, 2], masks in [0, 1]. The peer is
+  torchvision.ops.deform_conv2d with the one-hot weight that makes it this op (channel
+  c*9 + i*3 + j of its output is y[n, ho*3+i, wo*3+j, c]); it also runs the GEMM of a real
+  convolution, so the figure is side by side, without a goal.
 
 usage: bench_peers.py [--conform build/conform] [--threads 2] [--reps 21]
 """
@@ -24,7 +29,7 @@ import time
 import numpy as np
 import torch
 import torchvision
-from torchvision.ops import roi_align
+from torchvision.ops import deform_conv2d, roi_align
 
 
 def median_s(fn, reps):
@@ -91,6 +96,60 @@ def bench_roi_align(exe, threads, reps, tmp):
     return rows
 
 
+def deformable_problem(seed=54321):
+    g = torch.Generator().manual_seed(seed)
+    N, H, W, C, kh, kw = 2, 64, 64, 64, 3, 3
+    K = kh * kw
+    x = torch.rand(N, H, W, C, generator=g) * 2 - 1                      # NHWC
+    off = torch.cat([torch.rand(N, H, W, 2 * K, generator=g) * 4 - 2,   # x offsets, y offsets
+                     torch.rand(N, H, W, K, generator=g)], dim=3)        # masks
+    grad = torch.rand(N, H * kh, W * kw, C, generator=g) * 2 - 1
+    return x, off, grad
+
+
+def bench_deformable(exe, threads, reps, tmp):
+    x, off, grad = deformable_problem()
+    N, H, W, C = x.shape
+    kh = kw = 3
+    K = kh * kw
+    paths = {}
+    for name, t in (("x", x), ("offsets", off), ("grad", grad)):
+        paths[name] = os.path.join(tmp, "deform_" + name + ".npy")
+        np.save(paths[name], t.numpy().astype(np.float32))
+    # conform first, after a pause: torch's idle worker threads keep spinning for a while after
+    # its own runs and would share the cores with conform's threads
+    time.sleep(2)
+    attrs = {"ksize": "3,3", "pads": "1,1,1,1"}
+    f = conform_bench(exe, "deformable_offsets", attrs, {"x": paths["x"], "offsets": paths["offsets"]}, threads, reps)
+    b = conform_bench(exe, "deformable_offsets_grad", attrs,
+                      {"grad": paths["grad"], "x": paths["x"], "offsets": paths["offsets"]}, threads, reps)
+    # torchvision layouts, prepared outside the timed region
+    xt = x.permute(0, 3, 1, 2).contiguous()
+    o = off.permute(0, 3, 1, 2)
+    tv_off = torch.stack([o[:, K:2 * K], o[:, :K]], dim=2).reshape(N, 2 * K, H, W).contiguous()  # (dy, dx)
+    mask = o[:, 2 * K:].contiguous()
+    weight = torch.zeros(C * K, C, kh, kw)
+    for c in range(C):
+        for i in range(kh):
+            for j in range(kw):
+                weight[c * K + i * kw + j, c, i, j] = 1.0
+    gy = grad.reshape(N, H, kh, W, kw, C).permute(0, 5, 2, 4, 1, 3).reshape(N, C * K, H, W).contiguous()
+
+    def fwd():
+        with torch.no_grad():
+            return deform_conv2d(xt, tv_off, weight, None, padding=(1, 1), mask=mask)
+
+    xg, og, mg = (t.clone().requires_grad_(True) for t in (xt, tv_off, mask))
+    y = deform_conv2d(xg, og, weight, None, padding=(1, 1), mask=mg)
+
+    def bwd():  # backward alone: the graph is kept, the gradients recomputed
+        xg.grad = og.grad = mg.grad = None
+        y.backward(gy, retain_graph=True)
+
+    return [("deformable_offsets", "torchvision deform_conv2d forward", median_s(fwd, reps), f, None),
+            ("deformable_offsets_grad", "torchvision deform_conv2d backward", median_s(bwd, reps), b, None)]
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--conform", default="build/conform")
@@ -103,10 +162,15 @@ def main():
     print(f"{'op':24} {'peer':34} {'peer ms':>9} {'conform ms':>10} {'speedup':>8} {'goal':>6} "
           f"{'floor ms':>9} {'x floor':>8}")
     with tempfile.TemporaryDirectory() as tmp:
-        for op, peer, tp, c, goal in bench_roi_align(a.conform, a.threads, a.reps, tmp):
+        rows = []
+        for bench in (bench_roi_align, bench_deformable):
+            rows += bench(a.conform, a.threads, a.reps, tmp)
+        for op, peer, tp, c, goal in rows:
             sp = tp / c["median_s"]
-            print(f"{op:24} {peer:34} {tp * 1e3:9.3f} {c['median_s'] * 1e3:10.3f} {sp:7.1f}x {goal:5}x "
-                  f"{c['floor_s'] * 1e3:9.3f} {c['median_over_floor']:7.2f}x  {'ok' if sp >= goal else 'BELOW GOAL'}")
+            verdict = "" if goal is None else "ok" if sp >= goal else "BELOW GOAL"
+            goal_s = f"{goal:5}x" if goal is not None else f"{'-':>6}"
+            print(f"{op:24} {peer:34} {tp * 1e3:9.3f} {c['median_s'] * 1e3:10.3f} {sp:7.1f}x {goal_s} "
+                  f"{c['floor_s'] * 1e3:9.3f} {c['median_over_floor']:7.2f}x  {verdict}")
 
 
 if __name__ == "__main__":

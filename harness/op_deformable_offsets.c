@@ -1,0 +1,330 @@
+/* deformable_offsets (spec 5) and deformable_offsets_grad (spec 6): problem description, input
+ * filling, reference and optimized calls, tolerance model. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "fill.h"
+#include "op.h"
+
+extern const proof_desc deformable_offsets_proofs[], deformable_offsets_grad_proofs[];
+
+/* ---- tolerance model (every output of both ops) ----------------------------------------- */
+
+#define K_VAL_WHY                                                                                         \
+    "per term: 2 roundings in the corner weight (1-l, hh*hw), 1 for the mask (folded into the weight or "  \
+    "applied to the sum), 1 in weight*value (or the corner difference), 1 in the gradient product, 1 spare " \
+    "for the sum of two interpolated rows; plus 1 per term summed (n_terms), the worst case of any "        \
+    "summation order"
+#define K_POS_WHY                                                                                          \
+    "a sample position is the integer base (wo*sw - pl + j*dw, exact in float32) plus the offset: one "    \
+    "float32 rounding of |position| in the spec's order, none when the exact position is a float32 number " \
+    "(integer offsets, the window lines)"
+#define DEFORMABLE_TOL {.k_val = 6, .k_val_why = K_VAL_WHY, .k_pos = 1, .k_pos_why = K_POS_WHY}
+
+static const tol_model deformable_tol = DEFORMABLE_TOL;
+
+/* ---- attributes shared by both ops -------------------------------------------------------- */
+
+#define FAIL(...) do { snprintf(err, errlen, __VA_ARGS__); return -1; } while (0)
+#define HARNESS_LIMIT (1 << 20) /* attribute values beyond this are refused (overflow safety) */
+
+static const attr_spec deformable_attrs[] = {
+    {"ksize", ATTR_INT_LIST, NULL, "[kh, kw], each >= 1"},
+    {"strides", ATTR_INT_LIST, "1,1,1,1", "4 ints >= 1, read through data_format (the N and C entries must be 1)"},
+    {"dilations", ATTR_INT_LIST, "1,1,1,1", "4 ints >= 1, read through data_format (the N and C entries must be 1)"},
+    {"pads", ATTR_INT_LIST, "0,0,0,0", "[top, bottom, left, right], each >= 0"},
+    {"data_format", ATTR_STRING, "NHWC", "\"NHWC\" or \"NCHW\": which entries of strides/dilations are H and W "
+                                         "(tensors are NHWC either way)"},
+    {"deformable_groups", ATTR_INT, "1", ">= 1, divides C"},
+    {"modulated", ATTR_BOOL, "true", "must be true (DeformableConv2D v2)"},
+};
+enum { DA_KSIZE, DA_STRIDES, DA_DILATIONS, DA_PADS, DA_FORMAT, DA_DG, DA_MODULATED };
+
+static const char *list_str(const attr_value *v, char *buf, size_t len)
+{
+    size_t used = (size_t)snprintf(buf, len, "[");
+    for (int i = 0; i < v->n && used < len; i++) used += (size_t)snprintf(buf + used, len - used, i ? ",%lld" : "%lld", (long long)v->list[i]);
+    if (used < len) snprintf(buf + used, len - used, "]");
+    return buf;
+}
+
+/* strides or dilations: 4 entries >= 1, the N and C entries of data_format equal to 1 */
+static int check_nhwc_list(const char *op, const char *name, const attr_value *v, int nchw, char *err, size_t errlen)
+{
+    char b[128];
+    if (v->n != 4) FAIL("%s: %s %s: must have 4 entries", op, name, list_str(v, b, sizeof b));
+    for (int i = 0; i < 4; i++)
+        if (v->list[i] < 1 || v->list[i] > HARNESS_LIMIT)
+            FAIL("%s: %s %s: entry %d must be in [1, %d]", op, name, list_str(v, b, sizeof b), i, HARNESS_LIMIT);
+    const int a = 0, c = nchw ? 1 : 3;
+    if (v->list[a] != 1 || v->list[c] != 1)
+        FAIL("%s: %s %s: entries %d and %d (N and C) must be 1 with data_format \"%s\"", op, name,
+             list_str(v, b, sizeof b), a, c, nchw ? "NCHW" : "NHWC");
+    return 0;
+}
+
+/* The geometry of spec 5 from the attributes and x's shape (attributes already checked). */
+static void geometry(const problem_t *p, int x_index, ref_deformable_params *r)
+{
+    const shape_t *x = &p->in[x_index].shape;
+    const int nchw = !strcmp(p->attr[DA_FORMAT].s, "NCHW");
+    const int ih = nchw ? 2 : 1, iw = nchw ? 3 : 2;
+    memset(r, 0, sizeof *r);
+    r->N = x->dims[0]; r->H = x->dims[1]; r->W = x->dims[2]; r->C = x->dims[3];
+    r->kh = p->attr[DA_KSIZE].list[0]; r->kw = p->attr[DA_KSIZE].list[1];
+    r->sh = p->attr[DA_STRIDES].list[ih]; r->sw = p->attr[DA_STRIDES].list[iw];
+    r->dh = p->attr[DA_DILATIONS].list[ih]; r->dw = p->attr[DA_DILATIONS].list[iw];
+    r->pt = p->attr[DA_PADS].list[0]; r->pb = p->attr[DA_PADS].list[1];
+    r->pl = p->attr[DA_PADS].list[2]; r->pr = p->attr[DA_PADS].list[3];
+    r->dg = p->attr[DA_DG].i;
+    /* the truncating division of spec 5; the numerator is >= 0 once validated */
+    r->Ho = (r->H + r->pt + r->pb - (r->dh * (r->kh - 1) + 1)) / r->sh + 1;
+    r->Wo = (r->W + r->pl + r->pr - (r->dw * (r->kw - 1) + 1)) / r->sw + 1;
+}
+
+/* Every rule of spec 5 on the attributes, x and offsets; fills r. */
+static int check_common(const problem_t *p, int x_index, int off_index, ref_deformable_params *r, char *err,
+                        size_t errlen)
+{
+    const char *op = p->op->name;
+    char b[128];
+    const char *fmt = p->attr[DA_FORMAT].s;
+    if (strcmp(fmt, "NHWC") && strcmp(fmt, "NCHW")) FAIL("%s: data_format \"%s\": must be \"NHWC\" or \"NCHW\"", op, fmt);
+    const int nchw = !strcmp(fmt, "NCHW");
+    const attr_value *ks = &p->attr[DA_KSIZE], *pads = &p->attr[DA_PADS];
+    if (ks->n != 2) FAIL("%s: ksize %s: must have 2 entries [kh, kw]", op, list_str(ks, b, sizeof b));
+    for (int i = 0; i < 2; i++)
+        if (ks->list[i] < 1 || ks->list[i] > 1024)
+            FAIL("%s: ksize %s: entry %d must be in [1, 1024]", op, list_str(ks, b, sizeof b), i);
+    if (check_nhwc_list(op, "strides", &p->attr[DA_STRIDES], nchw, err, errlen)) return -1;
+    if (check_nhwc_list(op, "dilations", &p->attr[DA_DILATIONS], nchw, err, errlen)) return -1;
+    if (pads->n != 4) FAIL("%s: pads %s: must have 4 entries [top, bottom, left, right]", op, list_str(pads, b, sizeof b));
+    for (int i = 0; i < 4; i++)
+        if (pads->list[i] < 0 || pads->list[i] > HARNESS_LIMIT)
+            FAIL("%s: pads %s: entry %d must be in [0, %d]", op, list_str(pads, b, sizeof b), i, HARNESS_LIMIT);
+    const int64_t dg = p->attr[DA_DG].i;
+    if (dg < 1 || dg > HARNESS_LIMIT) FAIL("%s: deformable_groups %lld: must be >= 1", op, (long long)dg);
+    if (!p->attr[DA_MODULATED].i) FAIL("%s: modulated false: only true (DeformableConv2D v2) is supported", op);
+    const shape_t *x = &p->in[x_index].shape, *off = &p->in[off_index].shape;
+    if (x->rank != 4) FAIL("%s: x %s: must have rank 4 [N,H,W,C]", op, shape_str(x, b, sizeof b));
+    if (off->rank != 4) FAIL("%s: offsets %s: must have rank 4 [N,Ho,Wo,3*dg*kh*kw]", op, shape_str(off, b, sizeof b));
+    if (x->dims[3] % dg)
+        FAIL("%s: x %s: channels %lld must be a multiple of deformable_groups %lld", op, shape_str(x, b, sizeof b),
+             (long long)x->dims[3], (long long)dg);
+    ref_deformable_params g;
+    const int ih = nchw ? 2 : 1, iw = nchw ? 3 : 2;
+    const int64_t dh = p->attr[DA_DILATIONS].list[ih], dw = p->attr[DA_DILATIONS].list[iw];
+    const int64_t keh = dh * (ks->list[0] - 1) + 1, kew = dw * (ks->list[1] - 1) + 1;
+    if (x->dims[1] + pads->list[0] + pads->list[1] < keh)
+        FAIL("%s: x %s: padded height %lld + %lld + %lld is smaller than the dilated kernel height %lld", op,
+             shape_str(x, b, sizeof b), (long long)x->dims[1], (long long)pads->list[0], (long long)pads->list[1],
+             (long long)keh);
+    if (x->dims[2] + pads->list[2] + pads->list[3] < kew)
+        FAIL("%s: x %s: padded width %lld + %lld + %lld is smaller than the dilated kernel width %lld", op,
+             shape_str(x, b, sizeof b), (long long)x->dims[2], (long long)pads->list[2], (long long)pads->list[3],
+             (long long)kew);
+    geometry(p, x_index, &g);
+    if (off->dims[0] != x->dims[0])
+        FAIL("%s: offsets %s: batch %lld must equal x's %lld", op, shape_str(off, b, sizeof b), (long long)off->dims[0],
+             (long long)x->dims[0]);
+    if (off->dims[1] != g.Ho || off->dims[2] != g.Wo)
+        FAIL("%s: offsets %s: dims 1, 2 must be the output size Ho x Wo = %lld x %lld", op,
+             shape_str(off, b, sizeof b), (long long)g.Ho, (long long)g.Wo);
+    if (off->dims[3] != 3 * dg * g.kh * g.kw)
+        FAIL("%s: offsets %s: dim 3 must be 3*deformable_groups*kh*kw = %lld", op, shape_str(off, b, sizeof b),
+             (long long)(3 * dg * g.kh * g.kw));
+    *r = g;
+    return 0;
+}
+
+static void to_f32_params(const ref_deformable_params *r, f32_deformable_params *f)
+{
+    f->N = r->N; f->H = r->H; f->W = r->W; f->C = r->C;
+    f->kh = r->kh; f->kw = r->kw; f->sh = r->sh; f->sw = r->sw; f->dh = r->dh; f->dw = r->dw;
+    f->pt = r->pt; f->pb = r->pb; f->pl = r->pl; f->pr = r->pr;
+    f->dg = r->dg; f->Ho = r->Ho; f->Wo = r->Wo;
+}
+
+/* ---- the offsets generator ---------------------------------------------------------------- */
+
+static int pick(gsl_rng *rng, double frac) { return frac > 0 && gsl_rng_uniform(rng) < frac; }
+
+/* Fills offsets [N, Ho, Wo, 3*dg*K]. Knobs (all optional):
+ *   spread (2): x/y offsets uniform in [-spread, spread];  mask_lo, mask_hi (0, 1): masks uniform
+ *   integer_frac: x/y offsets rounded to integers (positions exactly on cell lines)
+ *   edge_frac: samples put exactly on a window line (py = -1 or H, or px = -1 or W)
+ *   near_integer_frac: x/y offsets of at most 1e-7 (positions within float32 rounding of the
+ *     integer base: the float32 floor may take the other branch, the offset gradients are ambiguous)
+ *   nan_frac: samples with a NaN x or y offset;  inf_frac: with an infinite one
+ * {"data": ...} or {"dist": ...} fill the tensor as any other. */
+static int fill_offsets(tensor_t *t, const cJSON *g, gsl_rng *rng, const ref_deformable_params *r, char *err,
+                        size_t errlen)
+{
+    if (g && (cJSON_GetObjectItemCaseSensitive(g, "data") || cJSON_GetObjectItemCaseSensitive(g, "dist")))
+        return fill_values(t, g, rng, "offsets", err, errlen);
+    if (t->shape.rank != 4 || !t->data) return 0;
+    const int64_t K = r->kh * r->kw, dgK = r->dg * K;
+    if (t->shape.dims[3] != 3 * dgK || t->shape.dims[1] != r->Ho || t->shape.dims[2] != r->Wo) return 0;
+    const double spread = json_number(g, "spread", 2.0), mlo = json_number(g, "mask_lo", 0.0),
+                 mhi = json_number(g, "mask_hi", 1.0), intf = json_number(g, "integer_frac", 0.0),
+                 edge = json_number(g, "edge_frac", 0.0), nanf = json_number(g, "nan_frac", 0.0),
+                 inff = json_number(g, "inf_frac", 0.0), neari = json_number(g, "near_integer_frac", 0.0);
+    for (int64_t n = 0; n < t->shape.dims[0]; n++)
+        for (int64_t ho = 0; ho < r->Ho; ho++)
+            for (int64_t wo = 0; wo < r->Wo; wo++) {
+                double *o = t->data + ((n * r->Ho + ho) * r->Wo + wo) * 3 * dgK;
+                for (int64_t k = 0; k < dgK; k++) {
+                    const int64_t i = (k % K) / r->kw, j = (k % K) % r->kw;
+                    const double bx = (double)(wo * r->sw - r->pl + j * r->dw), by = (double)(ho * r->sh - r->pt + i * r->dh);
+                    double ox = fill_uniform(rng, -spread, spread), oy = fill_uniform(rng, -spread, spread);
+                    if (pick(rng, intf)) { ox = nearbyint(ox); oy = nearbyint(oy); }
+                    if (pick(rng, neari)) { ox = fill_uniform(rng, -1e-7, 1e-7); oy = fill_uniform(rng, -1e-7, 1e-7); }
+                    if (pick(rng, edge)) {
+                        const unsigned long which = gsl_rng_uniform_int(rng, 4);
+                        if (which == 0) oy = -1.0 - by;
+                        else if (which == 1) oy = (double)r->H - by;
+                        else if (which == 2) ox = -1.0 - bx;
+                        else ox = (double)r->W - bx;
+                    }
+                    if (pick(rng, nanf)) { if (gsl_rng_uniform(rng) < 0.5) ox = NAN; else oy = NAN; }
+                    if (pick(rng, inff)) { if (gsl_rng_uniform(rng) < 0.5) ox = -INFINITY; else oy = INFINITY; }
+                    o[k] = ox;
+                    o[dgK + k] = oy;
+                    o[2 * dgK + k] = fill_uniform(rng, mlo, mhi);
+                }
+            }
+    return 0;
+}
+
+/* ---- deformable_offsets -------------------------------------------------------------------- */
+
+enum { DF_X, DF_OFFSETS };
+
+static const tensor_spec deformable_inputs[] = {
+    {"x", "[N, H, W, C] feature map (NHWC)"},
+    {"offsets", "[N, Ho, Wo, 3*dg*kh*kw]: x offsets, y offsets, masks; each group-major, kernel row-major"},
+};
+static const tensor_spec deformable_outputs[] = {{"y", "[N, Ho*kh, Wo*kw, C], element (n, ho*kh+i, wo*kw+j, c)"}};
+
+static int deformable_validate(problem_t *p, char *err, size_t errlen)
+{
+    ref_deformable_params r;
+    if (check_common(p, DF_X, DF_OFFSETS, &r, err, errlen)) return -1;
+    int64_t d[4] = {r.N, r.Ho * r.kh, r.Wo * r.kw, r.C};
+    p->out_shape[0] = shape_make(4, d);
+    if (shape_numel(&p->out_shape[0]) < 0) FAIL("%s: output y [N,Ho*kh,Wo*kw,C] is too large", p->op->name);
+    return 0;
+}
+
+static int deformable_fill(problem_t *p, const cJSON *gen, gsl_rng *rng, char *err, size_t errlen)
+{
+    ref_deformable_params r;
+    if (fill_values(&p->in[DF_X], cJSON_GetObjectItemCaseSensitive(gen, "x"), rng, "x", err, errlen)) return -1;
+    char e2[CONFORM_ERR_LEN];
+    if (check_common(p, DF_X, DF_OFFSETS, &r, e2, sizeof e2)) return 0; /* validation names the problem */
+    return fill_offsets(&p->in[DF_OFFSETS], cJSON_GetObjectItemCaseSensitive(gen, "offsets"), rng, &r, err, errlen);
+}
+
+static void deformable_reference(const problem_t *p, double **out, ref_bounds *bounds)
+{
+    ref_deformable_params r;
+    geometry(p, DF_X, &r);
+    f64_deformable_offsets_fwd__ref(&r, p->in[DF_X].data, p->in[DF_OFFSETS].data, out[0], bounds);
+}
+
+static int deformable_optimized(const problem_t *p, const float **in, float **out, const conform_exec *ex)
+{
+    ref_deformable_params r;
+    f32_deformable_params f;
+    geometry(p, DF_X, &r);
+    to_f32_params(&r, &f);
+    return f32_deformable_offsets_fwd(&f, in[DF_X], in[DF_OFFSETS], out[0], ex);
+}
+
+const op_desc op_deformable_offsets = {
+    .name = "deformable_offsets",
+    .summary = "DeformableOffsets: modulated deformable sampling of kernel patches (NHWC)",
+    .spec = "ops.md sections 0, 5",
+    .n_inputs = 2, .inputs = deformable_inputs,
+    .n_outputs = 1, .outputs = deformable_outputs,
+    .n_attrs = 7, .attrs = deformable_attrs,
+    .validate = deformable_validate,
+    .fill = deformable_fill,
+    .reference = deformable_reference,
+    .optimized = deformable_optimized,
+    .tol = &deformable_tol,
+    .proofs = deformable_offsets_proofs,
+};
+
+/* ---- deformable_offsets_grad ----------------------------------------------------------------- */
+
+enum { DG_GRAD, DG_X, DG_OFFSETS };
+
+static const tensor_spec deformable_grad_inputs[] = {
+    {"grad", "[N, Ho*kh, Wo*kw, C] gradient of y"},
+    {"x", "[N, H, W, C] feature map (NHWC)"},
+    {"offsets", "[N, Ho, Wo, 3*dg*kh*kw]: x offsets, y offsets, masks"},
+};
+static const tensor_spec deformable_grad_outputs[] = {
+    {"grad_x", "[N, H, W, C]"},
+    {"grad_offsets", "[N, Ho, Wo, 3*dg*kh*kw]"},
+};
+static const tol_model deformable_grad_tol[2] = {DEFORMABLE_TOL, DEFORMABLE_TOL};
+
+static int deformable_grad_validate(problem_t *p, char *err, size_t errlen)
+{
+    ref_deformable_params r;
+    char b[128];
+    if (check_common(p, DG_X, DG_OFFSETS, &r, err, errlen)) return -1;
+    const shape_t *g = &p->in[DG_GRAD].shape;
+    if (g->rank != 4 || g->dims[0] != r.N || g->dims[1] != r.Ho * r.kh || g->dims[2] != r.Wo * r.kw || g->dims[3] != r.C)
+        FAIL("%s: grad %s: must have shape [N,Ho*kh,Wo*kw,C] = [%lld,%lld,%lld,%lld]", p->op->name,
+             shape_str(g, b, sizeof b), (long long)r.N, (long long)(r.Ho * r.kh), (long long)(r.Wo * r.kw),
+             (long long)r.C);
+    p->out_shape[0] = p->in[DG_X].shape;
+    p->out_shape[1] = p->in[DG_OFFSETS].shape;
+    return 0;
+}
+
+static int deformable_grad_fill(problem_t *p, const cJSON *gen, gsl_rng *rng, char *err, size_t errlen)
+{
+    ref_deformable_params r;
+    if (fill_values(&p->in[DG_GRAD], cJSON_GetObjectItemCaseSensitive(gen, "grad"), rng, "grad", err, errlen)) return -1;
+    if (fill_values(&p->in[DG_X], cJSON_GetObjectItemCaseSensitive(gen, "x"), rng, "x", err, errlen)) return -1;
+    char e2[CONFORM_ERR_LEN];
+    if (check_common(p, DG_X, DG_OFFSETS, &r, e2, sizeof e2)) return 0;
+    return fill_offsets(&p->in[DG_OFFSETS], cJSON_GetObjectItemCaseSensitive(gen, "offsets"), rng, &r, err, errlen);
+}
+
+static void deformable_grad_reference(const problem_t *p, double **out, ref_bounds *bounds)
+{
+    ref_deformable_params r;
+    geometry(p, DG_X, &r);
+    f64_deformable_offsets_bwd__ref(&r, p->in[DG_GRAD].data, p->in[DG_X].data, p->in[DG_OFFSETS].data, out[0], out[1],
+                                    bounds ? &bounds[0] : NULL, bounds ? &bounds[1] : NULL);
+}
+
+static int deformable_grad_optimized(const problem_t *p, const float **in, float **out, const conform_exec *ex)
+{
+    ref_deformable_params r;
+    f32_deformable_params f;
+    geometry(p, DG_X, &r);
+    to_f32_params(&r, &f);
+    return f32_deformable_offsets_bwd(&f, in[DG_GRAD], in[DG_X], in[DG_OFFSETS], out[0], out[1], ex);
+}
+
+const op_desc op_deformable_offsets_grad = {
+    .name = "deformable_offsets_grad",
+    .summary = "DeformableOffsetsGrad: gradients of deformable_offsets for x and offsets (NHWC)",
+    .spec = "ops.md sections 0, 5, 6",
+    .n_inputs = 3, .inputs = deformable_grad_inputs,
+    .n_outputs = 2, .outputs = deformable_grad_outputs,
+    .n_attrs = 7, .attrs = deformable_attrs,
+    .validate = deformable_grad_validate,
+    .fill = deformable_grad_fill,
+    .reference = deformable_grad_reference,
+    .optimized = deformable_grad_optimized,
+    .tol = deformable_grad_tol,
+    .proofs = deformable_offsets_grad_proofs,
+};

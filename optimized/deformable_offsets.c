@@ -1,0 +1,270 @@
+/* deformable_offsets forward / backward drivers: sample geometry, threading and dispatch to the
+ * per-ISA microkernels.
+ *
+ * Layout. Everything is NHWC, so the C channels of a pixel are contiguous: a sample's four
+ * corners are four contiguous channel vectors of x (grad_x), its output (grad) one contiguous
+ * vector of y (grad). The position, cell and weights of a sample are computed once in float32 in
+ * the spec's order (px = (wo*sw - pl + j*dw) + offset: the integer base is exact, one rounding)
+ * and shared by every channel of its group; corners outside the plane point at a zero vector
+ * (reads) or a per-thread sink (writes), so the microkernels never branch.
+ *
+ * Forward: work units are output rows (n, ho); each y element is written once.
+ * Backward: work units are (n, group, channel chunk); a unit owns the grad_x channel slice
+ * [c0, c0+nc) of image n, zeroes it, and scatters every sample of its group into it in the fixed
+ * order (ho, i, wo, j): no two threads touch the same grad_x element, no atomics. The offset
+ * gradients are sums over the group's channels: a unit writes its chunk's three partial sums per
+ * sample into a buffer that is reduced afterwards in chunk order. The chunking depends on the
+ * shape only, never on the thread count, so results are bitwise the same for any thread count. */
+#include "opt_internal.h"
+
+#include <math.h>
+#include <omp.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+    f32_deform_gather_fn gather;
+    f32_deform_bwd_fn bwd;
+} kernel_set;
+
+static kernel_set kernels_for(conform_isa isa)
+{
+    kernel_set k;
+    switch (isa) {
+    case CONFORM_ISA_AVX512:
+        k.gather = f32_deform_gather_ukernel__avx512;
+        k.bwd = f32_deform_bwd_ukernel__avx512;
+        break;
+    case CONFORM_ISA_AVX2:
+        k.gather = f32_deform_gather_ukernel__avx2;
+        k.bwd = f32_deform_bwd_ukernel__avx2;
+        break;
+    default:
+        k.gather = f32_deform_gather_ukernel__scalar;
+        k.bwd = f32_deform_bwd_ukernel__scalar;
+        break;
+    }
+    return k;
+}
+
+static int threads_of(const conform_exec *ex)
+{
+    int nt = (ex && ex->threads > 0) ? ex->threads : omp_get_max_threads();
+    return nt < 1 ? 1 : nt;
+}
+
+/* One sample's geometry: corner pixel indices (-1: outside the plane) and weights. */
+typedef struct {
+    int64_t pix[4];   /* (h0,w0) (h0,w1) (h1,w0) (h1,w1) as h*W + w, or -1 */
+    float hh, lh, hw, lw;
+} sample_geom;
+
+/* floor of a finite position as an index, clamped far outside the plane (where every corner is
+ * outside anyway) so it fits an int64 */
+static inline int64_t floor_index(float v, int64_t n, float *frac)
+{
+    const float f = floorf(v);
+    *frac = v - f;
+    if (f < -3.0f) return -3;
+    if (f > (float)n + 2.0f) return n + 2;
+    return (int64_t)f;
+}
+
+static inline void geom_at(int64_t H, int64_t W, float py, float px, sample_geom *s)
+{
+    const int64_t h0 = floor_index(py, H, &s->lh), w0 = floor_index(px, W, &s->lw);
+    s->hh = 1.0f - s->lh;
+    s->hw = 1.0f - s->lw;
+    const int hin[2] = {h0 >= 0 && h0 < H, h0 + 1 >= 0 && h0 + 1 < H};
+    const int win[2] = {w0 >= 0 && w0 < W, w0 + 1 >= 0 && w0 + 1 < W};
+    for (int u = 0; u < 2; u++)
+        for (int v = 0; v < 2; v++)
+            s->pix[2 * u + v] = hin[u] && win[v] ? (h0 + u) * W + (w0 + v) : -1;
+}
+
+/* ---- forward ---------------------------------------------------------------------------- */
+
+int f32_deformable_offsets_fwd(const f32_deformable_params *p, const float *x, const float *offsets, float *y,
+                               const conform_exec *ex)
+{
+    conform_isa isa;
+    if (conform_opt_resolve_isa(ex, &isa) != CONFORM_OK) return CONFORM_E_ISA;
+    if (p->N <= 0 || p->C <= 0 || p->Ho <= 0 || p->Wo <= 0 || p->kh <= 0 || p->kw <= 0 || p->dg <= 0)
+        return CONFORM_OK; /* y is empty */
+    const kernel_set kn = kernels_for(isa);
+    const int64_t N = p->N, H = p->H, W = p->W, C = p->C, kh = p->kh, kw = p->kw, Ho = p->Ho, Wo = p->Wo;
+    const int64_t K = kh * kw, dgK = p->dg * K, cpg = C / p->dg, YW = Wo * kw;
+    float *zero = calloc((size_t)C, sizeof(float));
+    if (!zero) return CONFORM_E_NOMEM;
+    const int nt = threads_of(ex);
+
+#pragma omp parallel for num_threads(nt) schedule(static)
+    for (int64_t row = 0; row < N * Ho; row++) {
+        const int64_t n = row / Ho, ho = row % Ho;
+        const float *xn = x + (size_t)n * H * W * C;
+        for (int64_t wo = 0; wo < Wo; wo++) {
+            const float *o = offsets + ((size_t)(n * Ho + ho) * Wo + wo) * 3 * dgK;
+            for (int64_t g = 0; g < p->dg; g++)
+                for (int64_t i = 0; i < kh; i++) {
+                    const float by = (float)(ho * p->sh - p->pt + i * p->dh);
+                    float *yrow = y + ((size_t)(n * Ho + ho) * kh + i) * YW * C;
+                    for (int64_t j = 0; j < kw; j++) {
+                        const int64_t k = g * K + i * kw + j;
+                        const float px = (float)(wo * p->sw - p->pl + j * p->dw) + o[k];
+                        const float py = by + o[dgK + k], m = o[2 * dgK + k];
+                        float *dst = yrow + (size_t)(wo * kw + j) * C + g * cpg;
+                        if (!isfinite(px) || !isfinite(py)) { /* spec 0: samples nothing */
+                            memset(dst, 0, (size_t)cpg * sizeof(float));
+                            continue;
+                        }
+                        sample_geom s;
+                        geom_at(H, W, py, px, &s);
+                        const float w[4] = {m * (s.hh * s.hw), m * (s.hh * s.lw), m * (s.lh * s.hw),
+                                            m * (s.lh * s.lw)};
+                        const float *v[4];
+                        for (int c = 0; c < 4; c++)
+                            v[c] = s.pix[c] >= 0 ? xn + (size_t)s.pix[c] * C + g * cpg : zero;
+                        kn.gather((size_t)cpg, v, w, dst);
+                    }
+                }
+        }
+    }
+    free(zero);
+    return CONFORM_OK;
+}
+
+/* ---- backward --------------------------------------------------------------------------- */
+
+/* Channel chunks per group: about 128 channels each (a multiple of 16), and at least 2 units in
+ * all when the channels allow it, so a single image still feeds two threads. Depends on the
+ * shape only. Several chunks cost a partial-sum buffer and a reduction pass, so no more. */
+static int64_t chunks_per_group(int64_t N, int64_t dg, int64_t cpg)
+{
+    int64_t nch = (cpg + 127) / 128;
+    while (N * dg * nch < 2 && cpg / (nch + 1) >= 16) nch++;
+    return nch < 1 ? 1 : nch;
+}
+
+int f32_deformable_offsets_bwd(const f32_deformable_params *p, const float *grad, const float *x,
+                               const float *offsets, float *grad_x, float *grad_offsets, const conform_exec *ex)
+{
+    conform_isa isa;
+    if (conform_opt_resolve_isa(ex, &isa) != CONFORM_OK) return CONFORM_E_ISA;
+    const int64_t N = p->N, H = p->H, W = p->W, C = p->C, kh = p->kh, kw = p->kw, Ho = p->Ho, Wo = p->Wo;
+    const int64_t K = kh * kw, dgK = p->dg * K, OC = 3 * dgK;
+    const size_t nx = (size_t)(N > 0 && H > 0 && W > 0 && C > 0 ? N * H * W * C : 0);
+    const size_t no = (size_t)(N > 0 && Ho > 0 && Wo > 0 && K > 0 && p->dg > 0 ? N * Ho * Wo * OC : 0);
+    if (!nx || !no) { /* nothing to sample, or nowhere to scatter: all zeros */
+        if (nx) memset(grad_x, 0, nx * sizeof(float));
+        if (no) memset(grad_offsets, 0, no * sizeof(float));
+        return CONFORM_OK;
+    }
+    const kernel_set kn = kernels_for(isa);
+    const int64_t dg = p->dg, cpg = C / dg, YW = Wo * kw, P = Ho * Wo;
+    const int64_t nch = chunks_per_group(N, dg, cpg);
+    const int64_t cc = ((cpg + nch - 1) / nch + 15) / 16 * 16; /* channels per chunk (the last may be short) */
+    const int64_t nchunk = (cpg + cc - 1) / cc;
+    const int64_t units = N * dg * nchunk;
+    /* partial sums [unit][P][K][3] when a group has several chunks */
+    float *part = NULL;
+    if (nchunk > 1) {
+        part = malloc((size_t)units * (size_t)P * (size_t)K * 3 * sizeof(float));
+        if (!part) return CONFORM_E_NOMEM;
+    }
+    float *zero = calloc((size_t)cc, sizeof(float));
+    if (!zero) { free(part); return CONFORM_E_NOMEM; }
+    const int nt = threads_of(ex);
+    int err = 0;
+
+#pragma omp parallel num_threads(nt)
+    {
+        float *sink = calloc((size_t)cc, sizeof(float));
+        if (!sink) {
+#pragma omp atomic write
+            err = 1;
+        }
+#pragma omp barrier
+        int failed;
+#pragma omp atomic read
+        failed = err;
+#pragma omp for schedule(dynamic, 1)
+        for (int64_t u = 0; u < (failed ? 0 : units); u++) {
+            const int64_t n = u / (dg * nchunk), g = (u / nchunk) % dg, ch = u % nchunk;
+            const int64_t c0 = g * cpg + ch * cc, nc = cpg - ch * cc < cc ? cpg - ch * cc : cc;
+            const float *xn = x + (size_t)n * H * W * C + c0;
+            float *gxn = grad_x + (size_t)n * H * W * C + c0;
+            float *pu = part ? part + (size_t)u * P * K * 3 : NULL;
+            if (nc == C) memset(gxn, 0, (size_t)H * W * C * sizeof(float)); /* the unit's slice */
+            else
+                for (int64_t q = 0; q < H * W; q++) memset(gxn + (size_t)q * C, 0, (size_t)nc * sizeof(float));
+            /* (ho, i) outer: grad is read as one contiguous stream, row ho*kh+i */
+            for (int64_t ho = 0; ho < Ho; ho++)
+                for (int64_t i = 0; i < kh; i++) {
+                    const float by = (float)(ho * p->sh - p->pt + i * p->dh);
+                    const float *grow = grad + ((size_t)(n * Ho + ho) * kh + i) * YW * C + c0;
+                    for (int64_t wo = 0; wo < Wo; wo++) {
+                        const float *o = offsets + ((size_t)(n * Ho + ho) * Wo + wo) * OC;
+                        float *go = grad_offsets + ((size_t)(n * Ho + ho) * Wo + wo) * OC;
+                        for (int64_t j = 0; j < kw; j++) {
+                            const int64_t kk = i * kw + j, k = g * K + kk;
+                            const float px = (float)(wo * p->sw - p->pl + j * p->dw) + o[k];
+                            const float py = by + o[dgK + k], m = o[2 * dgK + k];
+                            float acc[3] = {0, 0, 0};
+                            /* the window test (false for NaN): outside, the sample contributes nothing */
+                            if (py > -1.0f && py < (float)H && px > -1.0f && px < (float)W) {
+                                sample_geom s;
+                                geom_at(H, W, py, px, &s);
+                                const float wg[4] = {m * (s.hh * s.hw), m * (s.hh * s.lw), m * (s.lh * s.hw),
+                                                     m * (s.lh * s.lw)};
+                                const float cf[4] = {s.hh, s.lh, s.hw, s.lw};
+                                const float *v[4];
+                                float *io[4];
+                                for (int c = 0; c < 4; c++) {
+                                    v[c] = s.pix[c] >= 0 ? xn + (size_t)s.pix[c] * C : zero;
+                                    io[c] = s.pix[c] >= 0 ? gxn + (size_t)s.pix[c] * C : sink;
+                                }
+                                kn.bwd((size_t)nc, grow + (size_t)(wo * kw + j) * C, v, io, wg, cf, acc);
+                                acc[0] *= m;
+                                acc[1] *= m;
+                            }
+                            if (pu) {
+                                float *q = pu + ((size_t)(ho * Wo + wo) * K + kk) * 3;
+                                q[0] = acc[0];
+                                q[1] = acc[1];
+                                q[2] = acc[2];
+                            } else {
+                                go[k] = acc[0];
+                                go[dgK + k] = acc[1];
+                                go[2 * dgK + k] = acc[2];
+                            }
+                        }
+                    }
+                }
+        }
+        free(sink);
+    }
+    if (!err && part) {
+        /* the chunks of a group, summed in chunk order */
+#pragma omp parallel for num_threads(nt) schedule(static)
+        for (int64_t r = 0; r < N * dg * P; r++) {
+            const int64_t n = r / (dg * P), g = (r / P) % dg, pos = r % P;
+            float *go = grad_offsets + ((size_t)n * P + pos) * OC;
+            for (int64_t kk = 0; kk < K; kk++) {
+                float s[3] = {0, 0, 0};
+                for (int64_t ch = 0; ch < nchunk; ch++) {
+                    const float *q = part + ((((size_t)(n * dg + g) * nchunk + ch) * P + pos) * K + kk) * 3;
+                    s[0] += q[0];
+                    s[1] += q[1];
+                    s[2] += q[2];
+                }
+                const int64_t k = g * K + kk;
+                go[k] = s[0];
+                go[dgK + k] = s[1];
+                go[2 * dgK + k] = s[2];
+            }
+        }
+    }
+    free(part);
+    free(zero);
+    return err ? CONFORM_E_NOMEM : CONFORM_OK;
+}

@@ -1,0 +1,291 @@
+/* deformable_offsets (spec 5) and deformable_offsets_grad (spec 6) in double.
+ * The value loops read like the spec; the ref_bounds bookkeeping sits beside them.
+ *
+ * Continuity, which decides what is smooth (pos_err) and what is ambiguous (ambig):
+ *   y, grad_x and the mask gradient are continuous in the sample position (zero padding makes
+ *   every corner weight vanish where its pixel leaves the plane, and the window test only cuts
+ *   where they already vanish); the x-offset gradient jumps where px crosses an integer in
+ *   [-1, W] (floor switches cells, the window test switches at -1 and W) and the y-offset
+ *   gradient where py crosses an integer in [-1, H]. */
+#include "ref_internal.h"
+
+#include <math.h>
+#include <string.h>
+
+/* One sample: corner cell and weights of a position, as the spec writes them. */
+typedef struct {
+    int64_t h0, w0;
+    double lh, lw, hh, hw;
+} cell;
+
+/* floor of a finite position, clamped far outside the plane (every corner is out there, so the
+ * clamp changes no value) so it fits an int64 */
+static int64_t floor_index(double v, int64_t n, double *frac)
+{
+    double f = floor(v);
+    *frac = v - f;
+    if (f < -3.0) return -3;
+    if (f > (double)n + 2.0) return n + 2;
+    return (int64_t)f;
+}
+
+static cell cell_at(const ref_deformable_params *p, double py, double px)
+{
+    cell s;
+    s.h0 = floor_index(py, p->H, &s.lh);
+    s.w0 = floor_index(px, p->W, &s.lw);
+    s.hh = 1.0 - s.lh;
+    s.hw = 1.0 - s.lw;
+    return s;
+}
+
+/* V(h, w) of spec 5: the pixel, or 0 outside the plane */
+static double V(const ref_deformable_params *p, const double *xn, int64_t h, int64_t w, int64_t c)
+{
+    if (h < 0 || h >= p->H || w < 0 || w >= p->W) return 0.0;
+    return xn[(h * p->W + w) * p->C + c];
+}
+
+/* The sample (ho, wo, k) of image n: positions and mask. */
+static void sample_pos(const ref_deformable_params *p, const double *off_n, int64_t ho, int64_t wo, int64_t g,
+                       int64_t i, int64_t j, double *py, double *px, double *m)
+{
+    const int64_t K = p->kh * p->kw, dgK = p->dg * K, k = g * K + i * p->kw + j;
+    const double *o = off_n + (ho * p->Wo + wo) * 3 * dgK;
+    *px = (double)(wo * p->sw - p->pl + j * p->dw) + o[0 * dgK + k];
+    *py = (double)(ho * p->sh - p->pt + i * p->dh) + o[1 * dgK + k];
+    *m = o[2 * dgK + k];
+}
+
+/* Rounding error of a position in float32: the integer base is exact, base + offset is one
+ * rounding, exact when the exact sum is a float32 number. */
+static double pos_error(double v, double pos_rel_err)
+{
+    return (double)(float)v == v ? 0.0 : pos_rel_err * fabs(v);
+}
+
+/* Largest |difference| between vertically (*sy) and horizontally (*sx) neighbouring values of the
+ * zero-padded plane in the 4x4 neighbourhood of the cell: bounds the slope of the bilinear value
+ * near the sample, also across cell edges and the plane's border. */
+static void slopes(const ref_deformable_params *p, const double *xn, const cell *s, int64_t c, double *sy,
+                   double *sx)
+{
+    double my = 0, mx = 0;
+    for (int64_t r = s->h0 - 1; r <= s->h0 + 2; r++)
+        for (int64_t q = s->w0 - 1; q <= s->w0 + 2; q++) {
+            double v = V(p, xn, r, q, c);
+            if (r < s->h0 + 2) my = fmax(my, fabs(V(p, xn, r + 1, q, c) - v));
+            if (q < s->w0 + 2) mx = fmax(mx, fabs(V(p, xn, r, q + 1, c) - v));
+        }
+    *sy = my;
+    *sx = mx;
+}
+
+static double clamp(double v, double lo, double hi) { return v < lo ? lo : v > hi ? hi : v; }
+
+/* ---- forward ---------------------------------------------------------------------------- */
+
+void f64_deformable_offsets_fwd__ref(const ref_deformable_params *p, const double *x, const double *offsets,
+                                     double *y, ref_bounds *bounds)
+{
+    const int64_t K = p->kh * p->kw, cpg = p->dg > 0 ? p->C / p->dg : 0;
+    const int64_t YH = p->Ho * p->kh, YW = p->Wo * p->kw;
+    const double pre = bounds ? bounds->pos_rel_err : 0.0;
+    for (int64_t n = 0; n < p->N; n++) {
+        const double *xn = x + n * p->H * p->W * p->C, *off_n = offsets + n * p->Ho * p->Wo * 3 * p->dg * K;
+        for (int64_t ho = 0; ho < p->Ho; ho++)
+            for (int64_t wo = 0; wo < p->Wo; wo++)
+                for (int64_t g = 0; g < p->dg; g++)
+                    for (int64_t i = 0; i < p->kh; i++)
+                        for (int64_t j = 0; j < p->kw; j++) {
+                            double py, px, m;
+                            sample_pos(p, off_n, ho, wo, g, i, j, &py, &px, &m);
+                            const int64_t e0 = ((n * YH + ho * p->kh + i) * YW + wo * p->kw + j) * p->C;
+                            const int finite = isfinite(py) && isfinite(px);
+                            const cell s = finite ? cell_at(p, py, px) : (cell){0, 0, 0, 0, 0, 0};
+                            const double dy = pos_error(py, pre), dx = pos_error(px, pre);
+                            for (int64_t c = g * cpg; c < (g + 1) * cpg; c++) {
+                                const int64_t e = e0 + c;
+                                double val = 0, av = 0, pe = 0;
+                                if (finite) { /* a non-finite position samples nothing (spec 0) */
+                                    double v1 = V(p, xn, s.h0, s.w0, c), v2 = V(p, xn, s.h0, s.w0 + 1, c);
+                                    double v3 = V(p, xn, s.h0 + 1, s.w0, c), v4 = V(p, xn, s.h0 + 1, s.w0 + 1, c);
+                                    val = m * (s.hh * s.hw * v1 + s.hh * s.lw * v2 + s.lh * s.hw * v3 +
+                                               s.lh * s.lw * v4);
+                                    av = fabs(m) * (fabs(s.hh * s.hw * v1) + fabs(s.hh * s.lw * v2) +
+                                                    fabs(s.lh * s.hw * v3) + fabs(s.lh * s.lw * v4));
+                                    if (bounds && bounds->pos_err) {
+                                        double sy, sx;
+                                        slopes(p, xn, &s, c, &sy, &sx);
+                                        pe = fabs(m) * ref_value_pos_err(sy, sx, dy, dx);
+                                    }
+                                }
+                                y[e] = val;
+                                if (!bounds) continue;
+                                if (bounds->abs_sum) bounds->abs_sum[e] = av;
+                                if (bounds->n_terms) bounds->n_terms[e] = finite ? 4 : 0;
+                                if (bounds->pos_err) bounds->pos_err[e] = pe;
+                                if (bounds->ambig) bounds->ambig[e] = 0; /* continuous in the position */
+                            }
+                        }
+    }
+}
+
+/* ---- backward --------------------------------------------------------------------------- */
+
+/* The three channel sums of one sample over its group's channels, without the window test:
+ * s[0] x offset, s[1] y offset, s[2] mask; a[t] the matching sums of |expanded terms|. */
+static void group_sums(const ref_deformable_params *p, const double *xn, const double *G, int64_t c0, int64_t c1,
+                       const cell *s, double m, double *sum, double *a)
+{
+    for (int t = 0; t < 3; t++) sum[t] = a[t] = 0;
+    for (int64_t c = c0; c < c1; c++) {
+        double v1 = V(p, xn, s->h0, s->w0, c), v2 = V(p, xn, s->h0, s->w0 + 1, c);
+        double v3 = V(p, xn, s->h0 + 1, s->w0, c), v4 = V(p, xn, s->h0 + 1, s->w0 + 1, c);
+        double g = G[c];
+        sum[1] += g * m * (s->hw * (v3 - v1) + s->lw * (v4 - v2));
+        sum[0] += g * m * (s->hh * (v2 - v1) + s->lh * (v4 - v3));
+        sum[2] += g * (s->hh * s->hw * v1 + s->hh * s->lw * v2 + s->lh * s->hw * v3 + s->lh * s->lw * v4);
+        double gm = fabs(g * m);
+        a[1] += gm * (s->hw * (fabs(v3) + fabs(v1)) + s->lw * (fabs(v4) + fabs(v2)));
+        a[0] += gm * (s->hh * (fabs(v2) + fabs(v1)) + s->lh * (fabs(v4) + fabs(v3)));
+        a[2] += fabs(g) * (fabs(s->hh * s->hw * v1) + fabs(s->hh * s->lw * v2) + fabs(s->lh * s->hw * v3) +
+                           fabs(s->lh * s->lw * v4));
+    }
+}
+
+/* The branches a position within rounding d of a discontinuity can take: floor on either side
+ * of an integer line in [-1, n] (with its window test), or just the nominal one. */
+typedef struct {
+    int count;
+    int64_t h0[2];
+    double l[2];
+    int in[2];
+} branches;
+
+static branches axis_branches(double v, double d, int64_t n, int64_t h0, double l)
+{
+    branches b;
+    double r = nearbyint(v);
+    if (d > 0 && fabs(v - r) <= d && r >= -1.0 && r <= (double)n) {
+        int64_t k = (int64_t)r;
+        b.count = 2;
+        b.h0[0] = k - 1; b.l[0] = 1.0; b.in[0] = k >= 0 && k <= n;     /* just below the line */
+        b.h0[1] = k;     b.l[1] = 0.0; b.in[1] = k >= -1 && k <= n - 1; /* just above it */
+    } else {
+        b.count = 1;
+        b.h0[0] = h0; b.l[0] = l; b.in[0] = v > -1.0 && v < (double)n;
+    }
+    return b;
+}
+
+void f64_deformable_offsets_bwd__ref(const ref_deformable_params *p, const double *grad, const double *x,
+                                     const double *offsets, double *grad_x, double *grad_offsets,
+                                     ref_bounds *bx, ref_bounds *bo)
+{
+    const int64_t K = p->kh * p->kw, dgK = p->dg * K, cpg = p->dg > 0 ? p->C / p->dg : 0;
+    const int64_t YH = p->Ho * p->kh, YW = p->Wo * p->kw;
+    const int64_t nx = p->N * p->H * p->W * p->C, no = p->N * p->Ho * p->Wo * 3 * dgK;
+    const double pre = bx ? bx->pos_rel_err : bo ? bo->pos_rel_err : 0.0;
+    double *tx[4] = {NULL, NULL, NULL, NULL}, *to[4] = {NULL, NULL, NULL, NULL};
+    if (bx) { tx[0] = bx->abs_sum; tx[1] = bx->n_terms; tx[2] = bx->pos_err; tx[3] = bx->ambig; }
+    if (bo) { to[0] = bo->abs_sum; to[1] = bo->n_terms; to[2] = bo->pos_err; to[3] = bo->ambig; }
+    for (int64_t e = 0; e < nx; e++) {
+        grad_x[e] = 0;
+        for (int t = 0; t < 4; t++) if (tx[t]) tx[t][e] = 0;
+    }
+    for (int64_t e = 0; e < no; e++) {
+        grad_offsets[e] = 0;
+        for (int t = 0; t < 4; t++) if (to[t]) to[t][e] = 0;
+    }
+    const int want_bounds = bx || bo;
+    for (int64_t n = 0; n < p->N; n++) {
+        const double *xn = x + n * p->H * p->W * p->C, *off_n = offsets + n * p->Ho * p->Wo * 3 * dgK;
+        double *gxn = grad_x + n * p->H * p->W * p->C;
+        for (int64_t ho = 0; ho < p->Ho; ho++)
+            for (int64_t wo = 0; wo < p->Wo; wo++)
+                for (int64_t g = 0; g < p->dg; g++)
+                    for (int64_t i = 0; i < p->kh; i++)
+                        for (int64_t j = 0; j < p->kw; j++) {
+                            double py, px, m;
+                            sample_pos(p, off_n, ho, wo, g, i, j, &py, &px, &m);
+                            if (!isfinite(py) || !isfinite(px)) continue; /* spec 0: nothing */
+                            const int64_t k = g * K + i * p->kw + j;
+                            const int64_t eo = ((n * p->Ho + ho) * p->Wo + wo) * 3 * dgK + k;
+                            const int64_t eot[3] = {eo, eo + dgK, eo + 2 * dgK}; /* x, y, mask */
+                            const double *G = grad + ((n * YH + ho * p->kh + i) * YW + wo * p->kw + j) * p->C;
+                            const int64_t c0 = g * cpg, c1 = c0 + cpg;
+                            const cell s = cell_at(p, py, px);
+                            const int inside = py > -1 && py < (double)p->H && px > -1 && px < (double)p->W;
+                            double sum[3], a[3];
+                            if (inside) {
+                                const int64_t hs[2] = {s.h0, s.h0 + 1}, ws[2] = {s.w0, s.w0 + 1};
+                                const double wy[2] = {s.hh, s.lh}, wx[2] = {s.hw, s.lw};
+                                for (int64_t c = c0; c < c1; c++)
+                                    for (int u = 0; u < 2; u++)
+                                        for (int v = 0; v < 2; v++) {
+                                            if (hs[u] < 0 || hs[u] >= p->H || ws[v] < 0 || ws[v] >= p->W) continue;
+                                            int64_t e = (hs[u] * p->W + ws[v]) * p->C + c;
+                                            double t = G[c] * m * wy[u] * wx[v];
+                                            gxn[e] += t;
+                                            if (tx[0]) tx[0][n * p->H * p->W * p->C + e] += fabs(t);
+                                            if (tx[1]) tx[1][n * p->H * p->W * p->C + e] += 1;
+                                        }
+                                group_sums(p, xn, G, c0, c1, &s, m, sum, a);
+                                for (int t = 0; t < 3; t++) {
+                                    grad_offsets[eot[t]] = sum[t];
+                                    if (to[0]) to[0][eot[t]] = a[t];
+                                    if (to[1]) to[1][eot[t]] = 4.0 * (double)cpg;
+                                }
+                            } else {
+                                sum[0] = sum[1] = sum[2] = 0;
+                            }
+                            if (!want_bounds) continue;
+                            const double dy = pos_error(py, pre), dx = pos_error(px, pre);
+                            const int near = py >= -1.0 - dy && py <= (double)p->H + dy && px >= -1.0 - dx &&
+                                             px <= (double)p->W + dx;
+                            if (!inside && !near) continue;
+                            /* smooth part, at the position moved onto the window when rounding could
+                               put it inside: what the sample may add there */
+                            const cell sc = inside ? s : cell_at(p, clamp(py, -1.0, (double)p->H),
+                                                                 clamp(px, -1.0, (double)p->W));
+                            const int64_t hs[2] = {sc.h0, sc.h0 + 1}, ws[2] = {sc.w0, sc.w0 + 1};
+                            const double wy[2] = {sc.hh, sc.lh}, wx[2] = {sc.hw, sc.lw};
+                            double pe[3] = {0, 0, 0};
+                            for (int64_t c = c0; c < c1; c++) {
+                                double sy, sx, gm = fabs(G[c] * m);
+                                slopes(p, xn, &sc, c, &sy, &sx);
+                                pe[0] += gm * 2.0 * sx * dy; /* x-offset gradient: linear in py in a cell */
+                                pe[1] += gm * 2.0 * sy * dx; /* y-offset gradient: linear in px */
+                                pe[2] += fabs(G[c]) * ref_value_pos_err(sy, sx, dy, dx);
+                                if (!tx[2]) continue;
+                                for (int u = 0; u < 2; u++)
+                                    for (int v = 0; v < 2; v++) {
+                                        if (hs[u] < 0 || hs[u] >= p->H || ws[v] < 0 || ws[v] >= p->W) continue;
+                                        tx[2][((n * p->H + hs[u]) * p->W + ws[v]) * p->C + c] +=
+                                            gm * ref_weight_pos_err(wy[u], wx[v], dy, dx);
+                                    }
+                            }
+                            for (int t = 0; t < 3; t++) if (to[2]) to[2][eot[t]] = pe[t];
+                            if (!to[3]) continue;
+                            /* jumps: every branch rounding can select, against the nominal value */
+                            branches by = axis_branches(py, dy, p->H, s.h0, s.lh);
+                            branches bxr = axis_branches(px, dx, p->W, s.w0, s.lw);
+                            if (by.count == 1 && bxr.count == 1) continue;
+                            double worst[3] = {0, 0, 0};
+                            for (int u = 0; u < by.count; u++)
+                                for (int v = 0; v < bxr.count; v++) {
+                                    double alt[3] = {0, 0, 0}, aa[3];
+                                    if (by.in[u] && bxr.in[v]) {
+                                        cell b = {by.h0[u], bxr.h0[v], by.l[u], bxr.l[v], 1.0 - by.l[u],
+                                                  1.0 - bxr.l[v]};
+                                        group_sums(p, xn, G, c0, c1, &b, m, alt, aa);
+                                    }
+                                    for (int t = 0; t < 3; t++) worst[t] = fmax(worst[t], fabs(alt[t] - sum[t]));
+                                }
+                            /* x jumps only with px, y only with py; the mask gradient is continuous */
+                            if (bxr.count == 2 && worst[0] > 0) to[3][eot[0]] = worst[0] + pe[0];
+                            if (by.count == 2 && worst[1] > 0) to[3][eot[1]] = worst[1] + pe[1];
+                        }
+    }
+}
