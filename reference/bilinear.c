@@ -56,3 +56,22 @@ void ref_local_slopes(const double *plane, int64_t H, int64_t W, const ref_bilin
     *sy = my;
     *sx = mx;
 }
+
+void ref_neighbour_weights(const int64_t ys[2], const int64_t xs[2], const double wy[2], const double wx[2],
+                           double dy, double dx, ref_pixel_fn add, void *ctx)
+{
+    /* the row below the cell when the sample sits within dy of its lower edge (wy[1] = ly small),
+       the row above when within dy of its upper edge (wy[0] small); columns likewise */
+    int64_t rows[2], cols[2];
+    int nr = 0, nc = 0;
+    if (wy[1] <= dy) rows[nr++] = ys[0] - 1;
+    if (wy[0] <= dy) rows[nr++] = ys[1] + 1;
+    if (wx[1] <= dx) cols[nc++] = xs[0] - 1;
+    if (wx[0] <= dx) cols[nc++] = xs[1] + 1;
+    for (int a = 0; a < nr; a++)
+        for (int j = 0; j < 2; j++) add(ctx, rows[a], xs[j], (wx[j] + dx) * dy);
+    for (int b = 0; b < nc; b++)
+        for (int i = 0; i < 2; i++) add(ctx, ys[i], cols[b], (wy[i] + dy) * dx);
+    for (int a = 0; a < nr; a++)
+        for (int b = 0; b < nc; b++) add(ctx, rows[a], cols[b], dy * dx);
+}

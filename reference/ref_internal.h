@@ -30,6 +30,15 @@ static inline double ref_value_pos_err(double sy, double sx, double dy, double d
     return sy * dy + sx * dx + 2.0 * s * dy * dx;
 }
 
+/* Rounding can move a sample across an edge of its cell: its float twin then scatters into a pixel
+ * the double sample does not reach, with a weight no larger than the position error allows. For a
+ * sample with corners (ys[i], xs[j]), weights wy[i]*wx[j] and position errors (dy, dx), calls
+ * add(ctx, row, col, bound) for every pixel across an edge within reach (rows and columns may be
+ * outside the plane: the callee skips those); bound is the most weight that pixel can receive. */
+typedef void (*ref_pixel_fn)(void *ctx, int64_t row, int64_t col, double bound);
+void ref_neighbour_weights(const int64_t ys[2], const int64_t xs[2], const double wy[2], const double wx[2],
+                           double dy, double dx, ref_pixel_fn add, void *ctx);
+
 /* Bound on the change of corner weight wy*wx when the sample moves by (dy, dx). */
 static inline double ref_weight_pos_err(double wy, double wx, double dy, double dx)
 {
