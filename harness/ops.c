@@ -4,10 +4,13 @@
 #include "op.h"
 
 extern const op_desc op_roi_align, op_roi_align_v2_backward;
+extern const op_desc op_grid_sampler_2d, op_grid_sampler_2d_backward;
 
 const op_desc *const conform_ops[] = {
     &op_roi_align,
     &op_roi_align_v2_backward,
+    &op_grid_sampler_2d,
+    &op_grid_sampler_2d_backward,
     NULL,
 };
 
