@@ -16,6 +16,13 @@ run roi_align_v2_backward --shape grad_output=256,256,7,7 --shape boxes=256,5 --
     --attr input_shape=2,256,64,64 --attr pooled_height=7 --attr pooled_width=7 --attr spatial_scale=0.25 \
     --attr sampling_ratio=2 --attr aligned=true
 
+echo "# grid sampler: N=8 C=64 128x128 input, 128x128 grid uniform in [-1,1], bilinear, zeros, align_corners false"
+run grid_sampler_2d --shape input=8,64,128,128 --shape grid=8,128,128,2 --gen '{"grid": {"lo": -1, "hi": 1}}' \
+    --attr interpolation_mode=0 --attr padding_mode=0 --attr align_corners=false
+run grid_sampler_2d_backward --shape grad_output=8,64,128,128 --shape input=8,64,128,128 --shape grid=8,128,128,2 \
+    --gen '{"grid": {"lo": -1, "hi": 1}}' --attr interpolation_mode=0 --attr padding_mode=0 --attr align_corners=false \
+    --attr output_mask=1,1
+
 if /usr/bin/python3 -c "import torch, torchvision, numpy" 2>/dev/null; then
     echo "# side by side with the PyTorch peers (same inputs, same threads)"
     /usr/bin/python3 "$(dirname "$0")/bench_peers.py" --conform "$exe" --threads "$threads" --reps "$reps"

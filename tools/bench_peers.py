@@ -10,6 +10,9 @@ Problems (the issues' speed goals):
   roi_align / roi_align_v2_backward: B=2, C=256, 64x64, K=256 rois 8..80 px in a 256x256
   image (centres uniform, batch index uniform in {0,1}), spatial_scale 0.25, 7x7,
   sampling_ratio 2, aligned. Goals: forward >= 10x torchvision, backward >= 50x.
+  grid_sampler_2d / grid_sampler_2d_backward: N=8, C=64, 128x128 input, 128x128 grid uniform in
+  [-1, 1], bilinear, zeros, align_corners false; backward computes both gradients.
+  Goal: backward >= 20x torch.nn.functional.grid_sample's autograd backward (no goal for the forward).
 
 usage: bench_peers.py [--conform build/conform] [--threads 2] [--reps 21]
 """
@@ -91,6 +94,47 @@ def bench_roi_align(exe, threads, reps, tmp):
     return rows
 
 
+def grid_sampler_problem(seed=4321):
+    g = torch.Generator().manual_seed(seed)
+    N, C, H, W, Ho, Wo = 8, 64, 128, 128, 128, 128
+    x = torch.rand(N, C, H, W, generator=g) * 2 - 1
+    grid = torch.rand(N, Ho, Wo, 2, generator=g) * 2 - 1
+    gy = torch.rand(N, C, Ho, Wo, generator=g) * 2 - 1
+    return x, grid, gy
+
+
+def bench_grid_sampler(exe, threads, reps, tmp):
+    import torch.nn.functional as F
+    x, grid, gy = grid_sampler_problem()
+    paths = {}
+    for name, t in (("x", x), ("grid", grid), ("gy", gy)):
+        paths[name] = os.path.join(tmp, "gs_" + name + ".npy")
+        np.save(paths[name], t.numpy().astype(np.float32))
+    kw = dict(mode="bilinear", padding_mode="zeros", align_corners=False)
+
+    def fwd():
+        with torch.no_grad():
+            return F.grid_sample(x, grid, **kw)
+
+    xg = x.clone().requires_grad_(True)
+    gg = grid.clone().requires_grad_(True)
+    y = F.grid_sample(xg, gg, **kw)
+
+    def bwd():  # both gradients, the graph kept
+        xg.grad = None
+        gg.grad = None
+        y.backward(gy, retain_graph=True)
+
+    attrs = {"interpolation_mode": 0, "padding_mode": 0, "align_corners": "false"}
+    rows = []
+    f = conform_bench(exe, "grid_sampler_2d", attrs, {"input": paths["x"], "grid": paths["grid"]}, threads, reps)
+    rows.append(("grid_sampler_2d", "torch grid_sample forward", median_s(fwd, reps), f, None))
+    b = conform_bench(exe, "grid_sampler_2d_backward", dict(attrs, output_mask="1,1"),
+                      {"grad_output": paths["gy"], "input": paths["x"], "grid": paths["grid"]}, threads, reps)
+    rows.append(("grid_sampler_2d_backward", "torch grid_sample backward", median_s(bwd, reps), b, 20))
+    return rows
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--conform", default="build/conform")
@@ -103,10 +147,15 @@ def main():
     print(f"{'op':24} {'peer':34} {'peer ms':>9} {'conform ms':>10} {'speedup':>8} {'goal':>6} "
           f"{'floor ms':>9} {'x floor':>8}")
     with tempfile.TemporaryDirectory() as tmp:
-        for op, peer, tp, c, goal in bench_roi_align(a.conform, a.threads, a.reps, tmp):
+        rows = []
+        for bench in (bench_roi_align, bench_grid_sampler):
+            rows += bench(a.conform, a.threads, a.reps, tmp)
+        for op, peer, tp, c, goal in rows:
             sp = tp / c["median_s"]
-            print(f"{op:24} {peer:34} {tp * 1e3:9.3f} {c['median_s'] * 1e3:10.3f} {sp:7.1f}x {goal:5}x "
-                  f"{c['floor_s'] * 1e3:9.3f} {c['median_over_floor']:7.2f}x  {'ok' if sp >= goal else 'BELOW GOAL'}")
+            verdict = "" if goal is None else "ok" if sp >= goal else "BELOW GOAL"
+            goal_s = "-" if goal is None else f"{goal}x"
+            print(f"{op:24} {peer:34} {tp * 1e3:9.3f} {c['median_s'] * 1e3:10.3f} {sp:7.1f}x {goal_s:>6} "
+                  f"{c['floor_s'] * 1e3:9.3f} {c['median_over_floor']:7.2f}x  {verdict}")
 
 
 if __name__ == "__main__":
