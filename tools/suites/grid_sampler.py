@@ -89,7 +89,7 @@ def random_cases(repeat):
     for c, hw in ((1, [10, 12]), (16, [10, 12]), (17, [10, 12]), (40, [9, 5])):
         out += both("channels_%d" % c, [2, c] + hw, 7, 9, {"padding_mode": 1}, {"lo": -1.3, "hi": 1.3},
                     grid={"interpolation_mode": MODES}, repeat=repeat)
-    out += both("chunked", [1, 40, 80, 80], 8, 8, {}, {"lo": -1.1, "hi": 1.1},
+    out += both("chunked", [1, 40, 128, 128], 8, 8, {}, {"lo": -1.1, "hi": 1.1},
                 grid={"interpolation_mode": MODES}, repeat=repeat)
     out += both("normal_values", [1, 8, 12, 12], 6, 6, {"padding_mode": 2}, {"lo": -3, "hi": 3},
                 values={"dist": "normal", "mean": 3, "std": 10}, grid={"interpolation_mode": MODES},
