@@ -6,6 +6,7 @@
 extern const op_desc op_roi_align, op_roi_align_v2_backward;
 extern const op_desc op_roi_align_rotated, op_roi_align_rotated_grad;
 extern const op_desc op_deformable_offsets, op_deformable_offsets_grad;
+extern const op_desc op_grid_sampler_2d, op_grid_sampler_2d_backward;
 
 const op_desc *const conform_ops[] = {
     &op_roi_align,
@@ -14,6 +15,8 @@ const op_desc *const conform_ops[] = {
     &op_roi_align_rotated_grad,
     &op_deformable_offsets,
     &op_deformable_offsets_grad,
+    &op_grid_sampler_2d,
+    &op_grid_sampler_2d_backward,
     NULL,
 };
 

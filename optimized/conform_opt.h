@@ -86,4 +86,23 @@ int f32_deformable_offsets_fwd(const f32_deformable_params *p, const float *x, c
 int f32_deformable_offsets_bwd(const f32_deformable_params *p, const float *grad, const float *x,
                                const float *offsets, float *grad_x, float *grad_offsets, const conform_exec *ex);
 
+/* grid_sampler_2d (spec 7) and grid_sampler_2d_backward. */
+typedef struct {
+    int64_t N, C, H, W;     /* input [N, C, H, W] */
+    int64_t Ho, Wo;         /* grid [N, Ho, Wo, 2] */
+    int interpolation_mode; /* 0 bilinear, 1 nearest, 2 bicubic */
+    int padding_mode;       /* 0 zeros, 1 border, 2 reflection */
+    int align_corners;
+    int output_mask[2];     /* backward: compute input_grad, compute grid_grad */
+} f32_grid_sampler_params;
+
+/* output [N, C, Ho, Wo] */
+int f32_grid_sampler_2d_fwd(const f32_grid_sampler_params *p, const float *input, const float *grid,
+                            float *output, const conform_exec *ex);
+/* input_grad [N, C, H, W], grid_grad [N, Ho, Wo, 2]; an output whose output_mask flag is 0 is not
+ * touched (its pointer may be NULL). */
+int f32_grid_sampler_2d_bwd(const f32_grid_sampler_params *p, const float *grad_output,
+                            const float *input, const float *grid, float *input_grad,
+                            float *grid_grad, const conform_exec *ex);
+
 #endif

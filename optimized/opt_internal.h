@@ -92,4 +92,32 @@ void f32_deform_bwd_ukernel__avx2(size_t channels, const float *g, const float *
 void f32_deform_bwd_ukernel__avx512(size_t channels, const float *g, const float *const *v, float *const *io,
                                     const float *wg, const float *cf, float *acc);
 
+/* Backward of one grid-sampler point over a channels-last plane, taps (r, c) of a separable
+ * stencil with weights wy[r] * wx[c]:
+ *   io[roff[r] + coff[c] + j] += (wy[r] * wx[c]) * g[j]                      (io != NULL)
+ *   gxy[0] = sum_j g[j] * sum_{r,c} (wy[r] * dwx[c]) * in[roff[r] + coff[c] + j]  (gxy != NULL)
+ *   gxy[1] = sum_j g[j] * sum_{r,c} (dwy[r] * wx[c]) * in[roff[r] + coff[c] + j]
+ * Taps are taken in (r, c) order; taps addressing the same pixel are added one after the other.
+ * nr <= 4, nc <= 4; nr == 0 or nc == 0 gives gxy = 0 and leaves io alone. */
+typedef void (*f32_grid_bwd_fn)(size_t channels, size_t nr, const int64_t *roff, const float *wy,
+                                const float *dwy, size_t nc, const int64_t *coff, const float *wx,
+                                const float *dwx, const float *in, const float *g, float *io,
+                                float *gxy);
+void f32_grid_bwd_ukernel__scalar(size_t channels, size_t nr, const int64_t *roff, const float *wy,
+                                  const float *dwy, size_t nc, const int64_t *coff, const float *wx,
+                                  const float *dwx, const float *in, const float *g, float *io,
+                                  float *gxy);
+void f32_grid_bwd_ukernel__avx2(size_t channels, size_t nr, const int64_t *roff, const float *wy,
+                                const float *dwy, size_t nc, const int64_t *coff, const float *wx,
+                                const float *dwx, const float *in, const float *g, float *io,
+                                float *gxy);
+void f32_grid_bwd_ukernel__avx512(size_t channels, size_t nr, const int64_t *roff, const float *wy,
+                                  const float *dwy, size_t nc, const int64_t *coff, const float *wx,
+                                  const float *dwx, const float *in, const float *g, float *io,
+                                  float *gxy);
+
+/* Tuning knob of the grid sampler for tests and benchmarks: channels per work unit (rounded up to
+ * a multiple of 16); 0 (the default) picks it from the plane size. Not thread-safe. */
+extern int64_t conform_opt_grid_sampler_chunk;
+
 #endif

@@ -95,4 +95,23 @@ void f64_deformable_offsets_bwd__ref(const ref_deformable_params *p, const doubl
                                      const double *offsets, double *grad_x, double *grad_offsets,
                                      ref_bounds *bounds_x, ref_bounds *bounds_off);
 
+/* grid_sampler_2d (spec 7) and grid_sampler_2d_backward (spec 8 = section 7's backward). */
+typedef struct {
+    int64_t N, C, H, W;     /* input [N, C, H, W] */
+    int64_t Ho, Wo;         /* grid [N, Ho, Wo, 2], output / grad_output [N, C, Ho, Wo] */
+    int interpolation_mode; /* 0 bilinear, 1 nearest, 2 bicubic */
+    int padding_mode;       /* 0 zeros, 1 border, 2 reflection */
+    int align_corners;
+    int output_mask[2];     /* backward: compute input_grad, compute grid_grad */
+} ref_grid_sampler_params;
+
+/* output [N, C, Ho, Wo] */
+void f64_grid_sampler_2d_fwd__ref(const ref_grid_sampler_params *p, const double *input, const double *grid,
+                                  double *output, ref_bounds *bounds);
+/* input_grad [N, C, H, W] and grid_grad [N, Ho, Wo, 2] from grad_output [N, C, Ho, Wo]; an output
+ * whose output_mask flag is 0 is left all zeros. bounds: NULL or two (input_grad, grid_grad). */
+void f64_grid_sampler_2d_bwd__ref(const ref_grid_sampler_params *p, const double *grad_output,
+                                  const double *input, const double *grid, double *input_grad,
+                                  double *grid_grad, ref_bounds *bounds);
+
 #endif

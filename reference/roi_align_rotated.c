@@ -197,7 +197,8 @@ typedef struct {
 static void add_neighbour(void *ctx, int64_t row, int64_t col, double bound)
 {
     neighbour_ctx *n = ctx;
-    if (row < 0 || row >= n->H || col < 0 || col >= n->W) return;
+    /* a non-finite gradient is NaN on its own corners already; it widens no neighbour */
+    if (row < 0 || row >= n->H || col < 0 || col >= n->W || !isfinite(n->scale)) return;
     n->pos_err[row * n->W + col] += n->scale * bound;
 }
 

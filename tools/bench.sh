@@ -30,6 +30,12 @@ echo "# deformable_offsets family: N=2 64x64 C=64, 3x3, stride 1, pad 1, dilatio
 run deformable_offsets --shape x=2,64,64,64 --shape offsets=2,64,64,27 --attr ksize=3,3 --attr pads=1,1,1,1 --impl both
 run deformable_offsets_grad --shape grad=2,192,192,64 --shape x=2,64,64,64 --shape offsets=2,64,64,27 \
     --attr ksize=3,3 --attr pads=1,1,1,1 --impl both
+echo "# grid sampler: N=8 C=64 128x128 input, 128x128 grid uniform in [-1,1], bilinear, zeros, align_corners false"
+run grid_sampler_2d --shape input=8,64,128,128 --shape grid=8,128,128,2 --gen '{"grid": {"lo": -1, "hi": 1}}' \
+    --attr interpolation_mode=0 --attr padding_mode=0 --attr align_corners=false
+run grid_sampler_2d_backward --shape grad_output=8,64,128,128 --shape input=8,64,128,128 --shape grid=8,128,128,2 \
+    --gen '{"grid": {"lo": -1, "hi": 1}}' --attr interpolation_mode=0 --attr padding_mode=0 --attr align_corners=false \
+    --attr output_mask=1,1
 
 if /usr/bin/python3 -c "import torch, torchvision, numpy" 2>/dev/null; then
     echo "# side by side with the PyTorch peers (same inputs, same threads)"

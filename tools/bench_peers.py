@@ -15,6 +15,9 @@ Problems (the issues' speed goals):
   torchvision.ops.deform_conv2d with the one-hot weight that makes it this op (channel
   c*9 + i*3 + j of its output is y[n, ho*3+i, wo*3+j, c]); it also runs the GEMM of a real
   convolution, so the figure is side by side, without a goal.
+  grid_sampler_2d / grid_sampler_2d_backward: N=8, C=64, 128x128 input, 128x128 grid uniform in
+  [-1, 1], bilinear, zeros, align_corners false; backward computes both gradients.
+  Goal: backward >= 20x torch.nn.functional.grid_sample's autograd backward (no goal for the forward).
 
 usage: bench_peers.py [--conform build/conform] [--threads 2] [--reps 21]
 """
@@ -149,6 +152,46 @@ def bench_deformable(exe, threads, reps, tmp):
     return [("deformable_offsets", "torchvision deform_conv2d forward", median_s(fwd, reps), f, None),
             ("deformable_offsets_grad", "torchvision deform_conv2d backward", median_s(bwd, reps), b, None)]
 
+def grid_sampler_problem(seed=4321):
+    g = torch.Generator().manual_seed(seed)
+    N, C, H, W, Ho, Wo = 8, 64, 128, 128, 128, 128
+    x = torch.rand(N, C, H, W, generator=g) * 2 - 1
+    grid = torch.rand(N, Ho, Wo, 2, generator=g) * 2 - 1
+    gy = torch.rand(N, C, Ho, Wo, generator=g) * 2 - 1
+    return x, grid, gy
+
+
+def bench_grid_sampler(exe, threads, reps, tmp):
+    import torch.nn.functional as F
+    x, grid, gy = grid_sampler_problem()
+    paths = {}
+    for name, t in (("x", x), ("grid", grid), ("gy", gy)):
+        paths[name] = os.path.join(tmp, "gs_" + name + ".npy")
+        np.save(paths[name], t.numpy().astype(np.float32))
+    kw = dict(mode="bilinear", padding_mode="zeros", align_corners=False)
+
+    def fwd():
+        with torch.no_grad():
+            return F.grid_sample(x, grid, **kw)
+
+    xg = x.clone().requires_grad_(True)
+    gg = grid.clone().requires_grad_(True)
+    y = F.grid_sample(xg, gg, **kw)
+
+    def bwd():  # both gradients, the graph kept
+        xg.grad = None
+        gg.grad = None
+        y.backward(gy, retain_graph=True)
+
+    attrs = {"interpolation_mode": 0, "padding_mode": 0, "align_corners": "false"}
+    rows = []
+    f = conform_bench(exe, "grid_sampler_2d", attrs, {"input": paths["x"], "grid": paths["grid"]}, threads, reps)
+    rows.append(("grid_sampler_2d", "torch grid_sample forward", median_s(fwd, reps), f, None))
+    b = conform_bench(exe, "grid_sampler_2d_backward", dict(attrs, output_mask="1,1"),
+                      {"grad_output": paths["gy"], "input": paths["x"], "grid": paths["grid"]}, threads, reps)
+    rows.append(("grid_sampler_2d_backward", "torch grid_sample backward", median_s(bwd, reps), b, 20))
+    return rows
+
 
 def main():
     ap = argparse.ArgumentParser()
@@ -163,7 +206,7 @@ def main():
           f"{'floor ms':>9} {'x floor':>8}")
     with tempfile.TemporaryDirectory() as tmp:
         rows = []
-        for bench in (bench_roi_align, bench_deformable):
+        for bench in (bench_roi_align, bench_grid_sampler, bench_deformable):
             rows += bench(a.conform, a.threads, a.reps, tmp)
         for op, peer, tp, c, goal in rows:
             sp = tp / c["median_s"]

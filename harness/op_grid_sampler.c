@@ -1,0 +1,277 @@
+/* grid_sampler_2d and grid_sampler_2d_backward (spec 7): problem description, input filling,
+ * reference and optimized calls, tolerance model. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "fill.h"
+#include "op.h"
+
+extern const proof_desc grid_sampler_proofs[], grid_sampler_bwd_proofs[];
+
+/* ---- tolerance model (every output) ------------------------------------------------------ */
+
+#define GRID_SAMPLER_TOL {\
+    .k_val = 16,\
+    .k_val_why = "per term, relative to the magnitude of each factor: up to 5 roundings in each bicubic "\
+                 "coefficient (factored forms A t s^2, s(1+t-(A+2)t^2), ...) or its derivative, 2 in the "\
+                 "product of the two axes' weights, 1 in x value, 1 in x grad_output, 1 in the coordinate "\
+                 "multiplier (bilinear needs 4); plus 1 per term summed (n_terms), any summation order",\
+    .k_pos = 8,\
+    .k_pos_why = "float32 roundings in a coordinate, relative to (|c|+1)*S + 1 + |i|: c+1, *S, -1 (or "\
+                 "(c+1)/2*(S-1)), then reflection's i-mn, span-extra, +mn, the cubic fraction i-floor(i), "\
+                 "and one spare",}
+
+static const tol_model grid_sampler_tol[] = {GRID_SAMPLER_TOL};
+static const tol_model grid_sampler_bwd_tol[] = {GRID_SAMPLER_TOL, GRID_SAMPLER_TOL};
+
+/* ---- the grid generator ------------------------------------------------------------------ */
+
+/* grid value whose unnormalized coordinate is i (rounded to float32) */
+static double grid_for(double i, int64_t S, int ac)
+{
+    if (ac) return round_f32(S > 1 ? 2.0 * i / (double)(S - 1) - 1.0 : 0.0);
+    return round_f32((2.0 * i + 1.0) / (double)S - 1.0);
+}
+
+/* Fills grid [N, Ho, Wo, 2]: values as fill_values ("lo"/"hi" default -1.2/1.2, nan_frac, inf_frac),
+ * then special_frac of the coordinates replaced by a special point: -1, 1, 0, a border pixel
+ * centre (i = 0 or S-1), a pixel centre (integer i, bilinear cell switch) or a half-integer i
+ * (a tie of nearest). */
+static int fill_grid(tensor_t *grid, const cJSON *g, gsl_rng *rng, int64_t H, int64_t W, int ac, char *err,
+                     size_t errlen)
+{
+    const cJSON *data = g ? cJSON_GetObjectItemCaseSensitive(g, "data") : NULL;
+    if (data) return fill_from_json(grid->data, tensor_numel(grid), data, "grid", err, errlen);
+    cJSON *spec = g ? cJSON_Duplicate(g, 1) : cJSON_CreateObject();
+    if (!cJSON_GetObjectItemCaseSensitive(spec, "lo")) cJSON_AddNumberToObject(spec, "lo", -1.2);
+    if (!cJSON_GetObjectItemCaseSensitive(spec, "hi")) cJSON_AddNumberToObject(spec, "hi", 1.2);
+    int rc = fill_values(grid, spec, rng, "grid", err, errlen);
+    cJSON_Delete(spec);
+    if (rc) return rc;
+    double special = json_number(g, "special_frac", 0.0);
+    int64_t n = tensor_numel(grid);
+    for (int64_t k = 0; k < n && special > 0 && H > 0 && W > 0; k++) {
+        if (gsl_rng_uniform(rng) >= special) continue;
+        int64_t S = k % 2 ? H : W;
+        double v;
+        switch (gsl_rng_uniform_int(rng, 7)) {
+        case 0: v = -1; break;
+        case 1: v = 1; break;
+        case 2: v = 0; break;
+        case 3: v = grid_for(0, S, ac); break;
+        case 4: v = grid_for((double)(S - 1), S, ac); break;
+        case 5: v = grid_for((double)gsl_rng_uniform_int(rng, (unsigned long)S + 2) - 1.0, S, ac); break;
+        default: v = grid_for((double)gsl_rng_uniform_int(rng, (unsigned long)S + 2) - 1.5, S, ac); break;
+        }
+        grid->data[k] = v;
+    }
+    return 0;
+}
+
+/* ---- shared checks ------------------------------------------------------------------------ */
+
+#define FAIL(...) do { snprintf(err, errlen, __VA_ARGS__); return -1; } while (0)
+
+enum { GA_INTERP, GA_PAD, GA_AC, GA_MASK };
+
+static const attr_spec grid_sampler_attrs[] = {
+    {"interpolation_mode", ATTR_INT, "0", "0 bilinear, 1 nearest, 2 bicubic"},
+    {"padding_mode", ATTR_INT, "0", "0 zeros, 1 border, 2 reflection"},
+    {"align_corners", ATTR_BOOL, "false", "-1 and 1 are the centres (true) or the outer edges (false) of the corner pixels"},
+    {"output_mask", ATTR_INT_LIST, "1,1", "backward: 2 flags, compute input_grad, compute grid_grad"},
+};
+
+static int check_modes(const problem_t *p, const char *op, char *err, size_t errlen)
+{
+    int64_t im = p->attr[GA_INTERP].i, pm = p->attr[GA_PAD].i;
+    if (im < 0 || im > 2) FAIL("%s: interpolation_mode %lld: must be 0 (bilinear), 1 (nearest) or 2 (bicubic)", op, (long long)im);
+    if (pm < 0 || pm > 2) FAIL("%s: padding_mode %lld: must be 0 (zeros), 1 (border) or 2 (reflection)", op, (long long)pm);
+    return 0;
+}
+
+/* input [N,C,H,W] and grid [N,Ho,Wo,2] */
+static int check_input_grid(const shape_t *x, const shape_t *g, const char *op, char *err, size_t errlen)
+{
+    char buf[128];
+    if (x->rank != 4) FAIL("%s: input %s: must have rank 4 [N,C,H,W]", op, shape_str(x, buf, sizeof buf));
+    if (g->rank != 4) FAIL("%s: grid %s: must have rank 4 [N,Ho,Wo,2]", op, shape_str(g, buf, sizeof buf));
+    if (g->dims[3] != 2) FAIL("%s: grid %s: last dim must be 2 (x, y)", op, shape_str(g, buf, sizeof buf));
+    if (x->dims[2] == 0 || x->dims[3] == 0)
+        FAIL("%s: input %s: H and W must be > 0", op, shape_str(x, buf, sizeof buf));
+    if (g->dims[0] != x->dims[0])
+        FAIL("%s: grid %s: N = %lld must equal input's N = %lld", op, shape_str(g, buf, sizeof buf),
+             (long long)g->dims[0], (long long)x->dims[0]);
+    /* the harness's sizes: the reference is a plain loop */
+    if (x->dims[2] > 1 << 16 || x->dims[3] > 1 << 16 || g->dims[1] > 1 << 16 || g->dims[2] > 1 << 16)
+        FAIL("%s: input %s / grid: the harness accepts spatial sizes up to 65536", op, shape_str(x, buf, sizeof buf));
+    return 0;
+}
+
+static void params_of(const problem_t *p, const shape_t *x, const shape_t *g, ref_grid_sampler_params *r)
+{
+    r->N = x->dims[0]; r->C = x->dims[1]; r->H = x->dims[2]; r->W = x->dims[3];
+    r->Ho = g->dims[1]; r->Wo = g->dims[2];
+    r->interpolation_mode = (int)p->attr[GA_INTERP].i;
+    r->padding_mode = (int)p->attr[GA_PAD].i;
+    r->align_corners = (int)p->attr[GA_AC].i;
+    const attr_value *m = &p->attr[GA_MASK];
+    r->output_mask[0] = m->n > 0 ? (int)m->list[0] : 1;
+    r->output_mask[1] = m->n > 1 ? (int)m->list[1] : 1;
+}
+
+static void to_f32(const ref_grid_sampler_params *r, f32_grid_sampler_params *f)
+{
+    f->N = r->N; f->C = r->C; f->H = r->H; f->W = r->W; f->Ho = r->Ho; f->Wo = r->Wo;
+    f->interpolation_mode = r->interpolation_mode;
+    f->padding_mode = r->padding_mode;
+    f->align_corners = r->align_corners;
+    f->output_mask[0] = r->output_mask[0];
+    f->output_mask[1] = r->output_mask[1];
+}
+
+/* ---- grid_sampler_2d ------------------------------------------------------------------------ */
+
+enum { GF_INPUT, GF_GRID };
+
+static const tensor_spec grid_sampler_inputs[] = {
+    {"input", "[N, C, H, W] feature map, H and W > 0"},
+    {"grid", "[N, Ho, Wo, 2] sample points (x, y) normalised to [-1, 1]"},
+};
+static const tensor_spec grid_sampler_outputs[] = {{"output", "[N, C, Ho, Wo]"}};
+
+static int grid_sampler_validate(problem_t *p, char *err, size_t errlen)
+{
+    const char *op = p->op->name;
+    const shape_t *x = &p->in[GF_INPUT].shape, *g = &p->in[GF_GRID].shape;
+    if (check_input_grid(x, g, op, err, errlen) || check_modes(p, op, err, errlen)) return -1;
+    int64_t d[4] = {x->dims[0], x->dims[1], g->dims[1], g->dims[2]};
+    p->out_shape[0] = shape_make(4, d);
+    if (shape_numel(&p->out_shape[0]) < 0) FAIL("%s: output shape [N,C,Ho,Wo] is too large", op);
+    return 0;
+}
+
+static int grid_sampler_fill(problem_t *p, const cJSON *gen, gsl_rng *rng, char *err, size_t errlen)
+{
+    if (fill_values(&p->in[GF_INPUT], cJSON_GetObjectItemCaseSensitive(gen, "input"), rng, "input", err, errlen))
+        return -1;
+    const shape_t *x = &p->in[GF_INPUT].shape;
+    return fill_grid(&p->in[GF_GRID], cJSON_GetObjectItemCaseSensitive(gen, "grid"), rng, x->dims[2], x->dims[3],
+                     (int)p->attr[GA_AC].i, err, errlen);
+}
+
+static void grid_sampler_reference(const problem_t *p, double **out, ref_bounds *bounds)
+{
+    ref_grid_sampler_params r;
+    params_of(p, &p->in[GF_INPUT].shape, &p->in[GF_GRID].shape, &r);
+    f64_grid_sampler_2d_fwd__ref(&r, p->in[GF_INPUT].data, p->in[GF_GRID].data, out[0], bounds);
+}
+
+static int grid_sampler_optimized(const problem_t *p, const float **in, float **out, const conform_exec *ex)
+{
+    ref_grid_sampler_params r;
+    f32_grid_sampler_params f;
+    params_of(p, &p->in[GF_INPUT].shape, &p->in[GF_GRID].shape, &r);
+    to_f32(&r, &f);
+    return f32_grid_sampler_2d_fwd(&f, in[GF_INPUT], in[GF_GRID], out[0], ex);
+}
+
+const op_desc op_grid_sampler_2d = {
+    .name = "grid_sampler_2d",
+    .summary = "GridSampler2D forward (torch grid_sample, aclnnGridSampler2D)",
+    .spec = "ops.md sections 0, 7",
+    .n_inputs = 2, .inputs = grid_sampler_inputs,
+    .n_outputs = 1, .outputs = grid_sampler_outputs,
+    .n_attrs = 3, .attrs = grid_sampler_attrs,
+    .validate = grid_sampler_validate,
+    .fill = grid_sampler_fill,
+    .reference = grid_sampler_reference,
+    .optimized = grid_sampler_optimized,
+    .tol = grid_sampler_tol,
+    .proofs = grid_sampler_proofs,
+};
+
+/* ---- grid_sampler_2d_backward -------------------------------------------------------------- */
+
+enum { GB_GRAD, GB_INPUT, GB_GRID };
+
+static const tensor_spec grid_sampler_bwd_inputs[] = {
+    {"grad_output", "[N, C, Ho, Wo]"},
+    {"input", "[N, C, H, W] feature map, H and W > 0"},
+    {"grid", "[N, Ho, Wo, 2] sample points (x, y) normalised to [-1, 1]"},
+};
+static const tensor_spec grid_sampler_bwd_outputs[] = {
+    {"input_grad", "[N, C, H, W] (output_mask[0])"},
+    {"grid_grad", "[N, Ho, Wo, 2] (output_mask[1])"},
+};
+
+static int grid_sampler_bwd_validate(problem_t *p, char *err, size_t errlen)
+{
+    const char *op = p->op->name;
+    char buf[128], buf2[128];
+    const shape_t *go = &p->in[GB_GRAD].shape, *x = &p->in[GB_INPUT].shape, *g = &p->in[GB_GRID].shape;
+    if (go->rank != 4) FAIL("%s: grad_output %s: must have rank 4 [N,C,Ho,Wo]", op, shape_str(go, buf, sizeof buf));
+    if (check_input_grid(x, g, op, err, errlen) || check_modes(p, op, err, errlen)) return -1;
+    if (go->dims[0] != x->dims[0])
+        FAIL("%s: grad_output %s: N = %lld must equal input's N = %lld", op, shape_str(go, buf, sizeof buf),
+             (long long)go->dims[0], (long long)x->dims[0]);
+    if (go->dims[1] != x->dims[1])
+        FAIL("%s: grad_output %s: C = %lld must equal input's C = %lld", op, shape_str(go, buf, sizeof buf),
+             (long long)go->dims[1], (long long)x->dims[1]);
+    if (go->dims[2] != g->dims[1] || go->dims[3] != g->dims[2])
+        FAIL("%s: grid %s: dims 1, 2 must equal grad_output %s dims 2, 3", op, shape_str(g, buf, sizeof buf),
+             shape_str(go, buf2, sizeof buf2));
+    const attr_value *m = &p->attr[GA_MASK];
+    if (m->n != 2) FAIL("%s: output_mask has %d entries: must have 2 (input_grad, grid_grad)", op, m->n);
+    for (int i = 0; i < 2; i++)
+        if (m->list[i] != 0 && m->list[i] != 1)
+            FAIL("%s: output_mask[%d] = %lld: must be 0 or 1", op, i, (long long)m->list[i]);
+    p->out_shape[0] = *x;
+    p->out_shape[1] = *g;
+    p->out_skipped[0] = m->list[0] == 0;
+    p->out_skipped[1] = m->list[1] == 0;
+    return 0;
+}
+
+static int grid_sampler_bwd_fill(problem_t *p, const cJSON *gen, gsl_rng *rng, char *err, size_t errlen)
+{
+    if (fill_values(&p->in[GB_GRAD], cJSON_GetObjectItemCaseSensitive(gen, "grad_output"), rng, "grad_output", err,
+                    errlen) ||
+        fill_values(&p->in[GB_INPUT], cJSON_GetObjectItemCaseSensitive(gen, "input"), rng, "input", err, errlen))
+        return -1;
+    const shape_t *x = &p->in[GB_INPUT].shape;
+    return fill_grid(&p->in[GB_GRID], cJSON_GetObjectItemCaseSensitive(gen, "grid"), rng, x->dims[2], x->dims[3],
+                     (int)p->attr[GA_AC].i, err, errlen);
+}
+
+static void grid_sampler_bwd_reference(const problem_t *p, double **out, ref_bounds *bounds)
+{
+    ref_grid_sampler_params r;
+    params_of(p, &p->in[GB_INPUT].shape, &p->in[GB_GRID].shape, &r);
+    f64_grid_sampler_2d_bwd__ref(&r, p->in[GB_GRAD].data, p->in[GB_INPUT].data, p->in[GB_GRID].data, out[0], out[1],
+                                 bounds);
+}
+
+static int grid_sampler_bwd_optimized(const problem_t *p, const float **in, float **out, const conform_exec *ex)
+{
+    ref_grid_sampler_params r;
+    f32_grid_sampler_params f;
+    params_of(p, &p->in[GB_INPUT].shape, &p->in[GB_GRID].shape, &r);
+    to_f32(&r, &f);
+    return f32_grid_sampler_2d_bwd(&f, in[GB_GRAD], in[GB_INPUT], in[GB_GRID], out[0], out[1], ex);
+}
+
+const op_desc op_grid_sampler_2d_backward = {
+    .name = "grid_sampler_2d_backward",
+    .summary = "GridSampler2D backward (aclnnGridSampler2DBackward)",
+    .spec = "ops.md sections 0, 7",
+    .n_inputs = 3, .inputs = grid_sampler_bwd_inputs,
+    .n_outputs = 2, .outputs = grid_sampler_bwd_outputs,
+    .n_attrs = 4, .attrs = grid_sampler_attrs,
+    .validate = grid_sampler_bwd_validate,
+    .fill = grid_sampler_bwd_fill,
+    .reference = grid_sampler_bwd_reference,
+    .optimized = grid_sampler_bwd_optimized,
+    .tol = grid_sampler_bwd_tol,
+    .proofs = grid_sampler_bwd_proofs,
+};

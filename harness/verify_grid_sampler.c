@@ -1,0 +1,317 @@
+/* Proofs of the grid_sampler_2d and grid_sampler_2d_backward references (see verify.h). */
+#include <gsl/gsl_deriv.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fill.h"
+#include "verify.h"
+
+extern const op_desc op_grid_sampler_2d, op_grid_sampler_2d_backward;
+
+/* exact relations: the weights are exactly 0 and 1, or the same sums in a mirrored order */
+#define RELATION_LIMIT 1e-12
+/* the adjoint identity compares two sums of the same products taken in different orders */
+#define ADJOINT_LIMIT 1e-12
+
+static shape_t shape4(int64_t a, int64_t b, int64_t c, int64_t d) { int64_t x[4] = {a, b, c, d}; return shape_make(4, x); }
+
+static void note(proof_result *r, double d)
+{
+    r->checks++;
+    if (d > r->worst || isnan(d)) r->worst = isnan(d) ? INFINITY : d;
+}
+
+static int verdict(proof_result *r, const char *what)
+{
+    int ok = r->worst <= r->limit;
+    snprintf(r->detail, sizeof r->detail, "%d %s, worst %.2g (limit %.0e)", r->checks, what, r->worst, r->limit);
+    return ok ? 0 : 1;
+}
+
+static const char *const interp_name[3] = {"0", "1", "2"};
+
+/* A forward problem of op with the given modes and shapes, inputs filled at random. */
+static int fwd_problem(const op_desc *op, int im, int pm, int ac, int64_t N, int64_t C, int64_t H, int64_t W,
+                       int64_t Ho, int64_t Wo, unsigned long seed, problem_t *p, proof_result *r)
+{
+    char a[3][48];
+    snprintf(a[0], 48, "interpolation_mode=%s", interp_name[im]);
+    snprintf(a[1], 48, "padding_mode=%d", pm);
+    snprintf(a[2], 48, "align_corners=%s", ac ? "true" : "false");
+    const char *attrs[] = {a[0], a[1], a[2], NULL};
+    shape_t s[2] = {shape4(N, C, H, W), shape4(N, Ho, Wo, 2)};
+    return proof_problem(op, attrs, s, "{\"grid\": {\"lo\": -1.3, \"hi\": 1.3}}", seed, p, r);
+}
+
+/* the grid value whose unnormalized coordinate is the pixel centre k */
+static double centre(int64_t k, int64_t S, int ac)
+{
+    if (ac) return S > 1 ? 2.0 * (double)k / (double)(S - 1) - 1.0 : 0.0;
+    return (2.0 * (double)k + 1.0) / (double)S - 1.0;
+}
+
+/* ---- grid_sampler_2d ---------------------------------------------------------------------------- */
+
+/* A grid on the pixel centres (a random permutation of them) copies the pixels, in every mode. */
+static int identity_grid(const op_desc *op, proof_result *r)
+{
+    r->limit = RELATION_LIMIT; /* the centre's grid value carries a double rounding */
+    int rc = 0;
+    for (int im = 0; im < 3 && rc == 0; im++)
+        for (int pm = 0; pm < 3 && rc == 0; pm++)
+            for (int ac = 0; ac <= 1 && rc == 0; ac++) {
+                const int64_t N = 2, C = 3, H = 7, W = 8, Ho = 5, Wo = 6;
+                problem_t p;
+                if (fwd_problem(op, im, pm, ac, N, C, H, W, Ho, Wo, 40 + (unsigned long)(im * 6 + pm * 2 + ac), &p, r))
+                    return -1;
+                gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+                gsl_rng_set(rng, 7);
+                int64_t *py = malloc(sizeof(int64_t) * (size_t)(N * Ho * Wo)), *px = malloc(sizeof(int64_t) * (size_t)(N * Ho * Wo));
+                for (int64_t q = 0; q < N * Ho * Wo; q++) {
+                    px[q] = (int64_t)gsl_rng_uniform_int(rng, (unsigned long)W);
+                    py[q] = (int64_t)gsl_rng_uniform_int(rng, (unsigned long)H);
+                    p.in[1].data[2 * q] = centre(px[q], W, ac);
+                    p.in[1].data[2 * q + 1] = centre(py[q], H, ac);
+                }
+                double *y[1] = {0};
+                rc = proof_reference(op, &p, y);
+                for (int64_t n = 0; n < N && rc == 0; n++)
+                    for (int64_t c = 0; c < C; c++)
+                        for (int64_t q = 0; q < Ho * Wo; q++) {
+                            int64_t qq = n * Ho * Wo + q;
+                            double want = p.in[0].data[((n * C + c) * H + py[qq]) * W + px[qq]];
+                            note(r, fabs(y[0][(n * C + c) * Ho * Wo + q] - want));
+                        }
+                proof_free_outputs(y, 1);
+                free(px);
+                free(py);
+                gsl_rng_free(rng);
+                problem_free(&p);
+            }
+    return rc ? rc : verdict(r, "samples on pixel centres, |output - pixel| (all 18 modes)");
+}
+
+/* Mirroring the grid's x (x -> -x) samples the mirrored image: exact for every mode (the
+ * unnormalize, padding and weights are symmetric about the centre), except nearest ties. */
+static int mirror(const op_desc *op, proof_result *r)
+{
+    r->limit = RELATION_LIMIT;
+    int rc = 0;
+    for (int im = 0; im < 3 && rc == 0; im++)
+        for (int pm = 0; pm < 3 && rc == 0; pm++)
+            for (int ac = 0; ac <= 1 && rc == 0; ac++) {
+                const int64_t N = 1, C = 2, H = 6, W = 9, Ho = 4, Wo = 5;
+                problem_t p;
+                if (fwd_problem(op, im, pm, ac, N, C, H, W, Ho, Wo, 60 + (unsigned long)(im * 6 + pm * 2 + ac), &p, r))
+                    return -1;
+                double *y[1] = {0}, *ym[1] = {0};
+                rc = proof_reference(op, &p, y);
+                int64_t nx = tensor_numel(&p.in[0]), ng = tensor_numel(&p.in[1]);
+                double *x = malloc(sizeof(double) * (size_t)nx), *g = malloc(sizeof(double) * (size_t)ng);
+                memcpy(x, p.in[0].data, sizeof(double) * (size_t)nx);
+                memcpy(g, p.in[1].data, sizeof(double) * (size_t)ng);
+                for (int64_t row = 0; row < N * C * H; row++)
+                    for (int64_t j = 0; j < W; j++) p.in[0].data[row * W + j] = x[row * W + W - 1 - j];
+                for (int64_t q = 0; q < ng; q += 2) p.in[1].data[q] = -g[q];
+                if (!rc) rc = proof_reference(op, &p, ym);
+                if (!rc) note(r, rel_diff(ym[0], y[0], shape_numel(&p.out_shape[0])));
+                proof_free_outputs(y, 1);
+                proof_free_outputs(ym, 1);
+                free(x);
+                free(g);
+                problem_free(&p);
+            }
+    return rc ? rc : verdict(r, "mirrored problems (all 18 modes)");
+}
+
+/* grid_sampler_2d is linear in the input: F(a x + b z) = a F(x) + b F(z). */
+static int linearity(const op_desc *op, proof_result *r)
+{
+    r->limit = RELATION_LIMIT;
+    int rc = 0;
+    for (int im = 0; im < 3 && rc == 0; im++) {
+        problem_t p;
+        if (fwd_problem(op, im, im, im & 1, 2, 2, 5, 7, 4, 3, 80 + (unsigned long)im, &p, r)) return -1;
+        gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+        gsl_rng_set(rng, 81);
+        int64_t n = tensor_numel(&p.in[0]), m = shape_numel(&p.out_shape[0]);
+        double *x = malloc(sizeof(double) * (size_t)n), *z = malloc(sizeof(double) * (size_t)n);
+        for (int64_t i = 0; i < n; i++) { x[i] = fill_uniform(rng, -1, 1); z[i] = fill_uniform(rng, -1, 1); }
+        double *y[3][1] = {{0}, {0}, {0}};
+        const double a = 1.5, b = -0.75;
+        for (int t = 0; t < 3 && rc == 0; t++) {
+            for (int64_t i = 0; i < n; i++) p.in[0].data[i] = t == 0 ? x[i] : t == 1 ? z[i] : a * x[i] + b * z[i];
+            rc = proof_reference(op, &p, y[t]);
+        }
+        if (!rc) {
+            double *comb = malloc(sizeof(double) * (size_t)(m ? m : 1));
+            for (int64_t i = 0; i < m; i++) comb[i] = a * y[0][0][i] + b * y[1][0][i];
+            note(r, rel_diff(y[2][0], comb, m));
+            free(comb);
+        }
+        for (int t = 0; t < 3; t++) proof_free_outputs(y[t], 1);
+        free(x);
+        free(z);
+        gsl_rng_free(rng);
+        problem_free(&p);
+    }
+    return rc ? rc : verdict(r, "linear combinations");
+}
+
+const proof_desc grid_sampler_proofs[] = {
+    {"metamorphic", "a grid on pixel centres copies those pixels (every mode, both align_corners)", identity_grid},
+    {"metamorphic", "mirroring grid x and the image's columns leaves the output unchanged", mirror},
+    {"metamorphic", "linear in the input", linearity},
+    {"golden", "PyTorch 1.13 grid_sample (float64), every mode", proof_golden},
+    {NULL, NULL, NULL},
+};
+
+/* ---- grid_sampler_2d_backward ---------------------------------------------------------------------- */
+
+/* The forward (from the table) and the backward under proof on the same random inputs. */
+typedef struct {
+    problem_t fwd, bwd;
+    double *y[1], *gx[2];
+} pair;
+
+/* distance of v to the nearest multiple of 1/2 */
+static double dist_half(double v) { return fabs(v * 2 - rint(v * 2)) / 2; }
+
+static int make_pair(const op_desc *bwd, int im, int pm, int ac, unsigned long seed, int smooth, pair *pr,
+                     proof_result *r)
+{
+    const int64_t N = 2, C = 3, H = 6, W = 7, Ho = 4, Wo = 5;
+    memset(pr, 0, sizeof *pr);
+    if (fwd_problem(&op_grid_sampler_2d, im, pm, ac, N, C, H, W, Ho, Wo, seed, &pr->fwd, r)) return -1;
+    if (smooth) { /* move every coordinate away from integers and half-integers (cells, folds, clips, ties) */
+        for (int64_t q = 0; q < N * Ho * Wo * 2; q++) {
+            int64_t S = q % 2 ? H : W;
+            double *c = &pr->fwd.in[1].data[q];
+            for (int k = 0; k < 100; k++) {
+                double i = ac ? (*c + 1) / 2 * (double)(S - 1) : ((*c + 1) * (double)S - 1) / 2;
+                if (dist_half(i) > 0.06) break;
+                *c = round_f32(*c + 0.037);
+            }
+        }
+    }
+    char a[4][48];
+    snprintf(a[0], 48, "interpolation_mode=%s", interp_name[im]);
+    snprintf(a[1], 48, "padding_mode=%d", pm);
+    snprintf(a[2], 48, "align_corners=%s", ac ? "true" : "false");
+    const char *ba[] = {a[0], a[1], a[2], NULL};
+    shape_t bs[3] = {shape4(N, C, Ho, Wo), shape4(N, C, H, W), shape4(N, Ho, Wo, 2)};
+    if (proof_problem(bwd, ba, bs, NULL, seed + 1, &pr->bwd, r)) { problem_free(&pr->fwd); return -1; }
+    memcpy(pr->bwd.in[1].data, pr->fwd.in[0].data, sizeof(double) * (size_t)(N * C * H * W));
+    memcpy(pr->bwd.in[2].data, pr->fwd.in[1].data, sizeof(double) * (size_t)(N * Ho * Wo * 2));
+    if (proof_reference(&op_grid_sampler_2d, &pr->fwd, pr->y) || proof_reference(bwd, &pr->bwd, pr->gx)) return -1;
+    return 0;
+}
+
+static void free_pair(pair *pr)
+{
+    proof_free_outputs(pr->y, 1);
+    proof_free_outputs(pr->gx, 2);
+    problem_free(&pr->fwd);
+    problem_free(&pr->bwd);
+}
+
+static int adjoint(const op_desc *op, proof_result *r)
+{
+    r->limit = ADJOINT_LIMIT;
+    for (int im = 0; im < 3; im++)
+        for (int pm = 0; pm < 3; pm++)
+            for (int ac = 0; ac <= 1; ac++) {
+                pair pr;
+                if (make_pair(op, im, pm, ac, 100 + (unsigned long)(im * 6 + pm * 2 + ac), 0, &pr, r)) { free_pair(&pr); return -1; }
+                const double *x = pr.fwd.in[0].data, *g = pr.bwd.in[0].data;
+                int64_t nx = tensor_numel(&pr.fwd.in[0]), ny = tensor_numel(&pr.bwd.in[0]);
+                double lhs = 0, rhs = 0, mag = 0;
+                for (int64_t k = 0; k < ny; k++) { lhs += g[k] * pr.y[0][k]; mag += fabs(g[k] * pr.y[0][k]); }
+                for (int64_t k = 0; k < nx; k++) { rhs += pr.gx[0][k] * x[k]; mag += fabs(pr.gx[0][k] * x[k]); }
+                note(r, mag > 0 ? fabs(lhs - rhs) / mag : (lhs == rhs ? 0 : INFINITY));
+                free_pair(&pr);
+            }
+    return verdict(r, "random problems (18 modes), |<g,Fx> - <input_grad(g),x>| / sum of |products|");
+}
+
+/* d<g, F(x, grid)>/d grid_e by GSL central differences of the forward, against grid_grad[e]. */
+typedef struct {
+    pair *pr;
+    int64_t e;
+} fd_point;
+
+static double loss_at(double v, void *params)
+{
+    fd_point *fp = params;
+    problem_t *p = &fp->pr->fwd;
+    double keep = p->in[1].data[fp->e];
+    p->in[1].data[fp->e] = v;
+    double *y[1] = {0}, l = 0;
+    if (proof_reference(&op_grid_sampler_2d, p, y) == 0) {
+        int64_t n = tensor_numel(&fp->pr->bwd.in[0]);
+        for (int64_t k = 0; k < n; k++) l += fp->pr->bwd.in[0].data[k] * y[0][k];
+    } else l = NAN;
+    proof_free_outputs(y, 1);
+    p->in[1].data[fp->e] = keep;
+    return l;
+}
+
+static int finite_difference(const op_desc *op, proof_result *r)
+{
+    /* the loss is piecewise polynomial (degree <= 3) in one grid value; with every coordinate
+       0.06 px from a piece boundary and h = 1e-3 (<= 0.004 px here), GSL's central 5-point rule is
+       exact but for rounding (~1e-16 |loss| / h) and h^4 f^(5) = 0 */
+    r->limit = 1e-8;
+    for (int im = 0; im < 3; im++)
+        for (int pm = 0; pm < 3; pm++)
+            for (int ac = 0; ac <= 1; ac++) {
+                pair pr;
+                if (make_pair(op, im, pm, ac, 200 + (unsigned long)(im * 6 + pm * 2 + ac), 1, &pr, r)) { free_pair(&pr); return -1; }
+                int64_t ng = tensor_numel(&pr.fwd.in[1]);
+                double scale = 0;
+                for (int64_t k = 0; k < ng; k++) scale = fmax(scale, fabs(pr.gx[1][k]));
+                for (int64_t e = 0; e < ng; e++) {
+                    fd_point fp = {&pr, e};
+                    gsl_function f = {loss_at, &fp};
+                    double d, abserr;
+                    gsl_deriv_central(&f, pr.fwd.in[1].data[e], 1e-3, &d, &abserr);
+                    note(r, fmax(fabs(d - pr.gx[1][e]), abserr) / fmax(scale, 1e-3));
+                }
+                free_pair(&pr);
+            }
+    return verdict(r, "grid elements (18 modes), max(|fd - grid_grad|, GSL error estimate) / gradient scale");
+}
+
+/* output_mask selects outputs without changing them: (1,0) and (0,1) give the (1,1) values. */
+static int mask_independence(const op_desc *op, proof_result *r)
+{
+    r->limit = 0;
+    int rc = 0;
+    for (int im = 0; im < 3 && rc == 0; im++) {
+        pair pr;
+        if (make_pair(op, im, 2 - im, im & 1, 300 + (unsigned long)im, 0, &pr, r)) { free_pair(&pr); return -1; }
+        for (int m = 0; m < 2 && rc == 0; m++) {
+            problem_t q = pr.bwd;
+            char text[8];
+            snprintf(text, sizeof text, "%d,%d", m == 0, m == 1);
+            char err[CONFORM_ERR_LEN];
+            if (problem_set_attr_text(&q, "output_mask", text, err, sizeof err)) { rc = -1; break; }
+            double *o[2] = {0, 0};
+            rc = proof_reference(op, &q, o);
+            if (!rc) note(r, rel_diff(o[m], pr.gx[m], shape_numel(&pr.bwd.out_shape[m])));
+            proof_free_outputs(o, 2);
+        }
+        free_pair(&pr);
+    }
+    return rc ? rc : verdict(r, "masked outputs against the unmasked ones");
+}
+
+const proof_desc grid_sampler_bwd_proofs[] = {
+    {"adjoint", "<g, grid_sampler_2d(x)> = <input_grad(g), x> (every mode)", adjoint},
+    {"finite difference", "central differences of <g, grid_sampler_2d(x, grid)> in grid equal grid_grad", finite_difference},
+    {"metamorphic", "output_mask selects outputs without changing their values", mask_independence},
+    {"golden", "PyTorch 1.13 grid_sample autograd (float64), every mode", proof_golden},
+    {NULL, NULL, NULL},
+};

@@ -1,0 +1,401 @@
+/* grid_sampler_2d forward and backward (spec 7) in double.
+ *
+ * Every sample point is reduced to a separable stencil: in-bounds taps along x (pixel column,
+ * weight, d weight / d coordinate) times in-bounds taps along y, plus the coordinate multipliers of
+ * section 7.1. The value loops read like the spec on top of it; the ref_bounds bookkeeping sits
+ * beside them.
+ *
+ * Tolerance inputs. A float32 implementation computes the unnormalized coordinate with an error
+ * of about pos_rel_err * ((|c| + 1) * S + 1 + |i|) (the "box" half-width d per axis); pos_err is
+ * the first-order (plus a second-order remainder) change of an element within that box. Where the
+ * box holds a discontinuity the element is ambiguous and ambig is the largest change among the
+ * evaluations at the box's corners and edge midpoints:
+ *   nearest: the rint tie (output and input_grad);
+ *   bilinear: the cell switch at integer coordinates, clip points of border/reflection and the
+ *             reflection folds (grid_grad only: the values are continuous there);
+ *   bicubic: none (the cubic convolution is C1 in the coordinate; taps are fixed per integer). */
+#include "ref_internal.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CUBIC_A (-0.75)
+#define INT32_LIMIT 2147483647.0
+
+/* ---- coordinates (spec 7.1, 7.2) ------------------------------------------------------------ */
+
+static double unnormalize(double c, int64_t S, int ac, double *mult)
+{
+    if (ac) {
+        *mult = (double)(S - 1) / 2.0;
+        return (c + 1.0) / 2.0 * (double)(S - 1);
+    }
+    *mult = (double)S / 2.0;
+    return ((c + 1.0) * (double)S - 1.0) / 2.0;
+}
+
+static double clip(double i, int64_t S, double *d)
+{
+    if (i <= 0) { *d = 0; return 0; }
+    if (i >= (double)(S - 1)) { *d = 0; return (double)(S - 1); }
+    *d = 1; /* NaN lands here and stays NaN: the -100 rule takes it */
+    return i;
+}
+
+static double reflect(double i, int64_t S, int ac, double *dr)
+{
+    double lo = ac ? 0.0 : -1.0, hi = ac ? 2.0 * (double)(S - 1) : 2.0 * (double)S - 1.0;
+    if (lo == hi) { *dr = 0; return 0; }
+    double mn = lo / 2.0, span = (hi - lo) / 2.0, t = i - mn, sgn = t < 0 ? -1.0 : 1.0;
+    t = fabs(t);
+    double extra = fmod(t, span);
+    /* the mathematical floor(t / span): t - extra is an exact multiple of span, whereas
+       floor(t / span) in floating point can round up to the next fold just below it */
+    double flips = rint((t - extra) / span);
+    if (fmod(flips, 2.0) == 0) { *dr = sgn; return extra + mn; }
+    *dr = -sgn;
+    return span - extra + mn;
+}
+
+/* Padding of a coordinate, then the -100 rule; *d: the padding's derivative factor. */
+static double pad_coord(double i, int64_t S, int pad, int ac, double *d)
+{
+    *d = 1;
+    if (pad == 2) {
+        double dr, dc;
+        i = reflect(i, S, ac, &dr);
+        i = clip(i, S, &dc);
+        *d = dr * dc;
+    } else if (pad == 1) {
+        i = clip(i, S, d);
+    }
+    if (!isfinite(i) || i < -INT32_LIMIT - 1.0 || i > INT32_LIMIT) { i = -100; *d = 0; }
+    return i;
+}
+
+/* ---- stencils ----------------------------------------------------------------------------------- */
+
+typedef struct {
+    int n;                /* in-bounds taps */
+    int64_t idx[4];       /* pixel along the axis */
+    double w[4], dw[4];   /* weight and its derivative in the (padded) coordinate */
+    double d2w[4];        /* second derivative (bicubic) */
+    double m[4], dm[4];   /* magnitudes the float32 evaluation of w, dw is relative to */
+    double mult;          /* d coordinate / d grid value (unnormalize x padding) */
+    int64_t base;         /* bilinear: floor of the padded coordinate; nearest: the rounded one */
+} axis_taps;
+
+static void push(axis_taps *a, int64_t S, int64_t k, double w, double dw, double d2w, double m, double dm)
+{
+    if (k < 0 || k >= S) return;
+    a->idx[a->n] = k; a->w[a->n] = w; a->dw[a->n] = dw; a->d2w[a->n] = d2w;
+    a->m[a->n] = m; a->dm[a->n] = dm;
+    a->n++;
+}
+
+static void cubic(double t, double c[4], double dc[4], double d2c[4], double m[4], double dm[4])
+{
+    const double A = CUBIC_A, s = 1.0 - t;
+    /* spec 7.5: [cc2(t+1), cc1(t), cc1(1-t), cc2(2-t)] */
+    c[0] = ((A * (t + 1) - 5 * A) * (t + 1) + 8 * A) * (t + 1) - 4 * A;
+    c[1] = ((A + 2) * t - (A + 3)) * t * t + 1;
+    c[2] = ((A + 2) * s - (A + 3)) * s * s + 1;
+    c[3] = ((A * (2 - t) - 5 * A) * (2 - t) + 8 * A) * (2 - t) - 4 * A;
+    /* d c / d t */
+    dc[0] = (3 * A * (t + 1) - 10 * A) * (t + 1) + 8 * A;
+    dc[1] = (3 * (A + 2) * t - 2 * (A + 3)) * t;
+    dc[2] = -(3 * (A + 2) * s - 2 * (A + 3)) * s;
+    dc[3] = -((3 * A * (2 - t) - 10 * A) * (2 - t) + 8 * A);
+    d2c[0] = A * (6 * t - 4);
+    d2c[1] = 6 * (A + 2) * t - 2 * (A + 3);
+    d2c[2] = 6 * (A + 2) * s - 2 * (A + 3);
+    d2c[3] = A * (2 - 6 * t);
+    /* Magnitudes of the well-conditioned factored forms c0 = A t s^2, c1 = s (1 + t - (A+2) t^2),
+       c2 = t (1 + s - (A+2) s^2), c3 = A t^2 s (each rounding is relative to these), and of the
+       derivatives A s (1 - 3t), t ((3(A+2)) t - 2(A+3)), ..., A t (2 - 3t) */
+    m[0] = fabs(A) * t * s * s;
+    m[1] = s * (1 + t + (A + 2) * t * t);
+    m[2] = t * (1 + s + (A + 2) * s * s);
+    m[3] = fabs(A) * t * t * s;
+    dm[0] = fabs(A) * s * (1 + 3 * t);
+    dm[1] = t * (3 * (A + 2) * t + 2 * (A + 3));
+    dm[2] = s * (3 * (A + 2) * s + 2 * (A + 3));
+    dm[3] = fabs(A) * t * (2 + 3 * t);
+}
+
+/* The taps of one axis for the unnormalized coordinate i (multiplier mult0 from unnormalize). */
+static void axis_stencil(const ref_grid_sampler_params *p, double i, double mult0, int64_t S, axis_taps *a)
+{
+    memset(a, 0, sizeof *a);
+    const int pad = p->padding_mode, ac = p->align_corners;
+    if (p->interpolation_mode == 2) {
+        a->mult = mult0;
+        /* spec 7.2 for bicubic: a non-finite (or int32-overflowing) coordinate samples nothing */
+        if (!isfinite(i) || fabs(i) > INT32_LIMIT) return;
+        double x0 = floor(i), t = i - x0, c[4], dc[4], d2c[4], m[4], dm[4];
+        cubic(t, c, dc, d2c, m, dm);
+        for (int k = 0; k < 4; k++) {
+            double d, tap = pad_coord(x0 - 1 + k, S, pad, ac, &d);
+            push(a, S, (int64_t)tap, c[k], dc[k], d2c[k], m[k], dm[k]);
+        }
+        return;
+    }
+    double d, ip = pad_coord(i, S, pad, ac, &d);
+    a->mult = mult0 * d;
+    if (p->interpolation_mode == 1) {
+        double r = rint(ip); /* round half to even in the default rounding mode */
+        a->base = (int64_t)r;
+        push(a, S, a->base, 1, 0, 0, 1, 0);
+        return;
+    }
+    double x0 = floor(ip), x1 = x0 + 1;
+    a->base = (int64_t)x0;
+    push(a, S, a->base, x1 - ip, -1, 0, fabs(x1 - ip), 1);
+    push(a, S, a->base + 1, ip - x0, 1, 0, fabs(ip - x0), 1);
+}
+
+typedef struct {
+    axis_taps x, y;
+    double ix, iy;       /* unnormalized coordinates */
+    double dx, dy;       /* their float32 rounding box half-widths */
+} point;
+
+static void point_at(const ref_grid_sampler_params *p, const double *g, double pos_rel_err, double sx, double sy,
+                     point *pt)
+{
+    double mx, my;
+    pt->ix = unnormalize(g[0], p->W, p->align_corners, &mx);
+    pt->iy = unnormalize(g[1], p->H, p->align_corners, &my);
+    pt->dx = pos_rel_err * ((fabs(g[0]) + 1) * (double)p->W + 1 + fabs(pt->ix));
+    pt->dy = pos_rel_err * ((fabs(g[1]) + 1) * (double)p->H + 1 + fabs(pt->iy));
+    if (!isfinite(pt->dx)) pt->dx = 0;
+    if (!isfinite(pt->dy)) pt->dy = 0;
+    axis_stencil(p, pt->ix + sx * pt->dx, mx, p->W, &pt->x);
+    axis_stencil(p, pt->iy + sy * pt->dy, my, p->H, &pt->y);
+}
+
+static int same_taps(const axis_taps *a, const axis_taps *b)
+{
+    if (a->n != b->n || a->mult != b->mult) return 0;
+    for (int k = 0; k < a->n; k++) if (a->idx[k] != b->idx[k]) return 0;
+    return 1;
+}
+
+/* Which outputs of the point are ambiguous: bit 0 the values (output, input_grad), bit 1 the
+ * grid gradient. An axis is ambiguous when its taps or multiplier differ within the box. */
+static int ambiguity(const ref_grid_sampler_params *p, const double *g, double pre)
+{
+    if (p->interpolation_mode == 2) return 0;
+    point c, lo, hi;
+    point_at(p, g, pre, 0, 0, &c);
+    point_at(p, g, pre, -1, -1, &lo);
+    point_at(p, g, pre, 1, 1, &hi);
+    int jump = !same_taps(&c.x, &lo.x) || !same_taps(&c.x, &hi.x) || !same_taps(&c.y, &lo.y) ||
+               !same_taps(&c.y, &hi.y);
+    if (!jump) return 0;
+    return p->interpolation_mode == 1 ? 1 : 2;
+}
+
+static const double shifts[8][2] = {{-1, -1}, {-1, 0}, {-1, 1}, {0, -1}, {0, 1}, {1, -1}, {1, 0}, {1, 1}};
+
+/* sum over the stencil of w_y * w_x * plane value */
+static double sample(const point *pt, const double *plane, int64_t W)
+{
+    double v = 0;
+    for (int j = 0; j < pt->y.n; j++)
+        for (int i = 0; i < pt->x.n; i++) v += pt->y.w[j] * pt->x.w[i] * plane[pt->y.idx[j] * W + pt->x.idx[i]];
+    return v;
+}
+
+static double plane_max(const double *plane, int64_t n)
+{
+    double m = 0;
+    for (int64_t k = 0; k < n; k++) if (fabs(plane[k]) > m) m = fabs(plane[k]);
+    return m;
+}
+
+/* Largest |difference| of neighbouring pixels (out of bounds = 0) around a bilinear cell, along y
+ * and x: bounds the slope of the piecewise bilinear value also in the neighbouring cells. */
+static void slopes(const double *plane, int64_t H, int64_t W, int64_t y0, int64_t x0, double *sy, double *sx)
+{
+    double my = 0, mx = 0;
+    for (int64_t r = y0 - 1; r <= y0 + 2; r++)
+        for (int64_t c = x0 - 1; c <= x0 + 2; c++) {
+            double v = (r >= 0 && r < H && c >= 0 && c < W) ? plane[r * W + c] : 0;
+            double vr = (r + 1 >= 0 && r + 1 < H && c >= 0 && c < W) ? plane[(r + 1) * W + c] : 0;
+            double vc = (r >= 0 && r < H && c + 1 >= 0 && c + 1 < W) ? plane[r * W + c + 1] : 0;
+            if (r < y0 + 2 && fabs(vr - v) > my) my = fabs(vr - v);
+            if (c < x0 + 2 && fabs(vc - v) > mx) mx = fabs(vc - v);
+        }
+    *sy = my;
+    *sx = mx;
+}
+
+/* Second-order remainder constant of the cubic weights: |c''| <= 4.5 per tap, four taps */
+#define CUBIC_K2 20.0
+
+/* ---- forward ------------------------------------------------------------------------------------ */
+
+void f64_grid_sampler_2d_fwd__ref(const ref_grid_sampler_params *p, const double *input, const double *grid,
+                                  double *output, ref_bounds *bounds)
+{
+    const int64_t HW = p->H * p->W, P = p->Ho * p->Wo;
+    const double pre = bounds ? bounds->pos_rel_err : 0.0;
+    for (int64_t n = 0; n < p->N; n++)
+        for (int64_t q = 0; q < P; q++) {
+            const double *g = grid + (n * P + q) * 2;
+            point pt, alt[8];
+            point_at(p, g, pre, 0, 0, &pt);
+            int amb = bounds ? ambiguity(p, g, pre) & 1 : 0;
+            for (int a = 0; amb && a < 8; a++) point_at(p, g, pre, shifts[a][0], shifts[a][1], &alt[a]);
+            for (int64_t c = 0; c < p->C; c++) {
+                const double *plane = input + (n * p->C + c) * HW;
+                const int64_t e = (n * p->C + c) * P + q;
+                output[e] = sample(&pt, plane, p->W);
+                if (!bounds) continue;
+                double abs_sum = 0, pos_err = 0, ambig = 0;
+                for (int j = 0; j < pt.y.n; j++)
+                    for (int i = 0; i < pt.x.n; i++) {
+                        double v = fabs(plane[pt.y.idx[j] * p->W + pt.x.idx[i]]);
+                        abs_sum += pt.y.m[j] * pt.x.m[i] * v;
+                        if (p->interpolation_mode == 2)
+                            pos_err += v * (fabs(pt.x.dw[i] * pt.y.w[j]) * pt.dx + fabs(pt.x.w[i] * pt.y.dw[j]) * pt.dy);
+                    }
+                if (p->interpolation_mode == 0 && (pt.x.n || pt.y.n)) {
+                    double sy, sx;
+                    slopes(plane, p->H, p->W, pt.y.base, pt.x.base, &sy, &sx);
+                    pos_err = ref_value_pos_err(sy, sx, pt.dy, pt.dx);
+                } else if (p->interpolation_mode == 2 && pt.x.n && pt.y.n) {
+                    pos_err += CUBIC_K2 * (pt.dx + pt.dy) * (pt.dx + pt.dy) * plane_max(plane, HW);
+                }
+                for (int a = 0; amb && a < 8; a++) ambig = fmax(ambig, fabs(sample(&alt[a], plane, p->W) - output[e]) + pos_err);
+                if (bounds->abs_sum) bounds->abs_sum[e] = abs_sum;
+                if (bounds->n_terms) bounds->n_terms[e] = (double)(pt.x.n * pt.y.n);
+                if (bounds->pos_err) bounds->pos_err[e] = pos_err;
+                if (bounds->ambig) bounds->ambig[e] = ambig;
+            }
+        }
+}
+
+/* ---- backward ----------------------------------------------------------------------------------- */
+
+/* grid gradient of one point over all channels: (mult_x * gix, mult_y * giy) */
+static void grid_gradient(const ref_grid_sampler_params *p, const point *pt, const double *go, const double *input,
+                          int64_t n, int64_t q, double out[2])
+{
+    const int64_t HW = p->H * p->W, P = p->Ho * p->Wo;
+    double gix = 0, giy = 0;
+    for (int64_t c = 0; c < p->C; c++) {
+        const double *plane = input + (n * p->C + c) * HW;
+        const double g = go[(n * p->C + c) * P + q];
+        for (int j = 0; j < pt->y.n; j++)
+            for (int i = 0; i < pt->x.n; i++) {
+                double v = plane[pt->y.idx[j] * p->W + pt->x.idx[i]];
+                gix += v * pt->x.dw[i] * pt->y.w[j] * g;
+                giy += v * pt->x.w[i] * pt->y.dw[j] * g;
+            }
+    }
+    out[0] = pt->x.mult * gix;
+    out[1] = pt->y.mult * giy;
+}
+
+static void zero(double *t, int64_t n)
+{
+    if (t) memset(t, 0, sizeof(double) * (size_t)n);
+}
+
+void f64_grid_sampler_2d_bwd__ref(const ref_grid_sampler_params *p, const double *grad_output,
+                                  const double *input, const double *grid, double *input_grad,
+                                  double *grid_grad, ref_bounds *bounds)
+{
+    const int64_t HW = p->H * p->W, P = p->Ho * p->Wo, nin = p->N * p->C * HW, ngr = p->N * P * 2;
+    const double pre = bounds ? bounds->pos_rel_err : 0.0;
+    ref_bounds *bi = bounds ? &bounds[0] : NULL, *bg = bounds ? &bounds[1] : NULL;
+    zero(input_grad, nin);
+    zero(grid_grad, ngr);
+    if (bi) { zero(bi->abs_sum, nin); zero(bi->n_terms, nin); zero(bi->pos_err, nin); zero(bi->ambig, nin); }
+    if (bg) { zero(bg->abs_sum, ngr); zero(bg->n_terms, ngr); zero(bg->pos_err, ngr); zero(bg->ambig, ngr); }
+    double *vmax = NULL;
+    if (bounds && p->interpolation_mode == 2) {
+        vmax = malloc(sizeof(double) * (size_t)(p->N * p->C + 1));
+        for (int64_t k = 0; vmax && k < p->N * p->C; k++) vmax[k] = plane_max(input + k * HW, HW);
+    }
+    for (int64_t n = 0; n < p->N; n++)
+        for (int64_t q = 0; q < P; q++) {
+            const double *g = grid + (n * P + q) * 2;
+            point pt, alt[8];
+            point_at(p, g, pre, 0, 0, &pt);
+            int amb = bounds ? ambiguity(p, g, pre) : 0;
+            for (int a = 0; amb && a < 8; a++) point_at(p, g, pre, shifts[a][0], shifts[a][1], &alt[a]);
+            const double dx = pt.dx, dy = pt.dy, k2 = p->interpolation_mode == 2 ? CUBIC_K2 : 0;
+
+            /* input_grad: every in-bounds tap receives g * w_y * w_x */
+            if (p->output_mask[0])
+                for (int64_t c = 0; c < p->C; c++) {
+                    const int64_t plane = (n * p->C + c) * HW;
+                    const double go = grad_output[(n * p->C + c) * P + q];
+                    for (int j = 0; j < pt.y.n; j++)
+                        for (int i = 0; i < pt.x.n; i++) {
+                            const int64_t e = plane + pt.y.idx[j] * p->W + pt.x.idx[i];
+                            input_grad[e] += go * pt.y.w[j] * pt.x.w[i];
+                            if (!bi) continue;
+                            double ag = fabs(go);
+                            double pe = ag * (fabs(pt.x.dw[i]) * (fabs(pt.y.w[j]) + fabs(pt.y.dw[j]) * dy) * dx +
+                                              fabs(pt.x.w[i] * pt.y.dw[j]) * dy + k2 * (dx + dy) * (dx + dy));
+                            if (bi->abs_sum) bi->abs_sum[e] += ag * pt.y.m[j] * pt.x.m[i];
+                            if (bi->n_terms) bi->n_terms[e] += 1;
+                            if (bi->pos_err) bi->pos_err[e] += pe;
+                            if ((amb & 1) && bi->ambig) bi->ambig[e] += ag;
+                        }
+                    /* a tie of nearest: the pixel the other rounding picks may get g instead */
+                    for (int a = 0; (amb & 1) && bi && bi->ambig && a < 8; a++)
+                        for (int j = 0; j < alt[a].y.n; j++)
+                            for (int i = 0; i < alt[a].x.n; i++)
+                                bi->ambig[plane + alt[a].y.idx[j] * p->W + alt[a].x.idx[i]] += fabs(go);
+                }
+
+            if (!p->output_mask[1]) continue;
+            double gg[2];
+            grid_gradient(p, &pt, grad_output, input, n, q, gg);
+            grid_grad[(n * P + q) * 2] = gg[0];
+            grid_grad[(n * P + q) * 2 + 1] = gg[1];
+            if (!bg) continue;
+            double abs_x = 0, abs_y = 0, pe_x = 0, pe_y = 0, sum_gv = 0, sum_g = 0;
+            for (int64_t c = 0; c < p->C; c++) {
+                const double *plane = input + (n * p->C + c) * HW;
+                const double ag = fabs(grad_output[(n * p->C + c) * P + q]);
+                sum_g += ag * (vmax ? vmax[n * p->C + c] : 0);
+                for (int j = 0; j < pt.y.n; j++)
+                    for (int i = 0; i < pt.x.n; i++) {
+                        double v = fabs(plane[pt.y.idx[j] * p->W + pt.x.idx[i]]) * ag;
+                        abs_x += v * pt.x.dm[i] * pt.y.m[j];
+                        abs_y += v * pt.x.m[i] * pt.y.dm[j];
+                        sum_gv += v;
+                        pe_x += v * (fabs(pt.x.d2w[i] * pt.y.w[j]) * dx + fabs(pt.x.dw[i] * pt.y.dw[j]) * dy);
+                        pe_y += v * (fabs(pt.x.dw[i] * pt.y.dw[j]) * dx + fabs(pt.x.w[i] * pt.y.d2w[j]) * dy);
+                    }
+            }
+            /* bilinear: d gix / d iy = sum of +-v g (and likewise), already in pe_x / pe_y through
+               |dw_x dw_y| = 1; bicubic adds the remainder of its third derivatives */
+            double rem = p->interpolation_mode == 2 ? 2 * CUBIC_K2 * (dx + dy) * (dx + dy) * sum_g : 0;
+            double ax[2] = {fabs(pt.x.mult) * abs_x, fabs(pt.y.mult) * abs_y};
+            double pe[2] = {fabs(pt.x.mult) * (pe_x + rem), fabs(pt.y.mult) * (pe_y + rem)};
+            double nt = (double)(p->C * pt.x.n * pt.y.n) + 1;
+            double am[2] = {0, 0};
+            for (int a = 0; (amb & 2) && a < 8; a++) {
+                double ga[2];
+                grid_gradient(p, &alt[a], grad_output, input, n, q, ga);
+                for (int k = 0; k < 2; k++) am[k] = fmax(am[k], fabs(ga[k] - gg[k]) + pe[k]);
+            }
+            for (int k = 0; k < 2; k++) {
+                const int64_t e = (n * P + q) * 2 + k;
+                if (bg->abs_sum) bg->abs_sum[e] = ax[k];
+                if (bg->n_terms) bg->n_terms[e] = nt;
+                if (bg->pos_err) bg->pos_err[e] = pe[k];
+                if (bg->ambig) bg->ambig[e] = am[k];
+            }
+            (void)sum_gv;
+        }
+    free(vmax);
+}

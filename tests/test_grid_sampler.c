@@ -1,0 +1,409 @@
+/* grid_sampler_2d and grid_sampler_2d_backward: hand-checked vectors, the optimized path on every
+ * ISA at 1 and 2 threads against the reference with derived tolerances, thread-count
+ * independence, validation, bounds at the discontinuities, and every proof kind catching a
+ * deliberately broken reference. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "compare.h"
+#include "opt_internal.h"
+#include "verify.h"
+
+extern const op_desc op_grid_sampler_2d, op_grid_sampler_2d_backward;
+
+static shape_t shape4(int64_t a, int64_t b, int64_t c, int64_t d) { int64_t x[4] = {a, b, c, d}; return shape_make(4, x); }
+
+/* ---- hand-checked vectors ------------------------------------------------------------------ */
+
+static const double img[4] = {1, 2, 3, 4};
+
+static ref_grid_sampler_params small(int im, int pm, int ac, int64_t Ho, int64_t Wo)
+{
+    ref_grid_sampler_params p = {1, 1, 2, 2, Ho, Wo, im, pm, ac, {1, 1}};
+    return p;
+}
+
+Test(grid_sampler_published, centre_and_corners)
+{
+    double y[4];
+    const double centre[2] = {0, 0}, corners[8] = {-1, -1, 1, -1, -1, 1, 1, 1};
+    for (int ac = 0; ac <= 1; ac++) {
+        ref_grid_sampler_params p = small(0, 0, ac, 1, 1);
+        f64_grid_sampler_2d_fwd__ref(&p, img, centre, y, NULL);
+        cr_assert(fabs(y[0] - 2.5) <= 1e-15, "centre, ac %d: %.17g", ac, y[0]);
+    }
+    ref_grid_sampler_params p = small(0, 0, 1, 2, 2);
+    f64_grid_sampler_2d_fwd__ref(&p, img, corners, y, NULL);
+    for (int i = 0; i < 4; i++) cr_assert(fabs(y[i] - img[i]) <= 1e-15, "corner %d: %.17g", i, y[i]);
+    /* align_corners false: (-1,-1) is the outer corner, i = -0.5: a quarter of pixel (0,0) with
+       zeros padding, the pixel itself with border */
+    p = small(0, 0, 0, 1, 1);
+    f64_grid_sampler_2d_fwd__ref(&p, img, corners, y, NULL);
+    cr_assert(fabs(y[0] - 0.25) <= 1e-15, "%.17g", y[0]);
+    p = small(0, 1, 0, 1, 1);
+    f64_grid_sampler_2d_fwd__ref(&p, img, corners, y, NULL);
+    cr_assert(fabs(y[0] - 1) <= 1e-15, "%.17g", y[0]);
+}
+
+Test(grid_sampler_published, nearest_rounds_half_to_even)
+{
+    /* align_corners true on 2 pixels: x = 0 is i = 0.5 -> 0; on 4 pixels x = 0 is i = 1.5 -> 2 */
+    double y[1];
+    const double g[2] = {0, 1};
+    ref_grid_sampler_params p = small(1, 0, 1, 1, 1);
+    f64_grid_sampler_2d_fwd__ref(&p, img, g, y, NULL);
+    cr_assert_eq(y[0], 3.0);
+    const double row[4] = {10, 11, 12, 13};
+    ref_grid_sampler_params q = {1, 1, 1, 4, 1, 1, 1, 0, 1, {1, 1}};
+    f64_grid_sampler_2d_fwd__ref(&q, row, g, y, NULL);
+    cr_assert_eq(y[0], 12.0);
+}
+
+Test(grid_sampler_published, backward_at_the_centre)
+{
+    double gi[4], gg[2];
+    const double go[1] = {1}, g[2] = {0, 0};
+    ref_grid_sampler_params p = small(0, 0, 1, 1, 1);
+    f64_grid_sampler_2d_bwd__ref(&p, go, img, g, gi, gg, NULL);
+    for (int i = 0; i < 4; i++) cr_assert(fabs(gi[i] - 0.25) <= 1e-15);
+    cr_assert(fabs(gg[0] - 0.5) <= 1e-15 && fabs(gg[1] - 1.0) <= 1e-15, "%g %g", gg[0], gg[1]);
+}
+
+Test(grid_sampler_published, border_gradient_is_zero_on_border_pixel_centres)
+{
+    /* PyTorch issue 23925: at i = 0 and i = S-1 the border clip's derivative is taken as 0 */
+    double gi[4], gg[2];
+    const double go[1] = {1}, g[2] = {-1, 1};
+    ref_grid_sampler_params p = small(0, 1, 1, 1, 1);
+    f64_grid_sampler_2d_bwd__ref(&p, go, img, g, gi, gg, NULL);
+    cr_assert_eq(gg[0], 0.0);
+    cr_assert_eq(gg[1], 0.0);
+    cr_assert(fabs(gi[2] - 1) <= 1e-15, "pixel (1, 0) gets everything: %g", gi[2]);
+}
+
+Test(grid_sampler_published, nonfinite_coordinates_sample_nothing)
+{
+    double y[1], gi[4], gg[2];
+    const double go[1] = {1};
+    const double bad[3][2] = {{NAN, 0}, {0, INFINITY}, {-INFINITY, NAN}};
+    for (int im = 0; im < 3; im++)
+        for (int k = 0; k < 3; k++) {
+            ref_grid_sampler_params p = small(im, 0, 0, 1, 1);
+            f64_grid_sampler_2d_fwd__ref(&p, img, bad[k], y, NULL);
+            cr_assert_eq(y[0], 0.0, "mode %d case %d", im, k);
+            f64_grid_sampler_2d_bwd__ref(&p, go, img, bad[k], gi, gg, NULL);
+            cr_assert(gg[0] == 0.0 && gg[1] == 0.0 && gi[0] == 0.0 && gi[3] == 0.0, "mode %d case %d", im, k);
+        }
+}
+
+/* ---- the optimized path on every ISA ------------------------------------------------------- */
+
+typedef struct {
+    problem_t p;
+    double *ref[2];
+    double *bt[2][4];
+    ref_bounds b[2];
+    float *in[3];
+} harness_case;
+
+static void build(const op_desc *op, int im, int pm, int ac, int64_t C, int64_t H, int64_t W, unsigned long seed,
+                  harness_case *h)
+{
+    char a[3][48];
+    snprintf(a[0], 48, "interpolation_mode=%d", im);
+    snprintf(a[1], 48, "padding_mode=%d", pm);
+    snprintf(a[2], 48, "align_corners=%s", ac ? "true" : "false");
+    const char *attrs[] = {a[0], a[1], a[2], NULL};
+    const int64_t N = 2, Ho = 5, Wo = 6;
+    shape_t fs[2] = {shape4(N, C, H, W), shape4(N, Ho, Wo, 2)};
+    shape_t bs[3] = {shape4(N, C, Ho, Wo), shape4(N, C, H, W), shape4(N, Ho, Wo, 2)};
+    proof_result r;
+    memset(h, 0, sizeof *h);
+    int rc = proof_problem(op, attrs, op->n_inputs == 2 ? fs : bs,
+                           "{\"grid\": {\"lo\": -2, \"hi\": 2, \"special_frac\": 0.2, \"nan_frac\": 0.02}}", seed, &h->p, &r);
+    cr_assert_eq(rc, 0, "%s", r.detail);
+    for (int o = 0; o < op->n_outputs; o++) {
+        int64_t n = shape_numel(&h->p.out_shape[o]) + 1;
+        h->ref[o] = calloc((size_t)n, sizeof(double));
+        for (int t = 0; t < 4; t++) h->bt[o][t] = calloc((size_t)n, sizeof(double));
+        h->b[o] = (ref_bounds){op->tol[o].k_pos * CONFORM_U_F32, h->bt[o][0], h->bt[o][1], h->bt[o][2], h->bt[o][3]};
+    }
+    op->reference(&h->p, h->ref, h->b);
+    for (int i = 0; i < op->n_inputs; i++) {
+        int64_t n = tensor_numel(&h->p.in[i]);
+        h->in[i] = malloc(sizeof(float) * (size_t)(n + 1));
+        for (int64_t j = 0; j < n; j++) h->in[i][j] = (float)h->p.in[i].data[j];
+    }
+}
+
+static void release(harness_case *h)
+{
+    for (int o = 0; o < 2; o++) {
+        free(h->ref[o]);
+        for (int t = 0; t < 4; t++) free(h->bt[o][t]);
+    }
+    for (int i = 0; i < 3; i++) free(h->in[i]);
+    problem_free(&h->p);
+}
+
+static void run_and_check(const op_desc *op, harness_case *h, conform_isa isa, const char *what)
+{
+    float *got[2][2] = {{0}};
+    for (int t = 0; t < 2; t++) {
+        for (int o = 0; o < op->n_outputs; o++) {
+            int64_t n = shape_numel(&h->p.out_shape[o]);
+            got[t][o] = malloc(sizeof(float) * (size_t)(n + 1));
+            for (int64_t i = 0; i < n; i++) got[t][o][i] = NAN;
+        }
+        conform_exec ex = {isa, t + 1};
+        cr_assert_eq(op->optimized(&h->p, (const float **)h->in, got[t], &ex), CONFORM_OK);
+        for (int o = 0; o < op->n_outputs; o++) {
+            int64_t n = shape_numel(&h->p.out_shape[o]);
+            tol_inputs ti = {CONFORM_U_F32, &op->tol[o], h->bt[o][0], h->bt[o][1], h->bt[o][2], h->bt[o][3]};
+            compare_result cr;
+            compare_f32(h->ref[o], got[t][o], n, &ti, &cr);
+            cr_assert_eq(cr.n_over + cr.n_nonfinite_mismatch, 0,
+                         "%s %s threads %d %s: %lld over tolerance, %lld non-finite mismatches, worst at %lld: ref %.9g got %.9g tol %.3g",
+                         what, conform_isa_name(isa), t + 1, op->outputs[o].name, (long long)cr.n_over,
+                         (long long)cr.n_nonfinite_mismatch, (long long)cr.worst_index, cr.worst_ref, cr.worst_got, cr.worst_tol);
+        }
+    }
+    for (int o = 0; o < op->n_outputs; o++) {
+        int64_t n = shape_numel(&h->p.out_shape[o]);
+        cr_assert(!memcmp(got[0][o], got[1][o], sizeof(float) * (size_t)n), "%s %s: %s differs between 1 and 2 threads",
+                  what, conform_isa_name(isa), op->outputs[o].name);
+        free(got[0][o]);
+        free(got[1][o]);
+    }
+}
+
+Test(grid_sampler_optimized, every_isa_mode_and_thread_count_matches_the_reference)
+{
+    const int64_t channels[] = {1, 17, 40};
+    int tested = 0;
+    for (int isa = CONFORM_ISA_SCALAR; isa < CONFORM_ISA_COUNT; isa++) {
+        if (!conform_isa_available((conform_isa)isa)) continue;
+        tested++;
+        for (int im = 0; im < 3; im++)
+            for (int pm = 0; pm < 3; pm++)
+                for (int ac = 0; ac <= 1; ac++)
+                    for (int ci = 0; ci < 3; ci++) {
+                        /* 16 channels per unit: C = 40 runs as three chunks, the grid gradient's
+                           partial sums are added across them */
+                        conform_opt_grid_sampler_chunk = ci == 2 ? 16 : 0;
+                        const op_desc *ops[2] = {&op_grid_sampler_2d, &op_grid_sampler_2d_backward};
+                        for (int k = 0; k < 2; k++) {
+                            harness_case h;
+                            char what[96];
+                            snprintf(what, sizeof what, "%s mode %d pad %d ac %d C %lld", ops[k]->name, im, pm, ac,
+                                     (long long)channels[ci]);
+                            build(ops[k], im, pm, ac, channels[ci], 7, 9, 1000 + (unsigned long)(im * 100 + pm * 10 + ac * 3 + ci), &h);
+                            run_and_check(ops[k], &h, (conform_isa)isa, what);
+                            release(&h);
+                        }
+                    }
+    }
+    conform_opt_grid_sampler_chunk = 0;
+    cr_assert(tested >= 1);
+}
+
+Test(grid_sampler_optimized, output_mask_leaves_unwanted_outputs_alone)
+{
+    const float go[4] = {1, 1, 1, 1}, x[4] = {1, 2, 3, 4}, g[2] = {0.1f, -0.2f};
+    float gi[4] = {7, 7, 7, 7}, gg[2] = {7, 7};
+    f32_grid_sampler_params p = {1, 1, 2, 2, 1, 1, 0, 0, 0, {0, 1}};
+    cr_assert_eq(f32_grid_sampler_2d_bwd(&p, go, x, g, gi, gg, NULL), CONFORM_OK);
+    cr_assert(gi[0] == 7 && gi[3] == 7, "input_grad was written");
+    cr_assert(gg[0] != 7 && gg[1] != 7);
+    p.output_mask[0] = 1;
+    p.output_mask[1] = 0;
+    gg[0] = gg[1] = 7;
+    cr_assert_eq(f32_grid_sampler_2d_bwd(&p, go, x, g, gi, gg, NULL), CONFORM_OK);
+    cr_assert(gg[0] == 7 && gg[1] == 7, "grid_grad was written");
+    cr_assert(fabsf(gi[0] + gi[1] + gi[2] + gi[3] - 1) < 1e-6f);
+    /* NULL for an unwanted output is fine */
+    cr_assert_eq(f32_grid_sampler_2d_bwd(&p, go, x, g, gi, NULL, NULL), CONFORM_OK);
+}
+
+/* ---- validation ------------------------------------------------------------------------------ */
+
+static void refused(const op_desc *op, const char *const *attrs, const shape_t *shapes, const char *want)
+{
+    problem_t p;
+    proof_result r;
+    memset(&r, 0, sizeof r);
+    cr_assert_neq(proof_problem(op, attrs, shapes, NULL, 1, &p, &r), 0, "accepted, wanted '%s'", want);
+    cr_assert(strstr(r.detail, want), "got '%s', wanted '%s'", r.detail, want);
+}
+
+Test(grid_sampler_validate, every_error_rule_names_its_cause)
+{
+    const char *none[] = {NULL};
+    const char *bad_im[] = {"interpolation_mode=3", NULL}, *bad_pm[] = {"padding_mode=-1", NULL};
+    const char *bad_mask[] = {"output_mask=1", NULL}, *bad_mask2[] = {"output_mask=1,2", NULL};
+    shape_t ok_f[2] = {shape4(1, 2, 4, 4), shape4(1, 3, 3, 2)};
+    shape_t f[2];
+    int64_t r3[3] = {1, 2, 4};
+    f[0] = shape_make(3, r3); f[1] = ok_f[1];
+    refused(&op_grid_sampler_2d, none, f, "input [1,2,4]: must have rank 4");
+    f[0] = ok_f[0]; f[1] = shape4(1, 3, 3, 3);
+    refused(&op_grid_sampler_2d, none, f, "grid [1,3,3,3]: last dim must be 2");
+    f[1] = shape4(2, 3, 3, 2);
+    refused(&op_grid_sampler_2d, none, f, "N = 2 must equal input's N = 1");
+    f[0] = shape4(1, 2, 0, 4); f[1] = ok_f[1];
+    refused(&op_grid_sampler_2d, none, f, "H and W must be > 0");
+    refused(&op_grid_sampler_2d, bad_im, ok_f, "interpolation_mode 3: must be 0 (bilinear), 1 (nearest) or 2 (bicubic)");
+    refused(&op_grid_sampler_2d, bad_pm, ok_f, "padding_mode -1: must be 0 (zeros), 1 (border) or 2 (reflection)");
+
+    shape_t ok_b[3] = {shape4(1, 2, 3, 3), shape4(1, 2, 4, 4), shape4(1, 3, 3, 2)}, b[3];
+    memcpy(b, ok_b, sizeof b);
+    b[0] = shape4(1, 5, 3, 3);
+    refused(&op_grid_sampler_2d_backward, none, b, "grad_output [1,5,3,3]: C = 5 must equal input's C = 2");
+    b[0] = shape4(2, 2, 3, 3);
+    refused(&op_grid_sampler_2d_backward, none, b, "grad_output [2,2,3,3]: N = 2 must equal input's N = 1");
+    b[0] = ok_b[0]; b[2] = shape4(1, 3, 4, 2);
+    refused(&op_grid_sampler_2d_backward, none, b, "grid [1,3,4,2]: dims 1, 2 must equal grad_output [1,2,3,3] dims 2, 3");
+    refused(&op_grid_sampler_2d_backward, bad_mask, ok_b, "output_mask has 1 entries: must have 2");
+    refused(&op_grid_sampler_2d_backward, bad_mask2, ok_b, "output_mask[1] = 2: must be 0 or 1");
+}
+
+Test(grid_sampler_validate, masked_outputs_are_marked_skipped_and_empties_are_valid)
+{
+    const char *attrs[] = {"output_mask=0,1", NULL};
+    shape_t b[3] = {shape4(0, 2, 3, 3), shape4(0, 2, 4, 4), shape4(0, 3, 3, 2)};
+    problem_t p;
+    proof_result r;
+    cr_assert_eq(proof_problem(&op_grid_sampler_2d_backward, attrs, b, NULL, 1, &p, &r), 0, "%s", r.detail);
+    cr_assert(p.out_skipped[0] && !p.out_skipped[1]);
+    problem_free(&p);
+}
+
+/* ---- bounds at the discontinuities ----------------------------------------------------------- */
+
+static ref_bounds bounds_for(int64_t n)
+{
+    ref_bounds b = {8 * CONFORM_U_F32, calloc((size_t)n, 8), calloc((size_t)n, 8), calloc((size_t)n, 8), calloc((size_t)n, 8)};
+    return b;
+}
+
+static void free_bounds(ref_bounds *b) { free(b->abs_sum); free(b->n_terms); free(b->pos_err); free(b->ambig); }
+
+Test(grid_sampler_bounds, a_nearest_tie_is_ambiguous_and_covers_the_other_pixel)
+{
+    double y[1];
+    const double g[2] = {0, 1}; /* i = 0.5 on 2 pixels: 1 or 2 */
+    ref_grid_sampler_params p = small(1, 0, 1, 1, 1);
+    ref_bounds b = bounds_for(1);
+    f64_grid_sampler_2d_fwd__ref(&p, img, g, y, &b);
+    cr_assert(b.ambig[0] >= 1.0, "flipping the tie changes the value by 1: ambig %g", b.ambig[0]);
+    const double g2[2] = {-0.2, 1};
+    f64_grid_sampler_2d_fwd__ref(&p, img, g2, y, &b);
+    cr_assert_eq(b.ambig[0], 0.0);
+    free_bounds(&b);
+}
+
+Test(grid_sampler_bounds, bilinear_grid_gradient_at_a_cell_edge_is_ambiguous_but_the_value_is_not)
+{
+    double gi[6], gg[2];
+    /* 2 x 3 pixels, align_corners: x = 0 is i = 1 exactly (a cell edge), y = 0 is i = 0.5 */
+    const double go[1] = {1}, edge[2] = {0, 0};
+    const double row[6] = {1, 5, 2, 3, 0, 4};
+    ref_grid_sampler_params p = {1, 1, 2, 3, 1, 1, 0, 0, 1, {1, 1}};
+    ref_bounds b[2] = {bounds_for(6), bounds_for(2)};
+    f64_grid_sampler_2d_bwd__ref(&p, go, row, edge, gi, gg, b);
+    cr_assert(b[1].ambig[0] > 0, "the x gradient switches cells at i = 1");
+    for (int i = 0; i < 6; i++) cr_assert_eq(b[0].ambig[i], 0.0, "input_grad is continuous there");
+    double y[1];
+    ref_bounds bf = bounds_for(1);
+    f64_grid_sampler_2d_fwd__ref(&p, row, edge, y, &bf);
+    cr_assert_eq(bf.ambig[0], 0.0, "the bilinear value is continuous across cells");
+    free_bounds(&b[0]);
+    free_bounds(&b[1]);
+    free_bounds(&bf);
+}
+
+/* ---- each proof kind catches a broken reference ------------------------------------------------ */
+
+static int violated(const op_desc *op, const char *kind)
+{
+    int bad = 0;
+    for (int i = 0; op->proofs[i].kind; i++) {
+        if (strcmp(op->proofs[i].kind, kind)) continue;
+        proof_result r;
+        memset(&r, 0, sizeof r);
+        bad += op->proofs[i].run(op, &r) != 0;
+    }
+    return bad;
+}
+
+Test(grid_sampler_verify, the_real_references_pass_every_proof)
+{
+    const op_desc *ops[] = {&op_grid_sampler_2d, &op_grid_sampler_2d_backward};
+    for (int o = 0; o < 2; o++)
+        for (int k = 0; k < PROOF_KINDS; k++) cr_assert_eq(violated(ops[o], proof_kinds[k]), 0, "%s %s", ops[o]->name, proof_kinds[k]);
+}
+
+/* forward sampling half a pixel off: the align_corners=false grid read as if it were true */
+static void fwd_half_pixel(const problem_t *p, double **out, ref_bounds *b)
+{
+    problem_t q = *p;
+    int ia = op_attr_index(p->op, "align_corners");
+    q.attr[ia].i = !p->attr[ia].i;
+    op_grid_sampler_2d.reference(&q, out, b);
+}
+
+Test(grid_sampler_verify, metamorphic_and_golden_catch_a_half_pixel_shift)
+{
+    op_desc broken = op_grid_sampler_2d;
+    broken.reference = fwd_half_pixel;
+    cr_assert_gt(violated(&broken, "metamorphic"), 0);
+    cr_assert_gt(violated(&broken, "golden"), 0);
+}
+
+/* A self-contained bilinear-only backward (other modes: the real one) with one corner of
+ * input_grad dropped, or the sign of the x gradient flipped. */
+static int breakage;
+
+static void bwd_broken(const problem_t *p, double **out, ref_bounds *bounds)
+{
+    op_grid_sampler_2d_backward.reference(p, out, bounds);
+    const shape_t *x = &p->in[1].shape, *gs = &p->in[2].shape;
+    int64_t N = x->dims[0], C = x->dims[1], H = x->dims[2], W = x->dims[3], P = gs->dims[1] * gs->dims[2];
+    if (problem_int(p, "interpolation_mode") != 0) return;
+    int ac = (int)problem_int(p, "align_corners");
+    for (int64_t n = 0; n < N; n++)
+        for (int64_t q = 0; q < P; q++) {
+            const double *g = p->in[2].data + (n * P + q) * 2;
+            if (breakage == 1) { out[1][(n * P + q) * 2] = -out[1][(n * P + q) * 2]; continue; }
+            if (problem_int(p, "padding_mode") != 0) continue;
+            double ix = ac ? (g[0] + 1) / 2 * (W - 1) : ((g[0] + 1) * W - 1) / 2;
+            double iy = ac ? (g[1] + 1) / 2 * (H - 1) : ((g[1] + 1) * H - 1) / 2;
+            if (!isfinite(ix) || !isfinite(iy)) continue;
+            int64_t x1 = (int64_t)floor(ix) + 1, y1 = (int64_t)floor(iy) + 1;
+            if (x1 < 0 || x1 >= W || y1 < 0 || y1 >= H) continue;
+            double w = (ix - floor(ix)) * (iy - floor(iy));
+            for (int64_t c = 0; c < C; c++) /* take the (y1, x1) corner back out */
+                out[0][((n * C + c) * H + y1) * W + x1] -= w * p->in[0].data[((n * C + c) * P) + q];
+        }
+}
+
+Test(grid_sampler_verify, adjoint_and_golden_catch_a_dropped_corner)
+{
+    op_desc broken = op_grid_sampler_2d_backward;
+    broken.reference = bwd_broken;
+    breakage = 0;
+    cr_assert_gt(violated(&broken, "adjoint"), 0);
+    cr_assert_gt(violated(&broken, "golden"), 0);
+}
+
+Test(grid_sampler_verify, finite_difference_and_golden_catch_a_wrong_sign_in_the_x_gradient)
+{
+    op_desc broken = op_grid_sampler_2d_backward;
+    broken.reference = bwd_broken;
+    breakage = 1;
+    cr_assert_gt(violated(&broken, "finite difference"), 0);
+    cr_assert_gt(violated(&broken, "golden"), 0);
+}
