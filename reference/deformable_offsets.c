@@ -179,6 +179,20 @@ static branches axis_branches(double v, double d, int64_t n, int64_t h0, double 
     return b;
 }
 
+/* pos_err of a pixel (of one channel, NHWC) a sample's float twin may reach across a cell edge */
+typedef struct {
+    double *pos_err; /* channel c of image n: element (h, w) at ((h * W) + w) * C */
+    int64_t H, W, C;
+    double scale;
+} neighbour_ctx;
+
+static void add_neighbour(void *ctx, int64_t row, int64_t col, double bound)
+{
+    neighbour_ctx *nc = ctx;
+    if (row < 0 || row >= nc->H || col < 0 || col >= nc->W) return;
+    nc->pos_err[(row * nc->W + col) * nc->C] += nc->scale * bound;
+}
+
 void f64_deformable_offsets_bwd__ref(const ref_deformable_params *p, const double *grad, const double *x,
                                      const double *offsets, double *grad_x, double *grad_offsets,
                                      ref_bounds *bx, ref_bounds *bo)
@@ -265,6 +279,11 @@ void f64_deformable_offsets_bwd__ref(const ref_deformable_params *p, const doubl
                                         tx[2][((n * p->H + hs[u]) * p->W + ws[v]) * p->C + c] +=
                                             gm * ref_weight_pos_err(wy[u], wx[v], dy, dx);
                                     }
+                                if (isfinite(gm)) {
+                                    /* pixels across a cell edge the float twin may reach */
+                                    neighbour_ctx nc = {tx[2] + n * p->H * p->W * p->C + c, p->H, p->W, p->C, gm};
+                                    ref_neighbour_weights(hs, ws, wy, wx, dy, dx, add_neighbour, &nc);
+                                }
                             }
                             for (int t = 0; t < 3; t++) if (to[2]) to[2][eot[t]] = pe[t];
                             if (!to[3]) continue;

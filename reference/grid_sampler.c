@@ -330,6 +330,33 @@ void f64_grid_sampler_2d_bwd__ref(const ref_grid_sampler_params *p, const double
             for (int a = 0; amb && a < 8; a++) point_at(p, g, pre, shifts[a][0], shifts[a][1], &alt[a]);
             const double dx = pt.dx, dy = pt.dy, k2 = p->interpolation_mode == 2 ? CUBIC_K2 : 0;
 
+            /* taps a float twin may reach that the double point does not (its coordinate crosses
+               a cell edge within the rounding box): the stencils at the box's corners and edge
+               midpoints beyond the point's own taps, with the largest weight they get there */
+            int n_extra = 0;
+            int64_t extra_idx[8 * 16];
+            double extra_w[8 * 16];
+            if (bi && bi->pos_err && p->output_mask[0] && p->interpolation_mode != 1) {
+                for (int a = 0; a < 8; a++) {
+                    point box;
+                    point_at(p, g, pre, shifts[a][0], shifts[a][1], &box);
+                    for (int j = 0; j < box.y.n; j++)
+                        for (int i = 0; i < box.x.n; i++) {
+                            int64_t pix = box.y.idx[j] * p->W + box.x.idx[i];
+                            int own = 0;
+                            for (int jj = 0; jj < pt.y.n && !own; jj++)
+                                for (int ii = 0; ii < pt.x.n && !own; ii++)
+                                    own = pt.y.idx[jj] * p->W + pt.x.idx[ii] == pix;
+                            double w = fabs(box.y.w[j] * box.x.w[i]);
+                            if (own || !(w > 0)) continue;
+                            int k = 0;
+                            while (k < n_extra && extra_idx[k] != pix) k++;
+                            if (k == n_extra) { extra_idx[n_extra] = pix; extra_w[n_extra++] = w; }
+                            else if (w > extra_w[k]) extra_w[k] = w;
+                        }
+                }
+            }
+
             /* input_grad: every in-bounds tap receives g * w_y * w_x */
             if (p->output_mask[0])
                 for (int64_t c = 0; c < p->C; c++) {
@@ -348,6 +375,8 @@ void f64_grid_sampler_2d_bwd__ref(const ref_grid_sampler_params *p, const double
                             if (bi->pos_err) bi->pos_err[e] += pe;
                             if ((amb & 1) && bi->ambig) bi->ambig[e] += ag;
                         }
+                    if (bi && isfinite(go))
+                        for (int k = 0; k < n_extra; k++) bi->pos_err[plane + extra_idx[k]] += fabs(go) * extra_w[k];
                     /* a tie of nearest: the pixel the other rounding picks may get g instead */
                     for (int a = 0; (amb & 1) && bi && bi->ambig && a < 8; a++)
                         for (int j = 0; j < alt[a].y.n; j++)
