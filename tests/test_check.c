@@ -11,6 +11,7 @@
 #include "compare.h"
 #include "npy.h"
 #include "suite.h"
+#include "op.h"
 
 static char dir[64];
 
@@ -104,4 +105,110 @@ Test(check, rejects_outputs_perturbed_by_a_few_times_the_bound, .init = setup, .
     cr_assert_eq(tried, 5);
     tensor_free(&out);
     free(tol);
+}
+
+/* ---- grid_sample from PyTorch, forward and backward ----------------------------------------- */
+
+#define G "cases/check/grid_sampler/"
+static const char *grid_attrs[] = {"--attr", "interpolation_mode=0", "--attr", "padding_mode=0", "--attr",
+                                   "align_corners=false"};
+
+/* the derived float32 tolerance of every element of output o of op on the given problem */
+static double *derived_tolerances(const char *opname, int n_args, const char **args, int o, int64_t *n)
+{
+    const op_desc *op = op_find(opname);
+    problem_args a;
+    memset(&a, 0, sizeof a);
+    for (int i = 0; i < n_args; i += 2) {
+        if (!strcmp(args[i], "--attr")) a.attr[a.n_attr++] = args[i + 1];
+        else a.input[a.n_input++] = args[i + 1];
+    }
+    problem_t p;
+    cr_assert_eq(problem_from_args(op, &a, &p), 0);
+    double *ref[CONFORM_MAX_TENSORS] = {0}, *b[CONFORM_MAX_TENSORS][4] = {{0}};
+    ref_bounds bounds[CONFORM_MAX_TENSORS];
+    for (int k = 0; k < op->n_outputs; k++) {
+        int64_t m = shape_numel(&p.out_shape[k]);
+        ref[k] = calloc((size_t)m + 1, 8);
+        for (int t = 0; t < 4; t++) b[k][t] = calloc((size_t)m + 1, 8);
+        bounds[k] = (ref_bounds){op->tol[k].k_pos * CONFORM_U_F32, b[k][0], b[k][1], b[k][2], b[k][3]};
+    }
+    op->reference(&p, ref, bounds);
+    *n = shape_numel(&p.out_shape[o]);
+    tol_inputs t = {CONFORM_U_F32, &op->tol[o], b[o][0], b[o][1], b[o][2], b[o][3]};
+    double *tol = calloc((size_t)*n + 1, 8);
+    for (int64_t i = 0; i < *n; i++) {
+        double amb;
+        tol[i] = compare_tolerance(&t, i, &amb) + amb;
+    }
+    for (int k = 0; k < op->n_outputs; k++) {
+        free(ref[k]);
+        for (int q = 0; q < 4; q++) free(b[k][q]);
+    }
+    problem_free(&p);
+    return tol;
+}
+
+/* check with one actual file replaced */
+static int check_grid(int backward, const char *which, const char *path)
+{
+    const char *argv[32];
+    int n = 0;
+    char act[2][256];
+    argv[n++] = "conform";
+    argv[n++] = "check";
+    argv[n++] = backward ? "grid_sampler_2d_backward" : "grid_sampler_2d";
+    for (int i = 0; i < 6; i++) argv[n++] = grid_attrs[i];
+    if (backward) { argv[n++] = "--input"; argv[n++] = "grad_output=" G "grad_output.npy"; }
+    argv[n++] = "--input"; argv[n++] = "input=" G "input.npy";
+    argv[n++] = "--input"; argv[n++] = "grid=" G "grid.npy";
+    const char *outs[2] = {backward ? "input_grad" : "output", "grid_grad"};
+    for (int k = 0; k < (backward ? 2 : 1); k++) {
+        if (which && !strcmp(which, outs[k])) snprintf(act[k], sizeof act[k], "%s=%s", outs[k], path);
+        else snprintf(act[k], sizeof act[k], "%s=" G "%s.npy", outs[k], outs[k]);
+        argv[n++] = "--actual";
+        argv[n++] = act[k];
+    }
+    return cmd_check(n, (char **)argv);
+}
+
+Test(check, accepts_pytorch_grid_sample_and_its_backward, .init = setup, .fini = teardown)
+{
+    cr_assert_eq(check_grid(0, NULL, NULL), EXIT_OK);
+    cr_assert_eq(check_grid(1, NULL, NULL), EXIT_OK);
+}
+
+Test(check, rejects_grid_sample_outputs_perturbed_by_a_few_times_the_bound, .init = setup, .fini = teardown)
+{
+    const char *fwd_args[] = {"--attr", "interpolation_mode=0", "--attr", "padding_mode=0", "--attr", "align_corners=false",
+                              "--input", "input=" G "input.npy", "--input", "grid=" G "grid.npy"};
+    const char *bwd_args[] = {"--attr", "interpolation_mode=0", "--attr", "padding_mode=0", "--attr", "align_corners=false",
+                              "--input", "grad_output=" G "grad_output.npy", "--input", "input=" G "input.npy", "--input",
+                              "grid=" G "grid.npy"};
+    struct { int backward, o; const char *name; } outs[] = {{0, 0, "output"}, {1, 0, "input_grad"}, {1, 1, "grid_grad"}};
+    for (int k = 0; k < 3; k++) {
+        int64_t n;
+        double *tol = outs[k].backward ? derived_tolerances("grid_sampler_2d_backward", 12, bwd_args, outs[k].o, &n)
+                                       : derived_tolerances("grid_sampler_2d", 10, fwd_args, 0, &n);
+        char src[256], dst[256], err[256];
+        snprintf(src, sizeof src, G "%s.npy", outs[k].name);
+        snprintf(dst, sizeof dst, "%s/%s.npy", dir, outs[k].name);
+        tensor_t t;
+        cr_assert_eq(npy_read(src, &t, err, sizeof err), 0);
+        int tried = 0;
+        for (int64_t i = 0; i < n && tried < 3; i += n / 3 + 1) {
+            if (!(tol[i] > 0)) continue;
+            float *f = malloc(sizeof(float) * (size_t)n);
+            for (int64_t q = 0; q < n; q++) f[q] = (float)t.data[q];
+            f[i] = (float)(t.data[i] + (tried % 2 ? -4 : 4) * tol[i]);
+            cr_assert_eq(npy_write_f32(dst, &t.shape, f, err, sizeof err), 0);
+            cr_assert_eq(check_grid(outs[k].backward, outs[k].name, dst), EXIT_FAIL, "%s[%lld] moved by 4 tol", outs[k].name,
+                         (long long)i);
+            free(f);
+            tried++;
+        }
+        cr_assert_gt(tried, 0);
+        tensor_free(&t);
+        free(tol);
+    }
 }

@@ -41,7 +41,24 @@ def roi_align():
     save("roi_align", "grad_input", xg.grad)
 
 
+def grid_sampler():
+    g = torch.Generator().manual_seed(11)
+    x = torch.rand(2, 3, 8, 9, generator=g) * 2 - 1
+    grid = torch.rand(2, 5, 6, 2, generator=g) * 2.2 - 1.1
+    xg, gg = x.clone().requires_grad_(True), grid.clone().requires_grad_(True)
+    y = torch.nn.functional.grid_sample(xg, gg, mode="bilinear", padding_mode="zeros", align_corners=False)
+    gy = torch.rand(y.shape, generator=g) * 2 - 1
+    y.backward(gy)
+    save("grid_sampler", "input", x)
+    save("grid_sampler", "grid", grid)
+    save("grid_sampler", "output", y)
+    save("grid_sampler", "grad_output", gy)
+    save("grid_sampler", "input_grad", xg.grad)
+    save("grid_sampler", "grid_grad", gg.grad)
+
+
 if __name__ == "__main__":
     torch.set_num_threads(1)
     roi_align()
+    grid_sampler()
     print("wrote", OUT)
