@@ -96,6 +96,10 @@ exec_status impl_exec(const impl_t *impl, const problem_t *p, const float **in, 
         return *code ? EXEC_KERNEL_ERROR : EXEC_OK;
     }
     if (pid == 0) {
+        /* a fault must kill the child by its signal, so the parent can name it: drop handlers a
+           sanitizer (or anything else) installed */
+        const int faults[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
+        for (size_t k = 0; k < sizeof faults / sizeof faults[0]; k++) signal(faults[k], SIG_DFL);
         /* the child writes the outputs into shared memory and leaves without atexit work */
         int rc = impl_run(impl, p, in, out, ex);
         _exit(rc == 0 ? 0 : (rc & 0x7f) | 0x80);
