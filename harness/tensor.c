@@ -35,6 +35,18 @@ shape_t shape_make(int rank, const int64_t *dims)
     return s;
 }
 
+shape_t shape4(int64_t a, int64_t b, int64_t c, int64_t d)
+{
+    int64_t x[4] = {a, b, c, d};
+    return shape_make(4, x);
+}
+
+shape_t shape2(int64_t a, int64_t b)
+{
+    int64_t x[2] = {a, b};
+    return shape_make(2, x);
+}
+
 const char *shape_str(const shape_t *s, char *buf, size_t len)
 {
     size_t used = 0;

@@ -24,6 +24,8 @@ typedef struct {
 int64_t shape_numel(const shape_t *s);
 int shape_equal(const shape_t *a, const shape_t *b);
 shape_t shape_make(int rank, const int64_t *dims);
+shape_t shape4(int64_t a, int64_t b, int64_t c, int64_t d);
+shape_t shape2(int64_t a, int64_t b);
 /* "[2,3,4]" into buf; returns buf */
 const char *shape_str(const shape_t *s, char *buf, size_t len);
 

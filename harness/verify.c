@@ -1,6 +1,7 @@
 #include "verify.h"
 
 #include <glob.h>
+#include <gsl/gsl_deriv.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +18,48 @@ const char *verify_golden_dir = "cases/golden";
 /* golden vectors are double computations of the same sums in another order: 1e-12 of the
    tensor's scale leaves room for that and for nothing else */
 #define GOLDEN_LIMIT 1e-12
+
+void proof_note(proof_result *r, double d)
+{
+    r->checks++;
+    if (d > r->worst || isnan(d)) r->worst = isnan(d) ? INFINITY : d;
+}
+
+int proof_verdict(proof_result *r, const char *what)
+{
+    int ok = r->worst <= r->limit;
+    snprintf(r->detail, sizeof r->detail, "%d %s, worst %.2g (limit %.0e)", r->checks, what, r->worst, r->limit);
+    return ok ? 0 : 1;
+}
+
+double adjoint_gap(const double *g, const double *y, int64_t ny, const double *gx, const double *x, int64_t nx)
+{
+    double lhs = 0, rhs = 0, mag = 0;
+    for (int64_t k = 0; k < ny; k++) { lhs += g[k] * y[k]; mag += fabs(g[k] * y[k]); }
+    for (int64_t k = 0; k < nx; k++) { rhs += gx[k] * x[k]; mag += fabs(gx[k] * x[k]); }
+    return mag > 0 ? fabs(lhs - rhs) / mag : INFINITY; /* a vacuous identity proves nothing */
+}
+
+static double loss_at(double v, void *params)
+{
+    proof_loss *L = params;
+    double *slot = &L->p->in[L->input].data[L->e], keep = *slot, *y[CONFORM_MAX_TENSORS] = {0}, l = 0;
+    *slot = v;
+    if (proof_reference(L->fwd, L->p, y) == 0)
+        for (int64_t k = 0; k < L->ng; k++) l += L->g[k] * y[0][k];
+    else l = NAN;
+    proof_free_outputs(y, L->fwd->n_outputs);
+    *slot = keep;
+    return l;
+}
+
+double proof_central_difference(proof_loss *L, double h, double *abserr)
+{
+    gsl_function f = {loss_at, L};
+    double d;
+    gsl_deriv_central(&f, L->p->in[L->input].data[L->e], h, &d, abserr);
+    return d;
+}
 
 int proof_problem(const op_desc *op, const char *const *attrs, const shape_t *shapes, const char *gen,
                   unsigned long seed, problem_t *p, proof_result *r)

@@ -29,6 +29,27 @@ int proof_reference(const op_desc *op, const problem_t *p, double **out);
 void proof_free_outputs(double **out, int n);
 /* max |a - b| / max(max |b|, tiny) over n: error relative to the tensor's scale */
 double rel_diff(const double *a, const double *b, int64_t n);
+/* Bookkeeping of a proof: one more check of discrepancy d (NaN counts as infinite), and the
+ * verdict (0 held, 1 violated) with a detail line "<checks> <what>, worst .. (limit ..)". */
+void proof_note(proof_result *r, double d);
+int proof_verdict(proof_result *r, const char *what);
+
+/* |<g, y> - <gx, x>| over the sum of |products|: the adjoint identity's discrepancy */
+double adjoint_gap(const double *g, const double *y, int64_t ny, const double *gx, const double *x, int64_t nx);
+
+/* L(v) = <g, output 0 of fwd on p with element e of input `input` set to v>: the loss whose
+ * derivative a backward gives; proof_central_difference is GSL's gsl_deriv_central of it at the
+ * element's current value with step h (its error estimate in *abserr). */
+typedef struct {
+    const op_desc *fwd;
+    problem_t *p;
+    int input;
+    int64_t e;
+    const double *g;
+    int64_t ng;
+} proof_loss;
+double proof_central_difference(proof_loss *L, double h, double *abserr);
+
 /* The generic golden proof: every case for this op with "expect" in the files of cases/golden. */
 int proof_golden(const op_desc *op, proof_result *r);
 

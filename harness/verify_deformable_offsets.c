@@ -1,5 +1,4 @@
 /* Proofs of the deformable_offsets and deformable_offsets_grad references (see verify.h). */
-#include <gsl/gsl_deriv.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,20 +14,6 @@ extern const op_desc op_deformable_offsets, op_deformable_offsets_grad;
 /* the adjoint identity compares two sums of the same products taken in different orders */
 #define ADJOINT_LIMIT 1e-12
 
-static shape_t shape4(int64_t a, int64_t b, int64_t c, int64_t d) { int64_t x[4] = {a, b, c, d}; return shape_make(4, x); }
-
-static void note(proof_result *r, double d)
-{
-    r->checks++;
-    if (d > r->worst || isnan(d)) r->worst = isnan(d) ? INFINITY : d;
-}
-
-static int verdict(proof_result *r, const char *what)
-{
-    int ok = r->worst <= r->limit;
-    snprintf(r->detail, sizeof r->detail, "%d %s, worst %.2g (limit %.0e)", r->checks, what, r->worst, r->limit);
-    return ok ? 0 : 1;
-}
 
 /* A geometry exercising every attribute: kh != kw, strides, dilations, asymmetric pads, groups. */
 typedef struct {
@@ -112,11 +97,11 @@ static int integer_offsets(const op_desc *op, proof_result *r)
                                     double got = y[0][((n * Ho * g->kh + ho * g->kh + i) * Wo * g->kw + wo * g->kw + j) * g->C + c];
                                     worst = fmax(worst, fabs(got - want));
                                 }
-            if (!rc) note(r, worst);
+            if (!rc) proof_note(r, worst);
             proof_free_outputs(y, 1);
             problem_free(&p);
         }
-    return rc ? rc : verdict(r, "problems with zero or integer offsets (max |y - mask * pixel|)");
+    return rc ? rc : proof_verdict(r, "problems with zero or integer offsets (max |y - mask * pixel|)");
 }
 
 /* deformable_offsets is linear in x: F(a x + b z) = a F(x) + b F(z). */
@@ -141,7 +126,7 @@ static int linearity(const op_desc *op, proof_result *r)
         if (!rc) {
             double *comb = malloc(sizeof(double) * (size_t)(m ? m : 1));
             for (int64_t i = 0; i < m; i++) comb[i] = a * y[0][0][i] + b * y[1][0][i];
-            note(r, rel_diff(y[2][0], comb, m));
+            proof_note(r, rel_diff(y[2][0], comb, m));
             free(comb);
         }
         for (int t = 0; t < 3; t++) proof_free_outputs(y[t], 1);
@@ -150,7 +135,7 @@ static int linearity(const op_desc *op, proof_result *r)
         problem_free(&p);
     }
     gsl_rng_free(rng);
-    return rc ? rc : verdict(r, "linear combinations");
+    return rc ? rc : proof_verdict(r, "linear combinations");
 }
 
 /* data_format only says where strides and dilations sit: NCHW attributes give the NHWC result. */
@@ -165,13 +150,13 @@ static int data_format(const op_desc *op, proof_result *r)
         double *ya[1] = {0}, *yb[1] = {0};
         rc = proof_reference(op, &a, ya);
         if (!rc) rc = proof_reference(op, &b, yb);
-        if (!rc) note(r, rel_diff(yb[0], ya[0], shape_numel(&a.out_shape[0])));
+        if (!rc) proof_note(r, rel_diff(yb[0], ya[0], shape_numel(&a.out_shape[0])));
         proof_free_outputs(ya, 1);
         proof_free_outputs(yb, 1);
         problem_free(&a);
         problem_free(&b);
     }
-    return rc ? rc : verdict(r, "NCHW vs NHWC attribute layouts");
+    return rc ? rc : proof_verdict(r, "NCHW vs NHWC attribute layouts");
 }
 
 const proof_desc deformable_offsets_proofs[] = {
@@ -247,36 +232,10 @@ static int adjoint(const op_desc *op, proof_result *r)
         if (make_pair(op, i, 60 + i, 0, &pr, r)) { free_pair(&pr); return -1; }
         const double *x = pr.fwd.in[0].data, *g = pr.bwd.in[0].data;
         const int64_t nx = tensor_numel(&pr.fwd.in[0]), ny = tensor_numel(&pr.bwd.in[0]);
-        double lhs = 0, rhs = 0, mag = 0;
-        for (int64_t k = 0; k < ny; k++) { lhs += g[k] * pr.y[0][k]; mag += fabs(g[k] * pr.y[0][k]); }
-        for (int64_t k = 0; k < nx; k++) { rhs += pr.gr[0][k] * x[k]; mag += fabs(pr.gr[0][k] * x[k]); }
-        note(r, mag > 0 ? fabs(lhs - rhs) / mag : (lhs == rhs ? 0 : INFINITY));
+        proof_note(r, adjoint_gap(g, pr.y[0], ny, pr.gr[0], x, nx));
         free_pair(&pr);
     }
-    return verdict(r, "random problems, |<g,F(x)> - <grad_x,x>| / sum of |products|");
-}
-
-/* L = <grad, F(x, offsets)> as a function of one input element (t 0: x, 1: offsets). */
-typedef struct {
-    pair *pr;
-    int t;
-    int64_t e;
-} fd_point;
-
-static double loss_at(double v, void *params)
-{
-    fd_point *fp = params;
-    problem_t *p = &fp->pr->fwd;
-    double keep = p->in[fp->t].data[fp->e];
-    p->in[fp->t].data[fp->e] = v;
-    double *y[1] = {0}, l = 0;
-    if (proof_reference(&op_deformable_offsets, p, y) == 0) {
-        const int64_t n = tensor_numel(&fp->pr->bwd.in[0]);
-        for (int64_t k = 0; k < n; k++) l += fp->pr->bwd.in[0].data[k] * y[0][k];
-    } else l = NAN;
-    proof_free_outputs(y, 1);
-    p->in[fp->t].data[fp->e] = keep;
-    return l;
+    return proof_verdict(r, "random problems, |<g,F(x)> - <grad_x,x>| / sum of |products|");
 }
 
 /* Central differences of L against grad_x (t 0) or grad_offsets (t 1). Offsets are probed at
@@ -294,11 +253,9 @@ static int fd_run(const op_desc *op, int t, proof_result *r)
         int64_t checked[3] = {0, 0, 0};
         const int64_t dgK = pr.g->dg * pr.g->kh * pr.g->kw;
         for (int64_t e = 0; e < n; e++) {
-            fd_point fp = {&pr, t, e};
-            gsl_function f = {loss_at, &fp};
-            double d, abserr;
-            gsl_deriv_central(&f, pr.fwd.in[t].data[e], 1e-3, &d, &abserr);
-            note(r, fmax(fabs(d - pr.gr[t][e]), abserr) / fmax(scale, 1e-300));
+            proof_loss L = {&op_deformable_offsets, &pr.fwd, t, e, pr.bwd.in[0].data, tensor_numel(&pr.bwd.in[0])};
+            double abserr, d = proof_central_difference(&L, 1e-3, &abserr);
+            proof_note(r, fmax(fabs(d - pr.gr[t][e]), abserr) / fmax(scale, 1e-300));
             if (t == 1) checked[(e % (3 * dgK)) / dgK]++;
         }
         if (t == 1 && (!checked[0] || !checked[1] || !checked[2])) {
@@ -309,7 +266,7 @@ static int fd_run(const op_desc *op, int t, proof_result *r)
         }
         free_pair(&pr);
     }
-    return verdict(r, t == 0 ? "elements of grad_x, max(|fd - grad|, GSL error) / gradient scale"
+    return proof_verdict(r, t == 0 ? "elements of grad_x, max(|fd - grad|, GSL error) / gradient scale"
                              : "elements of grad_offsets (x, y and mask channels), max(|fd - grad|, GSL error) / scale");
 }
 
@@ -347,11 +304,11 @@ static int mask_gradient(const op_desc *op, proof_result *r)
                         double got = pr.gr[1][((n * Ho + ho) * Wo + wo) * 3 * dgK + 2 * dgK + k];
                         worst = fmax(worst, fabs(got - want));
                     }
-        note(r, worst / fmax(scale, 1e-300));
+        proof_note(r, worst / fmax(scale, 1e-300));
         proof_free_outputs(y1, 1);
         free_pair(&pr);
     }
-    return verdict(r, "problems, max |mask gradient - <grad, unmasked sample>| / scale");
+    return proof_verdict(r, "problems, max |mask gradient - <grad, unmasked sample>| / scale");
 }
 
 const proof_desc deformable_offsets_grad_proofs[] = {

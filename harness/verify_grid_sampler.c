@@ -1,5 +1,4 @@
 /* Proofs of the grid_sampler_2d and grid_sampler_2d_backward references (see verify.h). */
-#include <gsl/gsl_deriv.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,20 +14,6 @@ extern const op_desc op_grid_sampler_2d, op_grid_sampler_2d_backward;
 /* the adjoint identity compares two sums of the same products taken in different orders */
 #define ADJOINT_LIMIT 1e-12
 
-static shape_t shape4(int64_t a, int64_t b, int64_t c, int64_t d) { int64_t x[4] = {a, b, c, d}; return shape_make(4, x); }
-
-static void note(proof_result *r, double d)
-{
-    r->checks++;
-    if (d > r->worst || isnan(d)) r->worst = isnan(d) ? INFINITY : d;
-}
-
-static int verdict(proof_result *r, const char *what)
-{
-    int ok = r->worst <= r->limit;
-    snprintf(r->detail, sizeof r->detail, "%d %s, worst %.2g (limit %.0e)", r->checks, what, r->worst, r->limit);
-    return ok ? 0 : 1;
-}
 
 static const char *const interp_name[3] = {"0", "1", "2"};
 
@@ -82,7 +67,7 @@ static int identity_grid(const op_desc *op, proof_result *r)
                         for (int64_t q = 0; q < Ho * Wo; q++) {
                             int64_t qq = n * Ho * Wo + q;
                             double want = p.in[0].data[((n * C + c) * H + py[qq]) * W + px[qq]];
-                            note(r, fabs(y[0][(n * C + c) * Ho * Wo + q] - want));
+                            proof_note(r, fabs(y[0][(n * C + c) * Ho * Wo + q] - want));
                         }
                 proof_free_outputs(y, 1);
                 free(px);
@@ -90,7 +75,7 @@ static int identity_grid(const op_desc *op, proof_result *r)
                 gsl_rng_free(rng);
                 problem_free(&p);
             }
-    return rc ? rc : verdict(r, "samples on pixel centres, |output - pixel| (all 18 modes)");
+    return rc ? rc : proof_verdict(r, "samples on pixel centres, |output - pixel| (all 18 modes)");
 }
 
 /* Mirroring the grid's x (x -> -x) samples the mirrored image: exact for every mode (the
@@ -116,14 +101,14 @@ static int mirror(const op_desc *op, proof_result *r)
                     for (int64_t j = 0; j < W; j++) p.in[0].data[row * W + j] = x[row * W + W - 1 - j];
                 for (int64_t q = 0; q < ng; q += 2) p.in[1].data[q] = -g[q];
                 if (!rc) rc = proof_reference(op, &p, ym);
-                if (!rc) note(r, rel_diff(ym[0], y[0], shape_numel(&p.out_shape[0])));
+                if (!rc) proof_note(r, rel_diff(ym[0], y[0], shape_numel(&p.out_shape[0])));
                 proof_free_outputs(y, 1);
                 proof_free_outputs(ym, 1);
                 free(x);
                 free(g);
                 problem_free(&p);
             }
-    return rc ? rc : verdict(r, "mirrored problems (all 18 modes)");
+    return rc ? rc : proof_verdict(r, "mirrored problems (all 18 modes)");
 }
 
 /* grid_sampler_2d is linear in the input: F(a x + b z) = a F(x) + b F(z). */
@@ -148,7 +133,7 @@ static int linearity(const op_desc *op, proof_result *r)
         if (!rc) {
             double *comb = malloc(sizeof(double) * (size_t)(m ? m : 1));
             for (int64_t i = 0; i < m; i++) comb[i] = a * y[0][0][i] + b * y[1][0][i];
-            note(r, rel_diff(y[2][0], comb, m));
+            proof_note(r, rel_diff(y[2][0], comb, m));
             free(comb);
         }
         for (int t = 0; t < 3; t++) proof_free_outputs(y[t], 1);
@@ -157,7 +142,7 @@ static int linearity(const op_desc *op, proof_result *r)
         gsl_rng_free(rng);
         problem_free(&p);
     }
-    return rc ? rc : verdict(r, "linear combinations");
+    return rc ? rc : proof_verdict(r, "linear combinations");
 }
 
 const proof_desc grid_sampler_proofs[] = {
@@ -227,35 +212,10 @@ static int adjoint(const op_desc *op, proof_result *r)
                 if (make_pair(op, im, pm, ac, 100 + (unsigned long)(im * 6 + pm * 2 + ac), 0, &pr, r)) { free_pair(&pr); return -1; }
                 const double *x = pr.fwd.in[0].data, *g = pr.bwd.in[0].data;
                 int64_t nx = tensor_numel(&pr.fwd.in[0]), ny = tensor_numel(&pr.bwd.in[0]);
-                double lhs = 0, rhs = 0, mag = 0;
-                for (int64_t k = 0; k < ny; k++) { lhs += g[k] * pr.y[0][k]; mag += fabs(g[k] * pr.y[0][k]); }
-                for (int64_t k = 0; k < nx; k++) { rhs += pr.gx[0][k] * x[k]; mag += fabs(pr.gx[0][k] * x[k]); }
-                note(r, mag > 0 ? fabs(lhs - rhs) / mag : (lhs == rhs ? 0 : INFINITY));
+                proof_note(r, adjoint_gap(g, pr.y[0], ny, pr.gx[0], x, nx));
                 free_pair(&pr);
             }
-    return verdict(r, "random problems (18 modes), |<g,Fx> - <input_grad(g),x>| / sum of |products|");
-}
-
-/* d<g, F(x, grid)>/d grid_e by GSL central differences of the forward, against grid_grad[e]. */
-typedef struct {
-    pair *pr;
-    int64_t e;
-} fd_point;
-
-static double loss_at(double v, void *params)
-{
-    fd_point *fp = params;
-    problem_t *p = &fp->pr->fwd;
-    double keep = p->in[1].data[fp->e];
-    p->in[1].data[fp->e] = v;
-    double *y[1] = {0}, l = 0;
-    if (proof_reference(&op_grid_sampler_2d, p, y) == 0) {
-        int64_t n = tensor_numel(&fp->pr->bwd.in[0]);
-        for (int64_t k = 0; k < n; k++) l += fp->pr->bwd.in[0].data[k] * y[0][k];
-    } else l = NAN;
-    proof_free_outputs(y, 1);
-    p->in[1].data[fp->e] = keep;
-    return l;
+    return proof_verdict(r, "random problems (18 modes), |<g,Fx> - <input_grad(g),x>| / sum of |products|");
 }
 
 static int finite_difference(const op_desc *op, proof_result *r)
@@ -273,15 +233,13 @@ static int finite_difference(const op_desc *op, proof_result *r)
                 double scale = 0;
                 for (int64_t k = 0; k < ng; k++) scale = fmax(scale, fabs(pr.gx[1][k]));
                 for (int64_t e = 0; e < ng; e++) {
-                    fd_point fp = {&pr, e};
-                    gsl_function f = {loss_at, &fp};
-                    double d, abserr;
-                    gsl_deriv_central(&f, pr.fwd.in[1].data[e], 1e-3, &d, &abserr);
-                    note(r, fmax(fabs(d - pr.gx[1][e]), abserr) / fmax(scale, 1e-3));
+                    proof_loss L = {&op_grid_sampler_2d, &pr.fwd, 1, e, pr.bwd.in[0].data, tensor_numel(&pr.bwd.in[0])};
+                    double abserr, d = proof_central_difference(&L, 1e-3, &abserr);
+                    proof_note(r, fmax(fabs(d - pr.gx[1][e]), abserr) / fmax(scale, 1e-3));
                 }
                 free_pair(&pr);
             }
-    return verdict(r, "grid elements (18 modes), max(|fd - grid_grad|, GSL error estimate) / gradient scale");
+    return proof_verdict(r, "grid elements (18 modes), max(|fd - grid_grad|, GSL error estimate) / gradient scale");
 }
 
 /* output_mask selects outputs without changing them: (1,0) and (0,1) give the (1,1) values. */
@@ -300,12 +258,12 @@ static int mask_independence(const op_desc *op, proof_result *r)
             if (problem_set_attr_text(&q, "output_mask", text, err, sizeof err)) { rc = -1; break; }
             double *o[2] = {0, 0};
             rc = proof_reference(op, &q, o);
-            if (!rc) note(r, rel_diff(o[m], pr.gx[m], shape_numel(&pr.bwd.out_shape[m])));
+            if (!rc) proof_note(r, rel_diff(o[m], pr.gx[m], shape_numel(&pr.bwd.out_shape[m])));
             proof_free_outputs(o, 2);
         }
         free_pair(&pr);
     }
-    return rc ? rc : verdict(r, "masked outputs against the unmasked ones");
+    return rc ? rc : proof_verdict(r, "masked outputs against the unmasked ones");
 }
 
 const proof_desc grid_sampler_bwd_proofs[] = {

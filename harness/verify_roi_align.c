@@ -1,5 +1,4 @@
 /* Proofs of the roi_align and roi_align_v2_backward references (see verify.h). */
-#include <gsl/gsl_deriv.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,21 +15,6 @@ extern const op_desc op_roi_align, op_roi_align_v2_backward;
 /* the adjoint identity compares two sums of the same products taken in different orders */
 #define ADJOINT_LIMIT 1e-12
 
-static shape_t shape4(int64_t a, int64_t b, int64_t c, int64_t d) { int64_t x[4] = {a, b, c, d}; return shape_make(4, x); }
-static shape_t shape2(int64_t a, int64_t b) { int64_t x[2] = {a, b}; return shape_make(2, x); }
-
-static void note(proof_result *r, double d)
-{
-    r->checks++;
-    if (d > r->worst || isnan(d)) r->worst = isnan(d) ? INFINITY : d;
-}
-
-static int verdict(proof_result *r, const char *what)
-{
-    int ok = r->worst <= r->limit;
-    snprintf(r->detail, sizeof r->detail, "%d %s, worst %.2g (limit %.0e)", r->checks, what, r->worst, r->limit);
-    return ok ? 0 : 1;
-}
 
 /* forward outputs of roi_align under proof for given input data and rois */
 static int forward(const op_desc *op, const char *const *attrs, const shape_t *xs, const double *x, int64_t K,
@@ -94,13 +78,13 @@ static int identity_window(const op_desc *op, proof_result *r)
                         int64_t y0 = (int64_t)llround(b[2] * s + 0.5 - (aligned ? 0.5 : 0.0));
                         int64_t x0 = (int64_t)llround(b[1] * s + 0.5 - (aligned ? 0.5 : 0.0));
                         double want = x[(((int64_t)b[0] * C + c) * H + y0 + i) * W + x0 + j];
-                        note(r, fabs(y[0][((k * C + c) * PH + i) * PW + j] - want));
+                        proof_note(r, fabs(y[0][((k * C + c) * PH + i) * PW + j] - want));
                     }
         proof_free_outputs(y, 1);
     }
     free(x);
     gsl_rng_free(rng);
-    return rc ? rc : verdict(r, "pixels reproduced (aligned and not)");
+    return rc ? rc : proof_verdict(r, "pixels reproduced (aligned and not)");
 }
 
 /* Rois and image translated together by whole pixels give the same outputs, for rois whose
@@ -148,14 +132,14 @@ static int translation(const op_desc *op, proof_result *r)
         shape_t ys, ys2;
         rc = forward(op, attrs, &xs, x, K, rois, y, &ys, r);
         if (!rc) rc = forward(op, attrs, &xs2, x2, K, rois2, y2, &ys2, r);
-        if (!rc) note(r, rel_diff(y2[0], y[0], shape_numel(&ys)));
+        if (!rc) proof_note(r, rel_diff(y2[0], y[0], shape_numel(&ys)));
         proof_free_outputs(y, 1);
         proof_free_outputs(y2, 1);
     }
     free(x);
     free(x2);
     gsl_rng_free(rng);
-    return rc ? rc : verdict(r, "translated problems (aligned x sampling_ratio)");
+    return rc ? rc : proof_verdict(r, "translated problems (aligned x sampling_ratio)");
 }
 
 /* aligned = true is aligned = false with the rois moved by half a feature pixel (-0.5/s), as
@@ -188,13 +172,13 @@ static int half_pixel(const op_desc *op, proof_result *r)
         shape_t s1, s2;
         rc = forward(op, al, &xs, x, K, rois, ya, &s1, r);
         if (!rc) rc = forward(op, un, &xs, x, K, moved, yu, &s2, r);
-        if (!rc) note(r, rel_diff(yu[0], ya[0], shape_numel(&s1)));
+        if (!rc) proof_note(r, rel_diff(yu[0], ya[0], shape_numel(&s1)));
         proof_free_outputs(ya, 1);
         proof_free_outputs(yu, 1);
     }
     free(x);
     gsl_rng_free(rng);
-    return rc ? rc : verdict(r, "aligned vs shifted unaligned problems");
+    return rc ? rc : proof_verdict(r, "aligned vs shifted unaligned problems");
 }
 
 /* roi_align is linear in the feature map: F(a x + b z) = a F(x) + b F(z). */
@@ -221,7 +205,7 @@ static int linearity(const op_desc *op, proof_result *r)
         int64_t m = shape_numel(&p.out_shape[0]);
         double *comb = malloc(sizeof(double) * (size_t)(m ? m : 1));
         for (int64_t i = 0; i < m; i++) comb[i] = a * y[0][0][i] + b * y[1][0][i];
-        note(r, rel_diff(y[2][0], comb, m));
+        proof_note(r, rel_diff(y[2][0], comb, m));
         free(comb);
     }
     for (int t = 0; t < 3; t++) proof_free_outputs(y[t], 1);
@@ -229,7 +213,7 @@ static int linearity(const op_desc *op, proof_result *r)
     free(x);
     free(z);
     gsl_rng_free(rng);
-    return rc ? rc : verdict(r, "linear combinations");
+    return rc ? rc : proof_verdict(r, "linear combinations");
 }
 
 const proof_desc roi_align_proofs[] = {
@@ -304,35 +288,10 @@ static int adjoint(const op_desc *op, proof_result *r)
         if (make_pair(op, &family_cases[i], 10 + i, &pr, r)) { free_pair(&pr); return -1; }
         const double *x = pr.fwd.in[0].data, *g = pr.bwd.in[0].data;
         int64_t nx = tensor_numel(&pr.fwd.in[0]), ny = tensor_numel(&pr.bwd.in[0]);
-        double lhs = 0, rhs = 0, mag = 0;
-        for (int64_t k = 0; k < ny; k++) { lhs += g[k] * pr.y[0][k]; mag += fabs(g[k] * pr.y[0][k]); }
-        for (int64_t k = 0; k < nx; k++) { rhs += pr.gx[0][k] * x[k]; mag += fabs(pr.gx[0][k] * x[k]); }
-        note(r, mag > 0 ? fabs(lhs - rhs) / mag : (lhs == rhs ? 0 : INFINITY));
+        proof_note(r, adjoint_gap(g, pr.y[0], ny, pr.gx[0], x, nx));
         free_pair(&pr);
     }
-    return verdict(r, "random problems, |<g,Fx> - <F'g,x>| / sum of |products|");
-}
-
-/* d<g, F(x)>/dx_e by GSL central differences of the forward, against grad_input[e]. */
-typedef struct {
-    pair *pr;
-    int64_t e;
-} fd_point;
-
-static double loss_at(double v, void *params)
-{
-    fd_point *fp = params;
-    problem_t *p = &fp->pr->fwd;
-    double keep = p->in[0].data[fp->e];
-    p->in[0].data[fp->e] = v;
-    double *y[1] = {0}, l = 0;
-    if (proof_reference(&op_roi_align, p, y) == 0) {
-        int64_t n = tensor_numel(&fp->pr->bwd.in[0]);
-        for (int64_t k = 0; k < n; k++) l += fp->pr->bwd.in[0].data[k] * y[0][k];
-    } else l = NAN;
-    proof_free_outputs(y, 1);
-    p->in[0].data[fp->e] = keep;
-    return l;
+    return proof_verdict(r, "random problems, |<g,Fx> - <F'g,x>| / sum of |products|");
 }
 
 static int finite_difference(const op_desc *op, proof_result *r)
@@ -348,18 +307,16 @@ static int finite_difference(const op_desc *op, proof_result *r)
         for (int64_t k = 0; k < nx; k++) scale = fmax(scale, fabs(pr.gx[0][k]));
         /* every 7th element, so touched and untouched pixels are both probed */
         for (int64_t e = 0; e < nx; e += 7) {
-            fd_point fp = {&pr, e};
-            gsl_function f = {loss_at, &fp};
-            double d, abserr;
-            gsl_deriv_central(&f, pr.fwd.in[0].data[e], 1e-2, &d, &abserr);
+            proof_loss L = {&op_roi_align, &pr.fwd, 0, e, pr.bwd.in[0].data, tensor_numel(&pr.bwd.in[0])};
+            double abserr, d = proof_central_difference(&L, 1e-2, &abserr);
             /* the loss is linear in x, so the difference is exact up to rounding: both the
                discrepancy and GSL's own error estimate must be tiny against the gradient scale */
             double err = fabs(d - pr.gx[0][e]);
-            note(r, fmax(err, abserr) / fmax(scale, 1e-300));
+            proof_note(r, fmax(err, abserr) / fmax(scale, 1e-300));
         }
         free_pair(&pr);
     }
-    return verdict(r, "elements, max(|fd - grad|, GSL error estimate) / gradient scale");
+    return proof_verdict(r, "elements, max(|fd - grad|, GSL error estimate) / gradient scale");
 }
 
 /* grad_input of translated problems is the translated grad_input. */
@@ -406,8 +363,8 @@ static int backward_translation(const op_desc *op, proof_result *r)
                     if (i >= TY && i < TY + H && j >= TX && j < TX + W) moved[(c * H + i - TY) * W + j - TX] = v;
                     else outside = fmax(outside, fabs(v));
                 }
-        note(r, rel_diff(moved, g1[0], B * C * H * W));
-        note(r, outside); /* nothing may land outside the translated image */
+        proof_note(r, rel_diff(moved, g1[0], B * C * H * W));
+        proof_note(r, outside); /* nothing may land outside the translated image */
         free(moved);
     }
     proof_free_outputs(g1, 1);
@@ -415,7 +372,7 @@ static int backward_translation(const op_desc *op, proof_result *r)
     problem_free(&p1);
     problem_free(&p2);
     gsl_rng_free(rng);
-    return rc ? rc : verdict(r, "comparisons of translated gradients");
+    return rc ? rc : proof_verdict(r, "comparisons of translated gradients");
 }
 
 const proof_desc roi_align_bwd_proofs[] = {

@@ -1,5 +1,4 @@
 /* Proofs of the roi_align_rotated and roi_align_rotated_grad references (see verify.h). */
-#include <gsl/gsl_deriv.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,21 +15,6 @@ extern const op_desc op_roi_align_rotated, op_roi_align_rotated_grad;
 /* the adjoint identity compares two sums of the same products taken in different orders */
 #define ADJOINT_LIMIT 1e-12
 
-static shape_t shape4(int64_t a, int64_t b, int64_t c, int64_t d) { int64_t x[4] = {a, b, c, d}; return shape_make(4, x); }
-static shape_t shape2(int64_t a, int64_t b) { int64_t x[2] = {a, b}; return shape_make(2, x); }
-
-static void note(proof_result *r, double d)
-{
-    r->checks++;
-    if (d > r->worst || isnan(d)) r->worst = isnan(d) ? INFINITY : d;
-}
-
-static int verdict(proof_result *r, const char *what)
-{
-    int ok = r->worst <= r->limit;
-    snprintf(r->detail, sizeof r->detail, "%d %s, worst %.2g (limit %.0e)", r->checks, what, r->worst, r->limit);
-    return ok ? 0 : 1;
-}
 
 static double *random_values(int64_t n, gsl_rng *rng)
 {
@@ -131,13 +115,13 @@ static int angle_zero_is_roi_align(const op_desc *op, proof_result *r)
         int64_t nr, na;
         rc = run_op(op, attrs, sr_shapes, dr, yr, &nr, r);
         if (!rc) rc = run_op(ra, attrs, sa_shapes, da, ya, &na, r);
-        if (!rc) note(r, nr == na ? rel_diff(yr[0], ya[0], nr) : INFINITY);
+        if (!rc) proof_note(r, nr == na ? rel_diff(yr[0], ya[0], nr) : INFINITY);
         proof_free_outputs(yr, 1);
         proof_free_outputs(ya, 1);
     }
     free(x);
     gsl_rng_free(rng);
-    return rc ? rc : verdict(r, "angle-0 problems against roi_align (aligned x sampling_ratio)");
+    return rc ? rc : proof_verdict(r, "angle-0 problems against roi_align (aligned x sampling_ratio)");
 }
 
 /* clockwise with angle a is counter-clockwise with angle -a */
@@ -160,7 +144,7 @@ static int clockwise_is_negated_angle(const op_desc *op, proof_result *r)
     int64_t n1, n2;
     int rc = run_op(op, cw, shapes, d1, y1, &n1, r);
     if (!rc) rc = run_op(op, ccw, shapes, d2, y2, &n2, r);
-    if (!rc) note(r, rel_diff(y1[0], y2[0], n1));
+    if (!rc) proof_note(r, rel_diff(y1[0], y2[0], n1));
     /* and the angle matters at all: clockwise(a) differs from counter-clockwise(a) */
     double *y3[1] = {0};
     int64_t n3;
@@ -172,8 +156,8 @@ static int clockwise_is_negated_angle(const op_desc *op, proof_result *r)
     free(x);
     gsl_rng_free(rng);
     if (rc) return rc;
-    if (!distinct) note(r, INFINITY);
-    return verdict(r, "clockwise(a) vs counter-clockwise(-a) (and clockwise(a) != counter-clockwise(a))");
+    if (!distinct) proof_note(r, INFINITY);
+    return proof_verdict(r, "clockwise(a) vs counter-clockwise(-a) (and clockwise(a) != counter-clockwise(a))");
 }
 
 /* The same problem in NCHW ([n,6] rois) and NHWC ([6,n] rois) gives the permuted output. */
@@ -197,14 +181,14 @@ static int layouts_agree(const op_desc *op, proof_result *r)
     if (!rc) rc = run_op(op, a2, s2, d2, y2, &n2, r);
     if (!rc) {
         double *perm = to_channels_last(y1[0], K, C, PH * PW);
-        note(r, n1 == n2 ? rel_diff(y2[0], perm, n1) : INFINITY);
+        proof_note(r, n1 == n2 ? rel_diff(y2[0], perm, n1) : INFINITY);
         free(perm);
     }
     proof_free_outputs(y1, 1);
     proof_free_outputs(y2, 1);
     free(x); free(xl); free(rl);
     gsl_rng_free(rng);
-    return rc ? rc : verdict(r, "NHWC outputs against permuted NCHW outputs");
+    return rc ? rc : proof_verdict(r, "NHWC outputs against permuted NCHW outputs");
 }
 
 /* A quarter turn of the image (F'[i][j] = F[j][W-1-i], H' = W, W' = H) with every roi centre
@@ -247,14 +231,14 @@ static int quarter_turn(const op_desc *op, proof_result *r)
         int64_t n1, n2;
         rc = run_op(op, attrs, s1, d1, y1, &n1, r);
         if (!rc) rc = run_op(op, attrs, s2, d2, y2, &n2, r);
-        if (!rc) note(r, rel_diff(y2[0], y1[0], n1));
+        if (!rc) proof_note(r, rel_diff(y2[0], y1[0], n1));
         proof_free_outputs(y1, 1);
         proof_free_outputs(y2, 1);
     }
     free(x);
     free(xt);
     gsl_rng_free(rng);
-    return rc ? rc : verdict(r, "quarter-turned problems (aligned x sampling_ratio)");
+    return rc ? rc : proof_verdict(r, "quarter-turned problems (aligned x sampling_ratio)");
 }
 
 const proof_desc roi_align_rotated_proofs[] = {
@@ -332,35 +316,10 @@ static int adjoint(const op_desc *op, proof_result *r)
         if (make_pair(op, &family_cases[i], 40 + i, &pr, r)) { free_pair(&pr); return -1; }
         const double *x = pr.fwd.in[0].data, *g = pr.bwd.in[0].data;
         int64_t nx = tensor_numel(&pr.fwd.in[0]), ny = tensor_numel(&pr.bwd.in[0]);
-        double lhs = 0, rhs = 0, mag = 0;
-        for (int64_t k = 0; k < ny; k++) { lhs += g[k] * pr.y[0][k]; mag += fabs(g[k] * pr.y[0][k]); }
-        for (int64_t k = 0; k < nx; k++) { rhs += pr.gx[0][k] * x[k]; mag += fabs(pr.gx[0][k] * x[k]); }
-        note(r, mag > 0 ? fabs(lhs - rhs) / mag : INFINITY); /* a vacuous identity proves nothing */
+        proof_note(r, adjoint_gap(g, pr.y[0], ny, pr.gx[0], x, nx));
         free_pair(&pr);
     }
-    return verdict(r, "random problems (both layouts), |<g,Fx> - <F'g,x>| / sum of |products|");
-}
-
-/* d<g, F(x)>/dx_e by GSL central differences of the forward, against y_grad[e]. */
-typedef struct {
-    pair *pr;
-    int64_t e;
-} fd_point;
-
-static double loss_at(double v, void *params)
-{
-    fd_point *fp = params;
-    problem_t *p = &fp->pr->fwd;
-    double keep = p->in[0].data[fp->e];
-    p->in[0].data[fp->e] = v;
-    double *y[1] = {0}, l = 0;
-    if (proof_reference(&op_roi_align_rotated, p, y) == 0) {
-        int64_t n = tensor_numel(&fp->pr->bwd.in[0]);
-        for (int64_t k = 0; k < n; k++) l += fp->pr->bwd.in[0].data[k] * y[0][k];
-    } else l = NAN;
-    proof_free_outputs(y, 1);
-    p->in[0].data[fp->e] = keep;
-    return l;
+    return proof_verdict(r, "random problems (both layouts), |<g,Fx> - <F'g,x>| / sum of |products|");
 }
 
 static int finite_difference(const op_desc *op, proof_result *r)
@@ -376,17 +335,15 @@ static int finite_difference(const op_desc *op, proof_result *r)
         for (int64_t k = 0; k < nx; k++) scale = fmax(scale, fabs(pr.gx[0][k]));
         /* every 5th element, so touched and untouched pixels are both probed */
         for (int64_t e = 0; e < nx; e += 5) {
-            fd_point fp = {&pr, e};
-            gsl_function f = {loss_at, &fp};
-            double d, abserr;
-            gsl_deriv_central(&f, pr.fwd.in[0].data[e], 1e-2, &d, &abserr);
+            proof_loss L = {&op_roi_align_rotated, &pr.fwd, 0, e, pr.bwd.in[0].data, tensor_numel(&pr.bwd.in[0])};
+            double abserr, d = proof_central_difference(&L, 1e-2, &abserr);
             double err = fabs(d - pr.gx[0][e]);
-            note(r, fmax(err, abserr) / fmax(scale, 1e-300));
+            proof_note(r, fmax(err, abserr) / fmax(scale, 1e-300));
         }
-        if (scale == 0) note(r, INFINITY); /* a zero gradient everywhere proves nothing */
+        if (scale == 0) proof_note(r, INFINITY); /* a zero gradient everywhere proves nothing */
         free_pair(&pr);
     }
-    return verdict(r, "elements, max(|fd - grad|, GSL error estimate) / gradient scale");
+    return proof_verdict(r, "elements, max(|fd - grad|, GSL error estimate) / gradient scale");
 }
 
 /* The grad in NHWC equals the permuted grad in NCHW; clockwise(a) equals counter-clockwise(-a). */
@@ -414,8 +371,8 @@ static int grad_relations(const op_desc *op, proof_result *r)
     if (!rc) rc = run_op(op, a3, s1, d3, y3, &n3, r);
     if (!rc) {
         double *perm = to_channels_last(y1[0], B, C, H * W);
-        note(r, n1 == n2 ? rel_diff(y2[0], perm, n1) : INFINITY);
-        note(r, rel_diff(y3[0], y1[0], n1));
+        proof_note(r, n1 == n2 ? rel_diff(y2[0], perm, n1) : INFINITY);
+        proof_note(r, rel_diff(y3[0], y1[0], n1));
         free(perm);
     }
     proof_free_outputs(y1, 1);
@@ -423,7 +380,7 @@ static int grad_relations(const op_desc *op, proof_result *r)
     proof_free_outputs(y3, 1);
     free(g); free(gl); free(rl);
     gsl_rng_free(rng);
-    return rc ? rc : verdict(r, "NHWC vs permuted NCHW, clockwise(a) vs counter-clockwise(-a)");
+    return rc ? rc : proof_verdict(r, "NHWC vs permuted NCHW, clockwise(a) vs counter-clockwise(-a)");
 }
 
 const proof_desc roi_align_rotated_grad_proofs[] = {

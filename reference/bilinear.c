@@ -75,3 +75,24 @@ void ref_neighbour_weights(const int64_t ys[2], const int64_t xs[2], const doubl
     for (int a = 0; a < nr; a++)
         for (int b = 0; b < nc; b++) add(ctx, rows[a], cols[b], dy * dx);
 }
+
+typedef struct {
+    double *pos_err;
+    int64_t H, W;
+    double scale;
+} plane_ctx;
+
+static void add_to_plane(void *ctx, int64_t row, int64_t col, double bound)
+{
+    plane_ctx *c = ctx;
+    if (row < 0 || row >= c->H || col < 0 || col >= c->W) return;
+    c->pos_err[row * c->W + col] += c->scale * bound;
+}
+
+void ref_plane_neighbour_pos_err(double *pos_err, int64_t H, int64_t W, double scale, const ref_bilinear *r,
+                                 double dy, double dx)
+{
+    if (!isfinite(scale)) return;
+    plane_ctx c = {pos_err, H, W, scale};
+    ref_neighbour_weights(r->y, r->x, r->wy, r->wx, dy, dx, add_to_plane, &c);
+}

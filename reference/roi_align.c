@@ -167,21 +167,6 @@ void f64_roi_align_fwd__ref(const ref_roi_align_params *p, const double *input, 
 
 /* ---- backward --------------------------------------------------------------------------- */
 
-/* pos_err of a pixel a sample's float twin may reach across a cell edge */
-typedef struct {
-    double *pos_err;
-    int64_t H, W;
-    double scale;
-} neighbour_ctx;
-
-static void add_neighbour(void *ctx, int64_t row, int64_t col, double bound)
-{
-    neighbour_ctx *n = ctx;
-    /* a non-finite gradient is NaN on its own corners already; it widens no neighbour */
-    if (row < 0 || row >= n->H || col < 0 || col >= n->W || !isfinite(n->scale)) return;
-    n->pos_err[row * n->W + col] += n->scale * bound;
-}
-
 typedef struct {
     double *grad;                /* grad_input plane of (b, c); NULL: only bounds are wanted */
     double *abs_sum, *n_terms, *pos_err, *ambig; /* bounds planes of (b, c), each may be NULL */
@@ -222,10 +207,9 @@ static void backward_bin(const ref_roi_align_params *p, const roi_geom *g, const
                     }
                     if (cls == SAMPLE_AMBIGUOUS && o->ambig) o->ambig[e] += fabs(t) + pe;
                 }
-            if (inside && !as_alternative && o->pos_err) {
-                neighbour_ctx n = {o->pos_err, p->H, p->W, fabs(go) / count};
-                ref_neighbour_weights(r.y, r.x, r.wy, r.wx, dy, dx, add_neighbour, &n);
-            }
+            /* pixels across a cell edge the float twin may reach */
+            if (inside && !as_alternative && o->pos_err)
+                ref_plane_neighbour_pos_err(o->pos_err, p->H, p->W, fabs(go) / count, &r, dy, dx);
         }
     }
 }

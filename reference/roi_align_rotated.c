@@ -187,21 +187,6 @@ typedef struct {
 
 /* Adds the samples of bin (ph, pw) with gh x gw samples, each corner getting go*w/count.
  * as_alternative: the bin as another sample count would take it; only widens ambig. */
-/* pos_err of a pixel a sample's float twin may reach across a cell edge */
-typedef struct {
-    double *pos_err;
-    int64_t H, W;
-    double scale;
-} neighbour_ctx;
-
-static void add_neighbour(void *ctx, int64_t row, int64_t col, double bound)
-{
-    neighbour_ctx *n = ctx;
-    /* a non-finite gradient is NaN on its own corners already; it widens no neighbour */
-    if (row < 0 || row >= n->H || col < 0 || col >= n->W || !isfinite(n->scale)) return;
-    n->pos_err[row * n->W + col] += n->scale * bound;
-}
-
 static void backward_bin(const ref_roi_align_rotated_params *p, const roi_geom *g, const plane_out *o, double go,
                          int64_t ph, int64_t pw, int64_t gh, int64_t gw, double pos_rel_err, int as_alternative)
 {
@@ -233,10 +218,9 @@ static void backward_bin(const ref_roi_align_rotated_params *p, const roi_geom *
                     }
                     if (cls == SAMPLE_AMBIGUOUS && o->ambig) o->ambig[e] += fabs(t) + pe;
                 }
-            if (inside && !as_alternative && o->pos_err) {
-                neighbour_ctx n = {o->pos_err, p->H, p->W, fabs(go) / count};
-                ref_neighbour_weights(r.y, r.x, r.wy, r.wx, dy, dx, add_neighbour, &n);
-            }
+            /* pixels across a cell edge the float twin may reach */
+            if (inside && !as_alternative && o->pos_err)
+                ref_plane_neighbour_pos_err(o->pos_err, p->H, p->W, fabs(go) / count, &r, dy, dx);
         }
 }
 

@@ -14,7 +14,6 @@
 
 extern const op_desc op_grid_sampler_2d, op_grid_sampler_2d_backward;
 
-static shape_t shape4(int64_t a, int64_t b, int64_t c, int64_t d) { int64_t x[4] = {a, b, c, d}; return shape_make(4, x); }
 
 /* ---- hand-checked vectors ------------------------------------------------------------------ */
 
