@@ -57,6 +57,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     bytes_t b = {data, size, 0};
+    conform_sample_budget = 1 << 20; /* a fuzz input may not buy seconds of work */
     int n_ops = 0;
     while (conform_ops[n_ops]) n_ops++;
     const op_desc *op = conform_ops[take(&b) % n_ops];

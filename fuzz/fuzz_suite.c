@@ -12,6 +12,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     static char path[64];
     if (!path[0]) snprintf(path, sizeof path, "/tmp/conform-fuzz-suite-%d.json", (int)getpid());
     conform_memory_budget = 64.0 * 1048576.0;
+    conform_sample_budget = 1 << 20;
     FILE *f = fopen(path, "wb");
     if (!f) return 0;
     fwrite(data, 1, size, f);

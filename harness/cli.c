@@ -76,6 +76,12 @@ int problem_args_take(problem_args *a, int argc, char **argv, int *i)
         conform_memory_budget = (double)mib * 1048576.0;
         (*i)++;
         return 1;
+    } else if (!strcmp(opt, "--max-samples")) {
+        long long n;
+        if (parse_int_arg("--max-samples", *i + 1 < argc ? argv[*i + 1] : NULL, 1, 1LL << 50, &n)) return -1;
+        conform_sample_budget = (double)n;
+        (*i)++;
+        return 1;
     } else if (!strcmp(opt, "--gen")) {
         if (*i + 1 >= argc) { usage_error("--gen takes a JSON object"); return -1; }
         a->gen = argv[++(*i)];

@@ -188,6 +188,12 @@ int cmd_run(int argc, char **argv)
             i++;
         }
         else if (!strcmp(a, "--no-isolate")) policy.isolate = 0;
+        else if (!strcmp(a, "--max-samples")) {
+            long long n;
+            if (parse_int_arg(a, v, 1, 1LL << 50, &n)) return EXIT_USAGE;
+            conform_sample_budget = (double)n;
+            i++;
+        }
         else if (!strcmp(a, "--max-memory")) {
             long long mib;
             if (parse_int_arg(a, v, 1, 1LL << 30, &mib)) return EXIT_USAGE;

@@ -122,6 +122,11 @@ extern double conform_memory_budget;
 /* 0 when p fits the budget, else -1 with a message naming the sizes. */
 int problem_check_budget(const problem_t *p, char *err, size_t errlen);
 
+/* Work budget: the sample evaluations a problem may need (rois with adaptive sampling can ask
+ * for any number); a problem over it is refused with the count (--max-samples). */
+extern double conform_sample_budget;
+int problem_check_samples(const char *op, double samples, char *err, size_t errlen);
+
 /* Text of an attribute as the command line takes it back. */
 const char *attr_text(const attr_value *v, char *buf, size_t len);
 

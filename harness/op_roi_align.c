@@ -103,23 +103,21 @@ static int check_common_attrs(const char *op, const char *ph_name, int64_t PH, c
     return 0;
 }
 
-/* The reference loops over every sample; adaptive counts of absurd rois are refused up front. */
-static int check_adaptive_samples(const char *op, const tensor_t *rois, double s, int64_t PH, int64_t PW,
+/* The reference loops over every sample: rois that would need absurd numbers of them (adaptive
+ * counts of huge rois) are refused up front, against the work budget. */
+static int check_adaptive_samples(const char *op, const tensor_t *rois, double s, int64_t PH, int64_t PW, int64_t C,
                                   int64_t sr, int aligned, char *err, size_t errlen)
 {
-    const double limit = 1 << 20;
-    if (sr > 0 || !rois->data) return 0; /* no data yet: shapes-only check of a suite */
-    double off = aligned ? 0.5 : 0;
+    if (!rois->data) return 0; /* no data yet: shapes-only check of a suite */
+    double off = aligned ? 0.5 : 0, total = 0;
     for (int64_t k = 0; k < rois->shape.dims[0]; k++) {
         const double *r = rois->data + 5 * k;
         double rw = (r[3] * s - off) - (r[1] * s - off), rh = (r[4] * s - off) - (r[2] * s - off);
         if (!aligned) { if (rw < 1) rw = 1; if (rh < 1) rh = 1; }
-        double gh = ceil(rh / (double)PH), gw = ceil(rw / (double)PW);
-        if (isfinite(gh) && isfinite(gw) && gh > 0 && gw > 0 && gh * gw > limit)
-            FAIL("%s: rois[%lld] with sampling_ratio 0 needs %.0f x %.0f samples per bin (limit %.0f); "
-                 "use sampling_ratio > 0", op, (long long)k, gh, gw, limit);
+        double gh = sr > 0 ? (double)sr : ceil(rh / (double)PH), gw = sr > 0 ? (double)sr : ceil(rw / (double)PW);
+        if (isfinite(gh) && isfinite(gw) && gh > 0 && gw > 0) total += gh * gw;
     }
-    return 0;
+    return problem_check_samples(op, total * (double)PH * (double)PW * (double)(C > 0 ? C : 1), err, errlen);
 }
 
 /* ---- roi_align --------------------------------------------------------------------------- */
@@ -174,7 +172,7 @@ static int roi_align_validate(problem_t *p, char *err, size_t errlen)
     if (check_common_attrs(op, "pooled_h", r.pooled_h, "pooled_w", r.pooled_w, r.spatial_scale, r.sampling_ratio,
                            err, errlen))
         return -1;
-    if (check_adaptive_samples(op, &p->in[RA_ROIS], r.spatial_scale, r.pooled_h, r.pooled_w, r.sampling_ratio,
+    if (check_adaptive_samples(op, &p->in[RA_ROIS], r.spatial_scale, r.pooled_h, r.pooled_w, r.C, r.sampling_ratio,
                                r.aligned, err, errlen))
         return -1;
     int64_t d[4] = {r.K, r.C, r.pooled_h, r.pooled_w};
@@ -284,7 +282,7 @@ static int roi_align_bwd_validate(problem_t *p, char *err, size_t errlen)
     if (go->dims[1] != r.C)
         FAIL("%s: grad_output has %lld channels (dim 1) but input_shape[1] = %lld", op, (long long)go->dims[1],
              (long long)r.C);
-    if (check_adaptive_samples(op, &p->in[RB_BOXES], r.spatial_scale, r.pooled_h, r.pooled_w, r.sampling_ratio,
+    if (check_adaptive_samples(op, &p->in[RB_BOXES], r.spatial_scale, r.pooled_h, r.pooled_w, r.C, r.sampling_ratio,
                                r.aligned, err, errlen))
         return -1;
     int64_t d[4] = {r.B, r.C, r.H, r.W};

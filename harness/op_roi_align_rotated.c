@@ -147,21 +147,20 @@ static int check_attrs(const char *op, int64_t PH, int64_t PW, double s, int64_t
     return 0;
 }
 
-/* The reference loops over every sample; adaptive counts of absurd rois are refused up front. */
+/* The reference loops over every sample: rois that would need absurd numbers of them (adaptive
+ * counts of huge rois) are refused up front, against the work budget. */
 static int check_adaptive_samples(const char *op, const tensor_t *rois, int nhwc, int64_t K, double s, int64_t PH,
-                                  int64_t PW, int64_t sr, int aligned, char *err, size_t errlen)
+                                  int64_t PW, int64_t C, int64_t sr, int aligned, char *err, size_t errlen)
 {
-    const double limit = 1 << 20;
-    if (sr > 0 || !rois->data || PH <= 0 || PW <= 0) return 0; /* no data yet: shapes-only check of a suite */
+    if (!rois->data || PH <= 0 || PW <= 0) return 0; /* no data yet: shapes-only check of a suite */
+    double total = 0;
     for (int64_t k = 0; k < K; k++) {
         double w = rois->data[nhwc ? 3 * K + k : 6 * k + 3] * s, h = rois->data[nhwc ? 4 * K + k : 6 * k + 4] * s;
         if (!aligned) { if (w < 1) w = 1; if (h < 1) h = 1; }
-        double gh = ceil(h / (double)PH), gw = ceil(w / (double)PW);
-        if (isfinite(gh) && isfinite(gw) && gh > 0 && gw > 0 && gh * gw > limit)
-            FAIL("%s: rois[%lld] with sampling_ratio 0 needs %.0f x %.0f samples per bin (limit %.0f); "
-                 "use sampling_ratio > 0", op, (long long)k, gh, gw, limit);
+        double gh = sr > 0 ? (double)sr : ceil(h / (double)PH), gw = sr > 0 ? (double)sr : ceil(w / (double)PW);
+        if (isfinite(gh) && isfinite(gw) && gh > 0 && gw > 0) total += gh * gw;
     }
-    return 0;
+    return problem_check_samples(op, total * (double)PH * (double)PW * (double)(C > 0 ? C : 1), err, errlen);
 }
 
 /* ---- roi_align_rotated --------------------------------------------------------------------- */
@@ -233,7 +232,7 @@ static int fwd_validate(problem_t *p, char *err, size_t errlen)
     if (check_attrs(op, r.pooled_h, r.pooled_w, r.spatial_scale, r.sampling_ratio, r.C, r.K == 0 || r.C == 0, err,
                     errlen))
         return -1;
-    if (check_adaptive_samples(op, &p->in[RF_ROIS], nhwc, r.K, r.spatial_scale, r.pooled_h, r.pooled_w,
+    if (check_adaptive_samples(op, &p->in[RF_ROIS], nhwc, r.K, r.spatial_scale, r.pooled_h, r.pooled_w, r.C,
                                r.sampling_ratio, r.aligned, err, errlen))
         return -1;
     int64_t d[4] = {r.K, r.C, r.pooled_h, r.pooled_w}, dl[4] = {r.K, r.pooled_h, r.pooled_w, r.C};
@@ -342,7 +341,7 @@ static int grad_validate(problem_t *p, char *err, size_t errlen)
     if (xc != r.C)
         FAIL("%s: x_grad has %lld channels (dim %d) but y_grad_shape[%d] = %lld", op, (long long)xc, nhwc ? 3 : 1,
              nhwc ? 3 : 1, (long long)r.C);
-    if (check_adaptive_samples(op, &p->in[RG_ROIS], nhwc, r.K, r.spatial_scale, r.pooled_h, r.pooled_w,
+    if (check_adaptive_samples(op, &p->in[RG_ROIS], nhwc, r.K, r.spatial_scale, r.pooled_h, r.pooled_w, r.C,
                                r.sampling_ratio, r.aligned, err, errlen))
         return -1;
     p->out_shape[0] = shape_make(4, ys->list);

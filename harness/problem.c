@@ -230,3 +230,14 @@ int problem_check_budget(const problem_t *p, char *err, size_t errlen)
              p->op->name, need / 1048576.0, budget / 1048576.0);
     return -1;
 }
+
+/* 2^28 sample evaluations: a few seconds of the double reference */
+double conform_sample_budget = 268435456.0;
+
+int problem_check_samples(const char *op, double samples, char *err, size_t errlen)
+{
+    if (!(samples > conform_sample_budget)) return 0;
+    snprintf(err, errlen, "%s: the rois need %.3g sample evaluations in all, over the budget of %.3g (--max-samples); "
+             "use a sampling_ratio > 0 or smaller rois", op, samples, conform_sample_budget);
+    return -1;
+}

@@ -84,6 +84,13 @@ static int count_ambiguous(const roi_geom *g)
     return g->gh_lo != g->gh_hi || g->gw_lo != g->gw_hi;
 }
 
+/* Absurd rois (an extent whose rounding spans more than a few sample counts) are not evaluated
+ * count by count: their elements are ambiguous without bound. */
+static int countable_alternatives(const roi_geom *g)
+{
+    return g->gh_hi - g->gh_lo <= 2 && g->gw_hi - g->gw_lo <= 2;
+}
+
 /* ---- forward ---------------------------------------------------------------------------- */
 
 typedef struct {
@@ -95,6 +102,7 @@ static bin_acc forward_bin(const ref_roi_align_params *p, const roi_geom *g, con
                            int64_t ph, int64_t pw, int64_t gh, int64_t gw, double pos_rel_err)
 {
     bin_acc a = {0, 0, 0, 0, 0};
+    if (gh <= 0 || gw <= 0) return a; /* no samples (a negative count on one axis must not loop on the other) */
     for (int64_t iy = 0; iy < gh; iy++) {
         double y = sample_y(g, ph, iy, gh);
         double dy = pos_rel_err * (g->mag_y + fabs(y));
@@ -146,7 +154,9 @@ void f64_roi_align_fwd__ref(const ref_roi_align_params *p, const double *input, 
                     output[e] = a.sum / count;
                     if (!bounds) continue;
                     double ambig = a.ambig / count;
-                    if (plane && count_ambiguous(&g)) {
+                    if (plane && count_ambiguous(&g) && !countable_alternatives(&g))
+                        ambig = INFINITY; /* rounding spans many counts: any value is possible */
+                    else if (plane && count_ambiguous(&g)) {
                         /* every sample count within rounding: the element may be any of them */
                         for (int64_t gh = g.gh_lo; gh <= g.gh_hi; gh++)
                             for (int64_t gw = g.gw_lo; gw <= g.gw_hi; gw++) {
@@ -178,6 +188,7 @@ static void backward_bin(const ref_roi_align_params *p, const roi_geom *g, const
                          double go, int64_t ph, int64_t pw, int64_t gh, int64_t gw,
                          double pos_rel_err, int as_alternative)
 {
+    if (gh <= 0 || gw <= 0) return; /* no samples */
     double count = sample_count(gh, gw);
     for (int64_t iy = 0; iy < gh; iy++) {
         double y = sample_y(g, ph, iy, gh);
@@ -243,6 +254,10 @@ void f64_roi_align_bwd__ref(const ref_roi_align_params *p, const double *grad_ou
                     double go = grad_output[((k * p->C + c) * PH + ph) * PW + pw];
                     backward_bin(p, &g, &o, go, ph, pw, g.gh, g.gw, pre, 0);
                     if (!bounds || !count_ambiguous(&g)) continue;
+                    if (!countable_alternatives(&g)) { /* rounding spans many counts */
+                        if (o.ambig) for (int64_t q = 0; q < p->H * p->W; q++) o.ambig[q] = INFINITY;
+                        continue;
+                    }
                     /* any sample count within rounding may be the one used: widen every pixel
                        either sampling touches by both contributions */
                     for (int64_t gh = g.gh_lo; gh <= g.gh_hi; gh++)

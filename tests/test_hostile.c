@@ -12,6 +12,8 @@
 #include "cli.h"
 #include "report.h"
 #include "suite.h"
+#include "npy.h"
+#include "runner.h"
 
 static char dir[64];
 
@@ -97,4 +99,46 @@ Test(hostile, absurd_shapes_are_caught_before_allocation)
     int64_t z[3] = {0, INT64_MAX, 5}; /* empty, but a dim that large is still refused */
     s = shape_make(3, z);
     cr_assert_eq(shape_numel(&s), 0);
+}
+
+/* found by fuzz_ops: tiny shapes, but rois so large that adaptive sampling asked for about 1e9
+ * sample evaluations; the reference ran for minutes. The work budget refuses it at once. */
+Test(hostile, absurd_adaptive_sampling_is_refused_by_the_work_budget, .init = setup, .fini = teardown)
+{
+    char x[128], r[128], out[128], err[256];
+    snprintf(x, sizeof x, "%s/x.npy", dir);
+    snprintf(r, sizeof r, "%s/r.npy", dir);
+    snprintf(out, sizeof out, "%s/out", dir);
+    double xv[16] = {0}, rv[5] = {0, 0, 0, 3e6, 3e6};
+    cr_assert_eq(npy_write_f64(x, &(shape_t){4, {1, 1, 4, 4}}, xv, err, sizeof err), 0);
+    cr_assert_eq(npy_write_f64(r, &(shape_t){2, {1, 5}}, rv, err, sizeof err), 0);
+    char xi[160], ri[160];
+    snprintf(xi, sizeof xi, "input=%s", x);
+    snprintf(ri, sizeof ri, "rois=%s", r);
+    const char *argv[] = {"conform", "eval", "roi_align", "--impl", "reference", "--attr", "pooled_h=2", "--attr",
+                          "pooled_w=2", "--input", xi, "--input", ri, "--output-dir", out};
+    double t0 = now_seconds();
+    cr_assert_eq(cmd_eval(15, (char **)argv), EXIT_USAGE);
+    cr_assert_lt(now_seconds() - t0, 5.0);
+}
+
+/* found by fuzz_ops (a 40 s timeout): an aligned roi with a huge height and a negative width
+ * under adaptive sampling gave counts of 1e9 and -1e9; the reference looped over the 1e9 rows of
+ * samples although the negative axis had none. */
+Test(hostile, a_negative_sample_count_on_one_axis_samples_nothing_at_once)
+{
+    double x[3 * 6] = {0}, y[6 * 4];
+    for (int i = 0; i < 18; i++) x[i] = i;
+    /* NCHW, one roi: (batch, cx, cy, w, h, angle) */
+    double rois[6] = {0, 1, 1, -1e30, 1e30, 0.5};
+    ref_roi_align_rotated_params p = {1, 6, 3, 1, 1, 1, 4, 1.0, 0, 1, 0, 0};
+    double t0 = now_seconds();
+    f64_roi_align_rotated_fwd__ref(&p, x, rois, y, NULL);
+    cr_assert_lt(now_seconds() - t0, 1.0);
+    for (int i = 0; i < 24; i++) cr_assert_eq(y[i], 0.0);
+    double r2[5] = {0, 0, 0, -1e30, 1e30}, y2[4];
+    ref_roi_align_params q = {1, 1, 3, 6, 1, 1, 4, 1.0, 0, 1};
+    t0 = now_seconds();
+    f64_roi_align_fwd__ref(&q, x, r2, y2, NULL);
+    cr_assert_lt(now_seconds() - t0, 1.0);
 }
