@@ -53,7 +53,7 @@ FAULT_overflow = 3
 FAULT_abi = 4
 PLUGIN_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARN) -O2 -fPIC -shared -Iharness
 
-.PHONY: all deps test test-unit test-san conformance smoke verify bench clean install install-check fuzz fuzz-build deps-fuzz test-valgrind
+.PHONY: all deps test test-unit test-san conformance smoke verify bench clean install install-check fuzz fuzz-ci fuzz-build deps-fuzz test-valgrind
 all: deps
 	@$(MAKE) --no-print-directory $(CONFORM) $(TESTS) $(PLUGINS)
 
@@ -187,6 +187,23 @@ fuzz: fuzz-build
 	  echo "fuzz_$$t: $(FUZZ_SECONDS) s"; \
 	  build-fuzz/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) -timeout=20 -rss_limit_mb=4096 -print_final_stats=1 \
 	    -artifact_prefix=build-fuzz/fuzz_$$t- build-fuzz/corpus/$$t fuzz/corpus/$$t 2>build-fuzz/fuzz_$$t.log || \
+	    { tail -40 build-fuzz/fuzz_$$t.log; exit 1; }; \
+	  grep -E "stat::number_of_executed_units|stat::average_exec_per_sec" build-fuzz/fuzz_$$t.log | tr '\n' ' '; echo; \
+	done
+
+# CI: a fixed number of runs from a fixed seed, so the run is the same every time (a time-boxed
+# fuzz run explores differently on every machine and would make CI flaky)
+FUZZ_RUNS_npy = 40000
+FUZZ_RUNS_suite = 20000
+FUZZ_RUNS_attrs = 60000
+FUZZ_RUNS_ops = 1500
+fuzz-ci: fuzz-build
+	@for t in $(FUZZ_TARGETS); do \
+	  mkdir -p build-fuzz/corpus-ci/$$t; rm -f build-fuzz/corpus-ci/$$t/*; \
+	  runs=$$(case $$t in npy) echo $(FUZZ_RUNS_npy);; suite) echo $(FUZZ_RUNS_suite);; attrs) echo $(FUZZ_RUNS_attrs);; *) echo $(FUZZ_RUNS_ops);; esac); \
+	  echo "fuzz_$$t: $$runs runs, seed 1"; \
+	  build-fuzz/fuzz_$$t -seed=1 -runs=$$runs -timeout=30 -rss_limit_mb=4096 -print_final_stats=1 \
+	    -artifact_prefix=build-fuzz/fuzz_$$t- build-fuzz/corpus-ci/$$t fuzz/corpus/$$t 2>build-fuzz/fuzz_$$t.log || \
 	    { tail -40 build-fuzz/fuzz_$$t.log; exit 1; }; \
 	  grep -E "stat::number_of_executed_units|stat::average_exec_per_sec" build-fuzz/fuzz_$$t.log | tr '\n' ' '; echo; \
 	done
