@@ -530,12 +530,17 @@ int f32_roi_align_rotated_bwd(const f32_roi_align_rotated_params *p, const float
                 if (x.ref[k].a < 0) continue;
                 const arena *a = &x.arenas[x.ref[k].a];
                 const size_t *st = a->starts + x.ref[k].s;
+                /* the roi's gradient rows go through the tile in both layouts: read straight from
+                   x_grad (NHWC) every bin started with a cache miss its stores waited for */
                 if (!nhwc)
                     x.kn.tr((size_t)n, (size_t)P, x_grad + ((size_t)k * C + c0) * P, (size_t)P, ws.tile, (size_t)cc);
+                else
+                    for (int64_t q = 0; q < P; q++)
+                        memcpy(ws.tile + (size_t)q * cc, x_grad + ((size_t)k * P + q) * C + c0, (size_t)n * sizeof(float));
                 for (int64_t q = 0; q < P; q++) {
                     const size_t nt = st[q + 1] - st[q];
                     if (!nt) continue;
-                    const float *g = nhwc ? x_grad + ((size_t)k * P + q) * C + c0 : ws.tile + (size_t)q * cc;
+                    const float *g = ws.tile + (size_t)q * cc;
                     x.kn.scatter((size_t)n, 1, row_off, row_w, nt, a->off + st[q], a->w + st[q], g, io);
                 }
             }
