@@ -176,7 +176,7 @@ typedef struct {
     int64_t serial;
 } dedupe;
 
-static void tap_add(arena *a, dedupe *d, int64_t pix, int64_t stride, float w)
+static inline void tap_add(arena *a, dedupe *d, int64_t pix, int64_t stride, float w)
 {
     if (w == 0.0f) {
         if (d->stamp_zero[pix] == d->serial) return;
@@ -374,8 +374,27 @@ static void ctx_prepare(call_ctx *x, thread_ws *ws, int private_plane)
     ws->d.slot = malloc(hw * sizeof(int64_t));
     if (!ws->d.stamp_pos || !ws->d.stamp_zero || !ws->d.slot || tid >= x->nt) mine = 1;
     if (mine) set_err(x);
-#pragma omp for schedule(static)
-    for (int64_t k = 0; k < x->K; k++) {
+    /* a contiguous block of rois per thread, its arena reserved once for the block's upper bound
+       (4 taps per sample): growing it by doubling copied it and faulted in fresh pages per step.
+       The bound only reserves address space; pages are touched as taps are written. */
+    const int64_t team = omp_get_num_threads(); /* may be fewer than nt: every roi in some block */
+    const int64_t per = (x->K + team - 1) / team, lo = tid * per < x->K ? tid * per : x->K,
+                  hi = lo + per < x->K ? lo + per : x->K;
+    if (!mine) {
+        double taps = 0, starts = 0;
+        for (int64_t k = lo; k < hi; k++) {
+            const roi_geom *g = &x->geo[k];
+            if (g->b < 0 || g->gh <= 0 || g->gw <= 0) continue;
+            taps += 4.0 * (double)x->P * (double)g->gh * (double)g->gw;
+            starts += (double)x->P + 1.0;
+        }
+        const double cap = (double)(1 << 22);
+        if (arena_reserve(&x->arenas[tid], (size_t)(taps < cap ? taps : cap), (size_t)(starts < cap ? starts : cap))) {
+            mine = 1;
+            set_err(x);
+        }
+    }
+    for (int64_t k = lo; k < hi; k++) {
         const roi_geom *g = &x->geo[k];
         if (mine || g->b < 0 || g->gh <= 0 || g->gw <= 0) continue;
         if (roi_build(&x->arenas[tid], &ws->d, g, x->PH, x->PW, x->H, x->W, x->stride, &x->ref[k].s)) {
@@ -385,7 +404,8 @@ static void ctx_prepare(call_ctx *x, thread_ws *ws, int private_plane)
         }
         x->ref[k].a = tid;
     }
-    /* implicit barrier: every table is visible to every thread below */
+#pragma omp barrier
+    /* every table is visible to every thread below */
 }
 
 static int checked_sizes(int64_t HW, int64_t P, int64_t cc)
