@@ -437,10 +437,15 @@ int f32_roi_align_rotated_fwd(const f32_roi_align_rotated_params *p, const float
     nb = 0;
     for (int64_t b = 0; b < x.B; b++)
         if (x.bstart[b + 1] > x.bstart[b]) batches[nb++] = b;
-    x.cc = nb > 0 ? pick_chunk(C, HW, nb, x.nt, 1 << 20) : 1;
+    /* NHWC reads the caller's tensor in place: no plane to amortize, so a unit is a group of
+       consecutive rois (batch-sorted, neighbours share cached pixels) over all channels. A
+       channel chunk of a 1 KiB-strided plane used only a quarter of the cache sets and split
+       each bin into C/cc short passes. */
+    x.cc = nhwc ? C : nb > 0 ? pick_chunk(C, HW, nb, x.nt, 1 << 20) : 1;
     x.nchunks = (C + x.cc - 1) / x.cc;
     x.stride = nhwc ? C : x.cc;
-    const int64_t units = nb * x.nchunks, cc = x.cc;
+    const int64_t nk = x.bstart[x.B], group = 8;
+    const int64_t units = nhwc ? (nk + group - 1) / group : nb * x.nchunks, cc = x.cc;
     if (nb > 0 && !checked_sizes(HW, P, nhwc ? C : cc)) {
         free(batches);
         ctx_free(&x);
@@ -466,6 +471,19 @@ int f32_roi_align_rotated_fwd(const f32_roi_align_rotated_params *p, const float
 
 #pragma omp for schedule(dynamic, 1)
         for (int64_t u = 0; u < units_run; u++) {
+            if (nhwc) {
+                for (int64_t i = u * group; i < nk && i < (u + 1) * group; i++) {
+                    const int64_t k = x.order[i];
+                    if (x.ref[k].a < 0) continue; /* zeroed above */
+                    const arena *a = &x.arenas[x.ref[k].a];
+                    const size_t *st = a->starts + x.ref[k].s;
+                    const float *plane = x_in + (size_t)x.geo[k].b * HW * C;
+                    for (int64_t q = 0; q < P; q++)
+                        x.kn.bin((size_t)C, 1, row_off, row_w, st[q + 1] - st[q], a->off + st[q], a->w + st[q], plane,
+                                 y + ((size_t)k * P + q) * C);
+                }
+                continue;
+            }
             /* batch-minor order: concurrent units work on different rois when B > 1 */
             const int64_t b = batches[u % nb], c0 = (u / nb) * cc;
             const int64_t n = C - c0 < cc ? C - c0 : cc;
