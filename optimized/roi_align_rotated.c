@@ -19,7 +19,8 @@
  * the per-channel arithmetic are the same in both layouts: the results are bitwise identical up
  * to the permutation. The backward scatters into a private [H*W][cc] plane in both layouts.
  *
- * Work units are (batch b, chunk of cc channels). Backward is the mirror image: each unit owns
+ * Work units are (batch b, chunk of cc channels); the NHWC forward, which needs no plane, uses groups
+ * of 8 batch-sorted rois over all channels instead. Backward is the mirror image: each unit owns
  * the y_grad slice of (b, chunk): it scatters into a zeroed private plane and transposes (NCHW)
  * or copies (NHWC) it back once. Every output element is computed by
  * one thread in a fixed order (roi, bin, tap): identical for any thread count and chunking, no
