@@ -19,7 +19,8 @@
  * the per-channel arithmetic are the same in both layouts: the results are bitwise identical up
  * to the permutation. The backward scatters into a private [H*W][cc] plane in both layouts.
  *
- * Work units are (batch b, chunk of cc channels). Backward is the mirror image: each unit owns
+ * Work units are (batch b, chunk of cc channels); the NHWC forward, which needs no plane, uses groups
+ * of 8 batch-sorted rois over all channels instead. Backward is the mirror image: each unit owns
  * the y_grad slice of (b, chunk): it scatters into a zeroed private plane and transposes (NCHW)
  * or copies (NHWC) it back once. Every output element is computed by
  * one thread in a fixed order (roi, bin, tap): identical for any thread count and chunking, no
@@ -176,7 +177,7 @@ typedef struct {
     int64_t serial;
 } dedupe;
 
-static void tap_add(arena *a, dedupe *d, int64_t pix, int64_t stride, float w)
+static inline void tap_add(arena *a, dedupe *d, int64_t pix, int64_t stride, float w)
 {
     if (w == 0.0f) {
         if (d->stamp_zero[pix] == d->serial) return;
@@ -374,8 +375,27 @@ static void ctx_prepare(call_ctx *x, thread_ws *ws, int private_plane)
     ws->d.slot = malloc(hw * sizeof(int64_t));
     if (!ws->d.stamp_pos || !ws->d.stamp_zero || !ws->d.slot || tid >= x->nt) mine = 1;
     if (mine) set_err(x);
-#pragma omp for schedule(static)
-    for (int64_t k = 0; k < x->K; k++) {
+    /* a contiguous block of rois per thread, its arena reserved once for the block's upper bound
+       (4 taps per sample): growing it by doubling copied it and faulted in fresh pages per step.
+       The bound only reserves address space; pages are touched as taps are written. */
+    const int64_t team = omp_get_num_threads(); /* may be fewer than nt: every roi in some block */
+    const int64_t per = (x->K + team - 1) / team, lo = tid * per < x->K ? tid * per : x->K,
+                  hi = lo + per < x->K ? lo + per : x->K;
+    if (!mine) {
+        double taps = 0, starts = 0;
+        for (int64_t k = lo; k < hi; k++) {
+            const roi_geom *g = &x->geo[k];
+            if (g->b < 0 || g->gh <= 0 || g->gw <= 0) continue;
+            taps += 4.0 * (double)x->P * (double)g->gh * (double)g->gw;
+            starts += (double)x->P + 1.0;
+        }
+        const double cap = (double)(1 << 22);
+        if (arena_reserve(&x->arenas[tid], (size_t)(taps < cap ? taps : cap), (size_t)(starts < cap ? starts : cap))) {
+            mine = 1;
+            set_err(x);
+        }
+    }
+    for (int64_t k = lo; k < hi; k++) {
         const roi_geom *g = &x->geo[k];
         if (mine || g->b < 0 || g->gh <= 0 || g->gw <= 0) continue;
         if (roi_build(&x->arenas[tid], &ws->d, g, x->PH, x->PW, x->H, x->W, x->stride, &x->ref[k].s)) {
@@ -385,7 +405,8 @@ static void ctx_prepare(call_ctx *x, thread_ws *ws, int private_plane)
         }
         x->ref[k].a = tid;
     }
-    /* implicit barrier: every table is visible to every thread below */
+#pragma omp barrier
+    /* every table is visible to every thread below */
 }
 
 static int checked_sizes(int64_t HW, int64_t P, int64_t cc)
@@ -417,10 +438,15 @@ int f32_roi_align_rotated_fwd(const f32_roi_align_rotated_params *p, const float
     nb = 0;
     for (int64_t b = 0; b < x.B; b++)
         if (x.bstart[b + 1] > x.bstart[b]) batches[nb++] = b;
-    x.cc = nb > 0 ? pick_chunk(C, HW, nb, x.nt, 1 << 20) : 1;
+    /* NHWC reads the caller's tensor in place: no plane to amortize, so a unit is a group of
+       consecutive rois (batch-sorted, neighbours share cached pixels) over all channels. A
+       channel chunk of a 1 KiB-strided plane used only a quarter of the cache sets and split
+       each bin into C/cc short passes. */
+    x.cc = nhwc ? C : nb > 0 ? pick_chunk(C, HW, nb, x.nt, 1 << 20) : 1;
     x.nchunks = (C + x.cc - 1) / x.cc;
     x.stride = nhwc ? C : x.cc;
-    const int64_t units = nb * x.nchunks, cc = x.cc;
+    const int64_t nk = x.bstart[x.B], group = 8;
+    const int64_t units = nhwc ? (nk + group - 1) / group : nb * x.nchunks, cc = x.cc;
     if (nb > 0 && !checked_sizes(HW, P, nhwc ? C : cc)) {
         free(batches);
         ctx_free(&x);
@@ -446,6 +472,19 @@ int f32_roi_align_rotated_fwd(const f32_roi_align_rotated_params *p, const float
 
 #pragma omp for schedule(dynamic, 1)
         for (int64_t u = 0; u < units_run; u++) {
+            if (nhwc) {
+                for (int64_t i = u * group; i < nk && i < (u + 1) * group; i++) {
+                    const int64_t k = x.order[i];
+                    if (x.ref[k].a < 0) continue; /* zeroed above */
+                    const arena *a = &x.arenas[x.ref[k].a];
+                    const size_t *st = a->starts + x.ref[k].s;
+                    const float *plane = x_in + (size_t)x.geo[k].b * HW * C;
+                    for (int64_t q = 0; q < P; q++)
+                        x.kn.bin((size_t)C, 1, row_off, row_w, st[q + 1] - st[q], a->off + st[q], a->w + st[q], plane,
+                                 y + ((size_t)k * P + q) * C);
+                }
+                continue;
+            }
             /* batch-minor order: concurrent units work on different rois when B > 1 */
             const int64_t b = batches[u % nb], c0 = (u / nb) * cc;
             const int64_t n = C - c0 < cc ? C - c0 : cc;
@@ -530,12 +569,17 @@ int f32_roi_align_rotated_bwd(const f32_roi_align_rotated_params *p, const float
                 if (x.ref[k].a < 0) continue;
                 const arena *a = &x.arenas[x.ref[k].a];
                 const size_t *st = a->starts + x.ref[k].s;
+                /* the roi's gradient rows go through the tile in both layouts: read straight from
+                   x_grad (NHWC) every bin started with a cache miss its stores waited for */
                 if (!nhwc)
                     x.kn.tr((size_t)n, (size_t)P, x_grad + ((size_t)k * C + c0) * P, (size_t)P, ws.tile, (size_t)cc);
+                else
+                    for (int64_t q = 0; q < P; q++)
+                        memcpy(ws.tile + (size_t)q * cc, x_grad + ((size_t)k * P + q) * C + c0, (size_t)n * sizeof(float));
                 for (int64_t q = 0; q < P; q++) {
                     const size_t nt = st[q + 1] - st[q];
                     if (!nt) continue;
-                    const float *g = nhwc ? x_grad + ((size_t)k * P + q) * C + c0 : ws.tile + (size_t)q * cc;
+                    const float *g = ws.tile + (size_t)q * cc;
                     x.kn.scatter((size_t)n, 1, row_off, row_w, nt, a->off + st[q], a->w + st[q], g, io);
                 }
             }
