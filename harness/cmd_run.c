@@ -16,6 +16,7 @@
 /* SIGINT/SIGTERM: finish nothing more, write what was done, say the run was interrupted */
 static volatile sig_atomic_t interrupted;
 static void on_signal(int sig) { interrupted = sig; }
+static int run_suites(int argc, char **argv);
 #define MAX_OPS 16
 
 /* ---- waivers: expected failures, each with a reason and a link ----------------------------- */
@@ -153,6 +154,22 @@ static int load_rerun(const char *path, const char *statuses, selection *s)
 
 int cmd_run(int argc, char **argv)
 {
+    /* from the start, so a signal while suites load is an interruption too, not a death */
+    struct sigaction sa, old_int, old_term;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    interrupted = 0;
+    sigaction(SIGINT, &sa, &old_int);
+    sigaction(SIGTERM, &sa, &old_term);
+    int rc = run_suites(argc, argv);
+    sigaction(SIGINT, &old_int, NULL);
+    sigaction(SIGTERM, &old_term, NULL);
+    return rc;
+}
+
+static int run_suites(int argc, char **argv)
+{
     const char *suites[MAX_SUITES];
     int n_suites = 0, seed_set = 0, dry = 0, quiet = 0, shard_set = 0;
     long long seed = 0;
@@ -268,13 +285,6 @@ int cmd_run(int argc, char **argv)
 
     const op_desc *touched[64];
     int n_touched = 0, done = 0, failed = 0;
-    struct sigaction sa, old_int, old_term;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_signal;
-    sigemptyset(&sa.sa_mask);
-    interrupted = 0;
-    sigaction(SIGINT, &sa, &old_int);
-    sigaction(SIGTERM, &sa, &old_term);
     int progress = !quiet && isatty(2) && !getenv("CI");
     double t_start = now_seconds();
     for (int s = 0; s < n_suites && !interrupted; s++) {
@@ -322,8 +332,6 @@ int cmd_run(int argc, char **argv)
         }
     }
     if (progress) fputs("\r\033[K", stderr);
-    sigaction(SIGINT, &old_int, NULL);
-    sigaction(SIGTERM, &old_term, NULL);
     if (interrupted) {
         cJSON_AddBoolToObject(report, "interrupted", 1);
         cJSON_AddNumberToObject(report, "cases_not_run", total - done);
