@@ -84,11 +84,13 @@ static int count_ambiguous(const roi_geom *g)
     return g->gh_lo != g->gh_hi || g->gw_lo != g->gw_hi;
 }
 
-/* Absurd rois (an extent whose rounding spans more than a few sample counts) are not evaluated
- * count by count: their elements are ambiguous without bound. */
+/* Absurd rois (an extent whose rounding spans more than a few sample counts, or an alternative
+ * count of more than 2^20 samples a bin, which the main count's work budget did not see) are not
+ * evaluated count by count: their elements are ambiguous without bound. */
 static int countable_alternatives(const roi_geom *g)
 {
-    return g->gh_hi - g->gh_lo <= 2 && g->gw_hi - g->gw_lo <= 2;
+    return g->gh_hi - g->gh_lo <= 2 && g->gw_hi - g->gw_lo <= 2 &&
+           (double)g->gh_hi * (double)g->gw_hi <= (double)(1 << 20);
 }
 
 /* ---- forward ---------------------------------------------------------------------------- */
