@@ -35,6 +35,7 @@ typedef struct {
     f32_grid_bwd_fn bwd;
     f32_transpose_fn tr;
     f32_grid_bilinear_bwd_fn bil;
+    f32_unpack8_zero_fn unpack;
 } kernel_set;
 
 static kernel_set kernels_for(conform_isa isa)
@@ -46,18 +47,21 @@ static kernel_set kernels_for(conform_isa isa)
         k.bwd = f32_grid_bwd_ukernel__avx512;
         k.tr = f32_transpose_ukernel__avx512;
         k.bil = f32_grid_bilinear_bwd_ukernel__avx512;
+        k.unpack = f32_unpack8_zero_ukernel__avx512;
         break;
     case CONFORM_ISA_AVX2:
         k.bin = f32_bilerp_bin_ukernel__avx2;
         k.bwd = f32_grid_bwd_ukernel__avx2;
         k.tr = f32_transpose_ukernel__avx2;
         k.bil = f32_grid_bilinear_bwd_ukernel__avx2;
+        k.unpack = f32_unpack8_zero_ukernel__avx2;
         break;
     default:
         k.bin = f32_bilerp_bin_ukernel__scalar;
         k.bwd = f32_grid_bwd_ukernel__scalar;
         k.tr = f32_transpose_ukernel__scalar;
         k.bil = f32_grid_bilinear_bwd_ukernel__scalar;
+        k.unpack = f32_unpack8_zero_ukernel__scalar;
         break;
     }
     return k;
@@ -439,10 +443,7 @@ static int bwd_bilinear(const f32_grid_sampler_params *p, const kernel_set *kn, 
                         }
                     }
                 }
-                if (io8) {
-                    kn->tr((size_t)HW, pl, io8, 8, input_grad + ((size_t)n * C + (size_t)c) * (size_t)HW, (size_t)HW);
-                    memset(io8, 0, sizeof(float) * 8 * (size_t)HW);
-                }
+                if (io8) kn->unpack((size_t)HW, pl, io8, input_grad + ((size_t)n * C + (size_t)c) * (size_t)HW, (size_t)HW);
             }
             if (!acc) continue;
             float *gg = grid_grad + (size_t)n * (size_t)P * 2;

@@ -142,4 +142,13 @@ void f32_grid_bilinear_bwd_ukernel__avx2(size_t npts, const f32_grid_pt *pts, si
 void f32_grid_bilinear_bwd_ukernel__avx512(size_t npts, const f32_grid_pt *pts, size_t W, const float *go8,
                                            const float *in8, float *io8, float *acc, int acc_init);
 
+/* Moves a channels-last accumulation block out and clears it:
+ *   dst[j * dst_stride + i] = buf8[8 i + j], j < planes <= 8, i < n;  then buf8[0 .. 8 n) = 0.
+ * The SIMD kernels write dst with non-temporal stores where it is aligned (it is written once and
+ * not read back soon: no read for ownership). */
+typedef void (*f32_unpack8_zero_fn)(size_t n, size_t planes, float *buf8, float *dst, size_t dst_stride);
+void f32_unpack8_zero_ukernel__scalar(size_t n, size_t planes, float *buf8, float *dst, size_t dst_stride);
+void f32_unpack8_zero_ukernel__avx2(size_t n, size_t planes, float *buf8, float *dst, size_t dst_stride);
+void f32_unpack8_zero_ukernel__avx512(size_t n, size_t planes, float *buf8, float *dst, size_t dst_stride);
+
 #endif
