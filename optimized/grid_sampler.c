@@ -13,9 +13,9 @@
  * 32 channels measured faster than 16 (per-point overhead) and 64 (cache misses)), or all of C.
  * Forward: the unit transposes its [cn][H*W] slice of the input into a [H*W][cc] plane, computes
  * one output row at a time into a [Wo][cc] tile and transposes it back.
- * Backward: the unit owns a zeroed private input_grad plane (no other unit touches those
- * channels of image n: no races, no atomics), scatters every point of image n in row order and
- * transposes the plane back once. The grid gradient of a point sums over all channels: each unit
+ * Backward (nearest, bicubic; bilinear has its own path below): the unit owns a zeroed private
+ * input_grad plane (no other unit touches those channels of image n: no races, no atomics),
+ * scatters every point of image n in row order and transposes the plane back once. The grid gradient of a point sums over all channels: each unit
  * writes its chunk's partial sum, and after the parallel region the partials are added in chunk
  * order and multiplied by the coordinate multiplier. Every element is therefore summed in a fixed
  * order, identical for any thread count. */
@@ -266,19 +266,18 @@ int f32_grid_sampler_2d_fwd(const f32_grid_sampler_params *p, const float *input
 
 /* ---- backward --------------------------------------------------------------------------------- */
 
-/* ---- backward, bilinear: NCHW planes ------------------------------------------------------------
+/* ---- backward, bilinear: sorted points, 8-channel blocks ---------------------------------------
  *
- * Bilinear has 2 x 2 taps, so no transposes are needed: a unit (image n, block of channels) works
- * on the NCHW planes directly, four channels at a time. The points of image n are tabled once per
- * unit (offset, fractions, multipliers) and sorted by their top row y0 (a stable counting sort):
- * the input and input_grad planes are then swept row by row (every tap an L1 hit, the rows
- * prefetched in order) and only the grad_output reads are scattered, within a 64 KB plane. The
- * input_grad planes accumulate in private zeroed buffers flushed once with non-temporal stores, so
- * input, grad_output and input_grad cross DRAM once each. Points whose stencil leaves the plane
- * (or is clipped) are few: they follow the sorted ones, tap by tap. The grid gradient of a point
- * keeps per tap the sum over channels of g * v (in channel order, in acc), then the derivative
- * weights are applied once. Blocks are a function of N and C only; with several, their partial
- * sums are added in block order after the parallel region, as the general path. */
+ * A unit (image n, block of channels) tables the points of image n once (offset, fractions,
+ * multipliers) sorted by their top row y0 (a stable counting sort). Per 8 channels it transposes
+ * grad_output and input into [pixel][8] blocks and sweeps the sorted points: the input and
+ * input_grad blocks are then visited row by row (the taps hit L1) and only the grad_output reads
+ * are scattered, within a 512 KiB block. input_grad accumulates in a private block written out
+ * once with non-temporal stores, so the big tensors cross DRAM about once each. Points whose
+ * stencil leaves the plane (or is clipped) are few: they follow the sorted ones, tap by tap. The
+ * grid gradient of a point keeps per tap the sum over channels of g * v (fixed order, in acc) and
+ * applies the derivative weights once. Blocks are a function of N and C only; with several, their
+ * partial sums are added in block order after the parallel region, as the general path. */
 
 typedef struct {
     int32_t q, nt;
