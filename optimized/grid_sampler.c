@@ -13,9 +13,9 @@
  * 32 channels measured faster than 16 (per-point overhead) and 64 (cache misses)), or all of C.
  * Forward: the unit transposes its [cn][H*W] slice of the input into a [H*W][cc] plane, computes
  * one output row at a time into a [Wo][cc] tile and transposes it back.
- * Backward: the unit owns a zeroed private input_grad plane (no other unit touches those
- * channels of image n: no races, no atomics), scatters every point of image n in row order and
- * transposes the plane back once. The grid gradient of a point sums over all channels: each unit
+ * Backward (nearest, bicubic; bilinear has its own path below): the unit owns a zeroed private
+ * input_grad plane (no other unit touches those channels of image n: no races, no atomics),
+ * scatters every point of image n in row order and transposes the plane back once. The grid gradient of a point sums over all channels: each unit
  * writes its chunk's partial sum, and after the parallel region the partials are added in chunk
  * order and multiplied by the coordinate multiplier. Every element is therefore summed in a fixed
  * order, identical for any thread count. */
@@ -34,6 +34,8 @@ typedef struct {
     f32_bilerp_bin_fn bin;
     f32_grid_bwd_fn bwd;
     f32_transpose_fn tr;
+    f32_grid_bilinear_bwd_fn bil;
+    f32_unpack8_zero_fn unpack;
 } kernel_set;
 
 static kernel_set kernels_for(conform_isa isa)
@@ -44,16 +46,22 @@ static kernel_set kernels_for(conform_isa isa)
         k.bin = f32_bilerp_bin_ukernel__avx512;
         k.bwd = f32_grid_bwd_ukernel__avx512;
         k.tr = f32_transpose_ukernel__avx512;
+        k.bil = f32_grid_bilinear_bwd_ukernel__avx512;
+        k.unpack = f32_unpack8_zero_ukernel__avx512;
         break;
     case CONFORM_ISA_AVX2:
         k.bin = f32_bilerp_bin_ukernel__avx2;
         k.bwd = f32_grid_bwd_ukernel__avx2;
         k.tr = f32_transpose_ukernel__avx2;
+        k.bil = f32_grid_bilinear_bwd_ukernel__avx2;
+        k.unpack = f32_unpack8_zero_ukernel__avx2;
         break;
     default:
         k.bin = f32_bilerp_bin_ukernel__scalar;
         k.bwd = f32_grid_bwd_ukernel__scalar;
         k.tr = f32_transpose_ukernel__scalar;
+        k.bil = f32_grid_bilinear_bwd_ukernel__scalar;
+        k.unpack = f32_unpack8_zero_ukernel__scalar;
         break;
     }
     return k;
@@ -106,17 +114,21 @@ static int64_t pad_tap(int64_t k, int64_t S, int pad, int ac)
     return k;
 }
 
+/* the unnormalized coordinate of grid value c and d i / d c (section 7.1) */
+static inline float unnormalize(float c, int64_t S, int ac, float *mult)
+{
+    if (ac) {
+        *mult = (float)(S - 1) * 0.5f;
+        return (c + 1.0f) * 0.5f * (float)(S - 1);
+    }
+    *mult = (float)S * 0.5f;
+    return ((c + 1.0f) * (float)S - 1.0f) * 0.5f;
+}
+
 static void axis_taps(const f32_grid_sampler_params *p, float c, int64_t S, int64_t stride, taps *t)
 {
     const int ac = p->align_corners, pad = p->padding_mode;
-    float i, mult;
-    if (ac) {
-        mult = (float)(S - 1) * 0.5f;
-        i = (c + 1.0f) * 0.5f * (float)(S - 1);
-    } else {
-        mult = (float)S * 0.5f;
-        i = ((c + 1.0f) * (float)S - 1.0f) * 0.5f;
-    }
+    float mult, i = unnormalize(c, S, ac, &mult);
     t->n = 0;
     if (p->interpolation_mode == 2) {
         t->mult = mult;
@@ -254,6 +266,244 @@ int f32_grid_sampler_2d_fwd(const f32_grid_sampler_params *p, const float *input
 
 /* ---- backward --------------------------------------------------------------------------------- */
 
+/* ---- backward, bilinear: sorted points, 8-channel blocks ---------------------------------------
+ *
+ * A unit (image n, block of channels) tables the points of image n once (offset, fractions,
+ * multipliers) sorted by their top row y0 (a stable counting sort). Per 8 channels it transposes
+ * grad_output and input into [pixel][8] blocks and sweeps the sorted points: the input and
+ * input_grad blocks are then visited row by row (the taps hit L1) and only the grad_output reads
+ * are scattered, within a 512 KiB block. input_grad accumulates in a private block written out
+ * once with non-temporal stores, so the big tensors cross DRAM about once each. Points whose
+ * stencil leaves the plane (or is clipped) are few: they follow the sorted ones, tap by tap. The
+ * grid gradient of a point keeps per tap the sum over channels of g * v (fixed order, in acc) and
+ * applies the derivative weights once. Blocks are a function of N and C only; with several, their
+ * partial sums are added in block order after the parallel region, as the general path. */
+
+typedef struct {
+    int32_t q, nt;
+    int32_t off[4];
+    float w[4], wdx[4], wdy[4];
+} edge_pt;
+
+typedef struct {
+    f32_grid_pt pt;
+    int32_t key;
+    float mx, my;
+} pt_tmp;
+
+typedef struct {
+    f32_grid_pt *pts;   /* in-plane points sorted by y0 */
+    edge_pt *edge;      /* the others, in point order */
+    float *mult;        /* [nfast + nedge][2]: d coordinate / d grid value, table order */
+    pt_tmp *tmp;
+    int64_t *start;     /* [H + 1] */
+    size_t nfast, nedge;
+} bil_table;
+
+static void bil_table_build(const f32_grid_sampler_params *p, const float *grid_n, bil_table *t)
+{
+    const int64_t H = p->H, W = p->W, P = p->Ho * p->Wo;
+    const int ac = p->align_corners, quick = p->padding_mode == 0;
+    const float xmax = (float)(W - 1), ymax = (float)(H - 1);
+    size_t nf = 0, ne = 0;
+    memset(t->start, 0, sizeof(int64_t) * (size_t)(H + 1));
+    for (int64_t q = 0; q < P; q++) {
+        const float gx = grid_n[2 * q], gy = grid_n[2 * q + 1];
+        if (quick) { /* zeros padding: axis_taps's arithmetic for a point with all four taps inside */
+            float mx, my;
+            const float ix = unnormalize(gx, W, ac, &mx), iy = unnormalize(gy, H, ac, &my);
+            if (ix >= 0.0f && ix < xmax && iy >= 0.0f && iy < ymax) {
+                const int32_t x0 = (int32_t)ix, y0 = (int32_t)iy;
+                t->tmp[nf] = (pt_tmp){{(int32_t)(y0 * W + x0), (int32_t)q, ix - (float)x0, iy - (float)y0}, y0, mx, my};
+                t->start[y0 + 1]++;
+                nf++;
+                continue;
+            }
+        }
+        taps tx, ty;
+        axis_taps(p, gx, W, 1, &tx);
+        axis_taps(p, gy, H, W, &ty);
+        if (tx.n == 2 && ty.n == 2) {
+            const int32_t y0 = (int32_t)(ty.off[0] / W);
+            t->tmp[nf] = (pt_tmp){{(int32_t)(ty.off[0] + tx.off[0]), (int32_t)q, tx.w[1], ty.w[1]}, y0, tx.mult, ty.mult};
+            t->start[y0 + 1]++;
+            nf++;
+            continue;
+        }
+        edge_pt *e = &t->edge[ne++];
+        e->q = (int32_t)q;
+        e->nt = 0;
+        for (size_t r = 0; r < ty.n; r++)
+            for (size_t c = 0; c < tx.n; c++, e->nt++) {
+                e->off[e->nt] = (int32_t)(ty.off[r] + tx.off[c]);
+                e->w[e->nt] = ty.w[r] * tx.w[c];
+                e->wdx[e->nt] = ty.w[r] * tx.dw[c];
+                e->wdy[e->nt] = ty.dw[r] * tx.w[c];
+            }
+        /* the edge points' multipliers fill mult from its end (the sorted ones fill the front) */
+        t->mult[2 * (size_t)(P - 1 - (int64_t)(ne - 1))] = tx.mult;
+        t->mult[2 * (size_t)(P - 1 - (int64_t)(ne - 1)) + 1] = ty.mult;
+    }
+    for (int64_t y = 0; y < H; y++) t->start[y + 1] += t->start[y];
+    for (size_t k = 0; k < nf; k++) {
+        const size_t d = (size_t)t->start[t->tmp[k].key]++;
+        t->pts[d] = t->tmp[k].pt;
+        t->mult[2 * d] = t->tmp[k].mx;
+        t->mult[2 * d + 1] = t->tmp[k].my;
+    }
+    /* nf + ne == P: the edge multipliers fill [nf, P) in reverse order; put them in order */
+    for (size_t a = nf, z = (size_t)P - 1; a < z; a++, z--)
+        for (int i = 0; i < 2; i++) {
+            const float m = t->mult[2 * a + i];
+            t->mult[2 * a + i] = t->mult[2 * z + i];
+            t->mult[2 * z + i] = m;
+        }
+    t->nfast = nf;
+    t->nedge = ne;
+}
+
+/* channels per unit of the bilinear path: a function of N and C only (about 8 units in all), a
+ * multiple of 8, or the tuning knob */
+static int64_t pick_block(int64_t N, int64_t C)
+{
+    int64_t cb;
+    if (conform_opt_grid_sampler_chunk > 0) cb = (conform_opt_grid_sampler_chunk + 15) / 16 * 16;
+    else {
+        const int64_t want = N >= 8 ? 1 : (8 + N - 1) / N;
+        cb = ((C + want - 1) / want + 7) / 8 * 8;
+    }
+    return cb >= C ? C : cb;
+}
+
+static int bwd_bilinear(const f32_grid_sampler_params *p, const kernel_set *kn, const float *grad_output,
+                        const float *input, const float *grid, float *input_grad, float *grid_grad,
+                        const conform_exec *ex)
+{
+    const int64_t N = p->N, C = p->C, H = p->H, W = p->W, HW = H * W, P = p->Ho * p->Wo;
+    const int want_in = p->output_mask[0], want_grid = p->output_mask[1];
+    const int64_t cb = pick_block(N, C), nblk = (C + cb - 1) / cb, units = N * nblk;
+    float *partial = want_grid && nblk > 1 ? alloc_floats((size_t)nblk * (size_t)(N * P * 2)) : NULL;
+    if (want_grid && nblk > 1 && !partial) return CONFORM_E_NOMEM;
+    int err = 0;
+
+#pragma omp parallel num_threads(threads_of(ex))
+    {
+        bil_table t = {0};
+        t.pts = malloc(sizeof(f32_grid_pt) * (size_t)P);
+        t.edge = malloc(sizeof(edge_pt) * (size_t)P);
+        t.mult = alloc_floats((size_t)P * 2);
+        t.tmp = malloc(sizeof(pt_tmp) * (size_t)P);
+        t.start = malloc(sizeof(int64_t) * (size_t)(H + 1));
+        float *acc = want_grid ? alloc_floats((size_t)P * 4) : NULL;
+        float *in8 = want_grid ? alloc_floats((size_t)HW * 8) : NULL;
+        float *io8 = want_in ? alloc_floats((size_t)HW * 8) : NULL;
+        float *go8 = alloc_floats((size_t)P * 8);
+        int mine = !t.pts || !t.edge || !t.mult || !t.tmp || !t.start || !go8 || (want_grid && (!acc || !in8)) ||
+                   (want_in && !io8);
+        if (io8) memset(io8, 0, sizeof(float) * 8 * (size_t)HW);
+        if (mine) {
+#pragma omp atomic write
+            err = 1;
+        }
+#pragma omp barrier
+        int failed;
+#pragma omp atomic read
+        failed = err;
+        int64_t built = -1;
+#pragma omp for schedule(dynamic, 1)
+        for (int64_t u = 0; u < (failed ? 0 : units); u++) {
+            const int64_t n = u / nblk, b = u % nblk, c0 = b * cb, cn = C - c0 < cb ? C - c0 : cb;
+            if (built != n) {
+                bil_table_build(p, grid + (size_t)n * (size_t)P * 2, &t);
+                built = n;
+            }
+            const size_t nf = t.nfast, ne = t.nedge;
+            for (int64_t c = c0; c < c0 + cn; c += 8) {
+                const size_t pl = (size_t)(c0 + cn - c < 8 ? c0 + cn - c : 8);
+                const float *go = grad_output + ((size_t)n * C + c) * (size_t)P;
+                const float *in = input + ((size_t)n * C + c) * (size_t)HW;
+                if (pl < 8) { /* unused lanes are zeros */
+                    memset(go8, 0, sizeof(float) * 8 * (size_t)P);
+                    if (in8) memset(in8, 0, sizeof(float) * 8 * (size_t)HW);
+                }
+                kn->tr(pl, (size_t)P, go, (size_t)P, go8, 8);
+                if (in8) kn->tr(pl, (size_t)HW, in, (size_t)HW, in8, 8);
+                kn->bil(nf, t.pts, (size_t)W, go8, in8, io8, acc, c == c0);
+                for (size_t e = 0; e < ne; e++) {
+                    const edge_pt *ep = &t.edge[e];
+                    float *s = acc ? acc + 4 * (nf + e) : NULL;
+                    if (s && c == c0) s[0] = s[1] = s[2] = s[3] = 0.0f;
+                    const float *g = go8 + 8 * (size_t)ep->q;
+                    for (int32_t k = 0; k < ep->nt; k++) {
+                        const size_t o = 8 * (size_t)ep->off[k];
+                        for (size_t j = 0; j < pl; j++) {
+                            if (io8) io8[o + j] += ep->w[k] * g[j];
+                            if (s) s[k] += g[j] * in8[o + j];
+                        }
+                    }
+                }
+                if (io8) kn->unpack((size_t)HW, pl, io8, input_grad + ((size_t)n * C + (size_t)c) * (size_t)HW, (size_t)HW);
+            }
+            if (!acc) continue;
+            float *gg = grid_grad + (size_t)n * (size_t)P * 2;
+            float *part = partial ? partial + ((size_t)b * (size_t)N + (size_t)n) * (size_t)P * 2 : NULL;
+            for (size_t k = 0; k < nf + ne; k++) {
+                const float *s = acc + 4 * k;
+                float sx, sy;
+                size_t q;
+                if (k < nf) {
+                    const f32_grid_pt *pt = &t.pts[k];
+                    const float ax = 1.0f - pt->lx, ay = 1.0f - pt->ly;
+                    /* wdx = w_y x (-1, 1), wdy = (-1, 1) x w_x, taps in (r, c) order */
+                    sx = -ay * s[0] + ay * s[1] + -pt->ly * s[2] + pt->ly * s[3];
+                    sy = -ax * s[0] + -pt->lx * s[1] + ax * s[2] + pt->lx * s[3];
+                    q = (size_t)pt->q;
+                } else {
+                    const edge_pt *ep = &t.edge[k - nf];
+                    sx = sy = 0.0f;
+                    for (int32_t i = 0; i < ep->nt; i++) {
+                        sx += ep->wdx[i] * s[i];
+                        sy += ep->wdy[i] * s[i];
+                    }
+                    q = (size_t)ep->q;
+                }
+                if (part) {
+                    part[2 * q] = sx;
+                    part[2 * q + 1] = sy;
+                    if (b == 0) {
+                        gg[2 * q] = t.mult[2 * k];
+                        gg[2 * q + 1] = t.mult[2 * k + 1];
+                    }
+                } else {
+                    gg[2 * q] = t.mult[2 * k] * sx;
+                    gg[2 * q + 1] = t.mult[2 * k + 1] * sy;
+                }
+            }
+        }
+        free(t.pts);
+        free(t.edge);
+        free(t.mult);
+        free(t.tmp);
+        free(t.start);
+        free(acc);
+        free(in8);
+        free(io8);
+        free(go8);
+    }
+    if (!err && partial) {
+        const int64_t np = N * P * 2;
+#pragma omp parallel for num_threads(threads_of(ex)) schedule(static)
+        for (int64_t e = 0; e < np; e++) {
+            float sum = partial[e];
+            for (int64_t k = 1; k < nblk; k++) sum += partial[(size_t)k * (size_t)np + (size_t)e];
+            grid_grad[e] *= sum;
+        }
+    }
+    free(partial);
+    return err ? CONFORM_E_NOMEM : CONFORM_OK;
+}
+
+
 int f32_grid_sampler_2d_bwd(const f32_grid_sampler_params *p, const float *grad_output,
                             const float *input, const float *grid, float *input_grad,
                             float *grid_grad, const conform_exec *ex)
@@ -262,10 +512,14 @@ int f32_grid_sampler_2d_bwd(const f32_grid_sampler_params *p, const float *grad_
     if (conform_opt_resolve_isa(ex, &isa) != CONFORM_OK) return CONFORM_E_ISA;
     const int64_t N = p->N, C = p->C, H = p->H, W = p->W, Ho = p->Ho, Wo = p->Wo, HW = H * W, P = Ho * Wo;
     const int want_in = p->output_mask[0], want_grid = p->output_mask[1];
+    const kernel_set kn = kernels_for(isa);
+    /* bilinear writes every element of both outputs itself (input_grad once, non-temporally) */
+    if (p->interpolation_mode == 0 && N > 0 && C > 0 && P > 0 && HW > 0 && (want_in || want_grid) &&
+        HW <= INT32_MAX && P <= INT32_MAX)
+        return bwd_bilinear(p, &kn, grad_output, input, grid, input_grad, grid_grad, ex);
     if (want_in && N > 0 && C > 0 && HW > 0) memset(input_grad, 0, sizeof(float) * (size_t)(N * C * HW));
     if (want_grid && N > 0 && P > 0) memset(grid_grad, 0, sizeof(float) * (size_t)(N * P * 2));
     if (N <= 0 || C <= 0 || P <= 0 || HW <= 0 || (!want_in && !want_grid)) return CONFORM_OK;
-    const kernel_set kn = kernels_for(isa);
     const int64_t cc = pick_chunk(C, HW, 2 << 20), nchunks = (C + cc - 1) / cc, units = N * nchunks;
     if (!sizes_ok(HW, Wo, cc)) return CONFORM_E_NOMEM;
     /* partial grid gradients per chunk: [nchunks][N * P * 2] */

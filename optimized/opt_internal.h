@@ -120,4 +120,35 @@ void f32_grid_bwd_ukernel__avx512(size_t channels, size_t nr, const int64_t *rof
  * a multiple of 16); 0 (the default) picks it from the plane size. Not thread-safe. */
 extern int64_t conform_opt_grid_sampler_chunk;
 
+/* Bilinear grid-sampler backward over channels-last blocks of 8 channels ([pixel][8] buffers): a
+ * point whose four taps are all inside the plane is pts[k] = {off = y0 * W + x0, q = its index in
+ * grad_output, lx, ly = the fractions}; taps t = (y0, x0), (y0, x0+1), (y0+1, x0), (y0+1, x0+1),
+ * weights w = ((1-ly)(1-lx), (1-ly) lx, ly (1-lx), ly lx), each rounded once. For every point k in
+ * order, with g = go8[8q .. 8q+8):
+ *   io8[8 off_t + c] += w_t * g[c]                 c < 8            (io8 != NULL)
+ *   acc[4k + t] (= or +=) sum_c g[c] * in8[8 off_t + c]   (acc_init: =)  (acc != NULL)
+ * The channel sum's order is fixed per ISA; the caller applies the coordinate-derivative weights
+ * once per point. Unused channel lanes must hold zeros in go8 and in8. */
+typedef struct {
+    int32_t off, q;
+    float lx, ly;
+} f32_grid_pt;
+typedef void (*f32_grid_bilinear_bwd_fn)(size_t npts, const f32_grid_pt *pts, size_t W, const float *go8,
+                                         const float *in8, float *io8, float *acc, int acc_init);
+void f32_grid_bilinear_bwd_ukernel__scalar(size_t npts, const f32_grid_pt *pts, size_t W, const float *go8,
+                                           const float *in8, float *io8, float *acc, int acc_init);
+void f32_grid_bilinear_bwd_ukernel__avx2(size_t npts, const f32_grid_pt *pts, size_t W, const float *go8,
+                                         const float *in8, float *io8, float *acc, int acc_init);
+void f32_grid_bilinear_bwd_ukernel__avx512(size_t npts, const f32_grid_pt *pts, size_t W, const float *go8,
+                                           const float *in8, float *io8, float *acc, int acc_init);
+
+/* Moves a channels-last accumulation block out and clears it:
+ *   dst[j * dst_stride + i] = buf8[8 i + j], j < planes <= 8, i < n;  then buf8[0 .. 8 n) = 0.
+ * The SIMD kernels write dst with non-temporal stores where it is aligned (it is written once and
+ * not read back soon: no read for ownership). */
+typedef void (*f32_unpack8_zero_fn)(size_t n, size_t planes, float *buf8, float *dst, size_t dst_stride);
+void f32_unpack8_zero_ukernel__scalar(size_t n, size_t planes, float *buf8, float *dst, size_t dst_stride);
+void f32_unpack8_zero_ukernel__avx2(size_t n, size_t planes, float *buf8, float *dst, size_t dst_stride);
+void f32_unpack8_zero_ukernel__avx512(size_t n, size_t planes, float *buf8, float *dst, size_t dst_stride);
+
 #endif
