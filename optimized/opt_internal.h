@@ -151,4 +151,17 @@ void f32_unpack8_zero_ukernel__scalar(size_t n, size_t planes, float *buf8, floa
 void f32_unpack8_zero_ukernel__avx2(size_t n, size_t planes, float *buf8, float *dst, size_t dst_stride);
 void f32_unpack8_zero_ukernel__avx512(size_t n, size_t planes, float *buf8, float *dst, size_t dst_stride);
 
+/* ---- driver scaffolding (opt_common.c) ---------------------------------------------------- */
+
+/* n floats on whole 64-byte cache lines (NULL when out of memory) */
+void *conform_alloc_floats(size_t n);
+/* a * cc and b * cc floats (times a vector of 64 bytes of slack) fit in size_t */
+int conform_sizes_ok(int64_t a, int64_t b, int64_t cc);
+/* Channels per work unit: a multiple of 16 (units never share a cache line), one plane slice of
+ * about budget bytes, and, when nt > 0, enough units (batches x chunks) to keep nt threads busy;
+ * forced > 0 overrides (tests and tuning). nt <= 0: independent of the thread count. */
+int64_t conform_pick_chunk(int64_t C, int64_t HW, int64_t batches, int nt, int64_t budget, int64_t forced);
+/* ceil(q) of an adaptive sample count; 0 when q is not finite or rounds to less than 1 */
+int64_t conform_adaptive_count(float q);
+
 #endif

@@ -68,16 +68,6 @@ typedef struct {
     float inv_count;
 } roi_geom;
 
-/* ceil(q) of an adaptive sample count; 0 when q is not finite or < 1 rounds to nothing.
- * Capped at 1e9 like the reference (the harness refuses larger ones). */
-static int64_t adaptive_count(float q)
-{
-    if (!isfinite(q)) return 0;
-    if (q > 1e9f) return 1000000000;
-    const float c = ceilf(q);
-    return c >= 1.0f ? (int64_t)c : 0;
-}
-
 static roi_geom roi_geometry(const f32_roi_align_params *p, const float *roi)
 {
     roi_geom g;
@@ -99,8 +89,8 @@ static roi_geom roi_geometry(const f32_roi_align_params *p, const float *roi)
     g.bin_h = rh / (float)p->pooled_h;
     g.bin_w = rw / (float)p->pooled_w;
     const int adaptive = p->sampling_ratio <= 0;
-    g.gh = adaptive ? adaptive_count(rh / (float)p->pooled_h) : p->sampling_ratio;
-    g.gw = adaptive ? adaptive_count(rw / (float)p->pooled_w) : p->sampling_ratio;
+    g.gh = adaptive ? conform_adaptive_count(rh / (float)p->pooled_h) : p->sampling_ratio;
+    g.gw = adaptive ? conform_adaptive_count(rw / (float)p->pooled_w) : p->sampling_ratio;
     if (g.gh < 0) g.gh = 0;
     if (g.gw < 0) g.gw = 0;
     g.inv_count = (g.gh > 0 && g.gw > 0) ? 1.0f / (float)((double)g.gh * (double)g.gw) : 1.0f;
@@ -312,13 +302,6 @@ typedef struct {
     axis_tab ty, tx;
 } thread_ws;
 
-static void *alloc_floats(size_t n)
-{
-    size_t bytes = (n ? n : 1) * sizeof(float);
-    bytes = (bytes + 63) & ~(size_t)63;
-    return aligned_alloc(64, bytes);
-}
-
 static void ws_free(thread_ws *w)
 {
     free(w->plane);
@@ -331,24 +314,6 @@ static void set_err(call_ctx *x)
 {
 #pragma omp atomic write
     x->err = 1;
-}
-
-/* Channels per work unit: a multiple of 16 (units never share a cache line of the planes), the
- * private plane about budget bytes (L2), and enough units to keep every thread busy. */
-static int64_t pick_chunk(int64_t C, int64_t HW, int64_t batches, int nt, int64_t budget)
-{
-    const int64_t c16 = (C + 15) / 16 * 16;
-    int64_t cc;
-    if (conform_opt_roi_align_chunk > 0) {
-        cc = (conform_opt_roi_align_chunk + 15) / 16 * 16;
-    } else {
-        cc = 16 * (budget / (HW * 64) > 1 ? budget / (HW * 64) : 1);
-        if (cc > c16) cc = c16;
-        while (cc > 16 && batches * ((C + cc - 1) / cc) < 2 * (int64_t)nt) cc -= 16;
-    }
-    if (cc > c16) cc = c16;
-    if (cc >= C) cc = C;
-    return cc;
 }
 
 static void ctx_free(call_ctx *x)
@@ -415,8 +380,8 @@ static void ctx_prepare(call_ctx *x, thread_ws *ws)
     memset(ws, 0, sizeof *ws);
     const int tid = omp_get_thread_num();
     const size_t plane_n = (size_t)x->HW * (size_t)x->cc, tile_n = (size_t)x->P * (size_t)x->cc;
-    ws->plane = alloc_floats(plane_n);
-    ws->tile = alloc_floats(tile_n);
+    ws->plane = conform_alloc_floats(plane_n);
+    ws->tile = conform_alloc_floats(tile_n);
     if (!ws->plane || !ws->tile || tid >= x->nt) {
         mine = 1;
         set_err(x);
@@ -435,12 +400,6 @@ static void ctx_prepare(call_ctx *x, thread_ws *ws)
         x->ref[k].a = tid;
     }
     /* implicit barrier: every table is visible to every thread below */
-}
-
-static int checked_sizes(int64_t HW, int64_t P, int64_t cc)
-{
-    const size_t big = SIZE_MAX / 4 / 64;
-    return (size_t)HW <= big / (size_t)cc && (size_t)P <= big / (size_t)cc;
 }
 
 /* ---- forward ---------------------------------------------------------------------------- */
@@ -465,10 +424,10 @@ int f32_roi_align_fwd(const f32_roi_align_params *p, const float *input, const f
     nb = 0;
     for (int64_t b = 0; b < x.B; b++)
         if (x.bstart[b + 1] > x.bstart[b]) batches[nb++] = b;
-    x.cc = nb > 0 ? pick_chunk(C, HW, nb, x.nt, 1 << 20) : 1;
+    x.cc = nb > 0 ? conform_pick_chunk(C, HW, nb, x.nt, 1 << 20, conform_opt_roi_align_chunk) : 1;
     x.nchunks = (C + x.cc - 1) / x.cc;
     const int64_t units = nb * x.nchunks, cc = x.cc;
-    if (nb > 0 && !checked_sizes(HW, P, cc)) {
+    if (nb > 0 && !conform_sizes_ok(HW, P, cc)) {
         free(batches);
         ctx_free(&x);
         return CONFORM_E_NOMEM;
@@ -539,10 +498,10 @@ int f32_roi_align_bwd(const f32_roi_align_params *p, const float *grad_output, c
     if (ctx_init(&x, p, rois, ex, isa, p->K > 0 && p->pooled_h > 0 && p->pooled_w > 0))
         return CONFORM_E_NOMEM;
     const int64_t C = x.C, P = x.P, HW = x.HW, PH = x.PH, PW = x.PW;
-    x.cc = pick_chunk(C, HW, x.B, x.nt, 2 << 20);
+    x.cc = conform_pick_chunk(C, HW, x.B, x.nt, 2 << 20, conform_opt_roi_align_chunk);
     x.nchunks = (C + x.cc - 1) / x.cc;
     const int64_t units = x.B * x.nchunks, cc = x.cc;
-    if (!checked_sizes(HW, P > 0 ? P : 1, cc)) {
+    if (!conform_sizes_ok(HW, P > 0 ? P : 1, cc)) {
         ctx_free(&x);
         return CONFORM_E_NOMEM;
     }

@@ -76,16 +76,6 @@ typedef struct {
     float inv_count;
 } roi_geom;
 
-/* ceil(q) of an adaptive sample count; 0 when q is not finite or < 1 rounds to nothing.
- * Capped at 1e9 like the reference (the harness refuses larger ones). */
-static int64_t adaptive_count(float q)
-{
-    if (!isfinite(q)) return 0;
-    if (q > 1e9f) return 1000000000;
-    const float c = ceilf(q);
-    return c >= 1.0f ? (int64_t)c : 0;
-}
-
 static float roi_field(const f32_roi_align_rotated_params *p, const float *rois, int64_t k, int f)
 {
     return p->nhwc ? rois[(int64_t)f * p->K + k] : rois[6 * k + f];
@@ -114,8 +104,8 @@ static roi_geom roi_geometry(const f32_roi_align_rotated_params *p, const float 
     g.bin_h = g.Hr / (float)p->pooled_h;
     g.bin_w = g.Wr / (float)p->pooled_w;
     const int adaptive = p->sampling_ratio <= 0;
-    g.gh = adaptive ? adaptive_count(g.Hr / (float)p->pooled_h) : p->sampling_ratio;
-    g.gw = adaptive ? adaptive_count(g.Wr / (float)p->pooled_w) : p->sampling_ratio;
+    g.gh = adaptive ? conform_adaptive_count(g.Hr / (float)p->pooled_h) : p->sampling_ratio;
+    g.gw = adaptive ? conform_adaptive_count(g.Wr / (float)p->pooled_w) : p->sampling_ratio;
     g.inv_count = (g.gh > 0 && g.gw > 0) ? 1.0f / (float)((double)g.gh * (double)g.gw) : 1.0f;
     return g;
 }
@@ -260,13 +250,6 @@ typedef struct {
     dedupe d;
 } thread_ws;
 
-static void *alloc_floats(size_t n)
-{
-    size_t bytes = (n ? n : 1) * sizeof(float);
-    bytes = (bytes + 63) & ~(size_t)63;
-    return aligned_alloc(64, bytes);
-}
-
 static void ws_free(thread_ws *w)
 {
     free(w->plane);
@@ -280,24 +263,6 @@ static void set_err(call_ctx *x)
 {
 #pragma omp atomic write
     x->err = 1;
-}
-
-/* Channels per work unit: a multiple of 16 (units never share a cache line of the planes), the
- * unit's plane slice about budget bytes (L2), and enough units to keep every thread busy. */
-static int64_t pick_chunk(int64_t C, int64_t HW, int64_t batches, int nt, int64_t budget)
-{
-    const int64_t c16 = (C + 15) / 16 * 16;
-    int64_t cc;
-    if (conform_opt_roi_align_rotated_chunk > 0) {
-        cc = (conform_opt_roi_align_rotated_chunk + 15) / 16 * 16;
-    } else {
-        cc = 16 * (budget / (HW * 64) > 1 ? budget / (HW * 64) : 1);
-        if (cc > c16) cc = c16;
-        while (cc > 16 && batches * ((C + cc - 1) / cc) < 2 * (int64_t)nt) cc -= 16;
-    }
-    if (cc > c16) cc = c16;
-    if (cc >= C) cc = C;
-    return cc;
 }
 
 static void ctx_free(call_ctx *x)
@@ -365,8 +330,8 @@ static void ctx_prepare(call_ctx *x, thread_ws *ws, int private_plane)
     memset(ws, 0, sizeof *ws);
     const int tid = omp_get_thread_num();
     if (private_plane) {
-        ws->plane = alloc_floats((size_t)x->HW * (size_t)x->cc);
-        ws->tile = alloc_floats((size_t)x->P * (size_t)x->cc);
+        ws->plane = conform_alloc_floats((size_t)x->HW * (size_t)x->cc);
+        ws->tile = conform_alloc_floats((size_t)x->P * (size_t)x->cc);
         if (!ws->plane || !ws->tile) mine = 1;
     }
     const size_t hw = (size_t)(x->HW > 0 ? x->HW : 1);
@@ -409,12 +374,6 @@ static void ctx_prepare(call_ctx *x, thread_ws *ws, int private_plane)
     /* every table is visible to every thread below */
 }
 
-static int checked_sizes(int64_t HW, int64_t P, int64_t cc)
-{
-    const size_t big = SIZE_MAX / 4 / 64;
-    return (size_t)HW <= big / (size_t)cc && (size_t)P <= big / (size_t)cc;
-}
-
 /* ---- forward ---------------------------------------------------------------------------- */
 
 int f32_roi_align_rotated_fwd(const f32_roi_align_rotated_params *p, const float *x_in, const float *rois,
@@ -442,12 +401,12 @@ int f32_roi_align_rotated_fwd(const f32_roi_align_rotated_params *p, const float
        consecutive rois (batch-sorted, neighbours share cached pixels) over all channels. A
        channel chunk of a 1 KiB-strided plane used only a quarter of the cache sets and split
        each bin into C/cc short passes. */
-    x.cc = nhwc ? C : nb > 0 ? pick_chunk(C, HW, nb, x.nt, 1 << 20) : 1;
+    x.cc = nhwc ? C : nb > 0 ? conform_pick_chunk(C, HW, nb, x.nt, 1 << 20, conform_opt_roi_align_rotated_chunk) : 1;
     x.nchunks = (C + x.cc - 1) / x.cc;
     x.stride = nhwc ? C : x.cc;
     const int64_t nk = x.bstart[x.B], group = 8;
     const int64_t units = nhwc ? (nk + group - 1) / group : nb * x.nchunks, cc = x.cc;
-    if (nb > 0 && !checked_sizes(HW, P, nhwc ? C : cc)) {
+    if (nb > 0 && !conform_sizes_ok(HW, P, nhwc ? C : cc)) {
         free(batches);
         ctx_free(&x);
         return CONFORM_E_NOMEM;
@@ -527,11 +486,11 @@ int f32_roi_align_rotated_bwd(const f32_roi_align_rotated_params *p, const float
     if (ctx_init(&x, p, rois, ex, isa, p->K > 0 && p->pooled_h > 0 && p->pooled_w > 0)) return CONFORM_E_NOMEM;
     const int64_t C = x.C, P = x.P, HW = x.HW;
     const int nhwc = p->nhwc;
-    x.cc = pick_chunk(C, HW, x.B, x.nt, 2 << 20);
+    x.cc = conform_pick_chunk(C, HW, x.B, x.nt, 2 << 20, conform_opt_roi_align_rotated_chunk);
     x.nchunks = (C + x.cc - 1) / x.cc;
     x.stride = x.cc; /* both layouts scatter into a private plane (see the unit loop) */
     const int64_t units = x.B * x.nchunks, cc = x.cc;
-    if (!checked_sizes(HW, P > 0 ? P : 1, cc)) {
+    if (!conform_sizes_ok(HW, P > 0 ? P : 1, cc)) {
         ctx_free(&x);
         return CONFORM_E_NOMEM;
     }
