@@ -435,10 +435,15 @@ static int bwd_bilinear(const f32_grid_sampler_params *p, const kernel_set *kn, 
                     if (s && c == c0) s[0] = s[1] = s[2] = s[3] = 0.0f;
                     const float *g = go8 + 8 * (size_t)ep->q;
                     for (int32_t k = 0; k < ep->nt; k++) {
+                        /* all 8 lanes (unused ones are zeros): fixed-length loops the compiler
+                         * vectorizes, and the channel sum in a register */
                         const size_t o = 8 * (size_t)ep->off[k];
-                        for (size_t j = 0; j < pl; j++) {
-                            if (io8) io8[o + j] += ep->w[k] * g[j];
-                            if (s) s[k] += g[j] * in8[o + j];
+                        if (io8)
+                            for (size_t j = 0; j < 8; j++) io8[o + j] += ep->w[k] * g[j];
+                        if (s) {
+                            float a = s[k];
+                            for (size_t j = 0; j < 8; j++) a += g[j] * in8[o + j];
+                            s[k] = a;
                         }
                     }
                 }
