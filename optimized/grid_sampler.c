@@ -188,13 +188,6 @@ static void axis_taps(const f32_grid_sampler_params *p, float c, int64_t S, int6
 
 /* ---- shared scaffolding ----------------------------------------------------------------------- */
 
-static void *alloc_floats(size_t n)
-{
-    size_t bytes = (n ? n : 1) * sizeof(float);
-    bytes = (bytes + 63) & ~(size_t)63;
-    return aligned_alloc(64, bytes);
-}
-
 /* channels per unit: independent of the thread count (the grid gradient's partial sums follow
  * the chunks), a multiple of 16, one plane of about budget bytes */
 static int64_t pick_chunk(int64_t C, int64_t HW, int64_t budget)
@@ -203,12 +196,6 @@ static int64_t pick_chunk(int64_t C, int64_t HW, int64_t budget)
     if (conform_opt_grid_sampler_chunk > 0) cc = (conform_opt_grid_sampler_chunk + 15) / 16 * 16;
     else cc = 16 * (budget / (HW * 64) > 1 ? budget / (HW * 64) : 1);
     return cc >= C ? C : cc;
-}
-
-static int sizes_ok(int64_t HW, int64_t Wo, int64_t cc)
-{
-    const size_t big = SIZE_MAX / 4 / 64;
-    return (size_t)HW <= big / (size_t)cc && (size_t)Wo <= big / (size_t)cc;
 }
 
 static int threads_of(const conform_exec *ex)
@@ -228,12 +215,12 @@ int f32_grid_sampler_2d_fwd(const f32_grid_sampler_params *p, const float *input
     if (N <= 0 || C <= 0 || P <= 0) return CONFORM_OK;
     const kernel_set kn = kernels_for(isa);
     const int64_t cc = pick_chunk(C, HW, 2 << 20), nchunks = (C + cc - 1) / cc, units = N * nchunks;
-    if (!sizes_ok(HW, Wo, cc)) return CONFORM_E_NOMEM;
+    if (!conform_sizes_ok(HW, Wo, cc)) return CONFORM_E_NOMEM;
     int err = 0;
 
 #pragma omp parallel num_threads(threads_of(ex))
     {
-        float *plane = alloc_floats((size_t)HW * (size_t)cc), *tile = alloc_floats((size_t)Wo * (size_t)cc);
+        float *plane = conform_alloc_floats((size_t)HW * (size_t)cc), *tile = conform_alloc_floats((size_t)Wo * (size_t)cc);
         int mine = !plane || !tile;
         if (mine) {
 #pragma omp atomic write
@@ -382,7 +369,7 @@ static int bwd_bilinear(const f32_grid_sampler_params *p, const kernel_set *kn, 
     const int64_t N = p->N, C = p->C, H = p->H, W = p->W, HW = H * W, P = p->Ho * p->Wo;
     const int want_in = p->output_mask[0], want_grid = p->output_mask[1];
     const int64_t cb = pick_block(N, C), nblk = (C + cb - 1) / cb, units = N * nblk;
-    float *partial = want_grid && nblk > 1 ? alloc_floats((size_t)nblk * (size_t)(N * P * 2)) : NULL;
+    float *partial = want_grid && nblk > 1 ? conform_alloc_floats((size_t)nblk * (size_t)(N * P * 2)) : NULL;
     if (want_grid && nblk > 1 && !partial) return CONFORM_E_NOMEM;
     int err = 0;
 
@@ -391,13 +378,13 @@ static int bwd_bilinear(const f32_grid_sampler_params *p, const kernel_set *kn, 
         bil_table t = {0};
         t.pts = malloc(sizeof(f32_grid_pt) * (size_t)P);
         t.edge = malloc(sizeof(edge_pt) * (size_t)P);
-        t.mult = alloc_floats((size_t)P * 2);
+        t.mult = conform_alloc_floats((size_t)P * 2);
         t.tmp = malloc(sizeof(pt_tmp) * (size_t)P);
         t.start = malloc(sizeof(int64_t) * (size_t)(H + 1));
-        float *acc = want_grid ? alloc_floats((size_t)P * 4) : NULL;
-        float *in8 = want_grid ? alloc_floats((size_t)HW * 8) : NULL;
-        float *io8 = want_in ? alloc_floats((size_t)HW * 8) : NULL;
-        float *go8 = alloc_floats((size_t)P * 8);
+        float *acc = want_grid ? conform_alloc_floats((size_t)P * 4) : NULL;
+        float *in8 = want_grid ? conform_alloc_floats((size_t)HW * 8) : NULL;
+        float *io8 = want_in ? conform_alloc_floats((size_t)HW * 8) : NULL;
+        float *go8 = conform_alloc_floats((size_t)P * 8);
         int mine = !t.pts || !t.edge || !t.mult || !t.tmp || !t.start || !go8 || (want_grid && (!acc || !in8)) ||
                    (want_in && !io8);
         if (io8) memset(io8, 0, sizeof(float) * 8 * (size_t)HW);
@@ -526,17 +513,17 @@ int f32_grid_sampler_2d_bwd(const f32_grid_sampler_params *p, const float *grad_
     if (want_grid && N > 0 && P > 0) memset(grid_grad, 0, sizeof(float) * (size_t)(N * P * 2));
     if (N <= 0 || C <= 0 || P <= 0 || HW <= 0 || (!want_in && !want_grid)) return CONFORM_OK;
     const int64_t cc = pick_chunk(C, HW, 2 << 20), nchunks = (C + cc - 1) / cc, units = N * nchunks;
-    if (!sizes_ok(HW, Wo, cc)) return CONFORM_E_NOMEM;
+    if (!conform_sizes_ok(HW, Wo, cc)) return CONFORM_E_NOMEM;
     /* partial grid gradients per chunk: [nchunks][N * P * 2] */
-    float *partial = want_grid ? alloc_floats((size_t)nchunks * (size_t)(N * P * 2)) : NULL;
+    float *partial = want_grid ? conform_alloc_floats((size_t)nchunks * (size_t)(N * P * 2)) : NULL;
     if (want_grid && !partial) return CONFORM_E_NOMEM;
     int err = 0;
 
 #pragma omp parallel num_threads(threads_of(ex))
     {
-        float *plane = want_grid ? alloc_floats((size_t)HW * (size_t)cc) : NULL;
-        float *io = want_in ? alloc_floats((size_t)HW * (size_t)cc) : NULL;
-        float *gtile = alloc_floats((size_t)Wo * (size_t)cc);
+        float *plane = want_grid ? conform_alloc_floats((size_t)HW * (size_t)cc) : NULL;
+        float *io = want_in ? conform_alloc_floats((size_t)HW * (size_t)cc) : NULL;
+        float *gtile = conform_alloc_floats((size_t)Wo * (size_t)cc);
         int mine = (want_grid && !plane) || (want_in && !io) || !gtile;
         if (mine) {
 #pragma omp atomic write
