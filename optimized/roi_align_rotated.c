@@ -251,6 +251,7 @@ typedef struct {
 typedef struct {
     float *plane; /* NCHW only: [H*W][cc] channels-last slice */
     float *tile;  /* NCHW only: [PH*PW][cc] */
+    float *out;   /* NCHW only: [cc][PH*PW], the tile transposed before its streaming copy */
     dedupe d;
 } thread_ws;
 
@@ -258,6 +259,7 @@ static void ws_free(thread_ws *w)
 {
     free(w->plane);
     free(w->tile);
+    free(w->out);
     free(w->d.stamp_pos);
     free(w->d.stamp_zero);
     free(w->d.slot);
@@ -336,7 +338,8 @@ static void ctx_prepare(call_ctx *x, thread_ws *ws, int private_plane)
     if (private_plane) {
         ws->plane = conform_alloc_floats((size_t)x->HW * (size_t)x->cc);
         ws->tile = conform_alloc_floats((size_t)x->P * (size_t)x->cc);
-        if (!ws->plane || !ws->tile) mine = 1;
+        ws->out = conform_alloc_floats((size_t)x->P * (size_t)x->cc);
+        if (!ws->plane || !ws->tile || !ws->out) mine = 1;
     }
     const size_t hw = (size_t)(x->HW > 0 ? x->HW : 1);
     ws->d.stamp_pos = calloc(hw, sizeof(int64_t));
@@ -466,8 +469,13 @@ int f32_roi_align_rotated_fwd(const f32_roi_align_rotated_params *p, const float
                     x.kn.bin((size_t)n, 1, row_off, row_w, st[q + 1] - st[q], a->off + st[q], a->w + st[q], plane,
                              dst);
                 }
-                if (!nhwc) x.kn.tr((size_t)P, (size_t)n, ws.tile, (size_t)cc, y + (size_t)k * out_roi + (size_t)c0 * P,
-                                   (size_t)P);
+                if (!nhwc) {
+                    /* y's block of this roi and chunk is n*P contiguous floats: transposed in cache,
+                       then streamed out whole (the unaligned P-float rows of a direct transpose
+                       paid a read for ownership of every y line) */
+                    x.kn.tr((size_t)P, (size_t)n, ws.tile, (size_t)cc, ws.out, (size_t)P);
+                    x.kn.copy(1, (size_t)(n * P), ws.out, 0, y + (size_t)k * out_roi + (size_t)c0 * P, 0);
+                }
             }
         }
         ws_free(&ws);
