@@ -330,7 +330,7 @@ static int ctx_init(call_ctx *x, const f32_roi_align_rotated_params *p, const fl
 
 /* Inside the parallel region: every thread allocates its workspace, then the per-roi tables are
  * built (worksharing over rois). */
-static void ctx_prepare(call_ctx *x, thread_ws *ws, int private_plane)
+static void ctx_prepare(call_ctx *x, thread_ws *ws, int private_plane, int out_tile)
 {
     int mine = 0;
     memset(ws, 0, sizeof *ws);
@@ -338,8 +338,8 @@ static void ctx_prepare(call_ctx *x, thread_ws *ws, int private_plane)
     if (private_plane) {
         ws->plane = conform_alloc_floats((size_t)x->HW * (size_t)x->cc);
         ws->tile = conform_alloc_floats((size_t)x->P * (size_t)x->cc);
-        ws->out = conform_alloc_floats((size_t)x->P * (size_t)x->cc);
-        if (!ws->plane || !ws->tile || !ws->out) mine = 1;
+        ws->out = out_tile ? conform_alloc_floats((size_t)x->P * (size_t)x->cc) : NULL;
+        if (!ws->plane || !ws->tile || (out_tile && !ws->out)) mine = 1;
     }
     const size_t hw = (size_t)(x->HW > 0 ? x->HW : 1);
     ws->d.stamp_pos = calloc(hw, sizeof(int64_t));
@@ -424,7 +424,7 @@ int f32_roi_align_rotated_fwd(const f32_roi_align_rotated_params *p, const float
     {
         thread_ws ws;
         int64_t units_run = units;
-        ctx_prepare(&x, &ws, !nhwc && nb > 0);
+        ctx_prepare(&x, &ws, !nhwc && nb > 0, !nhwc && nb > 0);
         /* after ctx_prepare's barrier err is final and the same for every thread: on failure
            nothing is written */
         int failed;
@@ -511,7 +511,7 @@ int f32_roi_align_rotated_bwd(const f32_roi_align_rotated_params *p, const float
     {
         thread_ws ws;
         int64_t units_run = units;
-        ctx_prepare(&x, &ws, 1);
+        ctx_prepare(&x, &ws, 1, 0);
         int failed;
 #pragma omp atomic read
         failed = x.err;
