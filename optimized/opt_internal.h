@@ -151,6 +151,18 @@ void f32_unpack8_zero_ukernel__scalar(size_t n, size_t planes, float *buf8, floa
 void f32_unpack8_zero_ukernel__avx2(size_t n, size_t planes, float *buf8, float *dst, size_t dst_stride);
 void f32_unpack8_zero_ukernel__avx512(size_t n, size_t planes, float *buf8, float *dst, size_t dst_stride);
 
+/* Row copy dst[r * dst_stride + j] = src[r * src_stride + j] (r < rows, j < n) for an output
+ * written once and not read back soon: streaming stores where a row is aligned (no read for
+ * ownership of the destination), plain stores elsewhere. */
+typedef void (*f32_copy_rows_stream_fn)(size_t rows, size_t n, const float *src, size_t src_stride, float *dst,
+                                        size_t dst_stride);
+void f32_copy_rows_stream_ukernel__scalar(size_t rows, size_t n, const float *src, size_t src_stride, float *dst,
+                                          size_t dst_stride);
+void f32_copy_rows_stream_ukernel__avx2(size_t rows, size_t n, const float *src, size_t src_stride, float *dst,
+                                        size_t dst_stride);
+void f32_copy_rows_stream_ukernel__avx512(size_t rows, size_t n, const float *src, size_t src_stride, float *dst,
+                                          size_t dst_stride);
+
 /* ---- driver scaffolding (opt_common.c) ---------------------------------------------------- */
 
 /* n floats on whole 64-byte cache lines (NULL when out of memory) */

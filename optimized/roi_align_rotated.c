@@ -38,6 +38,7 @@ typedef struct {
     f32_bilerp_bin_fn bin;
     f32_bilerp_bin_scatter_fn scatter;
     f32_transpose_fn tr;
+    f32_copy_rows_stream_fn copy;
 } kernel_set;
 
 static kernel_set kernels_for(conform_isa isa)
@@ -48,16 +49,19 @@ static kernel_set kernels_for(conform_isa isa)
         k.bin = f32_bilerp_bin_ukernel__avx512;
         k.scatter = f32_bilerp_bin_scatter_ukernel__avx512;
         k.tr = f32_transpose_ukernel__avx512;
+        k.copy = f32_copy_rows_stream_ukernel__avx512;
         break;
     case CONFORM_ISA_AVX2:
         k.bin = f32_bilerp_bin_ukernel__avx2;
         k.scatter = f32_bilerp_bin_scatter_ukernel__avx2;
         k.tr = f32_transpose_ukernel__avx2;
+        k.copy = f32_copy_rows_stream_ukernel__avx2;
         break;
     default:
         k.bin = f32_bilerp_bin_ukernel__scalar;
         k.scatter = f32_bilerp_bin_scatter_ukernel__scalar;
         k.tr = f32_transpose_ukernel__scalar;
+        k.copy = f32_copy_rows_stream_ukernel__scalar;
         break;
     }
     return k;
@@ -247,6 +251,7 @@ typedef struct {
 typedef struct {
     float *plane; /* NCHW only: [H*W][cc] channels-last slice */
     float *tile;  /* NCHW only: [PH*PW][cc] */
+    float *out;   /* NCHW only: [cc][PH*PW], the tile transposed before its streaming copy */
     dedupe d;
 } thread_ws;
 
@@ -254,6 +259,7 @@ static void ws_free(thread_ws *w)
 {
     free(w->plane);
     free(w->tile);
+    free(w->out);
     free(w->d.stamp_pos);
     free(w->d.stamp_zero);
     free(w->d.slot);
@@ -324,7 +330,7 @@ static int ctx_init(call_ctx *x, const f32_roi_align_rotated_params *p, const fl
 
 /* Inside the parallel region: every thread allocates its workspace, then the per-roi tables are
  * built (worksharing over rois). */
-static void ctx_prepare(call_ctx *x, thread_ws *ws, int private_plane)
+static void ctx_prepare(call_ctx *x, thread_ws *ws, int private_plane, int out_tile)
 {
     int mine = 0;
     memset(ws, 0, sizeof *ws);
@@ -332,7 +338,8 @@ static void ctx_prepare(call_ctx *x, thread_ws *ws, int private_plane)
     if (private_plane) {
         ws->plane = conform_alloc_floats((size_t)x->HW * (size_t)x->cc);
         ws->tile = conform_alloc_floats((size_t)x->P * (size_t)x->cc);
-        if (!ws->plane || !ws->tile) mine = 1;
+        ws->out = out_tile ? conform_alloc_floats((size_t)x->P * (size_t)x->cc) : NULL;
+        if (!ws->plane || !ws->tile || (out_tile && !ws->out)) mine = 1;
     }
     const size_t hw = (size_t)(x->HW > 0 ? x->HW : 1);
     ws->d.stamp_pos = calloc(hw, sizeof(int64_t));
@@ -417,7 +424,7 @@ int f32_roi_align_rotated_fwd(const f32_roi_align_rotated_params *p, const float
     {
         thread_ws ws;
         int64_t units_run = units;
-        ctx_prepare(&x, &ws, !nhwc && nb > 0);
+        ctx_prepare(&x, &ws, !nhwc && nb > 0, !nhwc && nb > 0);
         /* after ctx_prepare's barrier err is final and the same for every thread: on failure
            nothing is written */
         int failed;
@@ -462,8 +469,13 @@ int f32_roi_align_rotated_fwd(const f32_roi_align_rotated_params *p, const float
                     x.kn.bin((size_t)n, 1, row_off, row_w, st[q + 1] - st[q], a->off + st[q], a->w + st[q], plane,
                              dst);
                 }
-                if (!nhwc) x.kn.tr((size_t)P, (size_t)n, ws.tile, (size_t)cc, y + (size_t)k * out_roi + (size_t)c0 * P,
-                                   (size_t)P);
+                if (!nhwc) {
+                    /* y's block of this roi and chunk is n*P contiguous floats: transposed in cache,
+                       then streamed out whole (the unaligned P-float rows of a direct transpose
+                       paid a read for ownership of every y line) */
+                    x.kn.tr((size_t)P, (size_t)n, ws.tile, (size_t)cc, ws.out, (size_t)P);
+                    x.kn.copy(1, (size_t)(n * P), ws.out, 0, y + (size_t)k * out_roi + (size_t)c0 * P, 0);
+                }
             }
         }
         ws_free(&ws);
@@ -499,7 +511,7 @@ int f32_roi_align_rotated_bwd(const f32_roi_align_rotated_params *p, const float
     {
         thread_ws ws;
         int64_t units_run = units;
-        ctx_prepare(&x, &ws, 1);
+        ctx_prepare(&x, &ws, 1, 0);
         int failed;
 #pragma omp atomic read
         failed = x.err;
@@ -543,9 +555,9 @@ int f32_roi_align_rotated_bwd(const f32_roi_align_rotated_params *p, const float
                 }
             }
             if (!nhwc) x.kn.tr((size_t)HW, (size_t)n, ws.plane, (size_t)cc, dst, (size_t)HW);
-            else
-                for (int64_t r = 0; r < HW; r++)
-                    memcpy(dst + (size_t)r * C, ws.plane + (size_t)r * cc, (size_t)n * sizeof(float));
+            else /* streaming: y_grad is not read back here, and skipping its read for ownership
+                    saves a third of this copy's memory traffic */
+                x.kn.copy((size_t)HW, (size_t)n, ws.plane, (size_t)cc, dst, (size_t)C);
         }
         ws_free(&ws);
     }
