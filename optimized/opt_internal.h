@@ -56,8 +56,8 @@ void f32_transpose_ukernel__scalar(size_t rows, size_t cols, const float *src, s
                                    float *dst, size_t dst_stride);
 void f32_transpose_ukernel__avx2(size_t rows, size_t cols, const float *src, size_t src_stride,
                                  float *dst, size_t dst_stride);
-void f32_transpose_ukernel__avx512(size_t rows, size_t cols, const float *src, size_t src_stride,
-                                   float *dst, size_t dst_stride);
+/* (no AVX-512 variant: 8 x 8 register tiles are as wide as the transpose needs; AVX-512
+   dispatches to the AVX2 kernel) */
 
 /* Tuning knob for tests and benchmarks: channels per work unit (rounded to a multiple of 16);
  * 0 (the default) picks it from the plane size. Not thread-safe; set it before calling. */
@@ -149,7 +149,7 @@ void f32_grid_bilinear_bwd_ukernel__avx512(size_t npts, const f32_grid_pt *pts, 
 typedef void (*f32_unpack8_zero_fn)(size_t n, size_t planes, float *buf8, float *dst, size_t dst_stride);
 void f32_unpack8_zero_ukernel__scalar(size_t n, size_t planes, float *buf8, float *dst, size_t dst_stride);
 void f32_unpack8_zero_ukernel__avx2(size_t n, size_t planes, float *buf8, float *dst, size_t dst_stride);
-void f32_unpack8_zero_ukernel__avx512(size_t n, size_t planes, float *buf8, float *dst, size_t dst_stride);
+/* (AVX-512 dispatches to the AVX2 kernel: the streaming stores are the limit, not the width) */
 
 /* Row copy dst[r * dst_stride + j] = src[r * src_stride + j] (r < rows, j < n) for an output
  * written once and not read back soon: streaming stores where a row is aligned (no read for

@@ -48,7 +48,7 @@ static kernel_set kernels_for(conform_isa isa)
     case CONFORM_ISA_AVX512:
         k.bin = f32_bilerp_bin_ukernel__avx512;
         k.scatter = f32_bilerp_bin_scatter_ukernel__avx512;
-        k.tr = f32_transpose_ukernel__avx512;
+        k.tr = f32_transpose_ukernel__avx2; /* 8 x 8 tiles: AVX2 is wide enough */
         k.copy = f32_copy_rows_stream_ukernel__avx512;
         break;
     case CONFORM_ISA_AVX2:
