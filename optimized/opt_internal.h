@@ -163,6 +163,15 @@ void f32_copy_rows_stream_ukernel__avx2(size_t rows, size_t n, const float *src,
 void f32_copy_rows_stream_ukernel__avx512(size_t rows, size_t n, const float *src, size_t src_stride, float *dst,
                                           size_t dst_stride);
 
+/* f32_transpose (same contract) for a destination written once and not read back soon:
+ * streaming stores of whole destination lines when dst_stride is a multiple of 16 floats,
+ * plain stores elsewhere. */
+void f32_transpose_stream_ukernel__scalar(size_t rows, size_t cols, const float *src, size_t src_stride,
+                                          float *dst, size_t dst_stride);
+void f32_transpose_stream_ukernel__avx2(size_t rows, size_t cols, const float *src, size_t src_stride,
+                                        float *dst, size_t dst_stride);
+/* (AVX-512 dispatches to the AVX2 kernel, as f32_transpose) */
+
 /* ---- driver scaffolding (opt_common.c) ---------------------------------------------------- */
 
 /* n floats on whole 64-byte cache lines (NULL when out of memory) */

@@ -38,6 +38,7 @@ typedef struct {
     f32_bilerp_bin_fn bin;
     f32_bilerp_bin_scatter_fn scatter;
     f32_transpose_fn tr;
+    f32_transpose_fn tr_stream; /* output written once: the backward's NCHW y_grad */
     f32_copy_rows_stream_fn copy;
 } kernel_set;
 
@@ -49,18 +50,21 @@ static kernel_set kernels_for(conform_isa isa)
         k.bin = f32_bilerp_bin_ukernel__avx512;
         k.scatter = f32_bilerp_bin_scatter_ukernel__avx512;
         k.tr = f32_transpose_ukernel__avx2; /* 8 x 8 tiles: AVX2 is wide enough */
+        k.tr_stream = f32_transpose_stream_ukernel__avx2;
         k.copy = f32_copy_rows_stream_ukernel__avx512;
         break;
     case CONFORM_ISA_AVX2:
         k.bin = f32_bilerp_bin_ukernel__avx2;
         k.scatter = f32_bilerp_bin_scatter_ukernel__avx2;
         k.tr = f32_transpose_ukernel__avx2;
+        k.tr_stream = f32_transpose_stream_ukernel__avx2;
         k.copy = f32_copy_rows_stream_ukernel__avx2;
         break;
     default:
         k.bin = f32_bilerp_bin_ukernel__scalar;
         k.scatter = f32_bilerp_bin_scatter_ukernel__scalar;
         k.tr = f32_transpose_ukernel__scalar;
+        k.tr_stream = f32_transpose_stream_ukernel__scalar;
         k.copy = f32_copy_rows_stream_ukernel__scalar;
         break;
     }
@@ -554,7 +558,8 @@ int f32_roi_align_rotated_bwd(const f32_roi_align_rotated_params *p, const float
                     x.kn.scatter((size_t)n, 1, row_off, row_w, nt, a->off + st[q], a->w + st[q], g, io);
                 }
             }
-            if (!nhwc) x.kn.tr((size_t)HW, (size_t)n, ws.plane, (size_t)cc, dst, (size_t)HW);
+            if (!nhwc) /* streaming: y_grad's slice is written once, its read for ownership skipped */
+                x.kn.tr_stream((size_t)HW, (size_t)n, ws.plane, (size_t)cc, dst, (size_t)HW);
             else /* streaming: y_grad is not read back here, and skipping its read for ownership
                     saves a third of this copy's memory traffic */
                 x.kn.copy((size_t)HW, (size_t)n, ws.plane, (size_t)cc, dst, (size_t)C);
