@@ -203,16 +203,25 @@ static int roi_build(arena *a, dedupe *d, const roi_geom *g, int64_t PH, int64_t
     size_t *starts = NULL;
     const float ghf = (float)g->gh, gwf = (float)g->gw, Hf = (float)H, Wf = (float)W;
     const float c = g->cos_t, s = g->sin_t;
+    /* the in-bin sample offsets depend on iy / ix only: computed once per roi (the same float
+       operations, so the same values), which takes the divisions out of the sample loop */
+    enum { NOFF = 64 };
+    float oy[NOFF], ox[NOFF];
+    const int tab = g->gh <= NOFF && g->gw <= NOFF;
+    if (tab) {
+        for (int64_t iy = 0; iy < g->gh; iy++) oy[iy] = ((float)iy + 0.5f) * g->bin_h / ghf;
+        for (int64_t ix = 0; ix < g->gw; ix++) ox[ix] = ((float)ix + 0.5f) * g->bin_w / gwf;
+    }
     for (int64_t ph = 0; ph < PH; ph++)
         for (int64_t pw = 0; pw < PW; pw++) {
             a->starts[a->ns + (size_t)(ph * PW + pw)] = a->n;
             d->serial++;
             const float by = -0.5f * g->Hr + (float)ph * g->bin_h, bx = -0.5f * g->Wr + (float)pw * g->bin_w;
             for (int64_t iy = 0; iy < g->gh; iy++) {
-                const float yy = by + ((float)iy + 0.5f) * g->bin_h / ghf;
+                const float yy = by + (tab ? oy[iy] : ((float)iy + 0.5f) * g->bin_h / ghf);
                 if (arena_reserve(a, 4 * (size_t)g->gw, 0)) return -1;
                 for (int64_t ix = 0; ix < g->gw; ix++) {
-                    const float xx = bx + ((float)ix + 0.5f) * g->bin_w / gwf;
+                    const float xx = bx + (tab ? ox[ix] : ((float)ix + 0.5f) * g->bin_w / gwf);
                     float y = yy * c - xx * s + g->Cy;
                     float x = yy * s + xx * c + g->Cx;
                     if (!(y >= -1.0f && y <= Hf && x >= -1.0f && x <= Wf)) continue; /* NaN too */
