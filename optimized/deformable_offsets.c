@@ -47,12 +47,6 @@ static kernel_set kernels_for(conform_isa isa)
     return k;
 }
 
-static int threads_of(const conform_exec *ex)
-{
-    int nt = (ex && ex->threads > 0) ? ex->threads : omp_get_max_threads();
-    return nt < 1 ? 1 : nt;
-}
-
 /* One sample's geometry: corner pixel indices (-1: outside the plane) and weights. */
 typedef struct {
     int64_t pix[4];   /* (h0,w0) (h0,w1) (h1,w0) (h1,w1) as h*W + w, or -1 */
@@ -96,7 +90,7 @@ int f32_deformable_offsets_fwd(const f32_deformable_params *p, const float *x, c
     const int64_t K = kh * kw, dgK = p->dg * K, cpg = C / p->dg, YW = Wo * kw;
     float *zero = calloc((size_t)C, sizeof(float));
     if (!zero) return CONFORM_E_NOMEM;
-    const int nt = threads_of(ex);
+    const int nt = conform_threads(ex);
 
 #pragma omp parallel for num_threads(nt) schedule(static)
     for (int64_t row = 0; row < N * Ho; row++) {
@@ -173,7 +167,7 @@ int f32_deformable_offsets_bwd(const f32_deformable_params *p, const float *grad
     }
     float *zero = calloc((size_t)cc, sizeof(float));
     if (!zero) { free(part); return CONFORM_E_NOMEM; }
-    const int nt = threads_of(ex);
+    const int nt = conform_threads(ex);
     int err = 0;
 
 #pragma omp parallel num_threads(nt)

@@ -198,12 +198,6 @@ static int64_t pick_chunk(int64_t C, int64_t HW, int64_t budget)
     return cc >= C ? C : cc;
 }
 
-static int threads_of(const conform_exec *ex)
-{
-    int nt = (ex && ex->threads > 0) ? ex->threads : omp_get_max_threads();
-    return nt < 1 ? 1 : nt;
-}
-
 /* ---- forward ---------------------------------------------------------------------------------- */
 
 int f32_grid_sampler_2d_fwd(const f32_grid_sampler_params *p, const float *input, const float *grid,
@@ -218,7 +212,7 @@ int f32_grid_sampler_2d_fwd(const f32_grid_sampler_params *p, const float *input
     if (!conform_sizes_ok(HW, Wo, cc)) return CONFORM_E_NOMEM;
     int err = 0;
 
-#pragma omp parallel num_threads(threads_of(ex))
+#pragma omp parallel num_threads(conform_threads(ex))
     {
         float *plane = conform_alloc_floats((size_t)HW * (size_t)cc), *tile = conform_alloc_floats((size_t)Wo * (size_t)cc);
         int mine = !plane || !tile;
@@ -373,7 +367,7 @@ static int bwd_bilinear(const f32_grid_sampler_params *p, const kernel_set *kn, 
     if (want_grid && nblk > 1 && !partial) return CONFORM_E_NOMEM;
     int err = 0;
 
-#pragma omp parallel num_threads(threads_of(ex))
+#pragma omp parallel num_threads(conform_threads(ex))
     {
         bil_table t = {0};
         t.pts = malloc(sizeof(f32_grid_pt) * (size_t)P);
@@ -484,7 +478,7 @@ static int bwd_bilinear(const f32_grid_sampler_params *p, const kernel_set *kn, 
     }
     if (!err && partial) {
         const int64_t np = N * P * 2;
-#pragma omp parallel for num_threads(threads_of(ex)) schedule(static)
+#pragma omp parallel for num_threads(conform_threads(ex)) schedule(static)
         for (int64_t e = 0; e < np; e++) {
             float sum = partial[e];
             for (int64_t k = 1; k < nblk; k++) sum += partial[(size_t)k * (size_t)np + (size_t)e];
@@ -519,7 +513,7 @@ int f32_grid_sampler_2d_bwd(const f32_grid_sampler_params *p, const float *grad_
     if (want_grid && !partial) return CONFORM_E_NOMEM;
     int err = 0;
 
-#pragma omp parallel num_threads(threads_of(ex))
+#pragma omp parallel num_threads(conform_threads(ex))
     {
         float *plane = want_grid ? conform_alloc_floats((size_t)HW * (size_t)cc) : NULL;
         float *io = want_in ? conform_alloc_floats((size_t)HW * (size_t)cc) : NULL;
@@ -566,7 +560,7 @@ int f32_grid_sampler_2d_bwd(const f32_grid_sampler_params *p, const float *grad_
     }
     if (!err && partial) {
         const int64_t np = N * P * 2;
-#pragma omp parallel for num_threads(threads_of(ex)) schedule(static)
+#pragma omp parallel for num_threads(conform_threads(ex)) schedule(static)
         for (int64_t e = 0; e < np; e++) {
             float s = partial[e];
             for (int64_t k = 1; k < nchunks; k++) s += partial[(size_t)k * (size_t)np + (size_t)e];

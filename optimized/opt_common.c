@@ -1,6 +1,7 @@
 /* Scaffolding shared by the optimized drivers: aligned buffers, size checks, work-unit sizing and
  * adaptive sample counts. */
 #include <math.h>
+#include <omp.h>
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -42,4 +43,23 @@ int64_t conform_adaptive_count(float q)
     if (q > 1e9f) return 1000000000; /* as the reference; the harness refuses larger ones */
     const float c = ceilf(q);
     return c >= 1.0f ? (int64_t)c : 0;
+}
+
+int conform_threads(const conform_exec *ex)
+{
+    int nt = (ex && ex->threads > 0) ? ex->threads : omp_get_max_threads();
+    return nt < 1 ? 1 : nt;
+}
+
+void conform_sort_by_batch(int64_t K, int64_t B, const int64_t *batch, size_t stride, int64_t *order, int64_t *bstart)
+{
+    /* counting sort, stable in k: rois of batch b are order[bstart[b] .. bstart[b + 1]) */
+    const char *at = (const char *)batch;
+#define BATCH_OF(k) (*(const int64_t *)(at + (size_t)(k) * stride))
+    for (int64_t k = 0; k < K; k++)
+        if (BATCH_OF(k) >= 0) bstart[BATCH_OF(k) + 2]++;
+    for (int64_t b = 0; b < B; b++) bstart[b + 2] += bstart[b + 1];
+    for (int64_t k = 0; k < K; k++)
+        if (BATCH_OF(k) >= 0) order[bstart[BATCH_OF(k) + 1]++] = k;
+#undef BATCH_OF
 }

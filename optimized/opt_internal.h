@@ -184,5 +184,10 @@ int conform_sizes_ok(int64_t a, int64_t b, int64_t cc);
 int64_t conform_pick_chunk(int64_t C, int64_t HW, int64_t batches, int nt, int64_t budget, int64_t forced);
 /* ceil(q) of an adaptive sample count; 0 when q is not finite or rounds to less than 1 */
 int64_t conform_adaptive_count(float q);
+/* the thread count of a call: ex->threads, or OpenMP's default */
+int conform_threads(const conform_exec *ex);
+/* Rois grouped by batch, stable in k: batch[k] (an int64 every stride bytes; < 0 skipped) and
+ * bstart, B + 2 zeroed entries, give order[bstart[b] .. bstart[b + 1]) for batch b. */
+void conform_sort_by_batch(int64_t K, int64_t B, const int64_t *batch, size_t stride, int64_t *order, int64_t *bstart);
 
 #endif

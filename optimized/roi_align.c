@@ -344,8 +344,7 @@ static int ctx_init(call_ctx *x, const f32_roi_align_params *p, const float *roi
     x->PW = p->pooled_w;
     x->P = x->PH * x->PW;
     x->HW = x->H * x->W;
-    x->nt = (ex && ex->threads > 0) ? ex->threads : omp_get_max_threads();
-    if (x->nt < 1) x->nt = 1;
+    x->nt = conform_threads(ex);
     const size_t K1 = (size_t)(x->K > 0 ? x->K : 1);
     x->geo = malloc(K1 * sizeof *x->geo);
     x->order = malloc(K1 * sizeof *x->order);
@@ -362,13 +361,7 @@ static int ctx_init(call_ctx *x, const f32_roi_align_params *p, const float *roi
         x->ref[k].a = -1;
         x->ref[k].s = 0;
     }
-    /* counting sort by batch, stable in k */
-    int64_t *bs = x->bstart;
-    for (int64_t k = 0; k < x->K; k++)
-        if (x->geo[k].b >= 0) bs[x->geo[k].b + 2]++;
-    for (int64_t b = 0; b < x->B; b++) bs[b + 2] += bs[b + 1];
-    for (int64_t k = 0; k < x->K; k++)
-        if (x->geo[k].b >= 0) x->order[bs[x->geo[k].b + 1]++] = k;
+    conform_sort_by_batch(x->K, x->B, &x->geo[0].b, sizeof x->geo[0], x->order, x->bstart);
     return CONFORM_OK;
 }
 
