@@ -35,7 +35,8 @@ typedef struct {
     f32_grid_bwd_fn bwd;
     f32_transpose_fn tr;
     f32_grid_bilinear_bwd_fn bil;
-    f32_unpack8_zero_fn unpack;
+    f32_grid_bilinear_keys_fn keys;
+    f32_transpose_fn trs; /* for a destination written once: streaming stores */
 } kernel_set;
 
 static kernel_set kernels_for(conform_isa isa)
@@ -47,21 +48,24 @@ static kernel_set kernels_for(conform_isa isa)
         k.bwd = f32_grid_bwd_ukernel__avx512;
         k.tr = f32_transpose_ukernel__avx2; /* 8 x 8 tiles: AVX2 is wide enough */
         k.bil = f32_grid_bilinear_bwd_ukernel__avx512;
-        k.unpack = f32_unpack8_zero_ukernel__avx2; /* store-bound: AVX2 is wide enough */
+        k.keys = f32_grid_bilinear_keys_ukernel__avx512;
+        k.trs = f32_transpose_stream_ukernel__avx2;
         break;
     case CONFORM_ISA_AVX2:
         k.bin = f32_bilerp_bin_ukernel__avx2;
         k.bwd = f32_grid_bwd_ukernel__avx2;
         k.tr = f32_transpose_ukernel__avx2;
         k.bil = f32_grid_bilinear_bwd_ukernel__avx2;
-        k.unpack = f32_unpack8_zero_ukernel__avx2;
+        k.keys = f32_grid_bilinear_keys_ukernel__avx2;
+        k.trs = f32_transpose_stream_ukernel__avx2;
         break;
     default:
         k.bin = f32_bilerp_bin_ukernel__scalar;
         k.bwd = f32_grid_bwd_ukernel__scalar;
         k.tr = f32_transpose_ukernel__scalar;
         k.bil = f32_grid_bilinear_bwd_ukernel__scalar;
-        k.unpack = f32_unpack8_zero_ukernel__scalar;
+        k.keys = f32_grid_bilinear_keys_ukernel__scalar;
+        k.trs = f32_transpose_stream_ukernel__scalar;
         break;
     }
     return k;
@@ -247,23 +251,27 @@ int f32_grid_sampler_2d_fwd(const f32_grid_sampler_params *p, const float *input
 
 /* ---- backward --------------------------------------------------------------------------------- */
 
-/* ---- backward, bilinear: sorted points, 8-channel blocks ---------------------------------------
+/* ---- backward, bilinear: points sorted by row, channels-last rows ----------------------------------
  *
- * A unit (image n, block of channels) tables the points of image n once (offset, fractions,
- * multipliers) sorted by their top row y0 (a stable counting sort). Per 8 channels it transposes
- * grad_output and input into [pixel][8] blocks and sweeps the sorted points: the input and
- * input_grad blocks are then visited row by row (the taps hit L1) and only the grad_output reads
- * are scattered, within a 512 KiB block. input_grad accumulates in a private block written out
- * once with non-temporal stores, so the big tensors cross DRAM about once each. Points whose
- * stencil leaves the plane (or is clipped) are few: they follow the sorted ones, tap by tap. The
- * grid gradient of a point keeps per tap the sum over channels of g * v (fixed order, in acc) and
- * applies the derivative weights once. Blocks are a function of N and C only; with several, their
- * partial sums are added in block order after the parallel region, as the general path. */
+ * A unit (image n, block of up to 64 channels, cs lanes a pixel: a multiple of 16) tables the
+ * points of image n once (column, fractions, multipliers) sorted by their top tap row y0 (a stable
+ * counting sort). It packs the block's grad_output channels-last ([pixel][cs], 4 MiB at 128x128:
+ * the only buffer read at random; the kernel asks for a point's row a few points ahead) and sweeps
+ * the rows: before row y0's points it packs input row y0 + 1 into a two-row ring, after them
+ * input_grad row y0 is final and leaves its two-row ring. So input is read and input_grad written
+ * once, in row order, and a point's taps touch rows that are in cache; a point's per-tap sums stay
+ * in registers across all the block's channels. Points with a tap outside the plane (or clipped)
+ * are few: they are bucketed by the same row and follow that row's in-plane points, tap by tap.
+ * The grid gradient of a point keeps per tap the sum over channels of g * v (fixed order, in acc)
+ * and applies the derivative weights once. Blocks are a function of N and C only; with several,
+ * their partial sums are added in block order after the parallel region, as in the general path.
+ * Every element is therefore summed in an order fixed for any thread count. */
 
 typedef struct {
     int32_t q, nt;
-    int32_t off[4];
+    int32_t row[4], col[4];
     float w[4], wdx[4], wdy[4];
+    float mx, my;
 } edge_pt;
 
 typedef struct {
@@ -273,87 +281,196 @@ typedef struct {
 } pt_tmp;
 
 typedef struct {
-    f32_grid_pt *pts;   /* in-plane points sorted by y0 */
-    edge_pt *edge;      /* the others, in point order */
-    float *mult;        /* [nfast + nedge][2]: d coordinate / d grid value, table order */
+    f32_grid_pt *pts;   /* in-plane points sorted by key(y0, x0) = y0 xb + (x0 >> xshift) */
+    edge_pt *edge;      /* the others; top row y (-1 <= y < H)'s are [estart[y + 1], estart[y + 2]) */
+    float *mult;        /* [nfast][2]: d coordinate / d grid value of pts (unless mult_const) */
     pt_tmp *tmp;
-    int64_t *start;     /* [H + 1] */
+    edge_pt *etmp;
+    int32_t *ekey;
+    int32_t *skey, *sx0; /* zeros padding: per grid point its key (-1: not in-plane) and x0 */
+    float *slx, *sly;
+    int32_t *start;     /* [H xb + 1]: row y's points are [start[y xb], start[(y + 1) xb]) */
+    int64_t *estart;    /* [H + 2] */
+    int64_t xb;
+    int xshift, mult_const;
+    float mxc, myc;
     size_t nfast, nedge;
 } bil_table;
 
-static void bil_table_build(const f32_grid_sampler_params *p, const float *grid_n, bil_table *t)
+/* Key columns: in-plane points are sorted by row and then by column bucket (x0 >> xshift), so a
+ * row's points visit its taps left to right and they stay in L1; the buckets are at most about
+ * max(4 P, 64 Ki) in all, whatever the plane. */
+static void bil_table_keys(int64_t H, int64_t W, int64_t P, int *xshift, int64_t *xb)
 {
-    const int64_t H = p->H, W = p->W, P = p->Ho * p->Wo;
-    const int ac = p->align_corners, quick = p->padding_mode == 0;
-    const float xmax = (float)(W - 1), ymax = (float)(H - 1);
+    const int64_t cap = 4 * P > 65536 ? 4 * P : 65536;
+    int sh = 0;
+    while (sh < 30 && H * ((W + ((int64_t)1 << sh) - 1) >> sh) > cap) sh++;
+    *xshift = sh;
+    *xb = (W + ((int64_t)1 << sh) - 1) >> sh;
+}
+
+static void bil_edge_add(const f32_grid_sampler_params *p, float gx, float gy, int64_t q, bil_table *t, size_t *ne)
+{
+    taps tx, ty;
+    axis_taps(p, gx, p->W, 1, &tx);
+    axis_taps(p, gy, p->H, 1, &ty);
+    /* the taps of a bilinear point are rows y0, y0 + 1 (d weight -1, +1), either possibly out */
+    const int32_t key = ty.n == 0 ? -1 : (int32_t)ty.off[0] - (ty.dw[0] < 0.0f ? 0 : 1);
+    edge_pt *e = &t->etmp[*ne];
+    t->ekey[(*ne)++] = key;
+    t->estart[key + 2]++;
+    e->q = (int32_t)q;
+    e->nt = 0;
+    e->mx = tx.mult;
+    e->my = ty.mult;
+    for (size_t r = 0; r < ty.n; r++)
+        for (size_t c = 0; c < tx.n; c++, e->nt++) {
+            e->row[e->nt] = (int32_t)ty.off[r];
+            e->col[e->nt] = (int32_t)tx.off[c];
+            e->w[e->nt] = ty.w[r] * tx.w[c];
+            e->wdx[e->nt] = ty.w[r] * tx.dw[c];
+            e->wdy[e->nt] = ty.dw[r] * tx.w[c];
+        }
+}
+
+static void bil_table_build(const f32_grid_sampler_params *p, const kernel_set *kn, const float *grid_n, bil_table *t)
+{
+    const int64_t H = p->H, W = p->W, P = p->Ho * p->Wo, xb = t->xb, nkeys = H * xb;
+    const int ac = p->align_corners, sh = t->xshift;
     size_t nf = 0, ne = 0;
-    memset(t->start, 0, sizeof(int64_t) * (size_t)(H + 1));
-    for (int64_t q = 0; q < P; q++) {
-        const float gx = grid_n[2 * q], gy = grid_n[2 * q + 1];
-        if (quick) { /* zeros padding: axis_taps's arithmetic for a point with all four taps inside */
-            float mx, my;
-            const float ix = unnormalize(gx, W, ac, &mx), iy = unnormalize(gy, H, ac, &my);
-            if (ix >= 0.0f && ix < xmax && iy >= 0.0f && iy < ymax) {
-                const int32_t x0 = (int32_t)ix, y0 = (int32_t)iy;
-                t->tmp[nf] = (pt_tmp){{(int32_t)(y0 * W + x0), (int32_t)q, ix - (float)x0, iy - (float)y0}, y0, mx, my};
-                t->start[y0 + 1]++;
+    memset(t->start, 0, sizeof(int32_t) * (size_t)(nkeys + 1));
+    memset(t->estart, 0, sizeof(int64_t) * (size_t)(H + 2));
+    t->mult_const = p->padding_mode == 0;
+    if (t->mult_const) {
+        /* zeros padding: a point is in-plane iff all four taps are inside, and its multipliers are
+         * constants; axis_taps's arithmetic, in a loop without branches the compiler vectorizes */
+        const f32_grid_keys_params kp = {(float)W, (float)H, (float)(W - 1), (float)(H - 1), ac, (int32_t)xb, sh};
+        unnormalize(0.0f, W, ac, &t->mxc);
+        unnormalize(0.0f, H, ac, &t->myc);
+        kn->keys((size_t)P, grid_n, &kp, t->skey, t->sx0, t->slx, t->sly);
+        for (int64_t q = 0; q < P; q++) {
+            const int32_t k = t->skey[q];
+            if (k >= 0) {
+                t->start[k + 1]++;
                 nf++;
-                continue;
-            }
+            } else
+                bil_edge_add(p, grid_n[2 * q], grid_n[2 * q + 1], q, t, &ne);
         }
-        taps tx, ty;
-        axis_taps(p, gx, W, 1, &tx);
-        axis_taps(p, gy, H, W, &ty);
-        if (tx.n == 2 && ty.n == 2) {
-            const int32_t y0 = (int32_t)(ty.off[0] / W);
-            t->tmp[nf] = (pt_tmp){{(int32_t)(ty.off[0] + tx.off[0]), (int32_t)q, tx.w[1], ty.w[1]}, y0, tx.mult, ty.mult};
-            t->start[y0 + 1]++;
-            nf++;
-            continue;
+        for (int64_t k = 0; k < nkeys; k++) t->start[k + 1] += t->start[k];
+        for (int64_t q = 0; q < P; q++) {
+            const int32_t k = t->skey[q];
+            if (k >= 0) t->pts[t->start[k]++] = (f32_grid_pt){t->sx0[q], (int32_t)q, t->slx[q], t->sly[q]};
         }
-        edge_pt *e = &t->edge[ne++];
-        e->q = (int32_t)q;
-        e->nt = 0;
-        for (size_t r = 0; r < ty.n; r++)
-            for (size_t c = 0; c < tx.n; c++, e->nt++) {
-                e->off[e->nt] = (int32_t)(ty.off[r] + tx.off[c]);
-                e->w[e->nt] = ty.w[r] * tx.w[c];
-                e->wdx[e->nt] = ty.w[r] * tx.dw[c];
-                e->wdy[e->nt] = ty.dw[r] * tx.w[c];
-            }
-        /* the edge points' multipliers fill mult from its end (the sorted ones fill the front) */
-        t->mult[2 * (size_t)(P - 1 - (int64_t)(ne - 1))] = tx.mult;
-        t->mult[2 * (size_t)(P - 1 - (int64_t)(ne - 1)) + 1] = ty.mult;
+    } else {
+        for (int64_t q = 0; q < P; q++) {
+            const float gx = grid_n[2 * q], gy = grid_n[2 * q + 1];
+            taps tx, ty;
+            axis_taps(p, gx, W, 1, &tx);
+            axis_taps(p, gy, H, 1, &ty);
+            if (tx.n == 2 && ty.n == 2) {
+                const int32_t key = (int32_t)(ty.off[0] * xb + (tx.off[0] >> sh));
+                t->tmp[nf++] = (pt_tmp){{(int32_t)tx.off[0], (int32_t)q, tx.w[1], ty.w[1]}, key, tx.mult, ty.mult};
+                t->start[key + 1]++;
+            } else
+                bil_edge_add(p, gx, gy, q, t, &ne);
+        }
+        for (int64_t k = 0; k < nkeys; k++) t->start[k + 1] += t->start[k];
+        for (size_t k = 0; k < nf; k++) {
+            const size_t d = (size_t)t->start[t->tmp[k].key]++;
+            t->pts[d] = t->tmp[k].pt;
+            t->mult[2 * d] = t->tmp[k].mx;
+            t->mult[2 * d + 1] = t->tmp[k].my;
+        }
     }
-    for (int64_t y = 0; y < H; y++) t->start[y + 1] += t->start[y];
-    for (size_t k = 0; k < nf; k++) {
-        const size_t d = (size_t)t->start[t->tmp[k].key]++;
-        t->pts[d] = t->tmp[k].pt;
-        t->mult[2 * d] = t->tmp[k].mx;
-        t->mult[2 * d + 1] = t->tmp[k].my;
-    }
-    /* nf + ne == P: the edge multipliers fill [nf, P) in reverse order; put them in order */
-    for (size_t a = nf, z = (size_t)P - 1; a < z; a++, z--)
-        for (int i = 0; i < 2; i++) {
-            const float m = t->mult[2 * a + i];
-            t->mult[2 * a + i] = t->mult[2 * z + i];
-            t->mult[2 * z + i] = m;
-        }
+    for (int64_t y = 0; y <= H; y++) t->estart[y + 1] += t->estart[y];
+    for (size_t k = 0; k < ne; k++) t->edge[t->estart[t->ekey[k] + 1]++] = t->etmp[k];
+    /* the placement loops advanced each bucket's start to its end: shift back by one bucket */
+    memmove(t->start + 1, t->start, sizeof(int32_t) * (size_t)nkeys);
+    t->start[0] = 0;
+    for (int64_t y = H + 1; y > 0; y--) t->estart[y] = t->estart[y - 1];
+    t->estart[0] = 0;
     t->nfast = nf;
     t->nedge = ne;
 }
 
-/* channels per unit of the bilinear path: a function of N and C only (about 8 units in all), a
- * multiple of 8, or the tuning knob */
+/* channels per unit of the bilinear path: a function of N and C only (about 8 units in all, at
+ * most 64 channels: the packed grad_output then stays in the last-level cache), or the tuning knob */
 static int64_t pick_block(int64_t N, int64_t C)
 {
     int64_t cb;
-    if (conform_opt_grid_sampler_chunk > 0) cb = (conform_opt_grid_sampler_chunk + 15) / 16 * 16;
+    if (conform_opt_grid_sampler_chunk > 0) cb = conform_opt_grid_sampler_chunk;
     else {
         const int64_t want = N >= 8 ? 1 : (8 + N - 1) / N;
-        cb = ((C + want - 1) / want + 7) / 8 * 8;
+        cb = (C + want - 1) / want;
     }
+    cb = (cb + 15) / 16 * 16;
+    cb = cb > 64 ? 64 : cb;
     return cb >= C ? C : cb;
+}
+
+/* rows of input asked for ahead of their packing (their lines are spread over cn planes) */
+/* input rows packed, and input_grad rows written out, per call: 8-plane groups then read and
+ * write longer runs of each plane (plane starts 64 KiB apart share cache sets) */
+#define ROW_BATCH 4
+#define RING_ROWS (2 * ROW_BATCH)
+/* the edge points of top row y (their taps are in rows y and y + 1 of the rings) */
+static void bil_edge_row(const bil_table *t, int64_t y, size_t W, size_t cs, const float *go, const float *in2,
+                         float *io2, float *acc)
+{
+    for (int64_t e = t->estart[y + 1]; e < t->estart[y + 2]; e++) {
+        const edge_pt *ep = &t->edge[e];
+        float *s = acc ? acc + 4 * (t->nfast + (size_t)e) : NULL;
+        if (s) s[0] = s[1] = s[2] = s[3] = 0.0f;
+        const float *g = go + cs * (size_t)ep->q;
+        for (int32_t k = 0; k < ep->nt; k++) {
+            /* all cs lanes (unused ones are zeros) */
+            const size_t o = cs * (((size_t)ep->row[k] % RING_ROWS) * W + (size_t)ep->col[k]);
+            if (io2)
+                for (size_t j = 0; j < cs; j++) io2[o + j] += ep->w[k] * g[j];
+            if (s) {
+                float a = s[k];
+                for (size_t j = 0; j < cs; j++) a += g[j] * in2[o + j];
+                s[k] = a;
+            }
+        }
+    }
+}
+
+/* Lines asked for a few at a time while the kernel works, so the next rows' reads overlap it
+ * instead of stalling their packing: planes [0, planes) x runs of len floats. */
+typedef struct {
+    const char *plane;  /* the current plane's run */
+    size_t plane_bytes, run_lines, planes_left, line;
+} prefetch_cursor;
+
+static void prefetch_start(prefetch_cursor *c, const float *base, size_t planes, size_t plane_stride, size_t len)
+{
+    c->plane = (const char *)base;
+    c->plane_bytes = plane_stride * sizeof(float);
+    c->run_lines = (len * sizeof(float) + 63) / 64;
+    c->planes_left = c->run_lines ? planes : 0;
+    c->line = 0;
+}
+
+static void prefetch_step(prefetch_cursor *c, size_t lines)
+{
+    for (; lines && c->planes_left; lines--) {
+        __builtin_prefetch(c->plane + 64 * c->line, 0, 3);
+        if (++c->line == c->run_lines) {
+            c->line = 0;
+            c->plane += c->plane_bytes;
+            c->planes_left--;
+        }
+    }
+}
+
+/* grad_output pixels [q0, q1) of a block of cn channels into [pixel][cs] (lanes past cn zero) */
+static void pack_go(const kernel_set *kn, const float *go, size_t cn, size_t cs, size_t P, float *dst, size_t q0,
+                    size_t q1)
+{
+    if (cn < cs)
+        for (size_t q = q0; q < q1; q++) memset(dst + q * cs + cn, 0, sizeof(float) * (cs - cn));
+    kn->tr(cn, q1 - q0, go + q0, P, dst + q0 * cs, cs); /* 8 planes at a time, each read in one run */
 }
 
 static int bwd_bilinear(const f32_grid_sampler_params *p, const kernel_set *kn, const float *grad_output,
@@ -363,6 +480,9 @@ static int bwd_bilinear(const f32_grid_sampler_params *p, const kernel_set *kn, 
     const int64_t N = p->N, C = p->C, H = p->H, W = p->W, HW = H * W, P = p->Ho * p->Wo;
     const int want_in = p->output_mask[0], want_grid = p->output_mask[1];
     const int64_t cb = pick_block(N, C), nblk = (C + cb - 1) / cb, units = N * nblk;
+    const size_t cs = (size_t)(cb + 15) / 16 * 16; /* lanes a pixel */
+    const size_t rowf = cs * (size_t)W;          /* floats in one channels-last row */
+    if (!conform_sizes_ok(P, (int64_t)cs, 1) || !conform_sizes_ok(W, (int64_t)cs, 2)) return CONFORM_E_NOMEM;
     float *partial = want_grid && nblk > 1 ? conform_alloc_floats((size_t)nblk * (size_t)(N * P * 2)) : NULL;
     if (want_grid && nblk > 1 && !partial) return CONFORM_E_NOMEM;
     int err = 0;
@@ -372,16 +492,25 @@ static int bwd_bilinear(const f32_grid_sampler_params *p, const kernel_set *kn, 
         bil_table t = {0};
         t.pts = malloc(sizeof(f32_grid_pt) * (size_t)P);
         t.edge = malloc(sizeof(edge_pt) * (size_t)P);
+        t.etmp = malloc(sizeof(edge_pt) * (size_t)P);
+        t.ekey = malloc(sizeof(int32_t) * (size_t)P);
         t.mult = conform_alloc_floats((size_t)P * 2);
         t.tmp = malloc(sizeof(pt_tmp) * (size_t)P);
-        t.start = malloc(sizeof(int64_t) * (size_t)(H + 1));
+        bil_table_keys(H, W, P, &t.xshift, &t.xb);
+        t.start = malloc(sizeof(int32_t) * (size_t)(H * t.xb + 1));
+        t.skey = malloc(sizeof(int32_t) * (size_t)P);
+        t.sx0 = malloc(sizeof(int32_t) * (size_t)P);
+        t.slx = conform_alloc_floats((size_t)P);
+        t.sly = conform_alloc_floats((size_t)P);
+        t.estart = malloc(sizeof(int64_t) * (size_t)(H + 2));
         float *acc = want_grid ? conform_alloc_floats((size_t)P * 4) : NULL;
-        float *in8 = want_grid ? conform_alloc_floats((size_t)HW * 8) : NULL;
-        float *io8 = want_in ? conform_alloc_floats((size_t)HW * 8) : NULL;
-        float *go8 = conform_alloc_floats((size_t)P * 8);
-        int mine = !t.pts || !t.edge || !t.mult || !t.tmp || !t.start || !go8 || (want_grid && (!acc || !in8)) ||
-                   (want_in && !io8);
-        if (io8) memset(io8, 0, sizeof(float) * 8 * (size_t)HW);
+        float *in2 = want_grid ? conform_alloc_floats(RING_ROWS * rowf) : NULL; /* input rows: row r in slot r % RING_ROWS */
+        float *io2 = want_in ? conform_alloc_floats(RING_ROWS * rowf) : NULL;   /* input_grad rows, the same slots */
+        float *gop = conform_alloc_floats((size_t)P * cs);               /* grad_output, [pixel][cs] */
+        int mine = !t.pts || !t.edge || !t.etmp || !t.ekey || !t.mult || !t.tmp || !t.start || !t.estart || !gop ||
+                   !t.skey || !t.sx0 || !t.slx || !t.sly ||
+                   (want_grid && (!acc || !in2)) || (want_in && !io2);
+        if (io2) memset(io2, 0, sizeof(float) * RING_ROWS * rowf);
         if (mine) {
 #pragma omp atomic write
             err = 1;
@@ -393,49 +522,58 @@ static int bwd_bilinear(const f32_grid_sampler_params *p, const kernel_set *kn, 
         int64_t built = -1;
 #pragma omp for schedule(dynamic, 1)
         for (int64_t u = 0; u < (failed ? 0 : units); u++) {
-            const int64_t n = u / nblk, b = u % nblk, c0 = b * cb, cn = C - c0 < cb ? C - c0 : cb;
+            const int64_t n = u / nblk, b = u % nblk, c0 = b * cb;
+            const size_t cn = (size_t)(C - c0 < cb ? C - c0 : cb);
+            const float *go = grad_output + ((size_t)n * C + (size_t)c0) * (size_t)P;
+            const float *in = input + ((size_t)n * C + (size_t)c0) * (size_t)HW;
+            float *ig = input_grad + ((size_t)n * C + (size_t)c0) * (size_t)HW;
             if (built != n) {
-                bil_table_build(p, grid + (size_t)n * (size_t)P * 2, &t);
+                bil_table_build(p, kn, grid + (size_t)n * (size_t)P * 2, &t);
                 built = n;
             }
+            if (cn < cs && in2) /* lanes the block does not fill: zeros, so that whole vectors can be used */
+                for (size_t x = 0; x < RING_ROWS * (size_t)W; x++) memset(in2 + x * cs + cn, 0, sizeof(float) * (cs - cn));
+            pack_go(kn, go, cn, cs, (size_t)P, gop, 0, (size_t)P);
+            if (in2) kn->tr(cn, (size_t)(H < ROW_BATCH ? H : ROW_BATCH) * (size_t)W, in, (size_t)HW, in2, cs);
             const size_t nf = t.nfast, ne = t.nedge;
-            for (int64_t c = c0; c < c0 + cn; c += 8) {
-                const size_t pl = (size_t)(c0 + cn - c < 8 ? c0 + cn - c : 8);
-                const float *go = grad_output + ((size_t)n * C + c) * (size_t)P;
-                const float *in = input + ((size_t)n * C + c) * (size_t)HW;
-                if (pl < 8) { /* unused lanes are zeros */
-                    memset(go8, 0, sizeof(float) * 8 * (size_t)P);
-                    if (in8) memset(in8, 0, sizeof(float) * 8 * (size_t)HW);
+            prefetch_cursor pf = {0};
+            bil_edge_row(&t, -1, (size_t)W, cs, gop, in2, io2, acc);
+            for (int64_t y = 0; y < H; y++) {
+                const size_t slot = (size_t)(y % RING_ROWS) * rowf, next = (size_t)((y + 1) % RING_ROWS) * rowf;
+                if (in2 && y + 1 < H && (y + 1) % ROW_BATCH == 0) { /* the next batch of input rows */
+                    const int64_t m = H - (y + 1) < ROW_BATCH ? H - (y + 1) : ROW_BATCH;
+                    kn->tr(cn, (size_t)m * (size_t)W, in + (size_t)(y + 1) * (size_t)W, (size_t)HW, in2 + next, cs);
                 }
-                kn->tr(pl, (size_t)P, go, (size_t)P, go8, 8);
-                if (in8) kn->tr(pl, (size_t)HW, in, (size_t)HW, in8, 8);
-                kn->bil(nf, t.pts, (size_t)W, go8, in8, io8, acc, c == c0);
-                for (size_t e = 0; e < ne; e++) {
-                    const edge_pt *ep = &t.edge[e];
-                    float *s = acc ? acc + 4 * (nf + e) : NULL;
-                    if (s && c == c0) s[0] = s[1] = s[2] = s[3] = 0.0f;
-                    const float *g = go8 + 8 * (size_t)ep->q;
-                    for (int32_t k = 0; k < ep->nt; k++) {
-                        /* all 8 lanes (unused ones are zeros): fixed-length loops the compiler
-                         * vectorizes, and the channel sum in a register */
-                        const size_t o = 8 * (size_t)ep->off[k];
-                        if (io8)
-                            for (size_t j = 0; j < 8; j++) io8[o + j] += ep->w[k] * g[j];
-                        if (s) {
-                            float a = s[k];
-                            for (size_t j = 0; j < 8; j++) a += g[j] * in8[o + j];
-                            s[k] = a;
-                        }
-                    }
+                const int64_t k0 = t.start[y * t.xb], k1 = t.start[(y + 1) * t.xb];
+                if (in2 && y % ROW_BATCH == 0) { /* the next batch's rows, asked for while this one is swept */
+                    const int64_t r = y + ROW_BATCH, m = H - r < ROW_BATCH ? H - r : ROW_BATCH;
+                    prefetch_start(&pf, in + (size_t)(r > H ? H : r) * (size_t)W, cn, (size_t)HW, m > 0 ? (size_t)(m * W) : 0);
                 }
-                if (io8) kn->unpack((size_t)HW, pl, io8, input_grad + ((size_t)n * C + (size_t)c) * (size_t)HW, (size_t)HW);
+                /* in chunks, each with its share of the prefetches */
+                const size_t per_row = (pf.planes_left * pf.run_lines + ROW_BATCH - 1) / ROW_BATCH, chunk = 32;
+                const size_t nchunk = (size_t)(k1 - k0 + (int64_t)chunk - 1) / chunk;
+                const size_t share = nchunk ? (per_row + nchunk - 1) / nchunk : per_row;
+                if (!nchunk) prefetch_step(&pf, per_row);
+                for (int64_t kc = k0; kc < k1; kc += (int64_t)chunk) {
+                    const size_t m = (size_t)(k1 - kc < (int64_t)chunk ? k1 - kc : (int64_t)chunk);
+                    prefetch_step(&pf, share);
+                    kn->bil(m, t.pts + kc, cs, (ptrdiff_t)next - (ptrdiff_t)slot, gop,
+                            in2 ? in2 + slot : NULL, io2 ? io2 + slot : NULL, acc ? acc + 4 * (size_t)kc : NULL);
+                }
+                bil_edge_row(&t, y, (size_t)W, cs, gop, in2, io2, acc);
+                if (io2 && ((y + 1) % ROW_BATCH == 0 || y + 1 == H)) { /* the batch ending at row y is final */
+                    const int64_t m = y % ROW_BATCH + 1;
+                    float *ring = io2 + (size_t)((y + 1 - m) % RING_ROWS) * rowf;
+                    kn->trs((size_t)m * (size_t)W, cn, ring, cs, ig + (size_t)(y + 1 - m) * (size_t)W, (size_t)HW);
+                    memset(ring, 0, sizeof(float) * (size_t)m * rowf);
+                }
             }
             if (!acc) continue;
             float *gg = grid_grad + (size_t)n * (size_t)P * 2;
             float *part = partial ? partial + ((size_t)b * (size_t)N + (size_t)n) * (size_t)P * 2 : NULL;
             for (size_t k = 0; k < nf + ne; k++) {
                 const float *s = acc + 4 * k;
-                float sx, sy;
+                float sx, sy, mx, my;
                 size_t q;
                 if (k < nf) {
                     const f32_grid_pt *pt = &t.pts[k];
@@ -444,6 +582,8 @@ static int bwd_bilinear(const f32_grid_sampler_params *p, const kernel_set *kn, 
                     sx = -ay * s[0] + ay * s[1] + -pt->ly * s[2] + pt->ly * s[3];
                     sy = -ax * s[0] + -pt->lx * s[1] + ax * s[2] + pt->lx * s[3];
                     q = (size_t)pt->q;
+                    mx = t.mult_const ? t.mxc : t.mult[2 * k];
+                    my = t.mult_const ? t.myc : t.mult[2 * k + 1];
                 } else {
                     const edge_pt *ep = &t.edge[k - nf];
                     sx = sy = 0.0f;
@@ -452,29 +592,38 @@ static int bwd_bilinear(const f32_grid_sampler_params *p, const kernel_set *kn, 
                         sy += ep->wdy[i] * s[i];
                     }
                     q = (size_t)ep->q;
+                    mx = ep->mx;
+                    my = ep->my;
                 }
                 if (part) {
                     part[2 * q] = sx;
                     part[2 * q + 1] = sy;
                     if (b == 0) {
-                        gg[2 * q] = t.mult[2 * k];
-                        gg[2 * q + 1] = t.mult[2 * k + 1];
+                        gg[2 * q] = mx;
+                        gg[2 * q + 1] = my;
                     }
                 } else {
-                    gg[2 * q] = t.mult[2 * k] * sx;
-                    gg[2 * q + 1] = t.mult[2 * k + 1] * sy;
+                    gg[2 * q] = mx * sx;
+                    gg[2 * q + 1] = my * sy;
                 }
             }
         }
         free(t.pts);
         free(t.edge);
+        free(t.etmp);
+        free(t.ekey);
         free(t.mult);
         free(t.tmp);
         free(t.start);
+        free(t.skey);
+        free(t.sx0);
+        free(t.slx);
+        free(t.sly);
+        free(t.estart);
         free(acc);
-        free(in8);
-        free(io8);
-        free(go8);
+        free(in2);
+        free(io2);
+        free(gop);
     }
     if (!err && partial) {
         const int64_t np = N * P * 2;

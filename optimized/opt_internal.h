@@ -120,36 +120,49 @@ void f32_grid_bwd_ukernel__avx512(size_t channels, size_t nr, const int64_t *rof
  * a multiple of 16); 0 (the default) picks it from the plane size. Not thread-safe. */
 extern int64_t conform_opt_grid_sampler_chunk;
 
-/* Bilinear grid-sampler backward over channels-last blocks of 8 channels ([pixel][8] buffers): a
- * point whose four taps are all inside the plane is pts[k] = {off = y0 * W + x0, q = its index in
- * grad_output, lx, ly = the fractions}; taps t = (y0, x0), (y0, x0+1), (y0+1, x0), (y0+1, x0+1),
- * weights w = ((1-ly)(1-lx), (1-ly) lx, ly (1-lx), ly lx), each rounded once. For every point k in
- * order, with g = go8[8q .. 8q+8):
- *   io8[8 off_t + c] += w_t * g[c]                 c < 8            (io8 != NULL)
- *   acc[4k + t] (= or +=) sum_c g[c] * in8[8 off_t + c]   (acc_init: =)  (acc != NULL)
+/* Bilinear grid-sampler backward over channels-last rows ([column][cs] buffers, cs a multiple of
+ * 16, channel lanes a point does not have hold zeros): a point whose four taps are all inside
+ * the plane is pts[k] = {off = x0, q = its index in grad_output, lx, ly = the fractions}; its taps
+ * t = (y0, x0), (y0, x0+1), (y0+1, x0), (y0+1, x0+1) lie in the caller's rows r0 = buf (row y0)
+ * and r1 = buf + next_row (row y0 + 1), the same step for in and io, with weights
+ * w = ((1-ly)(1-lx), (1-ly) lx, ly (1-lx), ly lx), each rounded once. For every point k in order,
+ * with g = go[cs q .. cs q + cs):
+ *   io[row_t + cs x_t + c] += w_t * g[c]                 c < cs           (io != NULL)
+ *   acc[4k + t] = sum_c g[c] * in[row_t + cs x_t + c]                              (acc != NULL)
  * The channel sum's order is fixed per ISA; the caller applies the coordinate-derivative weights
- * once per point. Unused channel lanes must hold zeros in go8 and in8. */
+ * once per point. */
 typedef struct {
     int32_t off, q;
     float lx, ly;
 } f32_grid_pt;
-typedef void (*f32_grid_bilinear_bwd_fn)(size_t npts, const f32_grid_pt *pts, size_t W, const float *go8,
-                                         const float *in8, float *io8, float *acc, int acc_init);
-void f32_grid_bilinear_bwd_ukernel__scalar(size_t npts, const f32_grid_pt *pts, size_t W, const float *go8,
-                                           const float *in8, float *io8, float *acc, int acc_init);
-void f32_grid_bilinear_bwd_ukernel__avx2(size_t npts, const f32_grid_pt *pts, size_t W, const float *go8,
-                                         const float *in8, float *io8, float *acc, int acc_init);
-void f32_grid_bilinear_bwd_ukernel__avx512(size_t npts, const f32_grid_pt *pts, size_t W, const float *go8,
-                                           const float *in8, float *io8, float *acc, int acc_init);
+typedef void (*f32_grid_bilinear_bwd_fn)(size_t npts, const f32_grid_pt *pts, size_t cs, ptrdiff_t next_row,
+                                         const float *go, const float *in, float *io, float *acc);
+void f32_grid_bilinear_bwd_ukernel__scalar(size_t npts, const f32_grid_pt *pts, size_t cs, ptrdiff_t next_row,
+                                           const float *go, const float *in, float *io, float *acc);
+void f32_grid_bilinear_bwd_ukernel__avx2(size_t npts, const f32_grid_pt *pts, size_t cs, ptrdiff_t next_row,
+                                         const float *go, const float *in, float *io, float *acc);
+void f32_grid_bilinear_bwd_ukernel__avx512(size_t npts, const f32_grid_pt *pts, size_t cs, ptrdiff_t next_row,
+                                           const float *go, const float *in, float *io, float *acc);
 
-/* Moves a channels-last accumulation block out and clears it:
- *   dst[j * dst_stride + i] = buf8[8 i + j], j < planes <= 8, i < n;  then buf8[0 .. 8 n) = 0.
- * The SIMD kernels write dst with non-temporal stores where it is aligned (it is written once and
- * not read back soon: no read for ownership). */
-typedef void (*f32_unpack8_zero_fn)(size_t n, size_t planes, float *buf8, float *dst, size_t dst_stride);
-void f32_unpack8_zero_ukernel__scalar(size_t n, size_t planes, float *buf8, float *dst, size_t dst_stride);
-void f32_unpack8_zero_ukernel__avx2(size_t n, size_t planes, float *buf8, float *dst, size_t dst_stride);
-/* (AVX-512 dispatches to the AVX2 kernel: the streaming stores are the limit, not the width) */
+/* Keys of the bilinear backward's point table under zeros padding: for q < n, with (gx, gy) =
+ * grid[2q], grid[2q + 1] and ix, iy unnormalized as section 7.1 (align_corners: (g + 1) / 2 (S - 1),
+ * else ((g + 1) S - 1) / 2, in that order of float32 operations), a point is in-plane iff
+ * 0 <= ix < W - 1 and 0 <= iy < H - 1 (all four taps inside; NaN is not). Then
+ *   key[q] = y0 xb + (x0 >> xshift), x0[q] = x0 = (int) ix, lx[q] = ix - x0, ly[q] = iy - y0,
+ * else key[q] = -1 and the others as for ix = iy = 0. All ISAs give the same bits. */
+typedef struct {
+    float w, h, wm1, hm1; /* W, H, W - 1, H - 1 */
+    int align_corners;
+    int32_t xb, xshift;
+} f32_grid_keys_params;
+typedef void (*f32_grid_bilinear_keys_fn)(size_t n, const float *grid, const f32_grid_keys_params *kp, int32_t *key,
+                                          int32_t *x0, float *lx, float *ly);
+void f32_grid_bilinear_keys_ukernel__scalar(size_t n, const float *grid, const f32_grid_keys_params *kp, int32_t *key,
+                                            int32_t *x0, float *lx, float *ly);
+void f32_grid_bilinear_keys_ukernel__avx2(size_t n, const float *grid, const f32_grid_keys_params *kp, int32_t *key,
+                                          int32_t *x0, float *lx, float *ly);
+void f32_grid_bilinear_keys_ukernel__avx512(size_t n, const float *grid, const f32_grid_keys_params *kp, int32_t *key,
+                                            int32_t *x0, float *lx, float *ly);
 
 /* Row copy dst[r * dst_stride + j] = src[r * src_stride + j] (r < rows, j < n) for an output
  * written once and not read back soon: streaming stores where a row is aligned (no read for

@@ -91,6 +91,12 @@ def random_cases(repeat):
                     grid={"interpolation_mode": MODES}, repeat=repeat)
     out += both("chunked", [1, 40, 128, 128], 8, 8, {}, {"lo": -1.1, "hi": 1.1},
                 grid={"interpolation_mode": MODES}, repeat=repeat)
+    # the bilinear backward's channel blocks: 64 lanes with a 6-channel last block, 11 rows (not
+    # a whole number of its 4-row batches), and 32-lane blocks with a half-empty last one
+    out += both("blocks_n8_c70", [8, 70, 11, 9], 10, 7, {}, {"lo": -1.2, "hi": 1.2},
+                grid={"padding_mode": [0, 1]}, repeat=repeat)
+    out += both("blocks_n2_c80", [2, 80, 13, 10], 6, 9, {"padding_mode": 2}, {"lo": -1.5, "hi": 1.5},
+                repeat=repeat)
     out += both("normal_values", [1, 8, 12, 12], 6, 6, {"padding_mode": 2}, {"lo": -3, "hi": 3},
                 values={"dist": "normal", "mean": 3, "std": 10}, grid={"interpolation_mode": MODES},
                 repeat=repeat)
