@@ -75,7 +75,7 @@ $(BUILD)/optimized/%__avx2.o: optimized/%__avx2.c
 	@echo "CC $<"; $(CC) $(CFLAGS) -MMD -MP -mavx2 -mfma -c $< -o $@
 $(BUILD)/optimized/%__avx512.o: optimized/%__avx512.c
 	@mkdir -p $(dir $@)
-	@echo "CC $<"; $(CC) $(CFLAGS) -MMD -MP -mavx512f -mavx512bw -mavx512dq -mavx512vl -mfma -c $< -o $@
+	@echo "CC $<"; $(CC) $(CFLAGS) -MMD -MP -mavx512f -mavx512bw -mavx512dq -mavx512vl -mavx512cd -mfma -c $< -o $@
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
 	@echo "CC $<"; $(CC) $(CFLAGS) -MMD -MP -c $< -o $@
@@ -170,7 +170,7 @@ build-fuzz/optimized/%__avx2.o: optimized/%__avx2.c
 	@$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link -mavx2 -mfma -c $< -o $@
 build-fuzz/optimized/%__avx512.o: optimized/%__avx512.c
 	@mkdir -p $(dir $@)
-	@$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link -mavx512f -mavx512bw -mavx512dq -mavx512vl -mfma -c $< -o $@
+	@$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link -mavx512f -mavx512bw -mavx512dq -mavx512vl -mavx512cd -mfma -c $< -o $@
 build-fuzz/%.o: %.c
 	@mkdir -p $(dir $@)
 	@$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link -c $< -o $@

@@ -14,6 +14,7 @@ int conform_isa_available(conform_isa isa)
     case CONFORM_ISA_AVX512:
         return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
                __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl") &&
+               __builtin_cpu_supports("avx512cd") &&
                __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
     default:
         return 0;

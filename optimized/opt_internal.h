@@ -144,6 +144,25 @@ void f32_grid_bilinear_bwd_ukernel__avx2(size_t npts, const f32_grid_pt *pts, si
 void f32_grid_bilinear_bwd_ukernel__avx512(size_t npts, const f32_grid_pt *pts, size_t cs, ptrdiff_t next_row,
                                            const float *go, const float *in, float *io, float *acc);
 
+/* Tap lists of one rotated roi whose bins have at most 4 samples (gh * gw <= 4): for bin
+ * i = ph PW + pw, its samples in (iy, ix) order, each sample's four corners in the order
+ * (y0,x0), (y0,x1), (y1,x0), (y1,x1) with weights (wy wx) inv_count, the positions in the float32
+ * operations of roi_align_rotated.c's comment; a sample outside [-1, H] x [-1, W] (or NaN) adds
+ * nothing. Corners of the same pixel merge in order of appearance (the first one's slot, weights
+ * summed left to right), except that weight-0 corners form their own class (one tap, never merged
+ * into a positive one). Writes taps [starts[i] - base, starts[i + 1] - base) of bin i as pixel
+ * index pix (y W + x) and weight w; returns the tap count (at most 16 PH PW); pix and w must have
+ * room for 16 PH PW + 16 entries (the SIMD variant stores whole vectors past the last tap). All
+ * ISAs give the same taps, in the same order, with the same bits. */
+typedef struct {
+    float Cy, Cx, Hr, Wr, bin_h, bin_w, cos_t, sin_t, inv_count;
+    int32_t gh, gw, PH, PW, H, W;
+} f32_rotated_roi;
+typedef size_t (*f32_rotated_taps_fn)(const f32_rotated_roi *g, size_t base, size_t *starts, int32_t *pix, float *w);
+size_t f32_rotated_taps_ukernel__scalar(const f32_rotated_roi *g, size_t base, size_t *starts, int32_t *pix, float *w);
+size_t f32_rotated_taps_ukernel__avx512(const f32_rotated_roi *g, size_t base, size_t *starts, int32_t *pix, float *w);
+/* (AVX2 uses the portable kernel: the merge needs AVX-512's conflict detection) */
+
 /* Keys of the bilinear backward's point table under zeros padding: for q < n, with (gx, gy) =
  * grid[2q], grid[2q + 1] and ix, iy unnormalized as section 7.1 (align_corners: (g + 1) / 2 (S - 1),
  * else ((g + 1) S - 1) / 2, in that order of float32 operations), a point is in-plane iff

@@ -40,6 +40,7 @@ typedef struct {
     f32_transpose_fn tr;
     f32_transpose_fn tr_stream; /* output written once: the backward's NCHW y_grad */
     f32_copy_rows_stream_fn copy;
+    f32_rotated_taps_fn taps;
 } kernel_set;
 
 static kernel_set kernels_for(conform_isa isa)
@@ -52,6 +53,7 @@ static kernel_set kernels_for(conform_isa isa)
         k.tr = f32_transpose_ukernel__avx2; /* 8 x 8 tiles: AVX2 is wide enough */
         k.tr_stream = f32_transpose_stream_ukernel__avx2;
         k.copy = f32_copy_rows_stream_ukernel__avx512;
+        k.taps = f32_rotated_taps_ukernel__avx512;
         break;
     case CONFORM_ISA_AVX2:
         k.bin = f32_bilerp_bin_ukernel__avx2;
@@ -59,6 +61,7 @@ static kernel_set kernels_for(conform_isa isa)
         k.tr = f32_transpose_ukernel__avx2;
         k.tr_stream = f32_transpose_stream_ukernel__avx2;
         k.copy = f32_copy_rows_stream_ukernel__avx2;
+        k.taps = f32_rotated_taps_ukernel__scalar;
         break;
     default:
         k.bin = f32_bilerp_bin_ukernel__scalar;
@@ -66,6 +69,7 @@ static kernel_set kernels_for(conform_isa isa)
         k.tr = f32_transpose_ukernel__scalar;
         k.tr_stream = f32_transpose_stream_ukernel__scalar;
         k.copy = f32_copy_rows_stream_ukernel__scalar;
+        k.taps = f32_rotated_taps_ukernel__scalar;
         break;
     }
     return k;
@@ -173,6 +177,7 @@ static int arena_reserve(arena *a, size_t taps, size_t starts)
 typedef struct {
     int64_t *stamp_pos, *stamp_zero, *slot;
     int64_t serial;
+    int32_t *pix; /* [16 PH PW + 16]: the few-sample kernel's pixel indices */
 } dedupe;
 
 static inline void tap_add(arena *a, dedupe *d, int64_t pix, int64_t stride, float w)
@@ -194,12 +199,22 @@ static inline void tap_add(arena *a, dedupe *d, int64_t pix, int64_t stride, flo
 
 /* Builds the PH*PW tap lists of one roi into arena a (pixel stride of the planes: stride).
  * Returns 0 or -1 (no memory). */
-static int roi_build(arena *a, dedupe *d, const roi_geom *g, int64_t PH, int64_t PW, int64_t H, int64_t W,
-                     int64_t stride, size_t *s_out)
+static int roi_build(arena *a, dedupe *d, const kernel_set *kn, const roi_geom *g, int64_t PH, int64_t PW, int64_t H,
+                     int64_t W, int64_t stride, size_t *s_out)
 {
     const size_t P = (size_t)(PH * PW);
     if (arena_reserve(a, 0, P + 1)) return -1;
     *s_out = a->ns;
+    if (g->gh * g->gw <= 4 && d->pix) { /* at most 16 corners a bin: one vector, merged in registers */
+        if (arena_reserve(a, 16 * P + 16, 0)) return -1;
+        const f32_rotated_roi r = {g->Cy, g->Cx, g->Hr, g->Wr, g->bin_h, g->bin_w, g->cos_t, g->sin_t, g->inv_count,
+                                   (int32_t)g->gh, (int32_t)g->gw, (int32_t)PH, (int32_t)PW, (int32_t)H, (int32_t)W};
+        const size_t n = kn->taps(&r, a->n, a->starts + a->ns, d->pix, a->w + a->n);
+        for (size_t i = 0; i < n; i++) a->off[a->n + i] = (int64_t)d->pix[i] * stride;
+        a->n += n;
+        a->ns += P + 1;
+        return 0;
+    }
     size_t *starts = NULL;
     const float ghf = (float)g->gh, gwf = (float)g->gw, Hf = (float)H, Wf = (float)W;
     const float c = g->cos_t, s = g->sin_t;
@@ -276,6 +291,7 @@ static void ws_free(thread_ws *w)
     free(w->d.stamp_pos);
     free(w->d.stamp_zero);
     free(w->d.slot);
+    free(w->d.pix);
 }
 
 static void set_err(call_ctx *x)
@@ -351,6 +367,9 @@ static void ctx_prepare(call_ctx *x, thread_ws *ws, int private_plane, int out_t
     ws->d.stamp_pos = calloc(hw, sizeof(int64_t));
     ws->d.stamp_zero = calloc(hw, sizeof(int64_t));
     ws->d.slot = malloc(hw * sizeof(int64_t));
+    /* the few-sample kernel's pixel indices and merge keys (pixel + H W) fit int32 */
+    if (x->HW > 0 && x->HW < INT32_MAX / 2 && x->P > 0 && x->P <= INT32_MAX / 16)
+        ws->d.pix = malloc(((size_t)x->P * 16 + 16) * sizeof(int32_t));
     if (!ws->d.stamp_pos || !ws->d.stamp_zero || !ws->d.slot || tid >= x->nt) mine = 1;
     if (mine) set_err(x);
     /* a contiguous block of rois per thread, its arena reserved once for the block's upper bound
@@ -376,7 +395,7 @@ static void ctx_prepare(call_ctx *x, thread_ws *ws, int private_plane, int out_t
     for (int64_t k = lo; k < hi; k++) {
         const roi_geom *g = &x->geo[k];
         if (mine || g->b < 0 || g->gh <= 0 || g->gw <= 0) continue;
-        if (roi_build(&x->arenas[tid], &ws->d, g, x->PH, x->PW, x->H, x->W, x->stride, &x->ref[k].s)) {
+        if (roi_build(&x->arenas[tid], &ws->d, &x->kn, g, x->PH, x->PW, x->H, x->W, x->stride, &x->ref[k].s)) {
             mine = 1;
             set_err(x);
             continue;
