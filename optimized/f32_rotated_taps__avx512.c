@@ -1,8 +1,9 @@
 /* f32_rotated_taps, AVX-512: a bin's 16 corners (4 samples x 4) are the 16 lanes, computed with
  * the portable kernel's operations in its order; the merge finds each lane's earlier twins with
- * vpconflictd, adds the few duplicates into their first lane in lane order (the portable
- * kernel's order) and stores the first lanes packed (compressed in a register and stored whole:
- * the compressing store to memory is slow on Zen 4, and the 16 lanes may pass the taps' end). */
+ * vpconflictd, adds the twins into their first lane in lane order (the portable kernel's order)
+ * with broadcasts and masked adds (a round trip through memory stalled on store forwarding), and
+ * stores the first lanes compressed in a register and stored whole (the compressing store to
+ * memory is slow on Zen 4; the 16 lanes may pass the taps' end). */
 #include "opt_internal.h"
 
 #include <immintrin.h>
@@ -68,20 +69,15 @@ size_t f32_rotated_taps_ukernel__avx512(const f32_rotated_roi *g, size_t base, s
             key = _mm512_mask_mov_epi32(unique, in, key);
             const __m512i conf = _mm512_conflict_epi32(key);
             const __mmask16 first = in & _mm512_testn_epi32_mask(conf, conf);
-            __mmask16 dup = in & (__mmask16)~first;
-            if (dup) {
-                float wl[16];
-                int32_t cl[16];
-                _mm512_storeu_ps(wl, wv);
-                _mm512_storeu_si512(cl, conf);
-                for (unsigned m = dup; m; m &= m - 1) {
-                    const int i = __builtin_ctz(m);
-                    wl[__builtin_ctz((unsigned)cl[i])] += wl[i];
-                }
-                _mm512_storeu_ps(w + n, _mm512_maskz_compress_ps(first, _mm512_loadu_ps(wl)));
-            } else {
-                _mm512_storeu_ps(w + n, _mm512_maskz_compress_ps(first, wv));
+            const __mmask16 dup = in & (__mmask16)~first;
+            /* each twin, in lane order, added into its first lane: the portable kernel's order */
+            __m512 ws = wv;
+            for (unsigned m = dup; m; m &= m - 1) {
+                const __m512i j = _mm512_set1_epi32(__builtin_ctz(m));
+                const __mmask16 to = first & _mm512_cmpeq_epi32_mask(key, _mm512_permutexvar_epi32(j, key));
+                ws = _mm512_mask_add_ps(ws, to, ws, _mm512_permutexvar_ps(j, wv));
             }
+            _mm512_storeu_ps(w + n, _mm512_maskz_compress_ps(first, ws));
             _mm512_storeu_si512(pix + n, _mm512_maskz_compress_epi32(first, p));
             n += (size_t)__builtin_popcount((unsigned)first);
         }

@@ -572,7 +572,22 @@ int f32_roi_align_rotated_bwd(const f32_roi_align_rotated_params *p, const float
                 else
                     for (int64_t q = 0; q < P; q++)
                         memcpy(ws.tile + (size_t)q * cc, x_grad + ((size_t)k * P + q) * C + c0, (size_t)n * sizeof(float));
+                /* the next roi's gradient rows, asked for a share per bin while this one scatters */
+                const char *nx = NULL;
+                size_t nx_lines = 0, nx_done = 0;
+                if (i + 1 < x.bstart[b + 1]) {
+                    const int64_t k2 = x.order[i + 1];
+                    nx = (const char *)(nhwc ? x_grad + (size_t)k2 * P * C + c0 : x_grad + ((size_t)k2 * C + c0) * P);
+                    nx_lines = nhwc ? (size_t)P : ((size_t)n * P * sizeof(float) + 63) / 64;
+                }
                 for (int64_t q = 0; q < P; q++) {
+                    for (size_t e = nx_lines * (size_t)(q + 1) / (size_t)P; nx_done < e; nx_done++) {
+                        if (nhwc) /* row nx_done: n channels of pixel nx_done */
+                            for (size_t o = 0; o < (size_t)n * sizeof(float); o += 64)
+                                __builtin_prefetch(nx + nx_done * C * sizeof(float) + o, 0, 3);
+                        else
+                            __builtin_prefetch(nx + 64 * nx_done, 0, 3);
+                    }
                     const size_t nt = st[q + 1] - st[q];
                     if (!nt) continue;
                     const float *g = ws.tile + (size_t)q * cc;
