@@ -36,6 +36,7 @@ typedef struct {
     f32_transpose_fn tr;
     f32_grid_bilinear_bwd_fn bil;
     f32_grid_bilinear_keys_fn keys;
+    f32_grid_bilinear_fwd_fn fwd;
     f32_transpose_fn trs; /* for a destination written once: streaming stores */
 } kernel_set;
 
@@ -49,6 +50,7 @@ static kernel_set kernels_for(conform_isa isa)
         k.tr = f32_transpose_ukernel__avx2; /* 8 x 8 tiles: AVX2 is wide enough */
         k.bil = f32_grid_bilinear_bwd_ukernel__avx512;
         k.keys = f32_grid_bilinear_keys_ukernel__avx512;
+        k.fwd = f32_grid_bilinear_fwd_ukernel__avx512;
         k.trs = f32_transpose_stream_ukernel__avx2;
         break;
     case CONFORM_ISA_AVX2:
@@ -57,6 +59,7 @@ static kernel_set kernels_for(conform_isa isa)
         k.tr = f32_transpose_ukernel__avx2;
         k.bil = f32_grid_bilinear_bwd_ukernel__avx2;
         k.keys = f32_grid_bilinear_keys_ukernel__avx2;
+        k.fwd = f32_grid_bilinear_fwd_ukernel__avx2;
         k.trs = f32_transpose_stream_ukernel__avx2;
         break;
     default:
@@ -65,6 +68,7 @@ static kernel_set kernels_for(conform_isa isa)
         k.tr = f32_transpose_ukernel__scalar;
         k.bil = f32_grid_bilinear_bwd_ukernel__scalar;
         k.keys = f32_grid_bilinear_keys_ukernel__scalar;
+        k.fwd = f32_grid_bilinear_fwd_ukernel__scalar;
         k.trs = f32_transpose_stream_ukernel__scalar;
         break;
     }
@@ -204,6 +208,9 @@ static int64_t pick_chunk(int64_t C, int64_t HW, int64_t budget)
 
 /* ---- forward ---------------------------------------------------------------------------------- */
 
+static int fwd_bilinear(const f32_grid_sampler_params *p, const kernel_set *kn, const float *input, const float *grid,
+                        float *output, const conform_exec *ex);
+
 int f32_grid_sampler_2d_fwd(const f32_grid_sampler_params *p, const float *input, const float *grid,
                             float *output, const conform_exec *ex)
 {
@@ -212,6 +219,8 @@ int f32_grid_sampler_2d_fwd(const f32_grid_sampler_params *p, const float *input
     const int64_t N = p->N, C = p->C, H = p->H, W = p->W, Ho = p->Ho, Wo = p->Wo, HW = H * W, P = Ho * Wo;
     if (N <= 0 || C <= 0 || P <= 0) return CONFORM_OK;
     const kernel_set kn = kernels_for(isa);
+    if (p->interpolation_mode == 0 && HW > 0 && HW <= INT32_MAX / 2 && P <= INT32_MAX)
+        return fwd_bilinear(p, &kn, input, grid, output, ex);
     const int64_t cc = pick_chunk(C, HW, 2 << 20), nchunks = (C + cc - 1) / cc, units = N * nchunks;
     if (!conform_sizes_ok(HW, Wo, cc)) return CONFORM_E_NOMEM;
     int err = 0;
@@ -638,6 +647,97 @@ static int bwd_bilinear(const f32_grid_sampler_params *p, const kernel_set *kn, 
     return err ? CONFORM_E_NOMEM : CONFORM_OK;
 }
 
+
+/* ---- forward, bilinear: the whole channel block packed, points in output order ---------------
+ *
+ * A unit (image n, block of up to 64 channels, cs lanes a pixel) packs its input channels-last
+ * ([pixel][cs], read at random by the points; the kernel asks for a point's taps a few points
+ * ahead), finds each point's base tap and fractions once per image (under zeros padding with the
+ * vectorized f32_grid_bilinear_keys, else with axis_taps), computes 4 output rows at a time into a
+ * [pixel][cs] tile (in-plane points by f32_grid_bilinear_fwd, the others tap by tap) and writes
+ * the tile out with whole-line streaming stores. The per-channel arithmetic and tap order are the
+ * general path's: the results are the same bits. */
+
+#define FWD_ROWS 4
+
+static int fwd_bilinear(const f32_grid_sampler_params *p, const kernel_set *kn, const float *input, const float *grid,
+                        float *output, const conform_exec *ex)
+{
+    const int64_t N = p->N, C = p->C, H = p->H, W = p->W, HW = H * W, Ho = p->Ho, Wo = p->Wo, P = Ho * Wo;
+    const int ac = p->align_corners, quick = p->padding_mode == 0;
+    const int64_t cb = pick_block(N, C), nblk = (C + cb - 1) / cb, units = N * nblk;
+    const size_t cs = (size_t)(cb + 15) / 16 * 16;
+    if (!conform_sizes_ok(HW, (int64_t)cs, 1) || !conform_sizes_ok(Wo * FWD_ROWS, (int64_t)cs, 1)) return CONFORM_E_NOMEM;
+    int err = 0;
+
+#pragma omp parallel num_threads(conform_threads(ex))
+    {
+        float *inp = conform_alloc_floats((size_t)HW * cs), *tile = conform_alloc_floats((size_t)(Wo * FWD_ROWS) * cs);
+        int32_t *base = malloc(sizeof(int32_t) * (size_t)P), *x0 = malloc(sizeof(int32_t) * (size_t)P);
+        float *lx = conform_alloc_floats((size_t)P), *ly = conform_alloc_floats((size_t)P);
+        f32_grid_pt *row = malloc(sizeof(f32_grid_pt) * (size_t)(Wo * FWD_ROWS));
+        if (!inp || !tile || !base || !x0 || !lx || !ly || !row) {
+#pragma omp atomic write
+            err = 1;
+        }
+#pragma omp barrier
+        int failed;
+#pragma omp atomic read
+        failed = err;
+        int64_t built = -1;
+#pragma omp for schedule(dynamic, 1)
+        for (int64_t u = 0; u < (failed ? 0 : units); u++) {
+            const int64_t n = u / nblk, c0 = (u % nblk) * cb;
+            const size_t cn = (size_t)(C - c0 < cb ? C - c0 : cb);
+            const float *grid_n = grid + (size_t)n * (size_t)P * 2;
+            if (built != n) { /* each point's base tap (y0 W + x0, or -1: tap by tap) and fractions */
+                if (quick) {
+                    const f32_grid_keys_params kp = {(float)W, (float)H, (float)(W - 1), (float)(H - 1), ac, (int32_t)W, 0};
+                    kn->keys((size_t)P, grid_n, &kp, base, x0, lx, ly);
+                } else
+                    for (int64_t q = 0; q < P; q++) {
+                        taps tx, ty;
+                        axis_taps(p, grid_n[2 * q], W, 1, &tx);
+                        axis_taps(p, grid_n[2 * q + 1], H, 1, &ty);
+                        const int fast = tx.n == 2 && ty.n == 2;
+                        base[q] = fast ? (int32_t)(ty.off[0] * W + tx.off[0]) : -1;
+                        lx[q] = fast ? tx.w[1] : 0.0f;
+                        ly[q] = fast ? ty.w[1] : 0.0f;
+                    }
+                built = n;
+            }
+            if (cn < cs)
+                for (size_t r = 0; r < (size_t)HW; r++) memset(inp + r * cs + cn, 0, sizeof(float) * (cs - cn));
+            kn->tr(cn, (size_t)HW, input + ((size_t)n * C + (size_t)c0) * (size_t)HW, (size_t)HW, inp, cs);
+            float *out = output + ((size_t)n * C + (size_t)c0) * (size_t)P;
+            for (int64_t h0 = 0; h0 < Ho; h0 += FWD_ROWS) {
+                const int64_t rows = Ho - h0 < FWD_ROWS ? Ho - h0 : FWD_ROWS, m = rows * Wo;
+                size_t nf = 0;
+                for (int64_t j = 0; j < m; j++) {
+                    const int64_t q = h0 * Wo + j;
+                    if (base[q] >= 0) {
+                        row[nf++] = (f32_grid_pt){base[q], (int32_t)j, lx[q], ly[q]};
+                        continue;
+                    }
+                    taps tx, ty; /* a tap outside the plane (or clipped): the general kernel */
+                    axis_taps(p, grid_n[2 * q], W, (int64_t)cs, &tx);
+                    axis_taps(p, grid_n[2 * q + 1], H, W * (int64_t)cs, &ty);
+                    kn->bin(cs, ty.n, ty.off, ty.w, tx.n, tx.off, tx.w, inp, tile + (size_t)j * cs);
+                }
+                kn->fwd(nf, row, cs, (ptrdiff_t)(W * (int64_t)cs), inp, tile);
+                kn->trs((size_t)m, cn, tile, cs, out + (size_t)(h0 * Wo), (size_t)P);
+            }
+        }
+        free(inp);
+        free(tile);
+        free(base);
+        free(x0);
+        free(lx);
+        free(ly);
+        free(row);
+    }
+    return err ? CONFORM_E_NOMEM : CONFORM_OK;
+}
 
 int f32_grid_sampler_2d_bwd(const f32_grid_sampler_params *p, const float *grad_output,
                             const float *input, const float *grid, float *input_grad,

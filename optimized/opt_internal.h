@@ -144,6 +144,21 @@ void f32_grid_bilinear_bwd_ukernel__avx2(size_t npts, const f32_grid_pt *pts, si
 void f32_grid_bilinear_bwd_ukernel__avx512(size_t npts, const f32_grid_pt *pts, size_t cs, ptrdiff_t next_row,
                                            const float *go, const float *in, float *io, float *acc);
 
+/* Bilinear grid-sampler forward over a channels-last plane ([pixel][cs], cs a multiple of 16): a
+ * point whose four taps are inside is pts[k] = {off = y0 W + x0, q = its output slot, lx, ly};
+ * with the weights of f32_grid_bilinear_bwd and the taps at in + cs off, + cs, + next_row,
+ * + next_row + cs:
+ *   out[cs q + c] = ((w_0 v_0 + w_1 v_1) + w_2 v_2) + w_3 v_3      c < cs (FMAs where the ISA has them)
+ */
+typedef void (*f32_grid_bilinear_fwd_fn)(size_t npts, const f32_grid_pt *pts, size_t cs, ptrdiff_t next_row,
+                                         const float *in, float *out);
+void f32_grid_bilinear_fwd_ukernel__scalar(size_t npts, const f32_grid_pt *pts, size_t cs, ptrdiff_t next_row,
+                                           const float *in, float *out);
+void f32_grid_bilinear_fwd_ukernel__avx2(size_t npts, const f32_grid_pt *pts, size_t cs, ptrdiff_t next_row,
+                                         const float *in, float *out);
+void f32_grid_bilinear_fwd_ukernel__avx512(size_t npts, const f32_grid_pt *pts, size_t cs, ptrdiff_t next_row,
+                                           const float *in, float *out);
+
 /* Tap lists of one rotated roi whose bins have at most 4 samples (gh * gw <= 4): for bin
  * i = ph PW + pw, its samples in (iy, ix) order, each sample's four corners in the order
  * (y0,x0), (y0,x1), (y1,x0), (y1,x1) with weights (wy wx) inv_count, the positions in the float32
