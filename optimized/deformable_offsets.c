@@ -173,14 +173,7 @@ int f32_deformable_offsets_bwd(const f32_deformable_params *p, const float *grad
 #pragma omp parallel num_threads(nt)
     {
         float *sink = calloc((size_t)cc, sizeof(float));
-        if (!sink) {
-#pragma omp atomic write
-            err = 1;
-        }
-#pragma omp barrier
-        int failed;
-#pragma omp atomic read
-        failed = err;
+        const int failed = conform_team_failed(!sink, &err);
 #pragma omp for schedule(dynamic, 1)
         for (int64_t u = 0; u < (failed ? 0 : units); u++) {
             const int64_t n = u / (dg * nchunk), g = (u / nchunk) % dg, ch = u % nchunk;

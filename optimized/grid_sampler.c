@@ -229,14 +229,7 @@ int f32_grid_sampler_2d_fwd(const f32_grid_sampler_params *p, const float *input
     {
         float *plane = conform_alloc_floats((size_t)HW * (size_t)cc), *tile = conform_alloc_floats((size_t)Wo * (size_t)cc);
         int mine = !plane || !tile;
-        if (mine) {
-#pragma omp atomic write
-            err = 1;
-        }
-#pragma omp barrier
-        int failed;
-#pragma omp atomic read
-        failed = err;
+        const int failed = conform_team_failed(mine, &err);
 #pragma omp for schedule(dynamic, 1)
         for (int64_t u = 0; u < (failed ? 0 : units); u++) {
             const int64_t n = u / nchunks, c0 = (u % nchunks) * cc, cn = C - c0 < cc ? C - c0 : cc;
@@ -520,14 +513,7 @@ static int bwd_bilinear(const f32_grid_sampler_params *p, const kernel_set *kn, 
                    !t.skey || !t.sx0 || !t.slx || !t.sly ||
                    (want_grid && (!acc || !in2)) || (want_in && !io2);
         if (io2) memset(io2, 0, sizeof(float) * RING_ROWS * rowf);
-        if (mine) {
-#pragma omp atomic write
-            err = 1;
-        }
-#pragma omp barrier
-        int failed;
-#pragma omp atomic read
-        failed = err;
+        const int failed = conform_team_failed(mine, &err);
         int64_t built = -1;
 #pragma omp for schedule(dynamic, 1)
         for (int64_t u = 0; u < (failed ? 0 : units); u++) {
@@ -676,14 +662,7 @@ static int fwd_bilinear(const f32_grid_sampler_params *p, const kernel_set *kn, 
         int32_t *base = malloc(sizeof(int32_t) * (size_t)P), *x0 = malloc(sizeof(int32_t) * (size_t)P);
         float *lx = conform_alloc_floats((size_t)P), *ly = conform_alloc_floats((size_t)P);
         f32_grid_pt *row = malloc(sizeof(f32_grid_pt) * (size_t)(Wo * FWD_ROWS));
-        if (!inp || !tile || !base || !x0 || !lx || !ly || !row) {
-#pragma omp atomic write
-            err = 1;
-        }
-#pragma omp barrier
-        int failed;
-#pragma omp atomic read
-        failed = err;
+        const int failed = conform_team_failed(!inp || !tile || !base || !x0 || !lx || !ly || !row, &err);
         int64_t built = -1;
 #pragma omp for schedule(dynamic, 1)
         for (int64_t u = 0; u < (failed ? 0 : units); u++) {
@@ -768,14 +747,7 @@ int f32_grid_sampler_2d_bwd(const f32_grid_sampler_params *p, const float *grad_
         float *io = want_in ? conform_alloc_floats((size_t)HW * (size_t)cc) : NULL;
         float *gtile = conform_alloc_floats((size_t)Wo * (size_t)cc);
         int mine = (want_grid && !plane) || (want_in && !io) || !gtile;
-        if (mine) {
-#pragma omp atomic write
-            err = 1;
-        }
-#pragma omp barrier
-        int failed;
-#pragma omp atomic read
-        failed = err;
+        const int failed = conform_team_failed(mine, &err);
 #pragma omp for schedule(dynamic, 1)
         for (int64_t u = 0; u < (failed ? 0 : units); u++) {
             const int64_t n = u / nchunks, k = u % nchunks, c0 = k * cc, cn = C - c0 < cc ? C - c0 : cc;

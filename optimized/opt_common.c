@@ -51,6 +51,19 @@ int conform_threads(const conform_exec *ex)
     return nt < 1 ? 1 : nt;
 }
 
+int conform_team_failed(int mine, int *err)
+{
+    if (mine) {
+#pragma omp atomic write
+        *err = 1;
+    }
+#pragma omp barrier
+    int failed;
+#pragma omp atomic read
+    failed = *err;
+    return failed;
+}
+
 void conform_sort_by_batch(int64_t K, int64_t B, const int64_t *batch, size_t stride, int64_t *order, int64_t *bstart)
 {
     /* counting sort, stable in k: rois of batch b are order[bstart[b] .. bstart[b + 1]) */

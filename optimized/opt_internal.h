@@ -233,6 +233,9 @@ int64_t conform_pick_chunk(int64_t C, int64_t HW, int64_t batches, int nt, int64
 int64_t conform_adaptive_count(float q);
 /* the thread count of a call: ex->threads, or OpenMP's default */
 int conform_threads(const conform_exec *ex);
+/* Inside a parallel region, called by every thread: each says whether its own setup failed
+ * (mine); returns, to every thread alike, whether any did (err is the team's shared flag). */
+int conform_team_failed(int mine, int *err);
 /* Rois grouped by batch, stable in k: batch[k] (an int64 every stride bytes; < 0 skipped) and
  * bstart, B + 2 zeroed entries, give order[bstart[b] .. bstart[b + 1]) for batch b. */
 void conform_sort_by_batch(int64_t K, int64_t B, const int64_t *batch, size_t stride, int64_t *order, int64_t *bstart);
