@@ -304,7 +304,8 @@ typedef struct {
  * max(4 P, 64 Ki) in all, whatever the plane. */
 static void bil_table_keys(int64_t H, int64_t W, int64_t P, int *xshift, int64_t *xb)
 {
-    const int64_t cap = 4 * P > 65536 ? 4 * P : 65536;
+    int64_t cap = 4 * P > 65536 ? 4 * P : 65536;
+    cap = cap < INT32_MAX / 2 ? cap : INT32_MAX / 2; /* keys and bucket starts are int32 */
     int sh = 0;
     while (sh < 30 && H * ((W + ((int64_t)1 << sh) - 1) >> sh) > cap) sh++;
     *xshift = sh;
@@ -729,7 +730,7 @@ int f32_grid_sampler_2d_bwd(const f32_grid_sampler_params *p, const float *grad_
     const kernel_set kn = kernels_for(isa);
     /* bilinear writes every element of both outputs itself (input_grad once, non-temporally) */
     if (p->interpolation_mode == 0 && N > 0 && C > 0 && P > 0 && HW > 0 && (want_in || want_grid) &&
-        HW <= INT32_MAX && P <= INT32_MAX)
+        HW <= INT32_MAX / 2 && P <= INT32_MAX)
         return bwd_bilinear(p, &kn, grad_output, input, grid, input_grad, grid_grad, ex);
     if (want_in && N > 0 && C > 0 && HW > 0) memset(input_grad, 0, sizeof(float) * (size_t)(N * C * HW));
     if (want_grid && N > 0 && P > 0) memset(grid_grad, 0, sizeof(float) * (size_t)(N * P * 2));
