@@ -253,6 +253,18 @@ int f32_grid_sampler_2d_fwd(const f32_grid_sampler_params *p, const float *input
 
 /* ---- backward --------------------------------------------------------------------------------- */
 
+/* grid_grad[e] (the multipliers, written by the chunk-0 units) times the sum of the nparts
+ * per-chunk partial sums of element e ([nparts][np]), added in chunk order */
+static void add_partials(float *grid_grad, const float *partial, int64_t nparts, int64_t np, const conform_exec *ex)
+{
+#pragma omp parallel for num_threads(conform_threads(ex)) schedule(static)
+    for (int64_t e = 0; e < np; e++) {
+        float sum = partial[e];
+        for (int64_t k = 1; k < nparts; k++) sum += partial[(size_t)k * (size_t)np + (size_t)e];
+        grid_grad[e] *= sum;
+    }
+}
+
 /* ---- backward, bilinear: points sorted by row, channels-last rows ----------------------------------
  *
  * A unit (image n, block of up to 64 channels, cs lanes a pixel: a multiple of 16) tables the
@@ -621,15 +633,7 @@ static int bwd_bilinear(const f32_grid_sampler_params *p, const kernel_set *kn, 
         free(io2);
         free(gop);
     }
-    if (!err && partial) {
-        const int64_t np = N * P * 2;
-#pragma omp parallel for num_threads(conform_threads(ex)) schedule(static)
-        for (int64_t e = 0; e < np; e++) {
-            float sum = partial[e];
-            for (int64_t k = 1; k < nblk; k++) sum += partial[(size_t)k * (size_t)np + (size_t)e];
-            grid_grad[e] *= sum;
-        }
-    }
+    if (!err && partial) add_partials(grid_grad, partial, nblk, N * P * 2, ex);
     free(partial);
     return err ? CONFORM_E_NOMEM : CONFORM_OK;
 }
@@ -780,15 +784,7 @@ int f32_grid_sampler_2d_bwd(const f32_grid_sampler_params *p, const float *grad_
         free(io);
         free(gtile);
     }
-    if (!err && partial) {
-        const int64_t np = N * P * 2;
-#pragma omp parallel for num_threads(conform_threads(ex)) schedule(static)
-        for (int64_t e = 0; e < np; e++) {
-            float s = partial[e];
-            for (int64_t k = 1; k < nchunks; k++) s += partial[(size_t)k * (size_t)np + (size_t)e];
-            grid_grad[e] *= s;
-        }
-    }
+    if (!err && partial) add_partials(grid_grad, partial, nchunks, N * P * 2, ex);
     free(partial);
     return err ? CONFORM_E_NOMEM : CONFORM_OK;
 }
