@@ -61,6 +61,34 @@ double proof_central_difference(proof_loss *L, double h, double *abserr)
     return d;
 }
 
+void proof_pair_free(proof_pair *pr)
+{
+    proof_free_outputs(pr->y, 1);
+    proof_free_outputs(pr->gx, 2);
+    problem_free(&pr->fwd);
+    problem_free(&pr->bwd);
+}
+
+double proof_pair_adjoint_gap(const proof_pair *pr)
+{
+    return adjoint_gap(pr->bwd.in[0].data, pr->y[0], tensor_numel(&pr->bwd.in[0]), pr->gx[0], pr->fwd.in[0].data,
+                       tensor_numel(&pr->fwd.in[0]));
+}
+
+double proof_pair_grad_scale(const proof_pair *pr, int t)
+{
+    double scale = 0;
+    for (int64_t k = 0; k < tensor_numel(&pr->fwd.in[t]); k++) scale = fmax(scale, fabs(pr->gx[t][k]));
+    return scale;
+}
+
+double proof_pair_fd_error(const op_desc *fwd, proof_pair *pr, int t, int64_t e, double h)
+{
+    proof_loss L = {fwd, &pr->fwd, t, e, pr->bwd.in[0].data, tensor_numel(&pr->bwd.in[0])};
+    double abserr, d = proof_central_difference(&L, h, &abserr);
+    return fmax(fabs(d - pr->gx[t][e]), abserr);
+}
+
 int proof_problem(const op_desc *op, const char *const *attrs, const shape_t *shapes, const char *gen,
                   unsigned long seed, problem_t *p, proof_result *r)
 {

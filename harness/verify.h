@@ -50,6 +50,22 @@ typedef struct {
 } proof_loss;
 double proof_central_difference(proof_loss *L, double h, double *abserr);
 
+/* A forward problem and its backward on the same inputs (the backward's input 0 is g), with
+ * their reference outputs: y the forward's, gx the backward's (a second one may stay NULL).
+ * proof_pair_free releases all of it, whatever was made. */
+typedef struct {
+    problem_t fwd, bwd;
+    double *y[1], *gx[2];
+} proof_pair;
+void proof_pair_free(proof_pair *pr);
+/* adjoint_gap of <g, y> against <gx[0], forward input 0> */
+double proof_pair_adjoint_gap(const proof_pair *pr);
+/* max |gx[t]| over forward input t: the scale a finite difference is judged against */
+double proof_pair_grad_scale(const proof_pair *pr, int t);
+/* max(|central difference of <g, fwd output 0> in element e of forward input t - gx[t][e]|,
+ * GSL's error estimate), step h */
+double proof_pair_fd_error(const op_desc *fwd, proof_pair *pr, int t, int64_t e, double h);
+
 /* The generic golden proof: every case for this op with "expect" in the files of cases/golden. */
 int proof_golden(const op_desc *op, proof_result *r);
 

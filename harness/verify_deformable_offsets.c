@@ -172,15 +172,8 @@ const proof_desc deformable_offsets_proofs[] = {
 /* The forward (from the table) and the backward under proof on the same x and offsets, with
  * positions kept at least `margin` away from every integer (so finite differences of step
  * < margin stay inside one cell and one side of the window test). */
-typedef struct {
-    const geo *g;
-    problem_t fwd, bwd;
-    double *y[1], *gr[2];
-} pair;
-
-static void keep_off_integers(pair *pr, double margin)
+static void keep_off_integers(proof_pair *pr, const geo *g, double margin)
 {
-    const geo *g = pr->g;
     const int64_t Ho = out_h(g), Wo = out_w(g), K = g->kh * g->kw, dgK = g->dg * K;
     double *off = pr->fwd.in[1].data;
     for (int64_t n = 0; n < g->N; n++)
@@ -197,14 +190,13 @@ static void keep_off_integers(pair *pr, double margin)
                 }
 }
 
-static int make_pair(const op_desc *bwd, size_t gi, unsigned long seed, double margin, pair *pr, proof_result *r)
+static int make_pair(const op_desc *bwd, size_t gi, unsigned long seed, double margin, proof_pair *pr, proof_result *r)
 {
     const geo *g = &geos[gi];
     memset(pr, 0, sizeof *pr);
-    pr->g = g;
     if (fwd_problem(&op_deformable_offsets, g, 0, "{\"offsets\": {\"spread\": 2.5, \"mask_lo\": -1}}", seed, &pr->fwd, r))
         return -1;
-    if (margin > 0) keep_off_integers(pr, margin);
+    if (margin > 0) keep_off_integers(pr, g, margin);
     attr_texts t;
     attrs_of(g, 0, &t);
     const int64_t Ho = out_h(g), Wo = out_w(g);
@@ -212,28 +204,18 @@ static int make_pair(const op_desc *bwd, size_t gi, unsigned long seed, double m
     if (proof_problem(bwd, t.list, shapes, NULL, seed + 1, &pr->bwd, r)) { problem_free(&pr->fwd); return -1; }
     memcpy(pr->bwd.in[1].data, pr->fwd.in[0].data, sizeof(double) * (size_t)tensor_numel(&pr->fwd.in[0]));
     memcpy(pr->bwd.in[2].data, pr->fwd.in[1].data, sizeof(double) * (size_t)tensor_numel(&pr->fwd.in[1]));
-    if (proof_reference(&op_deformable_offsets, &pr->fwd, pr->y) || proof_reference(bwd, &pr->bwd, pr->gr)) return -1;
+    if (proof_reference(&op_deformable_offsets, &pr->fwd, pr->y) || proof_reference(bwd, &pr->bwd, pr->gx)) return -1;
     return 0;
-}
-
-static void free_pair(pair *pr)
-{
-    proof_free_outputs(pr->y, 1);
-    proof_free_outputs(pr->gr, 2);
-    problem_free(&pr->fwd);
-    problem_free(&pr->bwd);
 }
 
 static int adjoint(const op_desc *op, proof_result *r)
 {
     r->limit = ADJOINT_LIMIT;
     for (size_t i = 0; i < N_GEOS; i++) {
-        pair pr;
-        if (make_pair(op, i, 60 + i, 0, &pr, r)) { free_pair(&pr); return -1; }
-        const double *x = pr.fwd.in[0].data, *g = pr.bwd.in[0].data;
-        const int64_t nx = tensor_numel(&pr.fwd.in[0]), ny = tensor_numel(&pr.bwd.in[0]);
-        proof_note(r, adjoint_gap(g, pr.y[0], ny, pr.gr[0], x, nx));
-        free_pair(&pr);
+        proof_pair pr;
+        if (make_pair(op, i, 60 + i, 0, &pr, r)) { proof_pair_free(&pr); return -1; }
+        proof_note(r, proof_pair_adjoint_gap(&pr));
+        proof_pair_free(&pr);
     }
     return proof_verdict(r, "random problems, |<g,F(x)> - <grad_x,x>| / sum of |products|");
 }
@@ -245,26 +227,23 @@ static int fd_run(const op_desc *op, int t, proof_result *r)
 {
     r->limit = 1e-9;
     for (size_t i = 0; i < N_GEOS; i++) {
-        pair pr;
-        if (make_pair(op, i, 70 + i, 0.05, &pr, r)) { free_pair(&pr); return -1; }
+        proof_pair pr;
+        if (make_pair(op, i, 70 + i, 0.05, &pr, r)) { proof_pair_free(&pr); return -1; }
         const int64_t n = tensor_numel(&pr.fwd.in[t]);
-        double scale = 0;
-        for (int64_t k = 0; k < n; k++) scale = fmax(scale, fabs(pr.gr[t][k]));
+        const double scale = proof_pair_grad_scale(&pr, t);
         int64_t checked[3] = {0, 0, 0};
-        const int64_t dgK = pr.g->dg * pr.g->kh * pr.g->kw;
+        const int64_t dgK = geos[i].dg * geos[i].kh * geos[i].kw;
         for (int64_t e = 0; e < n; e++) {
-            proof_loss L = {&op_deformable_offsets, &pr.fwd, t, e, pr.bwd.in[0].data, tensor_numel(&pr.bwd.in[0])};
-            double abserr, d = proof_central_difference(&L, 1e-3, &abserr);
-            proof_note(r, fmax(fabs(d - pr.gr[t][e]), abserr) / fmax(scale, 1e-300));
+            proof_note(r, proof_pair_fd_error(&op_deformable_offsets, &pr, t, e, 1e-3) / fmax(scale, 1e-300));
             if (t == 1) checked[(e % (3 * dgK)) / dgK]++;
         }
         if (t == 1 && (!checked[0] || !checked[1] || !checked[2])) {
             snprintf(r->detail, sizeof r->detail, "the probe missed a channel kind (x %lld, y %lld, mask %lld)",
                      (long long)checked[0], (long long)checked[1], (long long)checked[2]);
-            free_pair(&pr);
+            proof_pair_free(&pr);
             return -1;
         }
-        free_pair(&pr);
+        proof_pair_free(&pr);
     }
     return proof_verdict(r, t == 0 ? "elements of grad_x, max(|fd - grad|, GSL error) / gradient scale"
                              : "elements of grad_offsets (x, y and mask channels), max(|fd - grad|, GSL error) / scale");
@@ -279,17 +258,17 @@ static int mask_gradient(const op_desc *op, proof_result *r)
 {
     r->limit = RELATION_LIMIT;
     for (size_t gi = 0; gi < N_GEOS; gi++) {
-        pair pr;
-        if (make_pair(op, gi, 80 + gi, 0, &pr, r)) { free_pair(&pr); return -1; }
-        const geo *g = pr.g;
+        proof_pair pr;
+        if (make_pair(op, gi, 80 + gi, 0, &pr, r)) { proof_pair_free(&pr); return -1; }
+        const geo *g = &geos[gi];
         const int64_t Ho = out_h(g), Wo = out_w(g), K = g->kh * g->kw, dgK = g->dg * K, cpg = g->C / g->dg;
         double *off = pr.fwd.in[1].data, scale = 0, worst = 0;
-        for (int64_t k = 0; k < tensor_numel(&pr.fwd.in[1]); k++) scale = fmax(scale, fabs(pr.gr[1][k]));
+        for (int64_t k = 0; k < tensor_numel(&pr.fwd.in[1]); k++) scale = fmax(scale, fabs(pr.gx[1][k]));
         /* all masks 1: y1 is every sample unmasked */
         for (int64_t q = 0; q < g->N * Ho * Wo; q++)
             for (int64_t k = 0; k < dgK; k++) off[q * 3 * dgK + 2 * dgK + k] = 1.0;
         double *y1[1] = {0};
-        if (proof_reference(&op_deformable_offsets, &pr.fwd, y1)) { free_pair(&pr); return -1; }
+        if (proof_reference(&op_deformable_offsets, &pr.fwd, y1)) { proof_pair_free(&pr); return -1; }
         const double *G = pr.bwd.in[0].data;
         for (int64_t n = 0; n < g->N; n++)
             for (int64_t ho = 0; ho < Ho; ho++)
@@ -301,12 +280,12 @@ static int mask_gradient(const op_desc *op, proof_result *r)
                             int64_t e = ((n * Ho * g->kh + ho * g->kh + i) * Wo * g->kw + wo * g->kw + j) * g->C + c;
                             want += G[e] * y1[0][e];
                         }
-                        double got = pr.gr[1][((n * Ho + ho) * Wo + wo) * 3 * dgK + 2 * dgK + k];
+                        double got = pr.gx[1][((n * Ho + ho) * Wo + wo) * 3 * dgK + 2 * dgK + k];
                         worst = fmax(worst, fabs(got - want));
                     }
         proof_note(r, worst / fmax(scale, 1e-300));
         proof_free_outputs(y1, 1);
-        free_pair(&pr);
+        proof_pair_free(&pr);
     }
     return proof_verdict(r, "problems, max |mask gradient - <grad, unmasked sample>| / scale");
 }

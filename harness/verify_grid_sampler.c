@@ -156,15 +156,10 @@ const proof_desc grid_sampler_proofs[] = {
 /* ---- grid_sampler_2d_backward ---------------------------------------------------------------------- */
 
 /* The forward (from the table) and the backward under proof on the same random inputs. */
-typedef struct {
-    problem_t fwd, bwd;
-    double *y[1], *gx[2];
-} pair;
-
 /* distance of v to the nearest multiple of 1/2 */
 static double dist_half(double v) { return fabs(v * 2 - rint(v * 2)) / 2; }
 
-static int make_pair(const op_desc *bwd, int im, int pm, int ac, unsigned long seed, int smooth, pair *pr,
+static int make_pair(const op_desc *bwd, int im, int pm, int ac, unsigned long seed, int smooth, proof_pair *pr,
                      proof_result *r)
 {
     const int64_t N = 2, C = 3, H = 6, W = 7, Ho = 4, Wo = 5;
@@ -194,26 +189,16 @@ static int make_pair(const op_desc *bwd, int im, int pm, int ac, unsigned long s
     return 0;
 }
 
-static void free_pair(pair *pr)
-{
-    proof_free_outputs(pr->y, 1);
-    proof_free_outputs(pr->gx, 2);
-    problem_free(&pr->fwd);
-    problem_free(&pr->bwd);
-}
-
 static int adjoint(const op_desc *op, proof_result *r)
 {
     r->limit = ADJOINT_LIMIT;
     for (int im = 0; im < 3; im++)
         for (int pm = 0; pm < 3; pm++)
             for (int ac = 0; ac <= 1; ac++) {
-                pair pr;
-                if (make_pair(op, im, pm, ac, 100 + (unsigned long)(im * 6 + pm * 2 + ac), 0, &pr, r)) { free_pair(&pr); return -1; }
-                const double *x = pr.fwd.in[0].data, *g = pr.bwd.in[0].data;
-                int64_t nx = tensor_numel(&pr.fwd.in[0]), ny = tensor_numel(&pr.bwd.in[0]);
-                proof_note(r, adjoint_gap(g, pr.y[0], ny, pr.gx[0], x, nx));
-                free_pair(&pr);
+                proof_pair pr;
+                if (make_pair(op, im, pm, ac, 100 + (unsigned long)(im * 6 + pm * 2 + ac), 0, &pr, r)) { proof_pair_free(&pr); return -1; }
+                proof_note(r, proof_pair_adjoint_gap(&pr));
+                proof_pair_free(&pr);
             }
     return proof_verdict(r, "random problems (18 modes), |<g,Fx> - <input_grad(g),x>| / sum of |products|");
 }
@@ -227,17 +212,13 @@ static int finite_difference(const op_desc *op, proof_result *r)
     for (int im = 0; im < 3; im++)
         for (int pm = 0; pm < 3; pm++)
             for (int ac = 0; ac <= 1; ac++) {
-                pair pr;
-                if (make_pair(op, im, pm, ac, 200 + (unsigned long)(im * 6 + pm * 2 + ac), 1, &pr, r)) { free_pair(&pr); return -1; }
-                int64_t ng = tensor_numel(&pr.fwd.in[1]);
-                double scale = 0;
-                for (int64_t k = 0; k < ng; k++) scale = fmax(scale, fabs(pr.gx[1][k]));
-                for (int64_t e = 0; e < ng; e++) {
-                    proof_loss L = {&op_grid_sampler_2d, &pr.fwd, 1, e, pr.bwd.in[0].data, tensor_numel(&pr.bwd.in[0])};
-                    double abserr, d = proof_central_difference(&L, 1e-3, &abserr);
-                    proof_note(r, fmax(fabs(d - pr.gx[1][e]), abserr) / fmax(scale, 1e-3));
-                }
-                free_pair(&pr);
+                proof_pair pr;
+                if (make_pair(op, im, pm, ac, 200 + (unsigned long)(im * 6 + pm * 2 + ac), 1, &pr, r)) { proof_pair_free(&pr); return -1; }
+                const int64_t ng = tensor_numel(&pr.fwd.in[1]);
+                const double scale = proof_pair_grad_scale(&pr, 1);
+                for (int64_t e = 0; e < ng; e++)
+                    proof_note(r, proof_pair_fd_error(&op_grid_sampler_2d, &pr, 1, e, 1e-3) / fmax(scale, 1e-3));
+                proof_pair_free(&pr);
             }
     return proof_verdict(r, "grid elements (18 modes), max(|fd - grid_grad|, GSL error estimate) / gradient scale");
 }
@@ -248,8 +229,8 @@ static int mask_independence(const op_desc *op, proof_result *r)
     r->limit = 0;
     int rc = 0;
     for (int im = 0; im < 3 && rc == 0; im++) {
-        pair pr;
-        if (make_pair(op, im, 2 - im, im & 1, 300 + (unsigned long)im, 0, &pr, r)) { free_pair(&pr); return -1; }
+        proof_pair pr;
+        if (make_pair(op, im, 2 - im, im & 1, 300 + (unsigned long)im, 0, &pr, r)) { proof_pair_free(&pr); return -1; }
         for (int m = 0; m < 2 && rc == 0; m++) {
             problem_t q = pr.bwd;
             char text[8];
@@ -261,7 +242,7 @@ static int mask_independence(const op_desc *op, proof_result *r)
             if (!rc) proof_note(r, rel_diff(o[m], pr.gx[m], shape_numel(&pr.bwd.out_shape[m])));
             proof_free_outputs(o, 2);
         }
-        free_pair(&pr);
+        proof_pair_free(&pr);
     }
     return rc ? rc : proof_verdict(r, "masked outputs against the unmasked ones");
 }

@@ -266,12 +266,7 @@ static const family_case family_cases[] = {
 };
 
 /* The forward (from the table) and the backward under proof on one random problem. */
-typedef struct {
-    problem_t fwd, bwd;
-    double *y[1], *gx[1];
-} pair;
-
-static int make_pair(const op_desc *bwd, const family_case *fc, unsigned long seed, pair *pr, proof_result *r)
+static int make_pair(const op_desc *bwd, const family_case *fc, unsigned long seed, proof_pair *pr, proof_result *r)
 {
     char a[7][64];
     snprintf(a[0], 64, "aligned=%s", fc->aligned ? "true" : "false");
@@ -300,24 +295,14 @@ static int make_pair(const op_desc *bwd, const family_case *fc, unsigned long se
     return 0;
 }
 
-static void free_pair(pair *pr)
-{
-    proof_free_outputs(pr->y, 1);
-    proof_free_outputs(pr->gx, 1);
-    problem_free(&pr->fwd);
-    problem_free(&pr->bwd);
-}
-
 static int adjoint(const op_desc *op, proof_result *r)
 {
     r->limit = ADJOINT_LIMIT;
     for (size_t i = 0; i < sizeof family_cases / sizeof family_cases[0]; i++) {
-        pair pr;
-        if (make_pair(op, &family_cases[i], 40 + i, &pr, r)) { free_pair(&pr); return -1; }
-        const double *x = pr.fwd.in[0].data, *g = pr.bwd.in[0].data;
-        int64_t nx = tensor_numel(&pr.fwd.in[0]), ny = tensor_numel(&pr.bwd.in[0]);
-        proof_note(r, adjoint_gap(g, pr.y[0], ny, pr.gx[0], x, nx));
-        free_pair(&pr);
+        proof_pair pr;
+        if (make_pair(op, &family_cases[i], 40 + i, &pr, r)) { proof_pair_free(&pr); return -1; }
+        proof_note(r, proof_pair_adjoint_gap(&pr));
+        proof_pair_free(&pr);
     }
     return proof_verdict(r, "random problems (both layouts), |<g,Fx> - <F'g,x>| / sum of |products|");
 }
@@ -328,20 +313,15 @@ static int finite_difference(const op_desc *op, proof_result *r)
        about 1e-16 * |loss| / h ~ 1e-13 of the gradient scale here */
     r->limit = 1e-10;
     for (size_t i = 0; i < sizeof family_cases / sizeof family_cases[0]; i++) {
-        pair pr;
-        if (make_pair(op, &family_cases[i], 50 + i, &pr, r)) { free_pair(&pr); return -1; }
-        int64_t nx = tensor_numel(&pr.fwd.in[0]);
-        double scale = 0;
-        for (int64_t k = 0; k < nx; k++) scale = fmax(scale, fabs(pr.gx[0][k]));
+        proof_pair pr;
+        if (make_pair(op, &family_cases[i], 50 + i, &pr, r)) { proof_pair_free(&pr); return -1; }
+        const int64_t nx = tensor_numel(&pr.fwd.in[0]);
+        const double scale = proof_pair_grad_scale(&pr, 0);
         /* every 5th element, so touched and untouched pixels are both probed */
-        for (int64_t e = 0; e < nx; e += 5) {
-            proof_loss L = {&op_roi_align_rotated, &pr.fwd, 0, e, pr.bwd.in[0].data, tensor_numel(&pr.bwd.in[0])};
-            double abserr, d = proof_central_difference(&L, 1e-2, &abserr);
-            double err = fabs(d - pr.gx[0][e]);
-            proof_note(r, fmax(err, abserr) / fmax(scale, 1e-300));
-        }
+        for (int64_t e = 0; e < nx; e += 5)
+            proof_note(r, proof_pair_fd_error(&op_roi_align_rotated, &pr, 0, e, 1e-2) / fmax(scale, 1e-300));
         if (scale == 0) proof_note(r, INFINITY); /* a zero gradient everywhere proves nothing */
-        free_pair(&pr);
+        proof_pair_free(&pr);
     }
     return proof_verdict(r, "elements, max(|fd - grad|, GSL error estimate) / gradient scale");
 }
