@@ -4,6 +4,7 @@
 #include <omp.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "opt_internal.h"
 
@@ -62,6 +63,38 @@ int conform_team_failed(int mine, int *err)
 #pragma omp atomic read
     failed = *err;
     return failed;
+}
+
+void conform_arena_free(conform_tap_arena *a)
+{
+    free(a->off);
+    free(a->w);
+    free(a->starts);
+    memset(a, 0, sizeof *a);
+}
+
+int conform_arena_reserve(conform_tap_arena *a, size_t taps, size_t starts)
+{
+    if (a->n + taps > a->cap || !a->off) {
+        size_t cap = a->cap ? a->cap : 1024;
+        while (cap < a->n + taps) cap *= 2;
+        int64_t *o = realloc(a->off, cap * sizeof *o);
+        if (!o) return -1;
+        a->off = o;
+        float *w = realloc(a->w, cap * sizeof *w);
+        if (!w) return -1;
+        a->w = w;
+        a->cap = cap;
+    }
+    if (a->ns + starts > a->caps || !a->starts) {
+        size_t cap = a->caps ? a->caps : 256;
+        while (cap < a->ns + starts) cap *= 2;
+        size_t *st = realloc(a->starts, cap * sizeof *st);
+        if (!st) return -1;
+        a->starts = st;
+        a->caps = cap;
+    }
+    return 0;
 }
 
 void conform_sort_by_batch(int64_t K, int64_t B, const int64_t *batch, size_t stride, int64_t *order, int64_t *bstart)

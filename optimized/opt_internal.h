@@ -236,6 +236,24 @@ int conform_threads(const conform_exec *ex);
 /* Inside a parallel region, called by every thread: each says whether its own setup failed
  * (mine); returns, to every thread alike, whether any did (err is the team's shared flag). */
 int conform_team_failed(int mine, int *err);
+
+/* A thread's arena of per-roi tap tables (the roi drivers): taps off / w [0, n), table starts
+ * [0, ns); tables are appended, so an index stays valid as the arena grows. A roi's tables are
+ * arena a of the team from start s (a < 0: the roi samples nothing). */
+typedef struct {
+    int64_t *off;
+    float *w;
+    size_t n, cap;
+    size_t *starts;
+    size_t ns, caps;
+} conform_tap_arena;
+typedef struct {
+    int a;
+    size_t s;
+} conform_tab_ref;
+void conform_arena_free(conform_tap_arena *a);
+/* room for `taps` more taps and `starts` more starts (capacities doubled); 0 or -1 (no memory) */
+int conform_arena_reserve(conform_tap_arena *a, size_t taps, size_t starts);
 /* Rois grouped by batch, stable in k: batch[k] (an int64 every stride bytes; < 0 skipped) and
  * bstart, B + 2 zeroed entries, give order[bstart[b] .. bstart[b + 1]) for batch b. */
 void conform_sort_by_batch(int64_t K, int64_t B, const int64_t *batch, size_t stride, int64_t *order, int64_t *bstart);

@@ -220,50 +220,13 @@ static int axis_build(axis_tab *t, float start, float bin, int64_t g, int64_t P,
 /* Each thread appends the tables of the rois it builds to its own arena. The tables of roi k are
  * arena[ref[k].a]: starts[ref[k].s .. +PH] (rows of ph: [starts[s+ph], starts[s+ph+1])) and
  * starts[ref[k].s+PH+1 .. +PW] (columns), indexing off / w. ref[k].a < 0: nothing sampled. */
-typedef struct {
-    int64_t *off;
-    float *w;
-    size_t n, cap;
-    size_t *starts;
-    size_t ns, caps;
-} arena;
-
-typedef struct {
-    int a;
-    size_t s;
-} tab_ref;
-
-static void arena_free(arena *a)
-{
-    free(a->off);
-    free(a->w);
-    free(a->starts);
-    memset(a, 0, sizeof *a);
-}
+typedef conform_tap_arena arena;
 
 static int arena_append(arena *a, const axis_tab *ty, size_t PH, const axis_tab *tx, size_t PW,
                         size_t *s_out)
 {
     const size_t ne = ty->n + tx->n, ns = PH + PW + 2;
-    if (a->n + ne > a->cap || !a->off) {
-        size_t cap = a->cap ? a->cap : 1024;
-        while (cap < a->n + ne) cap *= 2;
-        int64_t *o = realloc(a->off, cap * sizeof *o);
-        if (!o) return -1;
-        a->off = o;
-        float *w = realloc(a->w, cap * sizeof *w);
-        if (!w) return -1;
-        a->w = w;
-        a->cap = cap;
-    }
-    if (a->ns + ns > a->caps) {
-        size_t cap = a->caps ? a->caps : 256;
-        while (cap < a->ns + ns) cap *= 2;
-        size_t *st = realloc(a->starts, cap * sizeof *st);
-        if (!st) return -1;
-        a->starts = st;
-        a->caps = cap;
-    }
+    if (conform_arena_reserve(a, ne, ns)) return -1;
     if (ty->n) {
         memcpy(a->off + a->n, ty->off, ty->n * sizeof *a->off);
         memcpy(a->w + a->n, ty->w, ty->n * sizeof *a->w);
@@ -292,7 +255,7 @@ typedef struct {
     int64_t *order, *bstart; /* rois of batch b in ascending k: order[bstart[b] .. bstart[b+1]) */
     int64_t cc, nchunks;     /* channels per unit (the plane's pixel stride), chunks per batch */
     arena *arenas;           /* nt */
-    tab_ref *ref;            /* K */
+    conform_tab_ref *ref;    /* K */
     int err;
 } call_ctx;
 
@@ -319,7 +282,7 @@ static void set_err(call_ctx *x)
 static void ctx_free(call_ctx *x)
 {
     if (x->arenas)
-        for (int t = 0; t < x->nt; t++) arena_free(&x->arenas[t]);
+        for (int t = 0; t < x->nt; t++) conform_arena_free(&x->arenas[t]);
     free(x->arenas);
     free(x->ref);
     free(x->geo);

@@ -127,50 +127,7 @@ static roi_geom roi_geometry(const f32_roi_align_rotated_params *p, const float 
 /* Each thread appends the tables of the rois it builds to its own arena. The taps of bin i of roi
  * k are off / w [starts[ref[k].s + i], starts[ref[k].s + i + 1]) of arena[ref[k].a];
  * ref[k].a < 0: the roi samples nothing. */
-typedef struct {
-    int64_t *off;
-    float *w;
-    size_t n, cap;
-    size_t *starts;
-    size_t ns, caps;
-} arena;
-
-typedef struct {
-    int a;
-    size_t s;
-} tab_ref;
-
-static void arena_free(arena *a)
-{
-    free(a->off);
-    free(a->w);
-    free(a->starts);
-    memset(a, 0, sizeof *a);
-}
-
-static int arena_reserve(arena *a, size_t taps, size_t starts)
-{
-    if (a->n + taps > a->cap || !a->off) {
-        size_t cap = a->cap ? a->cap : 1024;
-        while (cap < a->n + taps) cap *= 2;
-        int64_t *o = realloc(a->off, cap * sizeof *o);
-        if (!o) return -1;
-        a->off = o;
-        float *w = realloc(a->w, cap * sizeof *w);
-        if (!w) return -1;
-        a->w = w;
-        a->cap = cap;
-    }
-    if (a->ns + starts > a->caps || !a->starts) {
-        size_t cap = a->caps ? a->caps : 256;
-        while (cap < a->ns + starts) cap *= 2;
-        size_t *st = realloc(a->starts, cap * sizeof *st);
-        if (!st) return -1;
-        a->starts = st;
-        a->caps = cap;
-    }
-    return 0;
-}
+typedef conform_tap_arena arena;
 
 /* Per-thread dedupe of the taps of one bin: stamp[pix] == serial means pixel pix already has a
  * tap in the current bin, at slot[pix] (pos: merged positive weights; zero: a weight-0 tap). */
@@ -203,10 +160,10 @@ static int roi_build(arena *a, dedupe *d, const kernel_set *kn, const roi_geom *
                      int64_t W, int64_t stride, size_t *s_out)
 {
     const size_t P = (size_t)(PH * PW);
-    if (arena_reserve(a, 0, P + 1)) return -1;
+    if (conform_arena_reserve(a, 0, P + 1)) return -1;
     *s_out = a->ns;
     if (g->gh * g->gw <= 4 && d->pix) { /* at most 16 corners a bin: one vector, merged in registers */
-        if (arena_reserve(a, 16 * P + 16, 0)) return -1;
+        if (conform_arena_reserve(a, 16 * P + 16, 0)) return -1;
         const f32_rotated_roi r = {g->Cy, g->Cx, g->Hr, g->Wr, g->bin_h, g->bin_w, g->cos_t, g->sin_t, g->inv_count,
                                    (int32_t)g->gh, (int32_t)g->gw, (int32_t)PH, (int32_t)PW, (int32_t)H, (int32_t)W};
         const size_t n = kn->taps(&r, a->n, a->starts + a->ns, d->pix, a->w + a->n);
@@ -234,7 +191,7 @@ static int roi_build(arena *a, dedupe *d, const kernel_set *kn, const roi_geom *
             const float by = -0.5f * g->Hr + (float)ph * g->bin_h, bx = -0.5f * g->Wr + (float)pw * g->bin_w;
             for (int64_t iy = 0; iy < g->gh; iy++) {
                 const float yy = by + (tab ? oy[iy] : ((float)iy + 0.5f) * g->bin_h / ghf);
-                if (arena_reserve(a, 4 * (size_t)g->gw, 0)) return -1;
+                if (conform_arena_reserve(a, 4 * (size_t)g->gw, 0)) return -1;
                 for (int64_t ix = 0; ix < g->gw; ix++) {
                     const float xx = bx + (tab ? ox[ix] : ((float)ix + 0.5f) * g->bin_w / gwf);
                     float y = yy * c - xx * s + g->Cy;
@@ -272,7 +229,7 @@ typedef struct {
     int64_t cc, nchunks;     /* channels per unit, chunks per batch */
     int64_t stride;          /* pixel stride of the planes the taps address: cc (NCHW) or C (NHWC) */
     arena *arenas;           /* nt */
-    tab_ref *ref;            /* K */
+    conform_tab_ref *ref;    /* K */
     int err;
 } call_ctx;
 
@@ -303,7 +260,7 @@ static void set_err(call_ctx *x)
 static void ctx_free(call_ctx *x)
 {
     if (x->arenas)
-        for (int t = 0; t < x->nt; t++) arena_free(&x->arenas[t]);
+        for (int t = 0; t < x->nt; t++) conform_arena_free(&x->arenas[t]);
     free(x->arenas);
     free(x->ref);
     free(x->geo);
@@ -387,7 +344,7 @@ static void ctx_prepare(call_ctx *x, thread_ws *ws, int private_plane, int out_t
             starts += (double)x->P + 1.0;
         }
         const double cap = (double)(1 << 22);
-        if (arena_reserve(&x->arenas[tid], (size_t)(taps < cap ? taps : cap), (size_t)(starts < cap ? starts : cap))) {
+        if (conform_arena_reserve(&x->arenas[tid], (size_t)(taps < cap ? taps : cap), (size_t)(starts < cap ? starts : cap))) {
             mine = 1;
             set_err(x);
         }
