@@ -10,7 +10,7 @@
 
 size_t f32_rotated_taps_ukernel__avx512(const f32_rotated_roi *g, size_t base, size_t *starts, int32_t *pix, float *w)
 {
-    const int32_t H = g->H, W = g->W, HW = H * W, ns = g->gh * g->gw;
+    const int32_t H = (int32_t)g->H, W = (int32_t)g->W, HW = H * W, ns = g->gh * g->gw;
     const float ghf = (float)g->gh, gwf = (float)g->gw;
     float oy[4], ox[4], lyy[16], lxx[16];
     int32_t dy[16], dx[16];

@@ -171,8 +171,35 @@ void f32_grid_bilinear_fwd_ukernel__avx512(size_t npts, const f32_grid_pt *pts, 
  * ISAs give the same taps, in the same order, with the same bits. */
 typedef struct {
     float Cy, Cx, Hr, Wr, bin_h, bin_w, cos_t, sin_t, inv_count;
-    int32_t gh, gw, PH, PW, H, W;
+    int32_t gh, gw, PH, PW;
+    int64_t H, W; /* the few-sample kernels need H W < 2^30 (their int32 pixel keys) */
 } f32_rotated_roi;
+/* The four corners of one rotated sample at in-roi offsets (yy, xx), in the float32 operations
+ * of roi_align_rotated.c's comment: 0 when it lies outside [-1, H] x [-1, W] (or is NaN), else 1
+ * with pix = the corners' pixel indices in the order (y0,x0), (y0,x1), (y1,x0), (y1,x1) and
+ * w = (wy wx) inv_count. Shared by the tap builders of every sample count. */
+static inline int f32_rotated_corners(float yy, float xx, const f32_rotated_roi *g, int64_t pix[4], float w[4])
+{
+    const int64_t H = g->H, W = g->W;
+    float y = yy * g->cos_t - xx * g->sin_t + g->Cy;
+    float x = yy * g->sin_t + xx * g->cos_t + g->Cx;
+    if (!(y >= -1.0f && y <= (float)H && x >= -1.0f && x <= (float)W)) return 0; /* NaN too */
+    if (y <= 0.0f) y = 0.0f;
+    if (x <= 0.0f) x = 0.0f;
+    int64_t y0 = (int64_t)y, x0 = (int64_t)x, y1, x1;
+    if (y0 >= H - 1) { y0 = y1 = H - 1; y = (float)y0; } else y1 = y0 + 1;
+    if (x0 >= W - 1) { x0 = x1 = W - 1; x = (float)x0; } else x1 = x0 + 1;
+    const float ly = y - (float)y0, lx = x - (float)x0, hy = 1.0f - ly, hx = 1.0f - lx;
+    pix[0] = y0 * W + x0;
+    pix[1] = y0 * W + x1;
+    pix[2] = y1 * W + x0;
+    pix[3] = y1 * W + x1;
+    w[0] = hy * hx * g->inv_count;
+    w[1] = hy * lx * g->inv_count;
+    w[2] = ly * hx * g->inv_count;
+    w[3] = ly * lx * g->inv_count;
+    return 1;
+}
 typedef size_t (*f32_rotated_taps_fn)(const f32_rotated_roi *g, size_t base, size_t *starts, int32_t *pix, float *w);
 size_t f32_rotated_taps_ukernel__scalar(const f32_rotated_roi *g, size_t base, size_t *starts, int32_t *pix, float *w);
 size_t f32_rotated_taps_ukernel__avx512(const f32_rotated_roi *g, size_t base, size_t *starts, int32_t *pix, float *w);

@@ -162,10 +162,10 @@ static int roi_build(arena *a, dedupe *d, const kernel_set *kn, const roi_geom *
     const size_t P = (size_t)(PH * PW);
     if (conform_arena_reserve(a, 0, P + 1)) return -1;
     *s_out = a->ns;
+    const f32_rotated_roi r = {g->Cy, g->Cx, g->Hr, g->Wr, g->bin_h, g->bin_w, g->cos_t, g->sin_t, g->inv_count,
+                               (int32_t)g->gh, (int32_t)g->gw, (int32_t)PH, (int32_t)PW, H, W};
     if (g->gh * g->gw <= 4 && d->pix) { /* at most 16 corners a bin: one vector, merged in registers */
         if (conform_arena_reserve(a, 16 * P + 16, 0)) return -1;
-        const f32_rotated_roi r = {g->Cy, g->Cx, g->Hr, g->Wr, g->bin_h, g->bin_w, g->cos_t, g->sin_t, g->inv_count,
-                                   (int32_t)g->gh, (int32_t)g->gw, (int32_t)PH, (int32_t)PW, (int32_t)H, (int32_t)W};
         const size_t n = kn->taps(&r, a->n, a->starts + a->ns, d->pix, a->w + a->n);
         for (size_t i = 0; i < n; i++) a->off[a->n + i] = (int64_t)d->pix[i] * stride;
         a->n += n;
@@ -173,8 +173,7 @@ static int roi_build(arena *a, dedupe *d, const kernel_set *kn, const roi_geom *
         return 0;
     }
     size_t *starts = NULL;
-    const float ghf = (float)g->gh, gwf = (float)g->gw, Hf = (float)H, Wf = (float)W;
-    const float c = g->cos_t, s = g->sin_t;
+    const float ghf = (float)g->gh, gwf = (float)g->gw;
     /* the in-bin sample offsets depend on iy / ix only: computed once per roi (the same float
        operations, so the same values), which takes the divisions out of the sample loop */
     enum { NOFF = 64 };
@@ -194,19 +193,10 @@ static int roi_build(arena *a, dedupe *d, const kernel_set *kn, const roi_geom *
                 if (conform_arena_reserve(a, 4 * (size_t)g->gw, 0)) return -1;
                 for (int64_t ix = 0; ix < g->gw; ix++) {
                     const float xx = bx + (tab ? ox[ix] : ((float)ix + 0.5f) * g->bin_w / gwf);
-                    float y = yy * c - xx * s + g->Cy;
-                    float x = yy * s + xx * c + g->Cx;
-                    if (!(y >= -1.0f && y <= Hf && x >= -1.0f && x <= Wf)) continue; /* NaN too */
-                    if (y <= 0.0f) y = 0.0f;
-                    if (x <= 0.0f) x = 0.0f;
-                    int64_t y0 = (int64_t)y, x0 = (int64_t)x, y1, x1;
-                    if (y0 >= H - 1) { y0 = y1 = H - 1; y = (float)y0; } else y1 = y0 + 1;
-                    if (x0 >= W - 1) { x0 = x1 = W - 1; x = (float)x0; } else x1 = x0 + 1;
-                    const float ly = y - (float)y0, lx = x - (float)x0, hy = 1.0f - ly, hx = 1.0f - lx;
-                    tap_add(a, d, y0 * W + x0, stride, hy * hx * g->inv_count);
-                    tap_add(a, d, y0 * W + x1, stride, hy * lx * g->inv_count);
-                    tap_add(a, d, y1 * W + x0, stride, ly * hx * g->inv_count);
-                    tap_add(a, d, y1 * W + x1, stride, ly * lx * g->inv_count);
+                    int64_t cp[4];
+                    float cw[4];
+                    if (!f32_rotated_corners(yy, xx, &r, cp, cw)) continue;
+                    for (int t = 0; t < 4; t++) tap_add(a, d, cp[t], stride, cw[t]);
                 }
             }
         }
