@@ -1,4 +1,5 @@
-/* Rule A of the spec (RoIAlign's bilinear sampling), shared by roi_align and roi_align_rotated. */
+/* Rule A of the spec (RoIAlign's bilinear sampling) and the bins built of it, shared by roi_align
+ * and roi_align_rotated. */
 #include "ref_internal.h"
 
 #include <math.h>
@@ -95,4 +96,100 @@ void ref_plane_neighbour_pos_err(double *pos_err, int64_t H, int64_t W, double s
     if (!isfinite(scale)) return;
     plane_ctx c = {pos_err, H, W, scale};
     ref_neighbour_weights(r->y, r->x, r->wy, r->wx, dy, dx, add_to_plane, &c);
+}
+
+/* ---- the RoIAlign family's bins ------------------------------------------------------------- */
+
+int64_t ref_adaptive_count(double q)
+{
+    if (!isfinite(q)) return 0;
+    if (q > 1e9) return 1000000000; /* the harness refuses such rois before they get here */
+    if (q < -1e9) return -1000000000; /* a negative count samples nothing; keep the cast defined */
+    return (int64_t)ceil(q);
+}
+
+double ref_sample_count(int64_t gh, int64_t gw)
+{
+    double c = (double)gh * (double)gw;
+    return c > 1.0 ? c : 1.0;
+}
+
+void ref_roi_sample_fwd(const double *plane, int64_t H, int64_t W, double y, double x, double dy, double dx,
+                        ref_bin_acc *a)
+{
+    ref_bilinear r;
+    sample_class cls = ref_classify_sample(H, W, y, x, dy, dx);
+    int inside = ref_bilinear_rule(H, W, y, x, &r);
+    if (!inside && cls == SAMPLE_AMBIGUOUS) ref_bilinear_rule_clamped(H, W, y, x, &r);
+    if (!inside && cls != SAMPLE_AMBIGUOUS) return;
+
+    double v = 0, av = 0, sy, sx;
+    for (int i = 0; i < 2; i++)
+        for (int j = 0; j < 2; j++) {
+            double t = r.wy[i] * r.wx[j] * plane[r.y[i] * W + r.x[j]];
+            v += t;
+            av += fabs(t);
+        }
+    ref_local_slopes(plane, H, W, &r, &sy, &sx);
+    double pe = ref_value_pos_err(sy, sx, dy, dx);
+    if (inside) {
+        a->sum += v;
+        a->abs_sum += av;
+        a->n_terms += 4;
+        a->pos_err += pe;
+    }
+    if (cls == SAMPLE_AMBIGUOUS) a->ambig += av + pe;
+}
+
+void ref_roi_sample_bwd(const ref_plane_out *o, int64_t H, int64_t W, double y, double x, double dy, double dx,
+                        double go, double count, int as_alternative)
+{
+    ref_bilinear r;
+    sample_class cls = ref_classify_sample(H, W, y, x, dy, dx);
+    int inside = ref_bilinear_rule(H, W, y, x, &r);
+    if (!inside && cls == SAMPLE_AMBIGUOUS) ref_bilinear_rule_clamped(H, W, y, x, &r);
+    if (!inside && cls != SAMPLE_AMBIGUOUS) return;
+    for (int i = 0; i < 2; i++)
+        for (int j = 0; j < 2; j++) {
+            int64_t e = r.y[i] * W + r.x[j];
+            double t = go * r.wy[i] * r.wx[j] / count;
+            double pe = fabs(go) / count * ref_weight_pos_err(r.wy[i], r.wx[j], dy, dx);
+            if (as_alternative) {
+                if (o->ambig) o->ambig[e] += fabs(t) + pe;
+                continue;
+            }
+            if (inside) {
+                if (o->grad) o->grad[e] += t;
+                if (o->abs_sum) o->abs_sum[e] += fabs(t);
+                if (o->n_terms) o->n_terms[e] += 1;
+                if (o->pos_err) o->pos_err[e] += pe;
+            }
+            if (cls == SAMPLE_AMBIGUOUS && o->ambig) o->ambig[e] += fabs(t) + pe;
+        }
+    /* pixels across a cell edge the float twin may reach */
+    if (inside && !as_alternative && o->pos_err) ref_plane_neighbour_pos_err(o->pos_err, H, W, fabs(go) / count, &r, dy, dx);
+}
+
+void ref_roi_element(ref_bin_acc a, int64_t gh, int64_t gw, const ref_count_range *c, ref_bin_fn alt, const void *ctx,
+                     double *out, int64_t e, ref_bounds *bounds)
+{
+    double count = ref_sample_count(gh, gw);
+    out[e] = a.sum / count;
+    if (!bounds) return;
+    double ambig = a.ambig / count;
+    if (alt && ref_counts_ambiguous(c) && !ref_counts_enumerable(c))
+        ambig = INFINITY; /* rounding spans many counts: any value is possible */
+    else if (alt && ref_counts_ambiguous(c)) {
+        /* every sample count within rounding: the element may be any of them */
+        for (int64_t h = c->gh_lo; h <= c->gh_hi; h++)
+            for (int64_t w = c->gw_lo; w <= c->gw_hi; w++) {
+                ref_bin_acc o = alt(ctx, h, w);
+                double alt_count = ref_sample_count(h, w);
+                ambig = fmax(ambig, fabs(o.sum / alt_count - out[e]) + (o.ambig + o.pos_err) / alt_count);
+            }
+    }
+    if (bounds->abs_sum) bounds->abs_sum[e] = a.abs_sum / count;
+    if (bounds->n_terms) bounds->n_terms[e] = a.n_terms;
+    if (bounds->pos_err) bounds->pos_err[e] = a.pos_err / count;
+    if (bounds->ambig) bounds->ambig[e] = ambig;
 }

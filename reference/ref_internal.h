@@ -50,4 +50,54 @@ static inline double ref_weight_pos_err(double wy, double wx, double dy, double 
     return (wx + dx) * dy + (wy + dy) * dx;
 }
 
+/* ---- the RoIAlign family (roi_align, roi_align_rotated): bins of rule-A samples ------------- */
+
+/* ceil(q) of an adaptive sample count, 0 when q is not finite (nothing can be sampled) */
+int64_t ref_adaptive_count(double q);
+/* the divisor of a bin: gh gw, at least 1 */
+double ref_sample_count(int64_t gh, int64_t gw);
+
+/* The adaptive sample counts rounding can reach: gh in [gh_lo, gh_hi], gw in [gw_lo, gw_hi]. */
+typedef struct {
+    int64_t gh_lo, gh_hi, gw_lo, gw_hi;
+} ref_count_range;
+static inline int ref_counts_ambiguous(const ref_count_range *c)
+{
+    return c->gh_lo != c->gh_hi || c->gw_lo != c->gw_hi;
+}
+/* Absurd rois (an extent whose rounding spans more than a few sample counts, or an alternative
+ * count of more than 2^20 samples a bin, which the main count's work budget did not see) are not
+ * evaluated count by count: their elements are ambiguous without bound. */
+static inline int ref_counts_enumerable(const ref_count_range *c)
+{
+    return c->gh_hi - c->gh_lo <= 2 && c->gw_hi - c->gw_lo <= 2 && (double)c->gh_hi * (double)c->gw_hi <= (double)(1 << 20);
+}
+
+/* A forward bin's sums over its samples: value, |terms|, terms, position error, ambiguity. */
+typedef struct {
+    double sum, abs_sum, n_terms, pos_err, ambig;
+} ref_bin_acc;
+
+/* Adds the rule-A sample at (y, x) of an H x W plane, with position errors (dy, dx), to a: inside
+ * it counts in full; within rounding of the window's edge it only widens the ambiguity. */
+void ref_roi_sample_fwd(const double *plane, int64_t H, int64_t W, double y, double x, double dy, double dx,
+                        ref_bin_acc *a);
+
+/* A backward's planes of one (b, c): gradient and bounds, each may be NULL. */
+typedef struct {
+    double *grad, *abs_sum, *n_terms, *pos_err, *ambig;
+} ref_plane_out;
+
+/* Scatters go / count of the rule-A sample at (y, x) into o with its bounds; as_alternative: the
+ * sample as another sample count would take it, which only widens the ambiguity. */
+void ref_roi_sample_bwd(const ref_plane_out *o, int64_t H, int64_t W, double y, double x, double dy, double dx,
+                        double go, double count, int as_alternative);
+
+/* Element e of a forward: out[e] = a.sum / count(gh, gw) and, with bounds, its abs_sum, n_terms,
+ * pos_err and ambiguity. When rounding may pick other sample counts (c), the ambiguity covers
+ * each of them: alt(ctx, gh', gw') is the bin with those counts (alt NULL: nothing sampled). */
+typedef ref_bin_acc (*ref_bin_fn)(const void *ctx, int64_t gh, int64_t gw);
+void ref_roi_element(ref_bin_acc a, int64_t gh, int64_t gw, const ref_count_range *c, ref_bin_fn alt, const void *ctx,
+                     double *out, int64_t e, ref_bounds *bounds);
+
 #endif
