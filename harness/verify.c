@@ -223,6 +223,20 @@ int proof_golden(const op_desc *op, proof_result *r)
     return rc;
 }
 
+int verify_kind(const op_desc *op, const char *kind, int *ran)
+{
+    int bad = 0;
+    *ran = 0;
+    for (int i = 0; op->proofs && op->proofs[i].kind; i++) {
+        if (strcmp(op->proofs[i].kind, kind)) continue;
+        proof_result r;
+        memset(&r, 0, sizeof r);
+        (*ran)++;
+        bad += op->proofs[i].run(op, &r) != 0;
+    }
+    return bad;
+}
+
 int verify_op(const op_desc *op, int quiet, cJSON *out)
 {
     int violated = 0, ran[PROOF_KINDS] = {0}, failed[PROOF_KINDS] = {0};

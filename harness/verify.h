@@ -17,6 +17,9 @@ extern const char *verify_golden_dir; /* default "cases/golden" */
 /* Runs every proof of op; prints a line per proof unless quiet; returns the number violated
  * (a proof that could not run counts as violated) and appends results to out (may be NULL). */
 int verify_op(const op_desc *op, int quiet, cJSON *out);
+/* Runs only the proofs of one kind of op (e.g. a deliberately broken copy, in the tests):
+ * returns how many were violated, *ran how many there were. */
+int verify_kind(const op_desc *op, const char *kind, int *ran);
 
 /* ---- helpers for the proof files ---------------------------------------------------------- */
 

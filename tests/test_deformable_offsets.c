@@ -283,14 +283,7 @@ Test(deformable_validate, every_rule_is_named)
 
 static int violated(const op_desc *op, const char *kind)
 {
-    int bad = 0, ran = 0;
-    for (int i = 0; op->proofs[i].kind; i++) {
-        if (strcmp(op->proofs[i].kind, kind)) continue;
-        proof_result r;
-        memset(&r, 0, sizeof r);
-        ran++;
-        bad += op->proofs[i].run(op, &r) != 0;
-    }
+    int ran, bad = verify_kind(op, kind, &ran);
     cr_assert_gt(ran, 0, "no %s proof for %s", kind, op->name);
     return bad;
 }

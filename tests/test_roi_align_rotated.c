@@ -301,27 +301,13 @@ Test(roi_align_rotated_validate, errors_name_the_tensor_or_attribute_and_the_rul
 
 /* ---- every kind of proof catches a broken reference ------------------------------------------ */
 
-static int violated(const op_desc *op, const char *kind, int *ran)
-{
-    int bad = 0;
-    *ran = 0;
-    for (int i = 0; op->proofs[i].kind; i++) {
-        if (strcmp(op->proofs[i].kind, kind)) continue;
-        proof_result r;
-        memset(&r, 0, sizeof r);
-        (*ran)++;
-        bad += op->proofs[i].run(op, &r) != 0;
-    }
-    return bad;
-}
-
 Test(roi_align_rotated_verify, the_real_references_pass_every_proof)
 {
     const op_desc *ops[] = {&op_roi_align_rotated, &op_roi_align_rotated_grad};
     for (int o = 0; o < 2; o++)
         for (int k = 0; k < PROOF_KINDS; k++) {
             int ran;
-            cr_assert_eq(violated(ops[o], proof_kinds[k], &ran), 0, "%s %s", ops[o]->name, proof_kinds[k]);
+            cr_assert_eq(verify_kind(ops[o], proof_kinds[k], &ran), 0, "%s %s", ops[o]->name, proof_kinds[k]);
         }
 }
 
@@ -354,8 +340,8 @@ Test(roi_align_rotated_verify, metamorphic_and_golden_catch_a_half_pixel_shift)
     op_desc broken = op_roi_align_rotated;
     broken.reference = fwd_half_pixel_off;
     int ran;
-    cr_assert_gt(violated(&broken, "metamorphic", &ran), 0);
-    cr_assert_gt(violated(&broken, "golden", &ran), 0);
+    cr_assert_gt(verify_kind(&broken, "metamorphic", &ran), 0);
+    cr_assert_gt(verify_kind(&broken, "golden", &ran), 0);
 }
 
 /* the rotation turning the wrong way: a wrong sign of sin in both coordinates */
@@ -376,7 +362,7 @@ Test(roi_align_rotated_verify, quarter_turn_and_golden_catch_a_wrong_sin_sign)
             bad += broken.proofs[i].run(&broken, &r) != 0;
         }
     cr_assert_gt(bad, 0, "the quarter-turn relation must catch a wrong sin sign");
-    cr_assert_gt(violated(&broken, "golden", &ran), 0);
+    cr_assert_gt(verify_kind(&broken, "golden", &ran), 0);
 }
 
 static void grad_wrong_sin_sign(const problem_t *p, double **out, ref_bounds *b)
@@ -391,9 +377,9 @@ Test(roi_align_rotated_verify, adjoint_and_finite_difference_catch_a_wrong_sin_s
     op_desc broken = op_roi_align_rotated_grad;
     broken.reference = grad_wrong_sin_sign;
     int ran;
-    cr_assert_gt(violated(&broken, "adjoint", &ran), 0);
-    cr_assert_gt(violated(&broken, "finite difference", &ran), 0);
-    cr_assert_eq(violated(&broken, "golden", &ran), 0);
+    cr_assert_gt(verify_kind(&broken, "adjoint", &ran), 0);
+    cr_assert_gt(verify_kind(&broken, "finite difference", &ran), 0);
+    cr_assert_eq(verify_kind(&broken, "golden", &ran), 0);
 }
 
 /* pooled_h and pooled_w swapped: the mmcv NPU adapter's bug (ops.md section 10) */
@@ -411,8 +397,8 @@ Test(roi_align_rotated_verify, adjoint_and_finite_difference_catch_swapped_poole
     op_desc broken = op_roi_align_rotated_grad;
     broken.reference = grad_swapped_pooled;
     int ran;
-    cr_assert_gt(violated(&broken, "adjoint", &ran), 0);
-    cr_assert_gt(violated(&broken, "finite difference", &ran), 0);
+    cr_assert_gt(verify_kind(&broken, "adjoint", &ran), 0);
+    cr_assert_gt(verify_kind(&broken, "finite difference", &ran), 0);
 }
 
 /* A self-contained grad (NCHW) that forgets the (y1, x1) corner of every sample. */
@@ -461,9 +447,9 @@ Test(roi_align_rotated_verify, adjoint_finite_difference_and_golden_catch_a_drop
     op_desc broken = op_roi_align_rotated_grad;
     broken.reference = grad_dropped_corner;
     int ran;
-    cr_assert_gt(violated(&broken, "adjoint", &ran), 0);
-    cr_assert_gt(violated(&broken, "finite difference", &ran), 0);
-    cr_assert_gt(violated(&broken, "golden", &ran), 0);
+    cr_assert_gt(verify_kind(&broken, "adjoint", &ran), 0);
+    cr_assert_gt(verify_kind(&broken, "finite difference", &ran), 0);
+    cr_assert_gt(verify_kind(&broken, "golden", &ran), 0);
 }
 
 /* the layout relation catches an NHWC path that mixes up the roi fields ([6,n] read as [n,6]) */
@@ -488,5 +474,5 @@ Test(roi_align_rotated_verify, layout_relation_catches_misread_rois)
     op_desc broken = op_roi_align_rotated;
     broken.reference = fwd_rois_misread;
     int ran;
-    cr_assert_gt(violated(&broken, "metamorphic", &ran), 0);
+    cr_assert_gt(verify_kind(&broken, "metamorphic", &ran), 0);
 }

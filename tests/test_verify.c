@@ -8,28 +8,13 @@
 
 extern const op_desc op_roi_align, op_roi_align_v2_backward;
 
-/* Runs the proofs of `kind` of op (a possibly broken copy); returns how many were violated. */
-static int violated(const op_desc *op, const char *kind, int *ran)
-{
-    int bad = 0;
-    *ran = 0;
-    for (int i = 0; op->proofs[i].kind; i++) {
-        if (strcmp(op->proofs[i].kind, kind)) continue;
-        proof_result r;
-        memset(&r, 0, sizeof r);
-        (*ran)++;
-        bad += op->proofs[i].run(op, &r) != 0;
-    }
-    return bad;
-}
-
 Test(verify, the_real_references_pass_every_proof)
 {
     const op_desc *ops[] = {&op_roi_align, &op_roi_align_v2_backward};
     for (int o = 0; o < 2; o++)
         for (int k = 0; k < PROOF_KINDS; k++) {
             int ran;
-            cr_assert_eq(violated(ops[o], proof_kinds[k], &ran), 0, "%s %s", ops[o]->name, proof_kinds[k]);
+            cr_assert_eq(verify_kind(ops[o], proof_kinds[k], &ran), 0, "%s %s", ops[o]->name, proof_kinds[k]);
         }
 }
 
@@ -52,8 +37,8 @@ Test(verify, metamorphic_and_golden_catch_an_off_by_half_pixel_forward)
     op_desc broken = op_roi_align;
     broken.reference = fwd_half_pixel_off;
     int ran;
-    cr_assert_gt(violated(&broken, "metamorphic", &ran), 0);
-    cr_assert_gt(violated(&broken, "golden", &ran), 0);
+    cr_assert_gt(verify_kind(&broken, "metamorphic", &ran), 0);
+    cr_assert_gt(verify_kind(&broken, "golden", &ran), 0);
 }
 
 /* ---- broken backward: one corner dropped -------------------------------------------------- */
@@ -101,9 +86,9 @@ Test(verify, adjoint_finite_difference_and_golden_catch_a_dropped_corner)
     op_desc broken = op_roi_align_v2_backward;
     broken.reference = bwd_dropped_corner;
     int ran;
-    cr_assert_gt(violated(&broken, "adjoint", &ran), 0);
-    cr_assert_gt(violated(&broken, "finite difference", &ran), 0);
-    cr_assert_gt(violated(&broken, "golden", &ran), 0);
+    cr_assert_gt(verify_kind(&broken, "adjoint", &ran), 0);
+    cr_assert_gt(verify_kind(&broken, "finite difference", &ran), 0);
+    cr_assert_gt(verify_kind(&broken, "golden", &ran), 0);
 }
 
 /* ---- broken backward: pooled_height and pooled_width swapped (torch_npu's own bug) -------- */
@@ -122,8 +107,8 @@ Test(verify, adjoint_and_finite_difference_catch_swapped_pooled_sizes)
     op_desc broken = op_roi_align_v2_backward;
     broken.reference = bwd_swapped_pooled;
     int ran;
-    cr_assert_gt(violated(&broken, "adjoint", &ran), 0);
-    cr_assert_gt(violated(&broken, "finite difference", &ran), 0);
+    cr_assert_gt(verify_kind(&broken, "adjoint", &ran), 0);
+    cr_assert_gt(verify_kind(&broken, "finite difference", &ran), 0);
 }
 
 /* ---- broken forward: a systematic relative bias of 1e-9 ------------------------------------ */
@@ -140,6 +125,6 @@ Test(verify, golden_catches_even_a_tiny_bias)
     op_desc broken = op_roi_align;
     broken.reference = fwd_scaled;
     int ran;
-    cr_assert_gt(violated(&broken, "golden", &ran), 0);
+    cr_assert_gt(verify_kind(&broken, "golden", &ran), 0);
     cr_assert_gt(ran, 0);
 }
