@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "scratch.h"
 #include "cli.h"
 #include "compare.h"
 #include "npy.h"
@@ -19,16 +20,10 @@ static void setup(void)
 {
     cr_redirect_stdout();
     cr_redirect_stderr();
-    snprintf(dir, sizeof dir, "/tmp/conform-check-XXXXXX");
-    cr_assert(mkdtemp(dir));
+    scratch_make(dir, sizeof dir, "check");
 }
 
-static void teardown(void)
-{
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    cr_assert_eq(system(cmd), 0);
-}
+static void teardown(void) { scratch_remove(dir); }
 
 #define V "cases/check/roi_align/"
 

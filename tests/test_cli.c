@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "scratch.h"
 #include "cli.h"
 #include "npy.h"
 #include "report.h"
@@ -21,11 +22,7 @@ static void quiet(void)
     cr_redirect_stderr();
 }
 
-static void make_dir(void)
-{
-    snprintf(dir, sizeof dir, "/tmp/conform-cli-XXXXXX");
-    cr_assert(mkdtemp(dir));
-}
+static void make_dir(void) { scratch_make(dir, sizeof dir, "cli"); }
 
 static int count_files(const char *d)
 {
@@ -36,13 +33,6 @@ static int count_files(const char *d)
     while ((e = readdir(h))) n += e->d_name[0] != '.';
     closedir(h);
     return n;
-}
-
-static void remove_tree(const char *d)
-{
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", d);
-    cr_assert_eq(system(cmd), 0);
 }
 
 static int call(int (*cmd)(int, char **), int argc, const char **argv)
@@ -90,7 +80,7 @@ Test(cli, eval_reference_writes_the_documented_output, .init = quiet)
     cr_assert_eq(npy_read(y, &t, err, sizeof err), 0, "%s", err);
     cr_assert_float_eq(t.data[4], 18.5, 1e-5);
     tensor_free(&t);
-    remove_tree(dir);
+    scratch_remove(dir);
 }
 
 static void expect_usage_error_writes_nothing(const char **argv, int argc)
@@ -135,7 +125,7 @@ Test(cli, eval_bad_input_is_exit_2_and_writes_nothing, .init = quiet)
     const char *a8[] = {"conform", "eval", "roi_align", "--impl", "reference", "--attr", "pooled_h=3", "--attr",
                         "pooled_w=3", "--attr", "spatial_scale=-1", "--input", x, "--input", r, "--output-dir", out};
     expect_usage_error_writes_nothing(a8, 17);
-    remove_tree(dir);
+    scratch_remove(dir);
 }
 
 Test(cli, run_refuses_bad_suites_and_options_before_writing, .init = quiet)
@@ -152,7 +142,7 @@ Test(cli, run_refuses_bad_suites_and_options_before_writing, .init = quiet)
     const char *a4[] = {"conform", "run", "cases/smoke.json", "--isa", "mmx", "--report-dir", rep};
     cr_assert_eq(call(cmd_run, 7, a4), EXIT_USAGE);
     cr_assert_eq(count_files(rep), -1);
-    remove_tree(dir);
+    scratch_remove(dir);
 }
 
 static cJSON *run_report(const char *filter, const char *rep)
@@ -186,7 +176,7 @@ Test(cli, run_report_has_the_contract_keys_and_repro_lines, .init = quiet)
         cr_assert(cJSON_IsTrue(cJSON_GetObjectItem(cJSON_GetObjectItem(o, "expected_values"), "reference_matches")));
     }
     cJSON_Delete(j);
-    remove_tree(dir);
+    scratch_remove(dir);
 }
 
 static void write_report(const char *p, cJSON *j)
@@ -233,5 +223,5 @@ Test(cli, gate_passes_identical_and_fails_injected_regressions, .init = quiet)
     write_report(cur, cases);
     cr_assert_eq(call(cmd_gate, 6, argv), EXIT_USAGE);
     cJSON_Delete(j);
-    remove_tree(dir);
+    scratch_remove(dir);
 }

@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "scratch.h"
 #include "cli.h"
 #include "report.h"
 #include "suite.h"
@@ -21,16 +22,10 @@ static void setup(void)
 {
     cr_redirect_stdout();
     cr_redirect_stderr();
-    snprintf(dir, sizeof dir, "/tmp/conform-hostile-XXXXXX");
-    cr_assert(mkdtemp(dir));
+    scratch_make(dir, sizeof dir, "hostile");
 }
 
-static void teardown(void)
-{
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    cr_assert_eq(system(cmd), 0);
-}
+static void teardown(void) { scratch_remove(dir); }
 
 Test(hostile, sigterm_leaves_a_valid_report_that_says_interrupted, .init = setup, .fini = teardown)
 {

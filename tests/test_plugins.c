@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "scratch.h"
 #include "cli.h"
 #include "report.h"
 #include "suite.h"
@@ -16,16 +17,10 @@ static void setup(void)
 {
     cr_redirect_stdout();
     cr_redirect_stderr();
-    snprintf(dir, sizeof dir, "/tmp/conform-plug-XXXXXX");
-    cr_assert(mkdtemp(dir));
+    scratch_make(dir, sizeof dir, "plug");
 }
 
-static void teardown(void)
-{
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    cr_assert_eq(system(cmd), 0);
-}
+static void teardown(void) { scratch_remove(dir); }
 
 /* runs the smoke suite (or the cases matching filter) through a plugin; the report */
 static cJSON *through_with_timeout(const char *plugin, const char *filter, int expect_rc, const char *timeout)

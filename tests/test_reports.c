@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "scratch.h"
 #include "cli.h"
 #include "report.h"
 
@@ -18,16 +19,10 @@ static void setup(void)
         cr_redirect_stdout();
         cr_redirect_stderr();
     }
-    snprintf(dir, sizeof dir, "/tmp/conform-rep-XXXXXX");
-    cr_assert(mkdtemp(dir));
+    scratch_make(dir, sizeof dir, "rep");
 }
 
-static void teardown(void)
-{
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    cr_assert_eq(system(cmd), 0);
-}
+static void teardown(void) { scratch_remove(dir); }
 
 static int run(const char **argv, int argc) { return cmd_run(argc, (char **)argv); }
 
