@@ -22,30 +22,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct {
-    f32_deform_gather_fn gather;
-    f32_deform_bwd_fn bwd;
-} kernel_set;
-
-static kernel_set kernels_for(conform_isa isa)
-{
-    kernel_set k;
-    switch (isa) {
-    case CONFORM_ISA_AVX512:
-        k.gather = f32_deform_gather_ukernel__avx512;
-        k.bwd = f32_deform_bwd_ukernel__avx512;
-        break;
-    case CONFORM_ISA_AVX2:
-        k.gather = f32_deform_gather_ukernel__avx2;
-        k.bwd = f32_deform_bwd_ukernel__avx2;
-        break;
-    default:
-        k.gather = f32_deform_gather_ukernel__scalar;
-        k.bwd = f32_deform_bwd_ukernel__scalar;
-        break;
-    }
-    return k;
-}
 
 /* One sample's geometry: corner pixel indices (-1: outside the plane) and weights. */
 typedef struct {
@@ -85,7 +61,7 @@ int f32_deformable_offsets_fwd(const f32_deformable_params *p, const float *x, c
     if (conform_opt_resolve_isa(ex, &isa) != CONFORM_OK) return CONFORM_E_ISA;
     if (p->N <= 0 || p->C <= 0 || p->Ho <= 0 || p->Wo <= 0 || p->kh <= 0 || p->kw <= 0 || p->dg <= 0)
         return CONFORM_OK; /* y is empty */
-    const kernel_set kn = kernels_for(isa);
+    const conform_ukernels kn = *conform_ukernels_for(isa);
     const int64_t N = p->N, H = p->H, W = p->W, C = p->C, kh = p->kh, kw = p->kw, Ho = p->Ho, Wo = p->Wo;
     const int64_t K = kh * kw, dgK = p->dg * K, cpg = C / p->dg, YW = Wo * kw;
     float *zero = calloc((size_t)C, sizeof(float));
@@ -118,7 +94,7 @@ int f32_deformable_offsets_fwd(const f32_deformable_params *p, const float *x, c
                         const float *v[4];
                         for (int c = 0; c < 4; c++)
                             v[c] = s.pix[c] >= 0 ? xn + (size_t)s.pix[c] * C + g * cpg : zero;
-                        kn.gather((size_t)cpg, v, w, dst);
+                        kn.deform_gather((size_t)cpg, v, w, dst);
                     }
                 }
         }
@@ -153,7 +129,7 @@ int f32_deformable_offsets_bwd(const f32_deformable_params *p, const float *grad
         if (no) memset(grad_offsets, 0, no * sizeof(float));
         return CONFORM_OK;
     }
-    const kernel_set kn = kernels_for(isa);
+    const conform_ukernels kn = *conform_ukernels_for(isa);
     const int64_t dg = p->dg, cpg = C / dg, YW = Wo * kw, P = Ho * Wo;
     const int64_t nch = chunks_per_group(N, dg, cpg);
     const int64_t cc = ((cpg + nch - 1) / nch + 15) / 16 * 16; /* channels per chunk (the last may be short) */
@@ -210,7 +186,7 @@ int f32_deformable_offsets_bwd(const f32_deformable_params *p, const float *grad
                                     v[c] = s.pix[c] >= 0 ? xn + (size_t)s.pix[c] * C : zero;
                                     io[c] = s.pix[c] >= 0 ? gxn + (size_t)s.pix[c] * C : sink;
                                 }
-                                kn.bwd((size_t)nc, grow + (size_t)(wo * kw + j) * C, v, io, wg, cf, acc);
+                                kn.deform_bwd((size_t)nc, grow + (size_t)(wo * kw + j) * C, v, io, wg, cf, acc);
                                 acc[0] *= m;
                                 acc[1] *= m;
                             }

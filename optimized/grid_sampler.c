@@ -30,50 +30,6 @@ int64_t conform_opt_grid_sampler_chunk = 0;
 
 #define CUBIC_A (-0.75f)
 
-typedef struct {
-    f32_bilerp_bin_fn bin;
-    f32_grid_bwd_fn bwd;
-    f32_transpose_fn tr;
-    f32_grid_bilinear_bwd_fn bil;
-    f32_grid_bilinear_keys_fn keys;
-    f32_grid_bilinear_fwd_fn fwd;
-    f32_transpose_fn trs; /* for a destination written once: streaming stores */
-} kernel_set;
-
-static kernel_set kernels_for(conform_isa isa)
-{
-    kernel_set k;
-    switch (isa) {
-    case CONFORM_ISA_AVX512:
-        k.bin = f32_bilerp_bin_ukernel__avx512;
-        k.bwd = f32_grid_bwd_ukernel__avx512;
-        k.tr = f32_transpose_ukernel__avx2; /* 8 x 8 tiles: AVX2 is wide enough */
-        k.bil = f32_grid_bilinear_bwd_ukernel__avx512;
-        k.keys = f32_grid_bilinear_keys_ukernel__avx512;
-        k.fwd = f32_grid_bilinear_fwd_ukernel__avx512;
-        k.trs = f32_transpose_stream_ukernel__avx2;
-        break;
-    case CONFORM_ISA_AVX2:
-        k.bin = f32_bilerp_bin_ukernel__avx2;
-        k.bwd = f32_grid_bwd_ukernel__avx2;
-        k.tr = f32_transpose_ukernel__avx2;
-        k.bil = f32_grid_bilinear_bwd_ukernel__avx2;
-        k.keys = f32_grid_bilinear_keys_ukernel__avx2;
-        k.fwd = f32_grid_bilinear_fwd_ukernel__avx2;
-        k.trs = f32_transpose_stream_ukernel__avx2;
-        break;
-    default:
-        k.bin = f32_bilerp_bin_ukernel__scalar;
-        k.bwd = f32_grid_bwd_ukernel__scalar;
-        k.tr = f32_transpose_ukernel__scalar;
-        k.bil = f32_grid_bilinear_bwd_ukernel__scalar;
-        k.keys = f32_grid_bilinear_keys_ukernel__scalar;
-        k.fwd = f32_grid_bilinear_fwd_ukernel__scalar;
-        k.trs = f32_transpose_stream_ukernel__scalar;
-        break;
-    }
-    return k;
-}
 
 /* ---- coordinates ---------------------------------------------------------------------------- */
 
@@ -208,7 +164,7 @@ static int64_t pick_chunk(int64_t C, int64_t HW, int64_t budget)
 
 /* ---- forward ---------------------------------------------------------------------------------- */
 
-static int fwd_bilinear(const f32_grid_sampler_params *p, const kernel_set *kn, const float *input, const float *grid,
+static int fwd_bilinear(const f32_grid_sampler_params *p, const conform_ukernels *kn, const float *input, const float *grid,
                         float *output, const conform_exec *ex);
 
 int f32_grid_sampler_2d_fwd(const f32_grid_sampler_params *p, const float *input, const float *grid,
@@ -218,7 +174,7 @@ int f32_grid_sampler_2d_fwd(const f32_grid_sampler_params *p, const float *input
     if (conform_opt_resolve_isa(ex, &isa) != CONFORM_OK) return CONFORM_E_ISA;
     const int64_t N = p->N, C = p->C, H = p->H, W = p->W, Ho = p->Ho, Wo = p->Wo, HW = H * W, P = Ho * Wo;
     if (N <= 0 || C <= 0 || P <= 0) return CONFORM_OK;
-    const kernel_set kn = kernels_for(isa);
+    const conform_ukernels kn = *conform_ukernels_for(isa);
     if (p->interpolation_mode == 0 && HW > 0 && HW <= INT32_MAX / 2 && P <= INT32_MAX)
         return fwd_bilinear(p, &kn, input, grid, output, ex);
     const int64_t cc = pick_chunk(C, HW, 2 << 20), nchunks = (C + cc - 1) / cc, units = N * nchunks;
@@ -233,16 +189,16 @@ int f32_grid_sampler_2d_fwd(const f32_grid_sampler_params *p, const float *input
 #pragma omp for schedule(dynamic, 1)
         for (int64_t u = 0; u < (failed ? 0 : units); u++) {
             const int64_t n = u / nchunks, c0 = (u % nchunks) * cc, cn = C - c0 < cc ? C - c0 : cc;
-            kn.tr((size_t)cn, (size_t)HW, input + ((size_t)n * C + c0) * HW, (size_t)HW, plane, (size_t)cc);
+            kn.transpose((size_t)cn, (size_t)HW, input + ((size_t)n * C + c0) * HW, (size_t)HW, plane, (size_t)cc);
             for (int64_t h = 0; h < Ho; h++) {
                 for (int64_t w = 0; w < Wo; w++) {
                     const float *g = grid + ((size_t)(n * Ho + h) * Wo + w) * 2;
                     taps tx, ty;
                     axis_taps(p, g[0], W, cc, &tx);
                     axis_taps(p, g[1], H, W * cc, &ty);
-                    kn.bin((size_t)cn, ty.n, ty.off, ty.w, tx.n, tx.off, tx.w, plane, tile + (size_t)w * cc);
+                    kn.bilerp_bin((size_t)cn, ty.n, ty.off, ty.w, tx.n, tx.off, tx.w, plane, tile + (size_t)w * cc);
                 }
-                kn.tr((size_t)Wo, (size_t)cn, tile, (size_t)cc, output + (((size_t)n * C + c0) * Ho + h) * Wo, (size_t)P);
+                kn.transpose((size_t)Wo, (size_t)cn, tile, (size_t)cc, output + (((size_t)n * C + c0) * Ho + h) * Wo, (size_t)P);
             }
         }
         free(plane);
@@ -348,7 +304,7 @@ static void bil_edge_add(const f32_grid_sampler_params *p, float gx, float gy, i
         }
 }
 
-static void bil_table_build(const f32_grid_sampler_params *p, const kernel_set *kn, const float *grid_n, bil_table *t)
+static void bil_table_build(const f32_grid_sampler_params *p, const conform_ukernels *kn, const float *grid_n, bil_table *t)
 {
     const int64_t H = p->H, W = p->W, P = p->Ho * p->Wo, xb = t->xb, nkeys = H * xb;
     const int ac = p->align_corners, sh = t->xshift;
@@ -362,7 +318,7 @@ static void bil_table_build(const f32_grid_sampler_params *p, const kernel_set *
         const f32_grid_keys_params kp = {(float)W, (float)H, (float)(W - 1), (float)(H - 1), ac, (int32_t)xb, sh};
         unnormalize(0.0f, W, ac, &t->mxc);
         unnormalize(0.0f, H, ac, &t->myc);
-        kn->keys((size_t)P, grid_n, &kp, t->skey, t->sx0, t->slx, t->sly);
+        kn->grid_bilinear_keys((size_t)P, grid_n, &kp, t->skey, t->sx0, t->slx, t->sly);
         for (int64_t q = 0; q < P; q++) {
             const int32_t k = t->skey[q];
             if (k >= 0) {
@@ -480,15 +436,15 @@ static void prefetch_step(prefetch_cursor *c, size_t lines)
 }
 
 /* grad_output pixels [q0, q1) of a block of cn channels into [pixel][cs] (lanes past cn zero) */
-static void pack_go(const kernel_set *kn, const float *go, size_t cn, size_t cs, size_t P, float *dst, size_t q0,
+static void pack_go(const conform_ukernels *kn, const float *go, size_t cn, size_t cs, size_t P, float *dst, size_t q0,
                     size_t q1)
 {
     if (cn < cs)
         for (size_t q = q0; q < q1; q++) memset(dst + q * cs + cn, 0, sizeof(float) * (cs - cn));
-    kn->tr(cn, q1 - q0, go + q0, P, dst + q0 * cs, cs); /* 8 planes at a time, each read in one run */
+    kn->transpose(cn, q1 - q0, go + q0, P, dst + q0 * cs, cs); /* 8 planes at a time, each read in one run */
 }
 
-static int bwd_bilinear(const f32_grid_sampler_params *p, const kernel_set *kn, const float *grad_output,
+static int bwd_bilinear(const f32_grid_sampler_params *p, const conform_ukernels *kn, const float *grad_output,
                         const float *input, const float *grid, float *input_grad, float *grid_grad,
                         const conform_exec *ex)
 {
@@ -542,7 +498,7 @@ static int bwd_bilinear(const f32_grid_sampler_params *p, const kernel_set *kn, 
             if (cn < cs && in2) /* lanes the block does not fill: zeros, so that whole vectors can be used */
                 for (size_t x = 0; x < RING_ROWS * (size_t)W; x++) memset(in2 + x * cs + cn, 0, sizeof(float) * (cs - cn));
             pack_go(kn, go, cn, cs, (size_t)P, gop, 0, (size_t)P);
-            if (in2) kn->tr(cn, (size_t)(H < ROW_BATCH ? H : ROW_BATCH) * (size_t)W, in, (size_t)HW, in2, cs);
+            if (in2) kn->transpose(cn, (size_t)(H < ROW_BATCH ? H : ROW_BATCH) * (size_t)W, in, (size_t)HW, in2, cs);
             const size_t nf = t.nfast, ne = t.nedge;
             prefetch_cursor pf = {0};
             bil_edge_row(&t, -1, (size_t)W, cs, gop, in2, io2, acc);
@@ -550,7 +506,7 @@ static int bwd_bilinear(const f32_grid_sampler_params *p, const kernel_set *kn, 
                 const size_t slot = (size_t)(y % RING_ROWS) * rowf, next = (size_t)((y + 1) % RING_ROWS) * rowf;
                 if (in2 && y + 1 < H && (y + 1) % ROW_BATCH == 0) { /* the next batch of input rows */
                     const int64_t m = H - (y + 1) < ROW_BATCH ? H - (y + 1) : ROW_BATCH;
-                    kn->tr(cn, (size_t)m * (size_t)W, in + (size_t)(y + 1) * (size_t)W, (size_t)HW, in2 + next, cs);
+                    kn->transpose(cn, (size_t)m * (size_t)W, in + (size_t)(y + 1) * (size_t)W, (size_t)HW, in2 + next, cs);
                 }
                 const int64_t k0 = t.start[y * t.xb], k1 = t.start[(y + 1) * t.xb];
                 if (in2 && y % ROW_BATCH == 0) { /* the next batch's rows, asked for while this one is swept */
@@ -565,14 +521,14 @@ static int bwd_bilinear(const f32_grid_sampler_params *p, const kernel_set *kn, 
                 for (int64_t kc = k0; kc < k1; kc += (int64_t)chunk) {
                     const size_t m = (size_t)(k1 - kc < (int64_t)chunk ? k1 - kc : (int64_t)chunk);
                     prefetch_step(&pf, share);
-                    kn->bil(m, t.pts + kc, cs, (ptrdiff_t)next - (ptrdiff_t)slot, gop,
+                    kn->grid_bilinear_bwd(m, t.pts + kc, cs, (ptrdiff_t)next - (ptrdiff_t)slot, gop,
                             in2 ? in2 + slot : NULL, io2 ? io2 + slot : NULL, acc ? acc + 4 * (size_t)kc : NULL);
                 }
                 bil_edge_row(&t, y, (size_t)W, cs, gop, in2, io2, acc);
                 if (io2 && ((y + 1) % ROW_BATCH == 0 || y + 1 == H)) { /* the batch ending at row y is final */
                     const int64_t m = y % ROW_BATCH + 1;
                     float *ring = io2 + (size_t)((y + 1 - m) % RING_ROWS) * rowf;
-                    kn->trs((size_t)m * (size_t)W, cn, ring, cs, ig + (size_t)(y + 1 - m) * (size_t)W, (size_t)HW);
+                    kn->transpose_stream((size_t)m * (size_t)W, cn, ring, cs, ig + (size_t)(y + 1 - m) * (size_t)W, (size_t)HW);
                     memset(ring, 0, sizeof(float) * (size_t)m * rowf);
                 }
             }
@@ -651,7 +607,7 @@ static int bwd_bilinear(const f32_grid_sampler_params *p, const kernel_set *kn, 
 
 #define FWD_ROWS 4
 
-static int fwd_bilinear(const f32_grid_sampler_params *p, const kernel_set *kn, const float *input, const float *grid,
+static int fwd_bilinear(const f32_grid_sampler_params *p, const conform_ukernels *kn, const float *input, const float *grid,
                         float *output, const conform_exec *ex)
 {
     const int64_t N = p->N, C = p->C, H = p->H, W = p->W, HW = H * W, Ho = p->Ho, Wo = p->Wo, P = Ho * Wo;
@@ -677,7 +633,7 @@ static int fwd_bilinear(const f32_grid_sampler_params *p, const kernel_set *kn, 
             if (built != n) { /* each point's base tap (y0 W + x0, or -1: tap by tap) and fractions */
                 if (quick) {
                     const f32_grid_keys_params kp = {(float)W, (float)H, (float)(W - 1), (float)(H - 1), ac, (int32_t)W, 0};
-                    kn->keys((size_t)P, grid_n, &kp, base, x0, lx, ly);
+                    kn->grid_bilinear_keys((size_t)P, grid_n, &kp, base, x0, lx, ly);
                 } else
                     for (int64_t q = 0; q < P; q++) {
                         taps tx, ty;
@@ -692,7 +648,7 @@ static int fwd_bilinear(const f32_grid_sampler_params *p, const kernel_set *kn, 
             }
             if (cn < cs)
                 for (size_t r = 0; r < (size_t)HW; r++) memset(inp + r * cs + cn, 0, sizeof(float) * (cs - cn));
-            kn->tr(cn, (size_t)HW, input + ((size_t)n * C + (size_t)c0) * (size_t)HW, (size_t)HW, inp, cs);
+            kn->transpose(cn, (size_t)HW, input + ((size_t)n * C + (size_t)c0) * (size_t)HW, (size_t)HW, inp, cs);
             float *out = output + ((size_t)n * C + (size_t)c0) * (size_t)P;
             for (int64_t h0 = 0; h0 < Ho; h0 += FWD_ROWS) {
                 const int64_t rows = Ho - h0 < FWD_ROWS ? Ho - h0 : FWD_ROWS, m = rows * Wo;
@@ -706,10 +662,10 @@ static int fwd_bilinear(const f32_grid_sampler_params *p, const kernel_set *kn, 
                     taps tx, ty; /* a tap outside the plane (or clipped): the general kernel */
                     axis_taps(p, grid_n[2 * q], W, (int64_t)cs, &tx);
                     axis_taps(p, grid_n[2 * q + 1], H, W * (int64_t)cs, &ty);
-                    kn->bin(cs, ty.n, ty.off, ty.w, tx.n, tx.off, tx.w, inp, tile + (size_t)j * cs);
+                    kn->bilerp_bin(cs, ty.n, ty.off, ty.w, tx.n, tx.off, tx.w, inp, tile + (size_t)j * cs);
                 }
-                kn->fwd(nf, row, cs, (ptrdiff_t)(W * (int64_t)cs), inp, tile);
-                kn->trs((size_t)m, cn, tile, cs, out + (size_t)(h0 * Wo), (size_t)P);
+                kn->grid_bilinear_fwd(nf, row, cs, (ptrdiff_t)(W * (int64_t)cs), inp, tile);
+                kn->transpose_stream((size_t)m, cn, tile, cs, out + (size_t)(h0 * Wo), (size_t)P);
             }
         }
         free(inp);
@@ -731,7 +687,7 @@ int f32_grid_sampler_2d_bwd(const f32_grid_sampler_params *p, const float *grad_
     if (conform_opt_resolve_isa(ex, &isa) != CONFORM_OK) return CONFORM_E_ISA;
     const int64_t N = p->N, C = p->C, H = p->H, W = p->W, Ho = p->Ho, Wo = p->Wo, HW = H * W, P = Ho * Wo;
     const int want_in = p->output_mask[0], want_grid = p->output_mask[1];
-    const kernel_set kn = kernels_for(isa);
+    const conform_ukernels kn = *conform_ukernels_for(isa);
     /* bilinear writes every element of both outputs itself (input_grad once, non-temporally) */
     if (p->interpolation_mode == 0 && N > 0 && C > 0 && P > 0 && HW > 0 && (want_in || want_grid) &&
         HW <= INT32_MAX / 2 && P <= INT32_MAX)
@@ -756,12 +712,12 @@ int f32_grid_sampler_2d_bwd(const f32_grid_sampler_params *p, const float *grad_
 #pragma omp for schedule(dynamic, 1)
         for (int64_t u = 0; u < (failed ? 0 : units); u++) {
             const int64_t n = u / nchunks, k = u % nchunks, c0 = k * cc, cn = C - c0 < cc ? C - c0 : cc;
-            if (plane) kn.tr((size_t)cn, (size_t)HW, input + ((size_t)n * C + c0) * HW, (size_t)HW, plane, (size_t)cc);
+            if (plane) kn.transpose((size_t)cn, (size_t)HW, input + ((size_t)n * C + c0) * HW, (size_t)HW, plane, (size_t)cc);
             if (io)
                 for (int64_t r = 0; r < HW; r++) memset(io + (size_t)r * cc, 0, (size_t)cn * sizeof(float));
             float *part = partial ? partial + (size_t)k * (size_t)(N * P * 2) + (size_t)n * P * 2 : NULL;
             for (int64_t h = 0; h < Ho; h++) {
-                kn.tr((size_t)cn, (size_t)Wo, grad_output + (((size_t)n * C + c0) * Ho + h) * Wo, (size_t)P, gtile,
+                kn.transpose((size_t)cn, (size_t)Wo, grad_output + (((size_t)n * C + c0) * Ho + h) * Wo, (size_t)P, gtile,
                       (size_t)cc);
                 for (int64_t w = 0; w < Wo; w++) {
                     const size_t q = (size_t)(h * Wo + w);
@@ -773,12 +729,12 @@ int f32_grid_sampler_2d_bwd(const f32_grid_sampler_params *p, const float *grad_
                         grid_grad[((size_t)n * P + q) * 2] = tx.mult;
                         grid_grad[((size_t)n * P + q) * 2 + 1] = ty.mult;
                     }
-                    kn.bwd((size_t)cn, ty.n, ty.off, ty.w, ty.dw, tx.n, tx.off, tx.w, tx.dw, plane,
+                    kn.grid_bwd((size_t)cn, ty.n, ty.off, ty.w, ty.dw, tx.n, tx.off, tx.w, tx.dw, plane,
                            gtile + (size_t)w * cc, io, part ? part + q * 2 : NULL);
                     if (part && (ty.n == 0 || tx.n == 0)) part[q * 2] = part[q * 2 + 1] = 0.0f;
                 }
             }
-            if (io) kn.tr((size_t)HW, (size_t)cn, io, (size_t)cc, input_grad + ((size_t)n * C + c0) * HW, (size_t)HW);
+            if (io) kn.transpose((size_t)HW, (size_t)cn, io, (size_t)cc, input_grad + ((size_t)n * C + c0) * HW, (size_t)HW);
         }
         free(plane);
         free(io);

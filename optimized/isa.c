@@ -1,4 +1,5 @@
-/* Run-time ISA detection and names. The only place an ISA is chosen. */
+/* Run-time ISA detection and names, and the microkernel table of each ISA. The only place an ISA
+ * is chosen. */
 #include "opt_internal.h"
 
 #include <string.h>
@@ -62,4 +63,58 @@ int conform_opt_resolve_isa(const conform_exec *ex, conform_isa *isa)
     if (want < 0 || want >= CONFORM_ISA_COUNT || !conform_isa_available(want)) return CONFORM_E_ISA;
     *isa = want;
     return CONFORM_OK;
+}
+
+static const conform_ukernels ukernels_scalar = {
+    .bilerp_bin = f32_bilerp_bin_ukernel__scalar,
+    .bilerp_bin_scatter = f32_bilerp_bin_scatter_ukernel__scalar,
+    .transpose = f32_transpose_ukernel__scalar,
+    .transpose_stream = f32_transpose_stream_ukernel__scalar,
+    .copy_rows_stream = f32_copy_rows_stream_ukernel__scalar,
+    .rotated_taps = f32_rotated_taps_ukernel__scalar,
+    .grid_bwd = f32_grid_bwd_ukernel__scalar,
+    .grid_bilinear_bwd = f32_grid_bilinear_bwd_ukernel__scalar,
+    .grid_bilinear_keys = f32_grid_bilinear_keys_ukernel__scalar,
+    .grid_bilinear_fwd = f32_grid_bilinear_fwd_ukernel__scalar,
+    .deform_gather = f32_deform_gather_ukernel__scalar,
+    .deform_bwd = f32_deform_bwd_ukernel__scalar,
+};
+
+static const conform_ukernels ukernels_avx2 = {
+    .bilerp_bin = f32_bilerp_bin_ukernel__avx2,
+    .bilerp_bin_scatter = f32_bilerp_bin_scatter_ukernel__avx2,
+    .transpose = f32_transpose_ukernel__avx2,
+    .transpose_stream = f32_transpose_stream_ukernel__avx2,
+    .copy_rows_stream = f32_copy_rows_stream_ukernel__avx2,
+    .rotated_taps = f32_rotated_taps_ukernel__scalar, /* the merge needs AVX-512's conflict detection */
+    .grid_bwd = f32_grid_bwd_ukernel__avx2,
+    .grid_bilinear_bwd = f32_grid_bilinear_bwd_ukernel__avx2,
+    .grid_bilinear_keys = f32_grid_bilinear_keys_ukernel__avx2,
+    .grid_bilinear_fwd = f32_grid_bilinear_fwd_ukernel__avx2,
+    .deform_gather = f32_deform_gather_ukernel__avx2,
+    .deform_bwd = f32_deform_bwd_ukernel__avx2,
+};
+
+static const conform_ukernels ukernels_avx512 = {
+    .bilerp_bin = f32_bilerp_bin_ukernel__avx512,
+    .bilerp_bin_scatter = f32_bilerp_bin_scatter_ukernel__avx512,
+    .transpose = f32_transpose_ukernel__avx2,               /* 8 x 8 tiles: AVX2 is wide enough */
+    .transpose_stream = f32_transpose_stream_ukernel__avx2, /* likewise */
+    .copy_rows_stream = f32_copy_rows_stream_ukernel__avx512,
+    .rotated_taps = f32_rotated_taps_ukernel__avx512,
+    .grid_bwd = f32_grid_bwd_ukernel__avx512,
+    .grid_bilinear_bwd = f32_grid_bilinear_bwd_ukernel__avx512,
+    .grid_bilinear_keys = f32_grid_bilinear_keys_ukernel__avx512,
+    .grid_bilinear_fwd = f32_grid_bilinear_fwd_ukernel__avx512,
+    .deform_gather = f32_deform_gather_ukernel__avx512,
+    .deform_bwd = f32_deform_bwd_ukernel__avx512,
+};
+
+const conform_ukernels *conform_ukernels_for(conform_isa isa)
+{
+    switch (isa) {
+    case CONFORM_ISA_AVX512: return &ukernels_avx512;
+    case CONFORM_ISA_AVX2: return &ukernels_avx2;
+    default: return &ukernels_scalar;
+    }
 }

@@ -246,6 +246,24 @@ void f32_transpose_stream_ukernel__avx2(size_t rows, size_t cols, const float *s
                                         float *dst, size_t dst_stride);
 /* (AVX-512 dispatches to the AVX2 kernel, as f32_transpose) */
 
+/* Every microkernel of one ISA: the one table the drivers take their kernels from (isa.c).
+ * Where a wider variant would not be faster the table names the narrower one. */
+typedef struct {
+    f32_bilerp_bin_fn bilerp_bin;
+    f32_bilerp_bin_scatter_fn bilerp_bin_scatter;
+    f32_transpose_fn transpose;
+    f32_transpose_fn transpose_stream;
+    f32_copy_rows_stream_fn copy_rows_stream;
+    f32_rotated_taps_fn rotated_taps;
+    f32_grid_bwd_fn grid_bwd;
+    f32_grid_bilinear_bwd_fn grid_bilinear_bwd;
+    f32_grid_bilinear_keys_fn grid_bilinear_keys;
+    f32_grid_bilinear_fwd_fn grid_bilinear_fwd;
+    f32_deform_gather_fn deform_gather;
+    f32_deform_bwd_fn deform_bwd;
+} conform_ukernels;
+const conform_ukernels *conform_ukernels_for(conform_isa isa);
+
 /* ---- driver scaffolding (opt_common.c) ---------------------------------------------------- */
 
 /* n floats on whole 64-byte cache lines (NULL when out of memory) */

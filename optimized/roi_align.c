@@ -30,34 +30,6 @@
 
 int64_t conform_opt_roi_align_chunk = 0;
 
-typedef struct {
-    f32_bilerp_bin_fn bin;
-    f32_bilerp_bin_scatter_fn scatter;
-    f32_transpose_fn tr;
-} kernel_set;
-
-static kernel_set kernels_for(conform_isa isa)
-{
-    kernel_set k;
-    switch (isa) {
-    case CONFORM_ISA_AVX512:
-        k.bin = f32_bilerp_bin_ukernel__avx512;
-        k.scatter = f32_bilerp_bin_scatter_ukernel__avx512;
-        k.tr = f32_transpose_ukernel__avx2; /* 8 x 8 tiles: AVX2 is wide enough */
-        break;
-    case CONFORM_ISA_AVX2:
-        k.bin = f32_bilerp_bin_ukernel__avx2;
-        k.scatter = f32_bilerp_bin_scatter_ukernel__avx2;
-        k.tr = f32_transpose_ukernel__avx2;
-        break;
-    default:
-        k.bin = f32_bilerp_bin_ukernel__scalar;
-        k.scatter = f32_bilerp_bin_scatter_ukernel__scalar;
-        k.tr = f32_transpose_ukernel__scalar;
-        break;
-    }
-    return k;
-}
 
 /* ---- per-roi geometry ------------------------------------------------------------------- */
 
@@ -248,7 +220,7 @@ static int arena_append(arena *a, const axis_tab *ty, size_t PH, const axis_tab 
 
 typedef struct {
     const f32_roi_align_params *p;
-    kernel_set kn;
+    conform_ukernels kn;
     int64_t B, C, H, W, K, PH, PW, P, HW;
     int nt;
     roi_geom *geo;
@@ -297,7 +269,7 @@ static int ctx_init(call_ctx *x, const f32_roi_align_params *p, const float *roi
 {
     memset(x, 0, sizeof *x);
     x->p = p;
-    x->kn = kernels_for(isa);
+    x->kn = *conform_ukernels_for(isa);
     x->B = p->B > 0 ? p->B : 0;
     x->C = p->C;
     x->H = p->H;
@@ -412,7 +384,7 @@ int f32_roi_align_fwd(const f32_roi_align_params *p, const float *input, const f
             /* batch-minor order: concurrent units work on different rois when B > 1 */
             const int64_t b = batches[u % nb], c0 = (u / nb) * cc;
             const int64_t n = C - c0 < cc ? C - c0 : cc;
-            x.kn.tr((size_t)n, (size_t)HW, input + ((size_t)b * C + c0) * HW, (size_t)HW, ws.plane,
+            x.kn.transpose((size_t)n, (size_t)HW, input + ((size_t)b * C + c0) * HW, (size_t)HW, ws.plane,
                     (size_t)cc);
             for (int64_t i = x.bstart[b]; i < x.bstart[b + 1]; i++) {
                 const int64_t k = x.order[i];
@@ -427,11 +399,11 @@ int f32_roi_align_fwd(const f32_roi_align_params *p, const float *input, const f
                     const size_t r0 = ys[ph], nr = ys[ph + 1] - r0;
                     for (int64_t pw = 0; pw < PW; pw++) {
                         const size_t q0 = xs[pw], nc = xs[pw + 1] - q0;
-                        x.kn.bin((size_t)n, nr, a->off + r0, a->w + r0, nc, a->off + q0, a->w + q0,
+                        x.kn.bilerp_bin((size_t)n, nr, a->off + r0, a->w + r0, nc, a->off + q0, a->w + q0,
                                  ws.plane, ws.tile + (size_t)(ph * PW + pw) * cc);
                     }
                 }
-                x.kn.tr((size_t)P, (size_t)n, ws.tile, (size_t)cc, dst, (size_t)P);
+                x.kn.transpose((size_t)P, (size_t)n, ws.tile, (size_t)cc, dst, (size_t)P);
             }
         }
         ws_free(&ws);
@@ -490,19 +462,19 @@ int f32_roi_align_bwd(const f32_roi_align_params *p, const float *grad_output, c
                 if (x.ref[k].a < 0) continue;
                 const arena *a = &x.arenas[x.ref[k].a];
                 const size_t *ys = a->starts + x.ref[k].s, *xs = ys + PH + 1;
-                x.kn.tr((size_t)n, (size_t)P, grad_output + ((size_t)k * C + c0) * P, (size_t)P,
+                x.kn.transpose((size_t)n, (size_t)P, grad_output + ((size_t)k * C + c0) * P, (size_t)P,
                         ws.tile, (size_t)cc);
                 for (int64_t ph = 0; ph < PH; ph++) {
                     const size_t r0 = ys[ph], nr = ys[ph + 1] - r0;
                     if (!nr) continue;
                     for (int64_t pw = 0; pw < PW; pw++) {
                         const size_t q0 = xs[pw], nc = xs[pw + 1] - q0;
-                        x.kn.scatter((size_t)n, nr, a->off + r0, a->w + r0, nc, a->off + q0,
+                        x.kn.bilerp_bin_scatter((size_t)n, nr, a->off + r0, a->w + r0, nc, a->off + q0,
                                      a->w + q0, ws.tile + (size_t)(ph * PW + pw) * cc, ws.plane);
                     }
                 }
             }
-            x.kn.tr((size_t)HW, (size_t)n, ws.plane, (size_t)cc, dst, (size_t)HW);
+            x.kn.transpose((size_t)HW, (size_t)n, ws.plane, (size_t)cc, dst, (size_t)HW);
         }
         ws_free(&ws);
     }

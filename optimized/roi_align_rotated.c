@@ -34,46 +34,6 @@
 
 int64_t conform_opt_roi_align_rotated_chunk = 0;
 
-typedef struct {
-    f32_bilerp_bin_fn bin;
-    f32_bilerp_bin_scatter_fn scatter;
-    f32_transpose_fn tr;
-    f32_transpose_fn tr_stream; /* output written once: the backward's NCHW y_grad */
-    f32_copy_rows_stream_fn copy;
-    f32_rotated_taps_fn taps;
-} kernel_set;
-
-static kernel_set kernels_for(conform_isa isa)
-{
-    kernel_set k;
-    switch (isa) {
-    case CONFORM_ISA_AVX512:
-        k.bin = f32_bilerp_bin_ukernel__avx512;
-        k.scatter = f32_bilerp_bin_scatter_ukernel__avx512;
-        k.tr = f32_transpose_ukernel__avx2; /* 8 x 8 tiles: AVX2 is wide enough */
-        k.tr_stream = f32_transpose_stream_ukernel__avx2;
-        k.copy = f32_copy_rows_stream_ukernel__avx512;
-        k.taps = f32_rotated_taps_ukernel__avx512;
-        break;
-    case CONFORM_ISA_AVX2:
-        k.bin = f32_bilerp_bin_ukernel__avx2;
-        k.scatter = f32_bilerp_bin_scatter_ukernel__avx2;
-        k.tr = f32_transpose_ukernel__avx2;
-        k.tr_stream = f32_transpose_stream_ukernel__avx2;
-        k.copy = f32_copy_rows_stream_ukernel__avx2;
-        k.taps = f32_rotated_taps_ukernel__scalar;
-        break;
-    default:
-        k.bin = f32_bilerp_bin_ukernel__scalar;
-        k.scatter = f32_bilerp_bin_scatter_ukernel__scalar;
-        k.tr = f32_transpose_ukernel__scalar;
-        k.tr_stream = f32_transpose_stream_ukernel__scalar;
-        k.copy = f32_copy_rows_stream_ukernel__scalar;
-        k.taps = f32_rotated_taps_ukernel__scalar;
-        break;
-    }
-    return k;
-}
 
 /* the single row of every tap-list call: offset 0, weight 1 */
 static const int64_t row_off[1] = {0};
@@ -156,7 +116,7 @@ static inline void tap_add(arena *a, dedupe *d, int64_t pix, int64_t stride, flo
 
 /* Builds the PH*PW tap lists of one roi into arena a (pixel stride of the planes: stride).
  * Returns 0 or -1 (no memory). */
-static int roi_build(arena *a, dedupe *d, const kernel_set *kn, const roi_geom *g, int64_t PH, int64_t PW, int64_t H,
+static int roi_build(arena *a, dedupe *d, const conform_ukernels *kn, const roi_geom *g, int64_t PH, int64_t PW, int64_t H,
                      int64_t W, int64_t stride, size_t *s_out)
 {
     const size_t P = (size_t)(PH * PW);
@@ -166,7 +126,7 @@ static int roi_build(arena *a, dedupe *d, const kernel_set *kn, const roi_geom *
                                (int32_t)g->gh, (int32_t)g->gw, (int32_t)PH, (int32_t)PW, H, W};
     if (g->gh * g->gw <= 4 && d->pix) { /* at most 16 corners a bin: one vector, merged in registers */
         if (conform_arena_reserve(a, 16 * P + 16, 0)) return -1;
-        const size_t n = kn->taps(&r, a->n, a->starts + a->ns, d->pix, a->w + a->n);
+        const size_t n = kn->rotated_taps(&r, a->n, a->starts + a->ns, d->pix, a->w + a->n);
         for (size_t i = 0; i < n; i++) a->off[a->n + i] = (int64_t)d->pix[i] * stride;
         a->n += n;
         a->ns += P + 1;
@@ -211,7 +171,7 @@ static int roi_build(arena *a, dedupe *d, const kernel_set *kn, const roi_geom *
 typedef struct {
     const f32_roi_align_rotated_params *p;
     const float *rois;
-    kernel_set kn;
+    conform_ukernels kn;
     int64_t B, C, H, W, K, PH, PW, P, HW;
     int nt;
     roi_geom *geo;
@@ -266,7 +226,7 @@ static int ctx_init(call_ctx *x, const f32_roi_align_rotated_params *p, const fl
     memset(x, 0, sizeof *x);
     x->p = p;
     x->rois = rois;
-    x->kn = kernels_for(isa);
+    x->kn = *conform_ukernels_for(isa);
     x->B = p->B > 0 ? p->B : 0;
     x->C = p->C;
     x->H = p->H;
@@ -418,7 +378,7 @@ int f32_roi_align_rotated_fwd(const f32_roi_align_rotated_params *p, const float
                     const size_t *st = a->starts + x.ref[k].s;
                     const float *plane = x_in + (size_t)x.geo[k].b * HW * C;
                     for (int64_t q = 0; q < P; q++)
-                        x.kn.bin((size_t)C, 1, row_off, row_w, st[q + 1] - st[q], a->off + st[q], a->w + st[q], plane,
+                        x.kn.bilerp_bin((size_t)C, 1, row_off, row_w, st[q + 1] - st[q], a->off + st[q], a->w + st[q], plane,
                                  y + ((size_t)k * P + q) * C);
                 }
                 continue;
@@ -428,7 +388,7 @@ int f32_roi_align_rotated_fwd(const f32_roi_align_rotated_params *p, const float
             const int64_t n = C - c0 < cc ? C - c0 : cc;
             const float *plane = x_in + (size_t)b * HW * C + c0;
             if (!nhwc) {
-                x.kn.tr((size_t)n, (size_t)HW, x_in + ((size_t)b * C + c0) * HW, (size_t)HW, ws.plane, (size_t)cc);
+                x.kn.transpose((size_t)n, (size_t)HW, x_in + ((size_t)b * C + c0) * HW, (size_t)HW, ws.plane, (size_t)cc);
                 plane = ws.plane;
             }
             for (int64_t i = x.bstart[b]; i < x.bstart[b + 1]; i++) {
@@ -438,15 +398,15 @@ int f32_roi_align_rotated_fwd(const f32_roi_align_rotated_params *p, const float
                 const size_t *st = a->starts + x.ref[k].s;
                 for (int64_t q = 0; q < P; q++) {
                     float *dst = nhwc ? y + ((size_t)k * P + q) * C + c0 : ws.tile + (size_t)q * cc;
-                    x.kn.bin((size_t)n, 1, row_off, row_w, st[q + 1] - st[q], a->off + st[q], a->w + st[q], plane,
+                    x.kn.bilerp_bin((size_t)n, 1, row_off, row_w, st[q + 1] - st[q], a->off + st[q], a->w + st[q], plane,
                              dst);
                 }
                 if (!nhwc) {
                     /* y's block of this roi and chunk is n*P contiguous floats: transposed in cache,
                        then streamed out whole (the unaligned P-float rows of a direct transpose
                        paid a read for ownership of every y line) */
-                    x.kn.tr((size_t)P, (size_t)n, ws.tile, (size_t)cc, ws.out, (size_t)P);
-                    x.kn.copy(1, (size_t)(n * P), ws.out, 0, y + (size_t)k * out_roi + (size_t)c0 * P, 0);
+                    x.kn.transpose((size_t)P, (size_t)n, ws.tile, (size_t)cc, ws.out, (size_t)P);
+                    x.kn.copy_rows_stream(1, (size_t)(n * P), ws.out, 0, y + (size_t)k * out_roi + (size_t)c0 * P, 0);
                 }
             }
         }
@@ -515,7 +475,7 @@ int f32_roi_align_rotated_bwd(const f32_roi_align_rotated_params *p, const float
                 /* the roi's gradient rows go through the tile in both layouts: read straight from
                    x_grad (NHWC) every bin started with a cache miss its stores waited for */
                 if (!nhwc)
-                    x.kn.tr((size_t)n, (size_t)P, x_grad + ((size_t)k * C + c0) * P, (size_t)P, ws.tile, (size_t)cc);
+                    x.kn.transpose((size_t)n, (size_t)P, x_grad + ((size_t)k * C + c0) * P, (size_t)P, ws.tile, (size_t)cc);
                 else
                     for (int64_t q = 0; q < P; q++)
                         memcpy(ws.tile + (size_t)q * cc, x_grad + ((size_t)k * P + q) * C + c0, (size_t)n * sizeof(float));
@@ -538,14 +498,14 @@ int f32_roi_align_rotated_bwd(const f32_roi_align_rotated_params *p, const float
                     const size_t nt = st[q + 1] - st[q];
                     if (!nt) continue;
                     const float *g = ws.tile + (size_t)q * cc;
-                    x.kn.scatter((size_t)n, 1, row_off, row_w, nt, a->off + st[q], a->w + st[q], g, io);
+                    x.kn.bilerp_bin_scatter((size_t)n, 1, row_off, row_w, nt, a->off + st[q], a->w + st[q], g, io);
                 }
             }
             if (!nhwc) /* streaming: y_grad's slice is written once, its read for ownership skipped */
-                x.kn.tr_stream((size_t)HW, (size_t)n, ws.plane, (size_t)cc, dst, (size_t)HW);
+                x.kn.transpose_stream((size_t)HW, (size_t)n, ws.plane, (size_t)cc, dst, (size_t)HW);
             else /* streaming: y_grad is not read back here, and skipping its read for ownership
                     saves a third of this copy's memory traffic */
-                x.kn.copy((size_t)HW, (size_t)n, ws.plane, (size_t)cc, dst, (size_t)C);
+                x.kn.copy_rows_stream((size_t)HW, (size_t)n, ws.plane, (size_t)cc, dst, (size_t)C);
         }
         ws_free(&ws);
     }
