@@ -97,6 +97,53 @@ int conform_arena_reserve(conform_tap_arena *a, size_t taps, size_t starts)
     return 0;
 }
 
+int conform_roi_call_init(conform_roi_call *r, int64_t B, int64_t C, int64_t H, int64_t W, int64_t K, int64_t PH,
+                          int64_t PW, const conform_exec *ex)
+{
+    memset(r, 0, sizeof *r);
+    r->B = B > 0 ? B : 0;
+    r->C = C;
+    r->H = H;
+    r->W = W;
+    r->K = K > 0 ? K : 0;
+    r->PH = PH;
+    r->PW = PW;
+    r->P = PH * PW;
+    r->HW = H * W;
+    r->nt = conform_threads(ex);
+    const size_t K1 = (size_t)(r->K > 0 ? r->K : 1);
+    r->order = malloc(K1 * sizeof *r->order);
+    r->bstart = calloc((size_t)r->B + 2, sizeof *r->bstart);
+    r->ref = malloc(K1 * sizeof *r->ref);
+    r->arenas = calloc((size_t)r->nt, sizeof *r->arenas);
+    if (!r->order || !r->bstart || !r->ref || !r->arenas) {
+        conform_roi_call_free(r);
+        return CONFORM_E_NOMEM;
+    }
+    for (int64_t k = 0; k < r->K; k++) {
+        r->ref[k].a = -1;
+        r->ref[k].s = 0;
+    }
+    return CONFORM_OK;
+}
+
+void conform_roi_call_free(conform_roi_call *r)
+{
+    if (r->arenas)
+        for (int t = 0; t < r->nt; t++) conform_arena_free(&r->arenas[t]);
+    free(r->arenas);
+    free(r->ref);
+    free(r->order);
+    free(r->bstart);
+    memset(r, 0, sizeof *r);
+}
+
+void conform_roi_call_fail(conform_roi_call *r)
+{
+#pragma omp atomic write
+    r->err = 1;
+}
+
 void conform_sort_by_batch(int64_t K, int64_t B, const int64_t *batch, size_t stride, int64_t *order, int64_t *bstart)
 {
     /* counting sort, stable in k: rois of batch b are order[bstart[b] .. bstart[b + 1]) */

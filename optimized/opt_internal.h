@@ -299,6 +299,27 @@ typedef struct {
 void conform_arena_free(conform_tap_arena *a);
 /* room for `taps` more taps and `starts` more starts (capacities doubled); 0 or -1 (no memory) */
 int conform_arena_reserve(conform_tap_arena *a, size_t taps, size_t starts);
+
+/* What both roi drivers (roi_align, roi_align_rotated) keep for a call: the dimensions, the rois
+ * sorted by batch (order[bstart[b] .. bstart[b + 1]), ascending k), the team's tap arenas and
+ * each roi's tables (ref[k].a < 0: the roi samples nothing), the channel chunking (cc channels a
+ * unit, nchunks a batch) and the team's failure flag. */
+typedef struct {
+    int64_t B, C, H, W, K, PH, PW, P, HW;
+    int nt;
+    int64_t *order, *bstart;
+    conform_tap_arena *arenas; /* nt */
+    conform_tab_ref *ref;      /* K */
+    int64_t cc, nchunks;
+    int err;
+} conform_roi_call;
+/* Dimensions (a negative B or K as 0), thread count and allocations, every roi "nothing
+ * sampled" until its tables are built. CONFORM_OK, or CONFORM_E_NOMEM with nothing held. */
+int conform_roi_call_init(conform_roi_call *r, int64_t B, int64_t C, int64_t H, int64_t W, int64_t K, int64_t PH,
+                          int64_t PW, const conform_exec *ex);
+void conform_roi_call_free(conform_roi_call *r);
+/* Any thread: the call failed (no memory); read back after the team's barrier. */
+void conform_roi_call_fail(conform_roi_call *r);
 /* Rois grouped by batch, stable in k: batch[k] (an int64 every stride bytes; < 0 skipped) and
  * bstart, B + 2 zeroed entries, give order[bstart[b] .. bstart[b + 1]) for batch b. */
 void conform_sort_by_batch(int64_t K, int64_t B, const int64_t *batch, size_t stride, int64_t *order, int64_t *bstart);

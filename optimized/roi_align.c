@@ -221,14 +221,8 @@ static int arena_append(arena *a, const axis_tab *ty, size_t PH, const axis_tab 
 typedef struct {
     const f32_roi_align_params *p;
     conform_ukernels kn;
-    int64_t B, C, H, W, K, PH, PW, P, HW;
-    int nt;
+    conform_roi_call r; /* dimensions, batch order, arenas, tables, chunking, failure */
     roi_geom *geo;
-    int64_t *order, *bstart; /* rois of batch b in ascending k: order[bstart[b] .. bstart[b+1]) */
-    int64_t cc, nchunks;     /* channels per unit (the plane's pixel stride), chunks per batch */
-    arena *arenas;           /* nt */
-    conform_tab_ref *ref;    /* K */
-    int err;
 } call_ctx;
 
 typedef struct {
@@ -245,21 +239,10 @@ static void ws_free(thread_ws *w)
     axis_free(&w->tx);
 }
 
-static void set_err(call_ctx *x)
-{
-#pragma omp atomic write
-    x->err = 1;
-}
-
 static void ctx_free(call_ctx *x)
 {
-    if (x->arenas)
-        for (int t = 0; t < x->nt; t++) conform_arena_free(&x->arenas[t]);
-    free(x->arenas);
-    free(x->ref);
+    conform_roi_call_free(&x->r);
     free(x->geo);
-    free(x->order);
-    free(x->bstart);
 }
 
 /* Geometry, batch sort, buffers; sample == 0: nothing can be sampled (every roi is skipped).
@@ -270,33 +253,18 @@ static int ctx_init(call_ctx *x, const f32_roi_align_params *p, const float *roi
     memset(x, 0, sizeof *x);
     x->p = p;
     x->kn = *conform_ukernels_for(isa);
-    x->B = p->B > 0 ? p->B : 0;
-    x->C = p->C;
-    x->H = p->H;
-    x->W = p->W;
-    x->K = p->K > 0 ? p->K : 0;
-    x->PH = p->pooled_h;
-    x->PW = p->pooled_w;
-    x->P = x->PH * x->PW;
-    x->HW = x->H * x->W;
-    x->nt = conform_threads(ex);
-    const size_t K1 = (size_t)(x->K > 0 ? x->K : 1);
-    x->geo = malloc(K1 * sizeof *x->geo);
-    x->order = malloc(K1 * sizeof *x->order);
-    x->bstart = calloc((size_t)x->B + 2, sizeof *x->bstart);
-    x->ref = malloc(K1 * sizeof *x->ref);
-    x->arenas = calloc((size_t)x->nt, sizeof *x->arenas);
-    if (!x->geo || !x->order || !x->bstart || !x->ref || !x->arenas) {
+    if (conform_roi_call_init(&x->r, p->B, p->C, p->H, p->W, p->K, p->pooled_h, p->pooled_w, ex))
+        return CONFORM_E_NOMEM;
+    x->geo = malloc((size_t)(x->r.K > 0 ? x->r.K : 1) * sizeof *x->geo);
+    if (!x->geo) {
         ctx_free(x);
         return CONFORM_E_NOMEM;
     }
-    for (int64_t k = 0; k < x->K; k++) {
+    for (int64_t k = 0; k < x->r.K; k++) {
         x->geo[k] = roi_geometry(p, rois + 5 * k);
         if (!sample) x->geo[k].b = -1;
-        x->ref[k].a = -1;
-        x->ref[k].s = 0;
     }
-    conform_sort_by_batch(x->K, x->B, &x->geo[0].b, sizeof x->geo[0], x->order, x->bstart);
+    conform_sort_by_batch(x->r.K, x->r.B, &x->geo[0].b, sizeof x->geo[0], x->r.order, x->r.bstart);
     return CONFORM_OK;
 }
 
@@ -307,25 +275,25 @@ static void ctx_prepare(call_ctx *x, thread_ws *ws)
     int mine = 0;
     memset(ws, 0, sizeof *ws);
     const int tid = omp_get_thread_num();
-    const size_t plane_n = (size_t)x->HW * (size_t)x->cc, tile_n = (size_t)x->P * (size_t)x->cc;
+    const size_t plane_n = (size_t)x->r.HW * (size_t)x->r.cc, tile_n = (size_t)x->r.P * (size_t)x->r.cc;
     ws->plane = conform_alloc_floats(plane_n);
     ws->tile = conform_alloc_floats(tile_n);
-    if (!ws->plane || !ws->tile || tid >= x->nt) {
+    if (!ws->plane || !ws->tile || tid >= x->r.nt) {
         mine = 1;
-        set_err(x);
+        conform_roi_call_fail(&x->r);
     }
 #pragma omp for schedule(static)
-    for (int64_t k = 0; k < x->K; k++) {
+    for (int64_t k = 0; k < x->r.K; k++) {
         const roi_geom *g = &x->geo[k];
         if (mine || g->b < 0 || g->gh <= 0 || g->gw <= 0) continue;
-        if (axis_build(&ws->ty, g->sy, g->bin_h, g->gh, x->PH, x->H, x->W * x->cc, g->inv_count) ||
-            axis_build(&ws->tx, g->sx, g->bin_w, g->gw, x->PW, x->W, x->cc, 1.0f) ||
-            arena_append(&x->arenas[tid], &ws->ty, (size_t)x->PH, &ws->tx, (size_t)x->PW, &x->ref[k].s)) {
+        if (axis_build(&ws->ty, g->sy, g->bin_h, g->gh, x->r.PH, x->r.H, x->r.W * x->r.cc, g->inv_count) ||
+            axis_build(&ws->tx, g->sx, g->bin_w, g->gw, x->r.PW, x->r.W, x->r.cc, 1.0f) ||
+            arena_append(&x->r.arenas[tid], &ws->ty, (size_t)x->r.PH, &ws->tx, (size_t)x->r.PW, &x->r.ref[k].s)) {
             mine = 1;
-            set_err(x);
+            conform_roi_call_fail(&x->r);
             continue;
         }
-        x->ref[k].a = tid;
+        x->r.ref[k].a = tid;
     }
     /* implicit barrier: every table is visible to every thread below */
 }
@@ -340,30 +308,30 @@ int f32_roi_align_fwd(const f32_roi_align_params *p, const float *input, const f
     if (p->K <= 0 || p->C <= 0 || p->pooled_h <= 0 || p->pooled_w <= 0) return CONFORM_OK;
     call_ctx x;
     if (ctx_init(&x, p, rois, ex, isa, p->H > 0 && p->W > 0)) return CONFORM_E_NOMEM;
-    const int64_t C = x.C, P = x.P, HW = x.HW;
+    const int64_t C = x.r.C, P = x.r.P, HW = x.r.HW;
     /* units: (non-empty batch, channel chunk) */
     int64_t nb = 0;
-    for (int64_t b = 0; b < x.B; b++) nb += x.bstart[b + 1] > x.bstart[b];
+    for (int64_t b = 0; b < x.r.B; b++) nb += x.r.bstart[b + 1] > x.r.bstart[b];
     int64_t *batches = malloc((size_t)(nb > 0 ? nb : 1) * sizeof *batches);
     if (!batches) {
         ctx_free(&x);
         return CONFORM_E_NOMEM;
     }
     nb = 0;
-    for (int64_t b = 0; b < x.B; b++)
-        if (x.bstart[b + 1] > x.bstart[b]) batches[nb++] = b;
-    x.cc = nb > 0 ? conform_pick_chunk(C, HW, nb, x.nt, 1 << 20, conform_opt_roi_align_chunk) : 1;
-    x.nchunks = (C + x.cc - 1) / x.cc;
-    const int64_t units = nb * x.nchunks, cc = x.cc;
+    for (int64_t b = 0; b < x.r.B; b++)
+        if (x.r.bstart[b + 1] > x.r.bstart[b]) batches[nb++] = b;
+    x.r.cc = nb > 0 ? conform_pick_chunk(C, HW, nb, x.r.nt, 1 << 20, conform_opt_roi_align_chunk) : 1;
+    x.r.nchunks = (C + x.r.cc - 1) / x.r.cc;
+    const int64_t units = nb * x.r.nchunks, cc = x.r.cc;
     if (nb > 0 && !conform_sizes_ok(HW, P, cc)) {
         free(batches);
         ctx_free(&x);
         return CONFORM_E_NOMEM;
     }
     const size_t out_roi = (size_t)C * (size_t)P;
-    const int64_t PH = x.PH, PW = x.PW;
+    const int64_t PH = x.r.PH, PW = x.r.PW;
 
-#pragma omp parallel num_threads(x.nt)
+#pragma omp parallel num_threads(x.r.nt)
     {
         thread_ws ws;
         int64_t units_run = units;
@@ -372,11 +340,11 @@ int f32_roi_align_fwd(const f32_roi_align_params *p, const float *input, const f
            nothing is written */
         int failed;
 #pragma omp atomic read
-        failed = x.err;
+        failed = x.r.err;
         if (failed) units_run = 0;
         /* skipped rois (and rois of an empty plane) output zeros */
 #pragma omp for schedule(static) nowait
-        for (int64_t k = 0; k < (failed ? 0 : x.K); k++)
+        for (int64_t k = 0; k < (failed ? 0 : x.r.K); k++)
             if (x.geo[k].b < 0) memset(output + (size_t)k * out_roi, 0, out_roi * sizeof(float));
 
 #pragma omp for schedule(dynamic, 1)
@@ -386,15 +354,15 @@ int f32_roi_align_fwd(const f32_roi_align_params *p, const float *input, const f
             const int64_t n = C - c0 < cc ? C - c0 : cc;
             x.kn.transpose((size_t)n, (size_t)HW, input + ((size_t)b * C + c0) * HW, (size_t)HW, ws.plane,
                     (size_t)cc);
-            for (int64_t i = x.bstart[b]; i < x.bstart[b + 1]; i++) {
-                const int64_t k = x.order[i];
+            for (int64_t i = x.r.bstart[b]; i < x.r.bstart[b + 1]; i++) {
+                const int64_t k = x.r.order[i];
                 float *dst = output + (size_t)k * out_roi + (size_t)c0 * P;
-                if (x.ref[k].a < 0) { /* no samples */
+                if (x.r.ref[k].a < 0) { /* no samples */
                     memset(dst, 0, (size_t)n * P * sizeof(float));
                     continue;
                 }
-                const arena *a = &x.arenas[x.ref[k].a];
-                const size_t *ys = a->starts + x.ref[k].s, *xs = ys + PH + 1;
+                const arena *a = &x.r.arenas[x.r.ref[k].a];
+                const size_t *ys = a->starts + x.r.ref[k].s, *xs = ys + PH + 1;
                 for (int64_t ph = 0; ph < PH; ph++) {
                     const size_t r0 = ys[ph], nr = ys[ph + 1] - r0;
                     for (int64_t pw = 0; pw < PW; pw++) {
@@ -409,7 +377,7 @@ int f32_roi_align_fwd(const f32_roi_align_params *p, const float *input, const f
         ws_free(&ws);
     }
     free(batches);
-    const int err = x.err;
+    const int err = x.r.err;
     ctx_free(&x);
     return err ? CONFORM_E_NOMEM : CONFORM_OK;
 }
@@ -425,16 +393,16 @@ int f32_roi_align_bwd(const f32_roi_align_params *p, const float *grad_output, c
     call_ctx x;
     if (ctx_init(&x, p, rois, ex, isa, p->K > 0 && p->pooled_h > 0 && p->pooled_w > 0))
         return CONFORM_E_NOMEM;
-    const int64_t C = x.C, P = x.P, HW = x.HW, PH = x.PH, PW = x.PW;
-    x.cc = conform_pick_chunk(C, HW, x.B, x.nt, 2 << 20, conform_opt_roi_align_chunk);
-    x.nchunks = (C + x.cc - 1) / x.cc;
-    const int64_t units = x.B * x.nchunks, cc = x.cc;
+    const int64_t C = x.r.C, P = x.r.P, HW = x.r.HW, PH = x.r.PH, PW = x.r.PW;
+    x.r.cc = conform_pick_chunk(C, HW, x.r.B, x.r.nt, 2 << 20, conform_opt_roi_align_chunk);
+    x.r.nchunks = (C + x.r.cc - 1) / x.r.cc;
+    const int64_t units = x.r.B * x.r.nchunks, cc = x.r.cc;
     if (!conform_sizes_ok(HW, P > 0 ? P : 1, cc)) {
         ctx_free(&x);
         return CONFORM_E_NOMEM;
     }
 
-#pragma omp parallel num_threads(x.nt)
+#pragma omp parallel num_threads(x.r.nt)
     {
         thread_ws ws;
         int64_t units_run = units;
@@ -443,25 +411,25 @@ int f32_roi_align_bwd(const f32_roi_align_params *p, const float *grad_output, c
            nothing is written */
         int failed;
 #pragma omp atomic read
-        failed = x.err;
+        failed = x.r.err;
         if (failed) units_run = 0;
 #pragma omp for schedule(dynamic, 1)
         for (int64_t u = 0; u < units_run; u++) {
-            const int64_t b = u / x.nchunks, c0 = (u % x.nchunks) * cc;
+            const int64_t b = u / x.r.nchunks, c0 = (u % x.r.nchunks) * cc;
             const int64_t n = C - c0 < cc ? C - c0 : cc;
             float *dst = grad_input + ((size_t)b * C + c0) * HW;
             int any = 0;
-            for (int64_t i = x.bstart[b]; i < x.bstart[b + 1] && !any; i++) any = x.ref[x.order[i]].a >= 0;
+            for (int64_t i = x.r.bstart[b]; i < x.r.bstart[b + 1] && !any; i++) any = x.r.ref[x.r.order[i]].a >= 0;
             if (!any) { /* nothing lands in this slice */
                 memset(dst, 0, (size_t)n * HW * sizeof(float));
                 continue;
             }
             for (int64_t r = 0; r < HW; r++) memset(ws.plane + (size_t)r * cc, 0, (size_t)n * sizeof(float));
-            for (int64_t i = x.bstart[b]; i < x.bstart[b + 1]; i++) {
-                const int64_t k = x.order[i];
-                if (x.ref[k].a < 0) continue;
-                const arena *a = &x.arenas[x.ref[k].a];
-                const size_t *ys = a->starts + x.ref[k].s, *xs = ys + PH + 1;
+            for (int64_t i = x.r.bstart[b]; i < x.r.bstart[b + 1]; i++) {
+                const int64_t k = x.r.order[i];
+                if (x.r.ref[k].a < 0) continue;
+                const arena *a = &x.r.arenas[x.r.ref[k].a];
+                const size_t *ys = a->starts + x.r.ref[k].s, *xs = ys + PH + 1;
                 x.kn.transpose((size_t)n, (size_t)P, grad_output + ((size_t)k * C + c0) * P, (size_t)P,
                         ws.tile, (size_t)cc);
                 for (int64_t ph = 0; ph < PH; ph++) {
@@ -478,7 +446,7 @@ int f32_roi_align_bwd(const f32_roi_align_params *p, const float *grad_output, c
         }
         ws_free(&ws);
     }
-    const int err = x.err;
+    const int err = x.r.err;
     ctx_free(&x);
     return err ? CONFORM_E_NOMEM : CONFORM_OK;
 }

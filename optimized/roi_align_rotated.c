@@ -116,8 +116,8 @@ static inline void tap_add(arena *a, dedupe *d, int64_t pix, int64_t stride, flo
 
 /* Builds the PH*PW tap lists of one roi into arena a (pixel stride of the planes: stride).
  * Returns 0 or -1 (no memory). */
-static int roi_build(arena *a, dedupe *d, const conform_ukernels *kn, const roi_geom *g, int64_t PH, int64_t PW, int64_t H,
-                     int64_t W, int64_t stride, size_t *s_out)
+static int roi_build(arena *a, dedupe *d, const conform_ukernels *kn, const roi_geom *g, int64_t PH, int64_t PW,
+                     int64_t H, int64_t W, int64_t stride, size_t *s_out)
 {
     const size_t P = (size_t)(PH * PW);
     if (conform_arena_reserve(a, 0, P + 1)) return -1;
@@ -172,15 +172,9 @@ typedef struct {
     const f32_roi_align_rotated_params *p;
     const float *rois;
     conform_ukernels kn;
-    int64_t B, C, H, W, K, PH, PW, P, HW;
-    int nt;
+    conform_roi_call r; /* dimensions, batch order, arenas, tables, chunking, failure */
     roi_geom *geo;
-    int64_t *order, *bstart; /* rois of batch b in ascending k: order[bstart[b] .. bstart[b+1]) */
-    int64_t cc, nchunks;     /* channels per unit, chunks per batch */
     int64_t stride;          /* pixel stride of the planes the taps address: cc (NCHW) or C (NHWC) */
-    arena *arenas;           /* nt */
-    conform_tab_ref *ref;    /* K */
-    int err;
 } call_ctx;
 
 typedef struct {
@@ -201,21 +195,10 @@ static void ws_free(thread_ws *w)
     free(w->d.pix);
 }
 
-static void set_err(call_ctx *x)
-{
-#pragma omp atomic write
-    x->err = 1;
-}
-
 static void ctx_free(call_ctx *x)
 {
-    if (x->arenas)
-        for (int t = 0; t < x->nt; t++) conform_arena_free(&x->arenas[t]);
-    free(x->arenas);
-    free(x->ref);
+    conform_roi_call_free(&x->r);
     free(x->geo);
-    free(x->order);
-    free(x->bstart);
 }
 
 /* Geometry, batch sort, buffers; sample == 0: nothing can be sampled (every roi is skipped).
@@ -227,33 +210,18 @@ static int ctx_init(call_ctx *x, const f32_roi_align_rotated_params *p, const fl
     x->p = p;
     x->rois = rois;
     x->kn = *conform_ukernels_for(isa);
-    x->B = p->B > 0 ? p->B : 0;
-    x->C = p->C;
-    x->H = p->H;
-    x->W = p->W;
-    x->K = p->K > 0 ? p->K : 0;
-    x->PH = p->pooled_h;
-    x->PW = p->pooled_w;
-    x->P = x->PH * x->PW;
-    x->HW = x->H * x->W;
-    x->nt = conform_threads(ex);
-    const size_t K1 = (size_t)(x->K > 0 ? x->K : 1);
-    x->geo = malloc(K1 * sizeof *x->geo);
-    x->order = malloc(K1 * sizeof *x->order);
-    x->bstart = calloc((size_t)x->B + 2, sizeof *x->bstart);
-    x->ref = malloc(K1 * sizeof *x->ref);
-    x->arenas = calloc((size_t)x->nt, sizeof *x->arenas);
-    if (!x->geo || !x->order || !x->bstart || !x->ref || !x->arenas) {
+    if (conform_roi_call_init(&x->r, p->B, p->C, p->H, p->W, p->K, p->pooled_h, p->pooled_w, ex))
+        return CONFORM_E_NOMEM;
+    x->geo = malloc((size_t)(x->r.K > 0 ? x->r.K : 1) * sizeof *x->geo);
+    if (!x->geo) {
         ctx_free(x);
         return CONFORM_E_NOMEM;
     }
-    for (int64_t k = 0; k < x->K; k++) {
+    for (int64_t k = 0; k < x->r.K; k++) {
         x->geo[k] = roi_geometry(p, rois, k);
         if (!sample) x->geo[k].b = -1;
-        x->ref[k].a = -1;
-        x->ref[k].s = 0;
     }
-    conform_sort_by_batch(x->K, x->B, &x->geo[0].b, sizeof x->geo[0], x->order, x->bstart);
+    conform_sort_by_batch(x->r.K, x->r.B, &x->geo[0].b, sizeof x->geo[0], x->r.order, x->r.bstart);
     return CONFORM_OK;
 }
 
@@ -265,49 +233,51 @@ static void ctx_prepare(call_ctx *x, thread_ws *ws, int private_plane, int out_t
     memset(ws, 0, sizeof *ws);
     const int tid = omp_get_thread_num();
     if (private_plane) {
-        ws->plane = conform_alloc_floats((size_t)x->HW * (size_t)x->cc);
-        ws->tile = conform_alloc_floats((size_t)x->P * (size_t)x->cc);
-        ws->out = out_tile ? conform_alloc_floats((size_t)x->P * (size_t)x->cc) : NULL;
+        ws->plane = conform_alloc_floats((size_t)x->r.HW * (size_t)x->r.cc);
+        ws->tile = conform_alloc_floats((size_t)x->r.P * (size_t)x->r.cc);
+        ws->out = out_tile ? conform_alloc_floats((size_t)x->r.P * (size_t)x->r.cc) : NULL;
         if (!ws->plane || !ws->tile || (out_tile && !ws->out)) mine = 1;
     }
-    const size_t hw = (size_t)(x->HW > 0 ? x->HW : 1);
+    const size_t hw = (size_t)(x->r.HW > 0 ? x->r.HW : 1);
     ws->d.stamp_pos = calloc(hw, sizeof(int64_t));
     ws->d.stamp_zero = calloc(hw, sizeof(int64_t));
     ws->d.slot = malloc(hw * sizeof(int64_t));
     /* the few-sample kernel's pixel indices and merge keys (pixel + H W) fit int32 */
-    if (x->HW > 0 && x->HW < INT32_MAX / 2 && x->P > 0 && x->P <= INT32_MAX / 16)
-        ws->d.pix = malloc(((size_t)x->P * 16 + 16) * sizeof(int32_t));
-    if (!ws->d.stamp_pos || !ws->d.stamp_zero || !ws->d.slot || tid >= x->nt) mine = 1;
-    if (mine) set_err(x);
+    if (x->r.HW > 0 && x->r.HW < INT32_MAX / 2 && x->r.P > 0 && x->r.P <= INT32_MAX / 16)
+        ws->d.pix = malloc(((size_t)x->r.P * 16 + 16) * sizeof(int32_t));
+    if (!ws->d.stamp_pos || !ws->d.stamp_zero || !ws->d.slot || tid >= x->r.nt) mine = 1;
+    if (mine) conform_roi_call_fail(&x->r);
     /* a contiguous block of rois per thread, its arena reserved once for the block's upper bound
        (4 taps per sample): growing it by doubling copied it and faulted in fresh pages per step.
        The bound only reserves address space; pages are touched as taps are written. */
     const int64_t team = omp_get_num_threads(); /* may be fewer than nt: every roi in some block */
-    const int64_t per = (x->K + team - 1) / team, lo = tid * per < x->K ? tid * per : x->K,
-                  hi = lo + per < x->K ? lo + per : x->K;
+    const int64_t per = (x->r.K + team - 1) / team, lo = tid * per < x->r.K ? tid * per : x->r.K,
+                  hi = lo + per < x->r.K ? lo + per : x->r.K;
     if (!mine) {
         double taps = 0, starts = 0;
         for (int64_t k = lo; k < hi; k++) {
             const roi_geom *g = &x->geo[k];
             if (g->b < 0 || g->gh <= 0 || g->gw <= 0) continue;
-            taps += 4.0 * (double)x->P * (double)g->gh * (double)g->gw;
-            starts += (double)x->P + 1.0;
+            taps += 4.0 * (double)x->r.P * (double)g->gh * (double)g->gw;
+            starts += (double)x->r.P + 1.0;
         }
         const double cap = (double)(1 << 22);
-        if (conform_arena_reserve(&x->arenas[tid], (size_t)(taps < cap ? taps : cap), (size_t)(starts < cap ? starts : cap))) {
+        if (conform_arena_reserve(&x->r.arenas[tid], (size_t)(taps < cap ? taps : cap),
+                                  (size_t)(starts < cap ? starts : cap))) {
             mine = 1;
-            set_err(x);
+            conform_roi_call_fail(&x->r);
         }
     }
     for (int64_t k = lo; k < hi; k++) {
         const roi_geom *g = &x->geo[k];
         if (mine || g->b < 0 || g->gh <= 0 || g->gw <= 0) continue;
-        if (roi_build(&x->arenas[tid], &ws->d, &x->kn, g, x->PH, x->PW, x->H, x->W, x->stride, &x->ref[k].s)) {
+        if (roi_build(&x->r.arenas[tid], &ws->d, &x->kn, g, x->r.PH, x->r.PW, x->r.H, x->r.W, x->stride,
+                      &x->r.ref[k].s)) {
             mine = 1;
-            set_err(x);
+            conform_roi_call_fail(&x->r);
             continue;
         }
-        x->ref[k].a = tid;
+        x->r.ref[k].a = tid;
     }
 #pragma omp barrier
     /* every table is visible to every thread below */
@@ -323,28 +293,30 @@ int f32_roi_align_rotated_fwd(const f32_roi_align_rotated_params *p, const float
     if (p->K <= 0 || p->C <= 0 || p->pooled_h <= 0 || p->pooled_w <= 0) return CONFORM_OK;
     call_ctx x;
     if (ctx_init(&x, p, rois, ex, isa, p->H > 0 && p->W > 0)) return CONFORM_E_NOMEM;
-    const int64_t C = x.C, P = x.P, HW = x.HW;
+    const int64_t C = x.r.C, P = x.r.P, HW = x.r.HW;
     const int nhwc = p->nhwc;
     /* units: (non-empty batch, channel chunk) */
     int64_t nb = 0;
-    for (int64_t b = 0; b < x.B; b++) nb += x.bstart[b + 1] > x.bstart[b];
+    for (int64_t b = 0; b < x.r.B; b++) nb += x.r.bstart[b + 1] > x.r.bstart[b];
     int64_t *batches = malloc((size_t)(nb > 0 ? nb : 1) * sizeof *batches);
     if (!batches) {
         ctx_free(&x);
         return CONFORM_E_NOMEM;
     }
     nb = 0;
-    for (int64_t b = 0; b < x.B; b++)
-        if (x.bstart[b + 1] > x.bstart[b]) batches[nb++] = b;
+    for (int64_t b = 0; b < x.r.B; b++)
+        if (x.r.bstart[b + 1] > x.r.bstart[b]) batches[nb++] = b;
     /* NHWC reads the caller's tensor in place: no plane to amortize, so a unit is a group of
        consecutive rois (batch-sorted, neighbours share cached pixels) over all channels. A
        channel chunk of a 1 KiB-strided plane used only a quarter of the cache sets and split
        each bin into C/cc short passes. */
-    x.cc = nhwc ? C : nb > 0 ? conform_pick_chunk(C, HW, nb, x.nt, 1 << 20, conform_opt_roi_align_rotated_chunk) : 1;
-    x.nchunks = (C + x.cc - 1) / x.cc;
-    x.stride = nhwc ? C : x.cc;
-    const int64_t nk = x.bstart[x.B], group = 8;
-    const int64_t units = nhwc ? (nk + group - 1) / group : nb * x.nchunks, cc = x.cc;
+    x.r.cc = nhwc     ? C
+             : nb > 0 ? conform_pick_chunk(C, HW, nb, x.r.nt, 1 << 20, conform_opt_roi_align_rotated_chunk)
+                      : 1;
+    x.r.nchunks = (C + x.r.cc - 1) / x.r.cc;
+    x.stride = nhwc ? C : x.r.cc;
+    const int64_t nk = x.r.bstart[x.r.B], group = 8;
+    const int64_t units = nhwc ? (nk + group - 1) / group : nb * x.r.nchunks, cc = x.r.cc;
     if (nb > 0 && !conform_sizes_ok(HW, P, nhwc ? C : cc)) {
         free(batches);
         ctx_free(&x);
@@ -352,7 +324,7 @@ int f32_roi_align_rotated_fwd(const f32_roi_align_rotated_params *p, const float
     }
     const size_t out_roi = (size_t)C * (size_t)P;
 
-#pragma omp parallel num_threads(x.nt)
+#pragma omp parallel num_threads(x.r.nt)
     {
         thread_ws ws;
         int64_t units_run = units;
@@ -361,25 +333,25 @@ int f32_roi_align_rotated_fwd(const f32_roi_align_rotated_params *p, const float
            nothing is written */
         int failed;
 #pragma omp atomic read
-        failed = x.err;
+        failed = x.r.err;
         if (failed) units_run = 0;
         /* rois without samples (skipped, empty plane, no sample count) output zeros */
 #pragma omp for schedule(static) nowait
-        for (int64_t k = 0; k < (failed ? 0 : x.K); k++)
-            if (x.ref[k].a < 0) memset(y + (size_t)k * out_roi, 0, out_roi * sizeof(float));
+        for (int64_t k = 0; k < (failed ? 0 : x.r.K); k++)
+            if (x.r.ref[k].a < 0) memset(y + (size_t)k * out_roi, 0, out_roi * sizeof(float));
 
 #pragma omp for schedule(dynamic, 1)
         for (int64_t u = 0; u < units_run; u++) {
             if (nhwc) {
                 for (int64_t i = u * group; i < nk && i < (u + 1) * group; i++) {
-                    const int64_t k = x.order[i];
-                    if (x.ref[k].a < 0) continue; /* zeroed above */
-                    const arena *a = &x.arenas[x.ref[k].a];
-                    const size_t *st = a->starts + x.ref[k].s;
+                    const int64_t k = x.r.order[i];
+                    if (x.r.ref[k].a < 0) continue; /* zeroed above */
+                    const arena *a = &x.r.arenas[x.r.ref[k].a];
+                    const size_t *st = a->starts + x.r.ref[k].s;
                     const float *plane = x_in + (size_t)x.geo[k].b * HW * C;
                     for (int64_t q = 0; q < P; q++)
-                        x.kn.bilerp_bin((size_t)C, 1, row_off, row_w, st[q + 1] - st[q], a->off + st[q], a->w + st[q], plane,
-                                 y + ((size_t)k * P + q) * C);
+                        x.kn.bilerp_bin((size_t)C, 1, row_off, row_w, st[q + 1] - st[q], a->off + st[q], a->w + st[q],
+                                        plane, y + ((size_t)k * P + q) * C);
                 }
                 continue;
             }
@@ -388,18 +360,19 @@ int f32_roi_align_rotated_fwd(const f32_roi_align_rotated_params *p, const float
             const int64_t n = C - c0 < cc ? C - c0 : cc;
             const float *plane = x_in + (size_t)b * HW * C + c0;
             if (!nhwc) {
-                x.kn.transpose((size_t)n, (size_t)HW, x_in + ((size_t)b * C + c0) * HW, (size_t)HW, ws.plane, (size_t)cc);
+                x.kn.transpose((size_t)n, (size_t)HW, x_in + ((size_t)b * C + c0) * HW, (size_t)HW, ws.plane,
+                               (size_t)cc);
                 plane = ws.plane;
             }
-            for (int64_t i = x.bstart[b]; i < x.bstart[b + 1]; i++) {
-                const int64_t k = x.order[i];
-                if (x.ref[k].a < 0) continue; /* zeroed above */
-                const arena *a = &x.arenas[x.ref[k].a];
-                const size_t *st = a->starts + x.ref[k].s;
+            for (int64_t i = x.r.bstart[b]; i < x.r.bstart[b + 1]; i++) {
+                const int64_t k = x.r.order[i];
+                if (x.r.ref[k].a < 0) continue; /* zeroed above */
+                const arena *a = &x.r.arenas[x.r.ref[k].a];
+                const size_t *st = a->starts + x.r.ref[k].s;
                 for (int64_t q = 0; q < P; q++) {
                     float *dst = nhwc ? y + ((size_t)k * P + q) * C + c0 : ws.tile + (size_t)q * cc;
-                    x.kn.bilerp_bin((size_t)n, 1, row_off, row_w, st[q + 1] - st[q], a->off + st[q], a->w + st[q], plane,
-                             dst);
+                    x.kn.bilerp_bin((size_t)n, 1, row_off, row_w, st[q + 1] - st[q], a->off + st[q], a->w + st[q],
+                                    plane, dst);
                 }
                 if (!nhwc) {
                     /* y's block of this roi and chunk is n*P contiguous floats: transposed in cache,
@@ -413,7 +386,7 @@ int f32_roi_align_rotated_fwd(const f32_roi_align_rotated_params *p, const float
         ws_free(&ws);
     }
     free(batches);
-    const int err = x.err;
+    const int err = x.r.err;
     ctx_free(&x);
     return err ? CONFORM_E_NOMEM : CONFORM_OK;
 }
@@ -428,32 +401,32 @@ int f32_roi_align_rotated_bwd(const f32_roi_align_rotated_params *p, const float
     if (p->B <= 0 || p->C <= 0 || p->H <= 0 || p->W <= 0) return CONFORM_OK; /* no elements */
     call_ctx x;
     if (ctx_init(&x, p, rois, ex, isa, p->K > 0 && p->pooled_h > 0 && p->pooled_w > 0)) return CONFORM_E_NOMEM;
-    const int64_t C = x.C, P = x.P, HW = x.HW;
+    const int64_t C = x.r.C, P = x.r.P, HW = x.r.HW;
     const int nhwc = p->nhwc;
-    x.cc = conform_pick_chunk(C, HW, x.B, x.nt, 2 << 20, conform_opt_roi_align_rotated_chunk);
-    x.nchunks = (C + x.cc - 1) / x.cc;
-    x.stride = x.cc; /* both layouts scatter into a private plane (see the unit loop) */
-    const int64_t units = x.B * x.nchunks, cc = x.cc;
+    x.r.cc = conform_pick_chunk(C, HW, x.r.B, x.r.nt, 2 << 20, conform_opt_roi_align_rotated_chunk);
+    x.r.nchunks = (C + x.r.cc - 1) / x.r.cc;
+    x.stride = x.r.cc; /* both layouts scatter into a private plane (see the unit loop) */
+    const int64_t units = x.r.B * x.r.nchunks, cc = x.r.cc;
     if (!conform_sizes_ok(HW, P > 0 ? P : 1, cc)) {
         ctx_free(&x);
         return CONFORM_E_NOMEM;
     }
 
-#pragma omp parallel num_threads(x.nt)
+#pragma omp parallel num_threads(x.r.nt)
     {
         thread_ws ws;
         int64_t units_run = units;
         ctx_prepare(&x, &ws, 1, 0);
         int failed;
 #pragma omp atomic read
-        failed = x.err;
+        failed = x.r.err;
         if (failed) units_run = 0;
 #pragma omp for schedule(dynamic, 1)
         for (int64_t u = 0; u < units_run; u++) {
-            const int64_t b = u / x.nchunks, c0 = (u % x.nchunks) * cc;
+            const int64_t b = u / x.r.nchunks, c0 = (u % x.r.nchunks) * cc;
             const int64_t n = C - c0 < cc ? C - c0 : cc;
             int any = 0;
-            for (int64_t i = x.bstart[b]; i < x.bstart[b + 1] && !any; i++) any = x.ref[x.order[i]].a >= 0;
+            for (int64_t i = x.r.bstart[b]; i < x.r.bstart[b + 1] && !any; i++) any = x.r.ref[x.r.order[i]].a >= 0;
             /* the slice this unit owns: NCHW [n][HW] contiguous, NHWC HW pixels of n channels */
             float *dst = nhwc ? y_grad + (size_t)b * HW * C + c0 : y_grad + ((size_t)b * C + c0) * HW;
             if (!any) {
@@ -467,23 +440,25 @@ int f32_roi_align_rotated_bwd(const f32_roi_align_rotated_params *p, const float
                at C = 256) hits 4K aliasing between taps 4 pixels apart and ran ~2.5x slower */
             for (int64_t r = 0; r < HW; r++) memset(ws.plane + (size_t)r * cc, 0, (size_t)n * sizeof(float));
             float *io = ws.plane;
-            for (int64_t i = x.bstart[b]; i < x.bstart[b + 1]; i++) {
-                const int64_t k = x.order[i];
-                if (x.ref[k].a < 0) continue;
-                const arena *a = &x.arenas[x.ref[k].a];
-                const size_t *st = a->starts + x.ref[k].s;
+            for (int64_t i = x.r.bstart[b]; i < x.r.bstart[b + 1]; i++) {
+                const int64_t k = x.r.order[i];
+                if (x.r.ref[k].a < 0) continue;
+                const arena *a = &x.r.arenas[x.r.ref[k].a];
+                const size_t *st = a->starts + x.r.ref[k].s;
                 /* the roi's gradient rows go through the tile in both layouts: read straight from
                    x_grad (NHWC) every bin started with a cache miss its stores waited for */
                 if (!nhwc)
-                    x.kn.transpose((size_t)n, (size_t)P, x_grad + ((size_t)k * C + c0) * P, (size_t)P, ws.tile, (size_t)cc);
+                    x.kn.transpose((size_t)n, (size_t)P, x_grad + ((size_t)k * C + c0) * P, (size_t)P, ws.tile,
+                                   (size_t)cc);
                 else
                     for (int64_t q = 0; q < P; q++)
-                        memcpy(ws.tile + (size_t)q * cc, x_grad + ((size_t)k * P + q) * C + c0, (size_t)n * sizeof(float));
+                        memcpy(ws.tile + (size_t)q * cc, x_grad + ((size_t)k * P + q) * C + c0,
+                               (size_t)n * sizeof(float));
                 /* the next roi's gradient rows, asked for a share per bin while this one scatters */
                 const char *nx = NULL;
                 size_t nx_lines = 0, nx_done = 0;
-                if (i + 1 < x.bstart[b + 1]) {
-                    const int64_t k2 = x.order[i + 1];
+                if (i + 1 < x.r.bstart[b + 1]) {
+                    const int64_t k2 = x.r.order[i + 1];
                     nx = (const char *)(nhwc ? x_grad + (size_t)k2 * P * C + c0 : x_grad + ((size_t)k2 * C + c0) * P);
                     nx_lines = nhwc ? (size_t)P : ((size_t)n * P * sizeof(float) + 63) / 64;
                 }
@@ -509,7 +484,7 @@ int f32_roi_align_rotated_bwd(const f32_roi_align_rotated_params *p, const float
         }
         ws_free(&ws);
     }
-    const int err = x.err;
+    const int err = x.r.err;
     ctx_free(&x);
     return err ? CONFORM_E_NOMEM : CONFORM_OK;
 }
