@@ -61,6 +61,26 @@ double proof_central_difference(proof_loss *L, double h, double *abserr)
     return d;
 }
 
+int proof_linearity_gap(const op_desc *op, problem_t *p, const double *x, const double *z, double *gap)
+{
+    const int64_t n = tensor_numel(&p->in[0]), m = shape_numel(&p->out_shape[0]);
+    double *y[3][1] = {{0}, {0}, {0}};
+    const double a = 1.5, b = -0.75;
+    int rc = 0;
+    for (int t = 0; t < 3 && rc == 0; t++) {
+        for (int64_t i = 0; i < n; i++) p->in[0].data[i] = t == 0 ? x[i] : t == 1 ? z[i] : a * x[i] + b * z[i];
+        rc = proof_reference(op, p, y[t]);
+    }
+    if (!rc) {
+        double *comb = malloc(sizeof(double) * (size_t)(m ? m : 1));
+        for (int64_t i = 0; i < m; i++) comb[i] = a * y[0][0][i] + b * y[1][0][i];
+        *gap = rel_diff(y[2][0], comb, m);
+        free(comb);
+    }
+    for (int t = 0; t < 3; t++) proof_free_outputs(y[t], 1);
+    return rc;
+}
+
 void proof_pair_free(proof_pair *pr)
 {
     proof_free_outputs(pr->y, 1);

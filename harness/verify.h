@@ -53,6 +53,11 @@ typedef struct {
 } proof_loss;
 double proof_central_difference(proof_loss *L, double h, double *abserr);
 
+/* Linearity in input 0: rel_diff(F(a x + b z), a F(x) + b F(z)) of output 0, a = 1.5,
+ * b = -0.75, for the caller's x and z (as many as input 0 has); input 0 is left at a x + b z.
+ * 0, or -1 when a reference run fails. */
+int proof_linearity_gap(const op_desc *op, problem_t *p, const double *x, const double *z, double *gap);
+
 /* A forward problem and its backward on the same inputs (the backward's input 0 is g), with
  * their reference outputs: y the forward's, gx the backward's (a second one may stay NULL).
  * proof_pair_free releases all of it, whatever was made. */
