@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ref_check.h"
 #include "compare.h"
 #include "conform_opt.h"
 #include "conform_ref.h"
@@ -123,32 +124,6 @@ static void free_problem(problem *q) { free(q->x); free(q->off); free(q->g); }
 
 static const tol_model tol = {6, "", 1, ""};
 
-static ref_bounds alloc_bounds(int64_t n)
-{
-    ref_bounds b = {1 * CONFORM_U_F32, calloc((size_t)n + 1, 8), calloc((size_t)n + 1, 8), calloc((size_t)n + 1, 8),
-                    calloc((size_t)n + 1, 8)};
-    return b;
-}
-
-static void free_bounds(ref_bounds *b) { free(b->abs_sum); free(b->n_terms); free(b->pos_err); free(b->ambig); }
-
-static float *to_float(const double *x, int64_t n)
-{
-    float *f = malloc(sizeof(float) * (size_t)(n + 1));
-    for (int64_t i = 0; i < n; i++) f[i] = (float)x[i];
-    return f;
-}
-
-static void check(const double *ref, const float *got, int64_t n, ref_bounds *b, const char *what)
-{
-    tol_inputs t = {CONFORM_U_F32, &tol, b->abs_sum, b->n_terms, b->pos_err, b->ambig};
-    compare_result r;
-    compare_f32(ref, got, n, &t, &r);
-    cr_assert_eq(r.n_over, 0, "%s: %lld over tolerance, worst at %lld: ref %.9g got %.9g tol %.3g", what,
-                 (long long)r.n_over, (long long)r.worst_index, r.worst_ref, r.worst_got, r.worst_tol);
-    cr_assert(!r.all_zero, "%s: all zero", what);
-}
-
 static f32_deformable_params f32_of(const ref_deformable_params *p)
 {
     f32_deformable_params f = {p->N, p->H, p->W, p->C, p->kh, p->kw, p->sh, p->sw, p->dh, p->dw,
@@ -168,7 +143,7 @@ Test(deformable_optimized, every_isa_and_thread_count_matches_the_reference, .ti
             for (int kind = 0; kind < 3; kind++) {
                 problem q = make_problem(11 + ci * 3 + (unsigned long)kind, cs[ci][0], cs[ci][1], kind);
                 double *y = malloc(8 * (size_t)q.ny), *gx = malloc(8 * (size_t)q.nx), *go = malloc(8 * (size_t)q.no);
-                ref_bounds by = alloc_bounds(q.ny), bx = alloc_bounds(q.nx), bo = alloc_bounds(q.no);
+                ref_bounds by = bounds_alloc(1 * CONFORM_U_F32, q.ny), bx = bounds_alloc(1 * CONFORM_U_F32, q.nx), bo = bounds_alloc(1 * CONFORM_U_F32, q.no);
                 f64_deformable_offsets_fwd__ref(&q.p, q.x, q.off, y, &by);
                 f64_deformable_offsets_bwd__ref(&q.p, q.g, q.x, q.off, gx, go, &bx, &bo);
                 float *xf = to_float(q.x, q.nx), *of = to_float(q.off, q.no), *gf = to_float(q.g, q.ny);
@@ -184,16 +159,16 @@ Test(deformable_optimized, every_isa_and_thread_count_matches_the_reference, .ti
                     char what[128];
                     snprintf(what, sizeof what, "%s C=%lld dg=%lld kind=%d threads=%d", conform_isa_name((conform_isa)isa),
                              (long long)q.p.C, (long long)q.p.dg, kind, t + 1);
-                    check(y, yo[t], q.ny, &by, what);
-                    check(gx, gxo[t], q.nx, &bx, what);
-                    check(go, goo[t], q.no, &bo, what);
+                    check_against_bounds(y, yo[t], q.ny, &by, &tol, what);
+                    check_against_bounds(gx, gxo[t], q.nx, &bx, &tol, what);
+                    check_against_bounds(go, goo[t], q.no, &bo, &tol, what);
                 }
                 cr_assert(!memcmp(yo[0], yo[1], 4 * (size_t)q.ny), "forward differs between 1 and 2 threads");
                 cr_assert(!memcmp(gxo[0], gxo[1], 4 * (size_t)q.nx), "grad_x differs between 1 and 2 threads");
                 cr_assert(!memcmp(goo[0], goo[1], 4 * (size_t)q.no), "grad_offsets differs between 1 and 2 threads");
                 for (int t = 0; t < 2; t++) { free(yo[t]); free(gxo[t]); free(goo[t]); }
                 free(xf); free(of); free(gf); free(y); free(gx); free(go);
-                free_bounds(&by); free_bounds(&bx); free_bounds(&bo); free_problem(&q);
+                bounds_free(&by); bounds_free(&bx); bounds_free(&bo); free_problem(&q);
             }
     }
     cr_assert(tested >= 1);
@@ -223,7 +198,7 @@ Test(deformable_bounds, position_within_rounding_of_a_line_is_ambiguous)
     for (int q = 0; q < 4; q++) off[3 * q + 2] = 1.0;
     off[3 * 3 + 1] = -1e-8; /* (1,1): py = 1 - 1e-8, which float32 rounds to 1 */
     ref_deformable_params p = tiny();
-    ref_bounds bx = alloc_bounds(4), bo = alloc_bounds(12);
+    ref_bounds bx = bounds_alloc(1 * CONFORM_U_F32, 4), bo = bounds_alloc(1 * CONFORM_U_F32, 12);
     f64_deformable_offsets_bwd__ref(&p, g, x, off, gx, go, &bx, &bo);
     cr_assert_gt(bo.ambig[9 + 1], 0.0, "the y-offset gradient of a sample within rounding of py = 1");
     cr_assert_eq(bo.ambig[9 + 0], 0.0, "the x-offset gradient does not jump with py");
@@ -232,8 +207,8 @@ Test(deformable_bounds, position_within_rounding_of_a_line_is_ambiguous)
     off[3 * 3 + 1] = 0.0;
     f64_deformable_offsets_bwd__ref(&p, g, x, off, gx, go, &bx, &bo);
     for (int i = 0; i < 12; i++) cr_assert_eq(bo.ambig[i], 0.0, "element %d", i);
-    free_bounds(&bx);
-    free_bounds(&bo);
+    bounds_free(&bx);
+    bounds_free(&bo);
 }
 
 /* ---- validation: each rule of spec 5 named ------------------------------------------------- */

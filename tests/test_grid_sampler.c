@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ref_check.h"
 #include "compare.h"
 #include "opt_internal.h"
 #include "verify.h"
@@ -282,26 +283,18 @@ Test(grid_sampler_validate, masked_outputs_are_marked_skipped_and_empties_are_va
 
 /* ---- bounds at the discontinuities ----------------------------------------------------------- */
 
-static ref_bounds bounds_for(int64_t n)
-{
-    ref_bounds b = {8 * CONFORM_U_F32, calloc((size_t)n, 8), calloc((size_t)n, 8), calloc((size_t)n, 8), calloc((size_t)n, 8)};
-    return b;
-}
-
-static void free_bounds(ref_bounds *b) { free(b->abs_sum); free(b->n_terms); free(b->pos_err); free(b->ambig); }
-
 Test(grid_sampler_bounds, a_nearest_tie_is_ambiguous_and_covers_the_other_pixel)
 {
     double y[1];
     const double g[2] = {0, 1}; /* i = 0.5 on 2 pixels: 1 or 2 */
     ref_grid_sampler_params p = small(1, 0, 1, 1, 1);
-    ref_bounds b = bounds_for(1);
+    ref_bounds b = bounds_alloc(8 * CONFORM_U_F32, 1);
     f64_grid_sampler_2d_fwd__ref(&p, img, g, y, &b);
     cr_assert(b.ambig[0] >= 1.0, "flipping the tie changes the value by 1: ambig %g", b.ambig[0]);
     const double g2[2] = {-0.2, 1};
     f64_grid_sampler_2d_fwd__ref(&p, img, g2, y, &b);
     cr_assert_eq(b.ambig[0], 0.0);
-    free_bounds(&b);
+    bounds_free(&b);
 }
 
 Test(grid_sampler_bounds, bilinear_grid_gradient_at_a_cell_edge_is_ambiguous_but_the_value_is_not)
@@ -311,17 +304,17 @@ Test(grid_sampler_bounds, bilinear_grid_gradient_at_a_cell_edge_is_ambiguous_but
     const double go[1] = {1}, edge[2] = {0, 0};
     const double row[6] = {1, 5, 2, 3, 0, 4};
     ref_grid_sampler_params p = {1, 1, 2, 3, 1, 1, 0, 0, 1, {1, 1}};
-    ref_bounds b[2] = {bounds_for(6), bounds_for(2)};
+    ref_bounds b[2] = {bounds_alloc(8 * CONFORM_U_F32, 6), bounds_alloc(8 * CONFORM_U_F32, 2)};
     f64_grid_sampler_2d_bwd__ref(&p, go, row, edge, gi, gg, b);
     cr_assert(b[1].ambig[0] > 0, "the x gradient switches cells at i = 1");
     for (int i = 0; i < 6; i++) cr_assert_eq(b[0].ambig[i], 0.0, "input_grad is continuous there");
     double y[1];
-    ref_bounds bf = bounds_for(1);
+    ref_bounds bf = bounds_alloc(8 * CONFORM_U_F32, 1);
     f64_grid_sampler_2d_fwd__ref(&p, row, edge, y, &bf);
     cr_assert_eq(bf.ambig[0], 0.0, "the bilinear value is continuous across cells");
-    free_bounds(&b[0]);
-    free_bounds(&b[1]);
-    free_bounds(&bf);
+    bounds_free(&b[0]);
+    bounds_free(&b[1]);
+    bounds_free(&bf);
 }
 
 /* ---- each proof kind catches a broken reference ------------------------------------------------ */

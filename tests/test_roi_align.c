@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ref_check.h"
 #include "compare.h"
 #include "conform_opt.h"
 #include "conform_ref.h"
@@ -125,32 +126,6 @@ Test(roi_align_adjoint, forward_and_backward_are_adjoint)
 
 static const tol_model tol = {6, "", 16, ""};
 
-static void check_against_reference(const double *ref, const float *got, int64_t n, ref_bounds *b, const char *what)
-{
-    tol_inputs t = {CONFORM_U_F32, &tol, b->abs_sum, b->n_terms, b->pos_err, b->ambig};
-    compare_result r;
-    compare_f32(ref, got, n, &t, &r);
-    cr_assert_eq(r.n_over, 0, "%s: %lld elements over tolerance, worst at %lld: ref %.9g got %.9g tol %.3g", what,
-                 (long long)r.n_over, (long long)r.worst_index, r.worst_ref, r.worst_got, r.worst_tol);
-    cr_assert(!r.all_zero, "%s: all zero", what);
-}
-
-static ref_bounds alloc_bounds(int64_t n)
-{
-    ref_bounds b = {16 * CONFORM_U_F32, calloc((size_t)n + 1, 8), calloc((size_t)n + 1, 8), calloc((size_t)n + 1, 8),
-                    calloc((size_t)n + 1, 8)};
-    return b;
-}
-
-static void free_bounds(ref_bounds *b) { free(b->abs_sum); free(b->n_terms); free(b->pos_err); free(b->ambig); }
-
-static float *to_float(const double *x, int64_t n)
-{
-    float *f = malloc(sizeof(float) * (size_t)(n ? n : 1));
-    for (int64_t i = 0; i < n; i++) f[i] = (float)x[i];
-    return f;
-}
-
 Test(roi_align_optimized, every_isa_and_thread_count_matches_the_reference)
 {
     const int64_t channels[] = {1, 3, 16, 17, 40};
@@ -167,7 +142,7 @@ Test(roi_align_optimized, every_isa_and_thread_count_matches_the_reference)
                     f32_roi_align_params f = {p->B, p->C, p->H, p->W, p->K, p->pooled_h, p->pooled_w,
                                               (float)p->spatial_scale, p->sampling_ratio, p->aligned};
                     double *y = malloc(8 * (size_t)ny), *gx = malloc(8 * (size_t)nx);
-                    ref_bounds by = alloc_bounds(ny), bx = alloc_bounds(nx);
+                    ref_bounds by = bounds_alloc(16 * CONFORM_U_F32, ny), bx = bounds_alloc(16 * CONFORM_U_F32, nx);
                     f64_roi_align_fwd__ref(p, q.x, q.rois, y, &by);
                     f64_roi_align_bwd__ref(p, q.g, q.rois, gx, &bx);
                     float *xf = to_float(q.x, nx), *gf = to_float(q.g, ny), *rf = to_float(q.rois, 5 * p->K);
@@ -181,15 +156,15 @@ Test(roi_align_optimized, every_isa_and_thread_count_matches_the_reference)
                         char what[96];
                         snprintf(what, sizeof what, "%s C=%lld aligned=%d sr=%d threads=%d fwd", conform_isa_name((conform_isa)isa),
                                  (long long)p->C, aligned, sr, t + 1);
-                        check_against_reference(y, yo[t], ny, &by, what);
+                        check_against_bounds(y, yo[t], ny, &by, &tol, what);
                         what[strlen(what) - 3] = 'b';
-                        check_against_reference(gx, gxo[t], nx, &bx, what);
+                        check_against_bounds(gx, gxo[t], nx, &bx, &tol, what);
                     }
                     cr_assert(!memcmp(yo[0], yo[1], 4 * (size_t)ny), "forward differs between 1 and 2 threads");
                     cr_assert(!memcmp(gxo[0], gxo[1], 4 * (size_t)nx), "backward differs between 1 and 2 threads");
                     for (int t = 0; t < 2; t++) { free(yo[t]); free(gxo[t]); }
                     free(xf); free(gf); free(rf); free(y); free(gx);
-                    free_bounds(&by); free_bounds(&bx); free_problem(&q);
+                    bounds_free(&by); bounds_free(&bx); free_problem(&q);
                 }
     }
     cr_assert(tested >= 1);
@@ -213,7 +188,7 @@ Test(roi_align_bounds, sample_on_the_lower_bound_is_ambiguous)
     double x[16], rois[5] = {0, 1, -1.5, 2, -0.5}, y[1];
     for (int i = 0; i < 16; i++) x[i] = i + 1;
     ref_roi_align_params p = {1, 1, 4, 4, 1, 1, 1, 1.0, 1, 0};
-    ref_bounds b = alloc_bounds(1);
+    ref_bounds b = bounds_alloc(16 * CONFORM_U_F32, 1);
     f64_roi_align_fwd__ref(&p, x, rois, y, &b);
     cr_assert_float_eq(y[0], 2.5, 1e-15); /* row 0, x = 1.5: (2 + 3) / 2 */
     cr_assert(b.ambig[0] > 0, "a sample exactly on y = -1 must be ambiguous");
@@ -222,7 +197,7 @@ Test(roi_align_bounds, sample_on_the_lower_bound_is_ambiguous)
     rois[2] = -1.0; rois[4] = 0.0;
     f64_roi_align_fwd__ref(&p, x, rois, y, &b);
     cr_assert_eq(b.ambig[0], 0.0);
-    free_bounds(&b);
+    bounds_free(&b);
 }
 
 Test(roi_align_bounds, adaptive_count_at_an_integer_is_ambiguous)
@@ -231,13 +206,13 @@ Test(roi_align_bounds, adaptive_count_at_an_integer_is_ambiguous)
     double x[64], rois[5] = {0, 0.25, 0.25, 4.25, 4.25}, y[4];
     for (int i = 0; i < 64; i++) x[i] = (double)((i * 37) % 11);
     ref_roi_align_params p = {1, 1, 8, 8, 1, 2, 2, 1.0, 0, 0};
-    ref_bounds b = alloc_bounds(4);
+    ref_bounds b = bounds_alloc(16 * CONFORM_U_F32, 4);
     f64_roi_align_fwd__ref(&p, x, rois, y, &b);
     for (int i = 0; i < 4; i++) cr_assert(b.ambig[i] > 0, "bin %d", i);
     rois[3] = rois[4] = 4.75; /* rh / PH = 2.25: no integer within rounding */
     f64_roi_align_fwd__ref(&p, x, rois, y, &b);
     for (int i = 0; i < 4; i++) cr_assert_eq(b.ambig[i], 0.0, "bin %d", i);
-    free_bounds(&b);
+    bounds_free(&b);
 }
 
 /* found by fuzz_ops: an inverted roi of -7e20 px made the adaptive count's cast undefined */

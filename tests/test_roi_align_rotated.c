@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ref_check.h"
 #include "compare.h"
 #include "conform_opt.h"
 #include "conform_ref.h"
@@ -85,32 +86,6 @@ static void free_problem(problem *q) { free(q->x); free(q->g); free(q->rois); }
 
 static const tol_model tol = {6, "", 16, ""};
 
-static void check_against_reference(const double *ref, const float *got, int64_t n, ref_bounds *b, const char *what)
-{
-    tol_inputs t = {CONFORM_U_F32, &tol, b->abs_sum, b->n_terms, b->pos_err, b->ambig};
-    compare_result r;
-    compare_f32(ref, got, n, &t, &r);
-    cr_assert_eq(r.n_over, 0, "%s: %lld elements over tolerance, worst at %lld: ref %.9g got %.9g tol %.3g", what,
-                 (long long)r.n_over, (long long)r.worst_index, r.worst_ref, r.worst_got, r.worst_tol);
-    cr_assert(!r.all_zero, "%s: all zero", what);
-}
-
-static ref_bounds alloc_bounds(int64_t n)
-{
-    ref_bounds b = {16 * CONFORM_U_F32, calloc((size_t)n + 1, 8), calloc((size_t)n + 1, 8), calloc((size_t)n + 1, 8),
-                    calloc((size_t)n + 1, 8)};
-    return b;
-}
-
-static void free_bounds(ref_bounds *b) { free(b->abs_sum); free(b->n_terms); free(b->pos_err); free(b->ambig); }
-
-static float *to_float(const double *x, int64_t n)
-{
-    float *f = malloc(sizeof(float) * (size_t)(n ? n : 1));
-    for (int64_t i = 0; i < n; i++) f[i] = (float)x[i];
-    return f;
-}
-
 static f32_roi_align_rotated_params f32_of(const ref_roi_align_rotated_params *p)
 {
     f32_roi_align_rotated_params f = {p->B, p->C, p->H, p->W, p->K, p->pooled_h, p->pooled_w, (float)p->spatial_scale,
@@ -156,7 +131,7 @@ Test(roi_align_rotated_optimized, every_isa_thread_count_and_layout_matches_the_
                     }
                     f32_roi_align_rotated_params f = f32_of(p);
                     double *y = malloc(8 * (size_t)ny), *gx = malloc(8 * (size_t)nx);
-                    ref_bounds by = alloc_bounds(ny), bx = alloc_bounds(nx);
+                    ref_bounds by = bounds_alloc(16 * CONFORM_U_F32, ny), bx = bounds_alloc(16 * CONFORM_U_F32, nx);
                     f64_roi_align_rotated_fwd__ref(p, q.x, q.rois, y, &by);
                     f64_roi_align_rotated_bwd__ref(p, q.g, q.rois, gx, &bx);
                     float *xf = to_float(q.x, nx), *gf = to_float(q.g, ny), *rf = to_float(q.rois, 6 * p->K);
@@ -170,9 +145,9 @@ Test(roi_align_rotated_optimized, every_isa_thread_count_and_layout_matches_the_
                         char what[128];
                         snprintf(what, sizeof what, "%s C=%lld aligned=%d sr=%d cw=%d nhwc=%d threads=%d fwd",
                                  conform_isa_name((conform_isa)isa), (long long)p->C, aligned, sr, clockwise, nhwc, t + 1);
-                        check_against_reference(y, yo[t], ny, &by, what);
+                        check_against_bounds(y, yo[t], ny, &by, &tol, what);
                         what[strlen(what) - 3] = 'b';
-                        check_against_reference(gx, gxo[t], nx, &bx, what);
+                        check_against_bounds(gx, gxo[t], nx, &bx, &tol, what);
                     }
                     cr_assert(!memcmp(yo[0], yo[1], 4 * (size_t)ny), "forward differs between 1 and 2 threads");
                     cr_assert(!memcmp(gxo[0], gxo[1], 4 * (size_t)nx), "backward differs between 1 and 2 threads");
@@ -185,7 +160,7 @@ Test(roi_align_rotated_optimized, every_isa_thread_count_and_layout_matches_the_
                     }
                     for (int t = 0; t < 2; t++) { free(yo[t]); free(gxo[t]); }
                     free(xf); free(gf); free(rf); free(y); free(gx);
-                    free_bounds(&by); free_bounds(&bx); free_problem(&q);
+                    bounds_free(&by); bounds_free(&bx); free_problem(&q);
                 }
                 free(yo_nchw);
                 free(gxo_nchw);
@@ -225,13 +200,13 @@ Test(roi_align_rotated_bounds, adaptive_count_at_an_integer_is_ambiguous)
     double x[64], rois[6] = {0, 4, 4, 3.5, 4, 0.3}, y[4];
     for (int i = 0; i < 64; i++) x[i] = (double)((i * 37) % 11);
     ref_roi_align_rotated_params p = {1, 1, 8, 8, 1, 2, 2, 1.0, 0, 0, 0, 0};
-    ref_bounds b = alloc_bounds(4);
+    ref_bounds b = bounds_alloc(16 * CONFORM_U_F32, 4);
     f64_roi_align_rotated_fwd__ref(&p, x, rois, y, &b);
     for (int i = 0; i < 4; i++) cr_assert(b.ambig[i] > 0, "bin %d", i);
     rois[4] = 4.5; /* 2.25: no integer within rounding (w / PW = 1.75 neither) */
     f64_roi_align_rotated_fwd__ref(&p, x, rois, y, &b);
     for (int i = 0; i < 4; i++) cr_assert_eq(b.ambig[i], 0.0, "bin %d", i);
-    free_bounds(&b);
+    bounds_free(&b);
 }
 
 /* ---- validation: every rule refuses with the cause named ------------------------------------ */
