@@ -132,6 +132,13 @@ static int roi_build(arena *a, dedupe *d, const conform_ukernels *kn, const roi_
         a->ns += P + 1;
         return 0;
     }
+    if (!d->stamp_pos) { /* the per-pixel dedupe, made the first time a bin has more samples */
+        const size_t hw = (size_t)(H * W > 0 ? H * W : 1);
+        d->stamp_pos = calloc(hw, sizeof(int64_t));
+        d->stamp_zero = calloc(hw, sizeof(int64_t));
+        d->slot = malloc(hw * sizeof(int64_t));
+        if (!d->stamp_pos || !d->stamp_zero || !d->slot) return -1;
+    }
     size_t *starts = NULL;
     const float ghf = (float)g->gh, gwf = (float)g->gw;
     /* the in-bin sample offsets depend on iy / ix only: computed once per roi (the same float
@@ -238,14 +245,10 @@ static void ctx_prepare(call_ctx *x, thread_ws *ws, int private_plane, int out_t
         ws->out = out_tile ? conform_alloc_floats((size_t)x->r.P * (size_t)x->r.cc) : NULL;
         if (!ws->plane || !ws->tile || (out_tile && !ws->out)) mine = 1;
     }
-    const size_t hw = (size_t)(x->r.HW > 0 ? x->r.HW : 1);
-    ws->d.stamp_pos = calloc(hw, sizeof(int64_t));
-    ws->d.stamp_zero = calloc(hw, sizeof(int64_t));
-    ws->d.slot = malloc(hw * sizeof(int64_t));
     /* the few-sample kernel's pixel indices and merge keys (pixel + H W) fit int32 */
     if (x->r.HW > 0 && x->r.HW < INT32_MAX / 2 && x->r.P > 0 && x->r.P <= INT32_MAX / 16)
         ws->d.pix = malloc(((size_t)x->r.P * 16 + 16) * sizeof(int32_t));
-    if (!ws->d.stamp_pos || !ws->d.stamp_zero || !ws->d.slot || tid >= x->r.nt) mine = 1;
+    if (tid >= x->r.nt) mine = 1;
     if (mine) conform_roi_call_fail(&x->r);
     /* a contiguous block of rois per thread, its arena reserved once for the block's upper bound
        (4 taps per sample): growing it by doubling copied it and faulted in fresh pages per step.
