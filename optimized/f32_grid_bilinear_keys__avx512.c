@@ -19,6 +19,10 @@ void f32_grid_bilinear_keys_ukernel__avx512(size_t n, const float *grid, const f
         const __mmask16 lanes = (__mmask16)((1u << m) - 1u);
         const __mmask16 lo = (__mmask16)(m >= 8 ? 0xFFFF : (1u << (2 * m)) - 1u);
         const __mmask16 hi = (__mmask16)(m <= 8 ? 0 : (1u << (2 * (m - 8))) - 1u);
+        /* the grid is read once, from memory: ask for it 2 KiB ahead (measured: the key pass took
+         * 2.5x as long waiting for it) */
+        _mm_prefetch((const char *)(grid + 2 * q + 512), _MM_HINT_T0);
+        _mm_prefetch((const char *)(grid + 2 * q + 528), _MM_HINT_T0);
         const __m512 a = _mm512_maskz_loadu_ps(lo, grid + 2 * q), b = _mm512_maskz_loadu_ps(hi, grid + 2 * q + 16);
         const __m512 gx = _mm512_permutex2var_ps(a, ex, b), gy = _mm512_permutex2var_ps(a, ey, b);
         __m512 ix, iy;
@@ -34,9 +38,18 @@ void f32_grid_bilinear_keys_ukernel__avx512(size_t n, const float *grid, const f
         const __m512 ixs = _mm512_maskz_mov_ps(in, ix), iys = _mm512_maskz_mov_ps(in, iy);
         const __m512i x = _mm512_cvttps_epi32(ixs), y = _mm512_cvttps_epi32(iys);
         const __m512i k = _mm512_add_epi32(_mm512_mullo_epi32(y, xb), _mm512_srl_epi32(x, sh));
-        _mm512_mask_storeu_epi32(key + q, lanes, _mm512_mask_mov_epi32(none, in, k));
-        _mm512_mask_storeu_epi32(x0 + q, lanes, x);
-        _mm512_mask_storeu_ps(lx + q, lanes, _mm512_sub_ps(ixs, _mm512_cvtepi32_ps(x)));
-        _mm512_mask_storeu_ps(ly + q, lanes, _mm512_sub_ps(iys, _mm512_cvtepi32_ps(y)));
+        const __m512i kv = _mm512_mask_mov_epi32(none, in, k);
+        const __m512 fx = _mm512_sub_ps(ixs, _mm512_cvtepi32_ps(x)), fy = _mm512_sub_ps(iys, _mm512_cvtepi32_ps(y));
+        if (m == 16) { /* whole vectors: masked stores are slower on Zen 4 (measured: this pass 1.7x) */
+            _mm512_storeu_si512(key + q, kv);
+            _mm512_storeu_si512(x0 + q, x);
+            _mm512_storeu_ps(lx + q, fx);
+            _mm512_storeu_ps(ly + q, fy);
+        } else {
+            _mm512_mask_storeu_epi32(key + q, lanes, kv);
+            _mm512_mask_storeu_epi32(x0 + q, lanes, x);
+            _mm512_mask_storeu_ps(lx + q, lanes, fx);
+            _mm512_mask_storeu_ps(ly + q, lanes, fy);
+        }
     }
 }
