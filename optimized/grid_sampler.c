@@ -528,8 +528,7 @@ static int bwd_bilinear(const f32_grid_sampler_params *p, const conform_ukernels
                 if (io2 && ((y + 1) % ROW_BATCH == 0 || y + 1 == H)) { /* the batch ending at row y is final */
                     const int64_t m = y % ROW_BATCH + 1;
                     float *ring = io2 + (size_t)((y + 1 - m) % RING_ROWS) * rowf;
-                    kn->transpose_stream((size_t)m * (size_t)W, cn, ring, cs, ig + (size_t)(y + 1 - m) * (size_t)W, (size_t)HW);
-                    memset(ring, 0, sizeof(float) * (size_t)m * rowf);
+                    kn->transpose_stream_zero((size_t)m * (size_t)W, cn, ring, cs, ig + (size_t)(y + 1 - m) * (size_t)W, (size_t)HW);
                 }
             }
             if (!acc) continue;

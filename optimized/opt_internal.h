@@ -245,6 +245,14 @@ void f32_transpose_stream_ukernel__scalar(size_t rows, size_t cols, const float 
 void f32_transpose_stream_ukernel__avx2(size_t rows, size_t cols, const float *src, size_t src_stride,
                                         float *dst, size_t dst_stride);
 /* (AVX-512 dispatches to the AVX2 kernel, as f32_transpose) */
+/* f32_transpose_stream that also zeroes the rows x cols elements of src it read: an accumulator
+ * written out and cleared for its next use in one visit, while its lines are in L1 */
+typedef void (*f32_transpose_zero_fn)(size_t rows, size_t cols, float *src, size_t src_stride, float *dst,
+                                      size_t dst_stride);
+void f32_transpose_stream_zero_ukernel__scalar(size_t rows, size_t cols, float *src, size_t src_stride, float *dst,
+                                               size_t dst_stride);
+void f32_transpose_stream_zero_ukernel__avx2(size_t rows, size_t cols, float *src, size_t src_stride, float *dst,
+                                             size_t dst_stride);
 
 /* Every microkernel of one ISA: the one table the drivers take their kernels from (isa.c).
  * Where a wider variant would not be faster the table names the narrower one. */
@@ -253,6 +261,7 @@ typedef struct {
     f32_bilerp_bin_scatter_fn bilerp_bin_scatter;
     f32_transpose_fn transpose;
     f32_transpose_fn transpose_stream;
+    f32_transpose_zero_fn transpose_stream_zero;
     f32_copy_rows_stream_fn copy_rows_stream;
     f32_rotated_taps_fn rotated_taps;
     f32_grid_bwd_fn grid_bwd;

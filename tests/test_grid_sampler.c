@@ -210,6 +210,44 @@ Test(grid_sampler_optimized, every_isa_mode_and_thread_count_matches_the_referen
     cr_assert(tested >= 1);
 }
 
+/* The backward writes its input_grad rows out and clears them for their next use in one visit:
+ * every ISA's kernel, destinations on and off 64-byte lines, whole-line runs and scalar edges. */
+Test(grid_sampler_optimized, transpose_stream_zero_transposes_and_clears_what_it_read)
+{
+    const size_t shapes[][4] = {{40, 19, 24, 48}, {512, 64, 64, 16384}, {17, 8, 8, 17}, {33, 5, 16, 64}};
+    int tested = 0;
+    for (int isa = CONFORM_ISA_SCALAR; isa < CONFORM_ISA_COUNT; isa++) {
+        if (!conform_isa_available((conform_isa)isa)) continue;
+        tested++;
+        const conform_ukernels *kn = conform_ukernels_for((conform_isa)isa);
+        for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++)
+            for (size_t off = 0; off < 2; off++) {
+                const size_t rows = shapes[si][0], cols = shapes[si][1], ss = shapes[si][2], ds = shapes[si][3];
+                float *src = malloc(sizeof(float) * rows * ss), *dst0 = aligned_alloc(64, sizeof(float) * (cols * ds + 64));
+                cr_assert(src && dst0);
+                float *dst = dst0 + off * 5; /* off a line: the plain-store path */
+                for (size_t i = 0; i < rows * ss; i++) src[i] = (float)(i % 1013) - 500.0f;
+                for (size_t i = 0; i < cols * ds + 64 - off * 5; i++) dst[i] = -1.0f;
+                kn->transpose_stream_zero(rows, cols, src, ss, dst, ds);
+                for (size_t i = 0; i < rows; i++)
+                    for (size_t j = 0; j < ss; j++) {
+                        const float want = j < cols ? 0.0f : (float)((i * ss + j) % 1013) - 500.0f;
+                        cr_assert_eq(src[i * ss + j], want, "isa %d shape %zu: src[%zu][%zu] = %g", isa, si, i, j,
+                                     src[i * ss + j]);
+                    }
+                for (size_t j = 0; j < cols; j++)
+                    for (size_t i = 0; i < ds; i++) {
+                        const float want = i < rows ? (float)((i * ss + j) % 1013) - 500.0f : -1.0f;
+                        cr_assert_eq(dst[j * ds + i], want, "isa %d shape %zu off %zu: dst[%zu][%zu] = %g", isa, si,
+                                     off, j, i, dst[j * ds + i]);
+                    }
+                free(src);
+                free(dst0);
+            }
+    }
+    cr_assert(tested >= 1);
+}
+
 Test(grid_sampler_optimized, output_mask_leaves_unwanted_outputs_alone)
 {
     const float go[4] = {1, 1, 1, 1}, x[4] = {1, 2, 3, 4}, g[2] = {0.1f, -0.2f};
