@@ -396,11 +396,17 @@ static void bil_edge_row(const bil_table *t, int64_t y, size_t W, size_t cs, con
         for (int32_t k = 0; k < ep->nt; k++) {
             /* all cs lanes (unused ones are zeros) */
             const size_t o = cs * (((size_t)ep->row[k] % RING_ROWS) * W + (size_t)ep->col[k]);
-            if (io2)
-                for (size_t j = 0; j < cs; j++) io2[o + j] += ep->w[k] * g[j];
+            if (io2) {
+                float *d = io2 + o;
+                const float w = ep->w[k];
+#pragma omp simd
+                for (size_t j = 0; j < cs; j++) d[j] += w * g[j];
+            }
             if (s) {
-                float a = s[k];
-                for (size_t j = 0; j < cs; j++) a += g[j] * in2[o + j];
+                const float *v = in2 + o;
+                float a = 0.0f;
+#pragma omp simd reduction(+ : a)
+                for (size_t j = 0; j < cs; j++) a += g[j] * v[j];
                 s[k] = a;
             }
         }
