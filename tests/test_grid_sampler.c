@@ -223,7 +223,8 @@ Test(grid_sampler_optimized, transpose_stream_zero_transposes_and_clears_what_it
         for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++)
             for (size_t off = 0; off < 2; off++) {
                 const size_t rows = shapes[si][0], cols = shapes[si][1], ss = shapes[si][2], ds = shapes[si][3];
-                float *src = malloc(sizeof(float) * rows * ss), *dst0 = aligned_alloc(64, sizeof(float) * (cols * ds + 64));
+                const size_t dst_bytes = (sizeof(float) * (cols * ds + 64) + 63) / 64 * 64; /* a multiple of the alignment */
+                float *src = malloc(sizeof(float) * rows * ss), *dst0 = aligned_alloc(64, dst_bytes);
                 cr_assert(src && dst0);
                 float *dst = dst0 + off * 5; /* off a line: the plain-store path */
                 for (size_t i = 0; i < rows * ss; i++) src[i] = (float)(i % 1013) - 500.0f;
