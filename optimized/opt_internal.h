@@ -56,8 +56,8 @@ void f32_transpose_ukernel__scalar(size_t rows, size_t cols, const float *src, s
                                    float *dst, size_t dst_stride);
 void f32_transpose_ukernel__avx2(size_t rows, size_t cols, const float *src, size_t src_stride,
                                  float *dst, size_t dst_stride);
-/* (no AVX-512 variant: 8 x 8 register tiles are as wide as the transpose needs; AVX-512
-   dispatches to the AVX2 kernel) */
+void f32_transpose_ukernel__avx512(size_t rows, size_t cols, const float *src, size_t src_stride, float *dst,
+                                   size_t dst_stride);
 
 /* Tuning knob for tests and benchmarks: channels per work unit (rounded to a multiple of 16);
  * 0 (the default) picks it from the plane size. Not thread-safe; set it before calling. */
