@@ -14,6 +14,24 @@
 
 #include <immintrin.h>
 
+/* point k's four tap weights; the grad_output row of the point D ahead is asked for */
+static inline __attribute__((always_inline)) void point_start(size_t k, size_t npts, const f32_grid_pt *pts, size_t cs,
+                                                             const float *go, __m512 *w0, __m512 *w1, __m512 *w2,
+                                                             __m512 *w3)
+{
+    const size_t D = 8;
+    if (k + D < npts) {
+        const char *a = (const char *)(go + cs * (size_t)pts[k + D].q);
+        for (size_t b = 0; b < cs * sizeof(float); b += 64) _mm_prefetch(a + b, _MM_HINT_T0);
+    }
+    const f32_grid_pt pt = pts[k];
+    const float ax = 1.0f - pt.lx, ay = 1.0f - pt.ly;
+    *w0 = _mm512_set1_ps(ay * ax);
+    *w1 = _mm512_set1_ps(ay * pt.lx);
+    *w2 = _mm512_set1_ps(pt.ly * ax);
+    *w3 = _mm512_set1_ps(pt.ly * pt.lx);
+}
+
 /* the four per-tap channel sums of a point into acc[0..3] */
 static inline __attribute__((always_inline)) void reduce4(__m512 a0, __m512 a1, __m512 a2, __m512 a3, float *acc)
 {
@@ -31,23 +49,31 @@ static inline __attribute__((always_inline)) void reduce4(__m512 a0, __m512 a1, 
     _mm_storeu_ps(acc, _mm512_castps512_ps128(_mm512_permutexvar_ps(ifin, r)));
 }
 
+/* the carried column cx (both rows) back to io; cx < 0: none */
+static inline __attribute__((always_inline)) void store_column(const size_t nb, float *io, ptrdiff_t cx,
+                                                              ptrdiff_t next_row, const __m512 *ct, const __m512 *cb)
+{
+    if (cx < 0) return;
+    float *ft = io + (ptrdiff_t)(16 * nb) * cx, *fb = ft + next_row;
+#pragma GCC unroll 4
+    for (size_t j = 0; j < nb; j++) {
+        _mm512_storeu_ps(ft + 16 * j, ct[j]);
+        _mm512_storeu_ps(fb + 16 * j, cb[j]);
+    }
+}
+
 /* nb = cs / 16 vectors a pixel (a constant after inlining); io != NULL */
 static inline __attribute__((always_inline)) void bwd_carry(const size_t nb, size_t npts, const f32_grid_pt *pts,
                                                            ptrdiff_t next_row, const float *go, const float *in,
                                                            float *io, float *acc)
 {
-    const size_t D = 8, cs = 16 * nb;
+    const size_t cs = 16 * nb;
     __m512 ct[4] = {0}, cb[4] = {0}; /* the carried column: top row, bottom row */
     ptrdiff_t cx = -2;               /* its column (-2: none) */
     for (size_t k = 0; k < npts; k++) {
         const f32_grid_pt pt = pts[k];
-        if (k + D < npts) {
-            const char *a = (const char *)(go + cs * (size_t)pts[k + D].q);
-            for (size_t b = 0; b < cs * sizeof(float); b += 64) _mm_prefetch(a + b, _MM_HINT_T0);
-        }
-        const float ax = 1.0f - pt.lx, ay = 1.0f - pt.ly;
-        const __m512 w0 = _mm512_set1_ps(ay * ax), w1 = _mm512_set1_ps(ay * pt.lx);
-        const __m512 w2 = _mm512_set1_ps(pt.ly * ax), w3 = _mm512_set1_ps(pt.ly * pt.lx);
+        __m512 w0, w1, w2, w3;
+        point_start(k, npts, pts, cs, go, &w0, &w1, &w2, &w3);
         const ptrdiff_t L = pt.off;
         const float *g = go + cs * (size_t)pt.q;
         float *t0 = io + (ptrdiff_t)cs * L, *b0 = t0 + next_row, *t1 = t0 + cs, *b1 = b0 + cs;
@@ -71,14 +97,7 @@ static inline __attribute__((always_inline)) void bwd_carry(const size_t nb, siz
                 cb[j] = _mm512_fmadd_ps(w3, gv[j], cb[j]);
             }
         } else {
-            if (cx >= 0) {
-                float *ft = io + (ptrdiff_t)cs * cx, *fb = ft + next_row;
-#pragma GCC unroll 4
-                for (size_t j = 0; j < nb; j++) {
-                    _mm512_storeu_ps(ft + 16 * j, ct[j]);
-                    _mm512_storeu_ps(fb + 16 * j, cb[j]);
-                }
-            }
+            store_column(nb, io, cx, next_row, ct, cb);
 #pragma GCC unroll 4
             for (size_t j = 0; j < nb; j++) {
                 _mm512_storeu_ps(t0 + 16 * j, _mm512_fmadd_ps(w0, gv[j], _mm512_loadu_ps(t0 + 16 * j)));
@@ -101,14 +120,7 @@ static inline __attribute__((always_inline)) void bwd_carry(const size_t nb, siz
             reduce4(a0, a1, a2, a3, acc + 4 * k);
         }
     }
-    if (cx >= 0) {
-        float *ft = io + (ptrdiff_t)cs * cx, *fb = ft + next_row;
-#pragma GCC unroll 4
-        for (size_t j = 0; j < nb; j++) {
-            _mm512_storeu_ps(ft + 16 * j, ct[j]);
-            _mm512_storeu_ps(fb + 16 * j, cb[j]);
-        }
-    }
+    store_column(nb, io, cx, next_row, ct, cb);
 }
 
 void f32_grid_bilinear_bwd_ukernel__avx512(size_t npts, const f32_grid_pt *pts, size_t cs, ptrdiff_t next_row,
@@ -123,16 +135,10 @@ void f32_grid_bilinear_bwd_ukernel__avx512(size_t npts, const f32_grid_pt *pts, 
         default: break;
         }
     }
-    const size_t D = 8;
     for (size_t k = 0; k < npts; k++) {
         const f32_grid_pt pt = pts[k];
-        if (k + D < npts) {
-            const char *a = (const char *)(go + cs * (size_t)pts[k + D].q);
-            for (size_t b = 0; b < cs * sizeof(float); b += 64) _mm_prefetch(a + b, _MM_HINT_T0);
-        }
-        const float ax = 1.0f - pt.lx, ay = 1.0f - pt.ly;
-        const __m512 w0 = _mm512_set1_ps(ay * ax), w1 = _mm512_set1_ps(ay * pt.lx);
-        const __m512 w2 = _mm512_set1_ps(pt.ly * ax), w3 = _mm512_set1_ps(pt.ly * pt.lx);
+        __m512 w0, w1, w2, w3;
+        point_start(k, npts, pts, cs, go, &w0, &w1, &w2, &w3);
         const ptrdiff_t x = (ptrdiff_t)cs * pt.off, s = (ptrdiff_t)cs;
         const float *g = go + cs * (size_t)pt.q;
         __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;

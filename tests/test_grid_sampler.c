@@ -210,77 +210,53 @@ Test(grid_sampler_optimized, every_isa_mode_and_thread_count_matches_the_referen
     cr_assert(tested >= 1);
 }
 
-/* Every ISA's plain transpose: 16-row groups with whole-line stores (AVX-512), the 8-row and
- * scalar remainders, destinations on and off lines, row strides that are and are not multiples
- * of 16 floats, and both walking orders. */
-Test(grid_sampler_optimized, transpose_matches_the_definition_on_every_isa)
+/* Every ISA's transposes against their definition: the plain one (16-row groups with whole-line
+ * stores on AVX-512, the 8-row and scalar remainders, both walking orders) and the one the
+ * backward writes its input_grad rows out with, which also clears what it read. Destinations on
+ * and off 64-byte lines, row strides that are and are not multiples of 16 floats. */
+static void check_transpose(const conform_ukernels *kn, int zero, const size_t shape[4], size_t off, const char *what)
+{
+    const size_t rows = shape[0], cols = shape[1], ss = shape[2], ds = shape[3];
+    const size_t dst_bytes = (sizeof(float) * (cols * ds + 64) + 63) / 64 * 64; /* a multiple of the alignment */
+    float *src = malloc(sizeof(float) * rows * ss), *dst0 = aligned_alloc(64, dst_bytes);
+    cr_assert(src && dst0);
+    float *dst = dst0 + off; /* off a line: the plain-store paths */
+    for (size_t i = 0; i < rows * ss; i++) src[i] = (float)(i % 997) + 0.5f;
+    for (size_t i = 0; i < cols * ds + 64 - off; i++) dst[i] = -1.0f;
+    if (zero) kn->transpose_stream_zero(rows, cols, src, ss, dst, ds);
+    else kn->transpose(rows, cols, src, ss, dst, ds);
+    for (size_t j = 0; j < cols; j++)
+        for (size_t i = 0; i < ds; i++) {
+            const float want = i < rows ? (float)((i * ss + j) % 997) + 0.5f : -1.0f;
+            cr_assert_eq(dst[j * ds + i], want, "%s off %zu: dst[%zu][%zu] = %g", what, off, j, i, dst[j * ds + i]);
+        }
+    for (size_t i = 0; i < rows; i++)
+        for (size_t j = 0; j < ss; j++) {
+            const float want = zero && j < cols ? 0.0f : (float)((i * ss + j) % 997) + 0.5f;
+            cr_assert_eq(src[i * ss + j], want, "%s: src[%zu][%zu] = %g", what, i, j, src[i * ss + j]);
+        }
+    free(src);
+    free(dst0);
+}
+
+Test(grid_sampler_optimized, transposes_match_their_definition_on_every_isa)
 {
     /* rows, cols, src_stride, dst_stride */
     const size_t shapes[][4] = {{64, 1000, 1000, 64}, {40, 37, 37, 48}, {17, 63, 63, 32}, {49, 24, 64, 49},
-                                {24, 49, 49, 64}, {5, 9, 9, 16}, {33, 128, 200, 40}};
+                                {24, 49, 49, 64},     {5, 9, 9, 16},    {33, 128, 200, 40}, {512, 64, 64, 16384},
+                                {40, 19, 24, 48},     {33, 5, 16, 64}};
     int tested = 0;
     for (int isa = CONFORM_ISA_SCALAR; isa < CONFORM_ISA_COUNT; isa++) {
         if (!conform_isa_available((conform_isa)isa)) continue;
         tested++;
         const conform_ukernels *kn = conform_ukernels_for((conform_isa)isa);
         for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++)
-            for (size_t off = 0; off < 2; off++) {
-                const size_t rows = shapes[si][0], cols = shapes[si][1], ss = shapes[si][2], ds = shapes[si][3];
-                const size_t dst_bytes = (sizeof(float) * (cols * ds + 64) + 63) / 64 * 64;
-                float *src = malloc(sizeof(float) * rows * ss), *dst0 = aligned_alloc(64, dst_bytes);
-                cr_assert(src && dst0);
-                float *dst = dst0 + off * 3;
-                for (size_t i = 0; i < rows * ss; i++) src[i] = (float)(i % 997) + 0.5f;
-                for (size_t i = 0; i < cols * ds + 64 - off * 3; i++) dst[i] = -1.0f;
-                kn->transpose(rows, cols, src, ss, dst, ds);
-                for (size_t j = 0; j < cols; j++)
-                    for (size_t i = 0; i < ds; i++) {
-                        const float want = i < rows ? (float)((i * ss + j) % 997) + 0.5f : -1.0f;
-                        cr_assert_eq(dst[j * ds + i], want, "isa %d shape %zu off %zu: dst[%zu][%zu] = %g", isa, si,
-                                     off, j, i, dst[j * ds + i]);
-                    }
-                free(src);
-                free(dst0);
-            }
-    }
-    cr_assert(tested >= 1);
-}
-
-/* The backward writes its input_grad rows out and clears them for their next use in one visit:
- * every ISA's kernel, destinations on and off 64-byte lines, whole-line runs and scalar edges. */
-Test(grid_sampler_optimized, transpose_stream_zero_transposes_and_clears_what_it_read)
-{
-    const size_t shapes[][4] = {{40, 19, 24, 48}, {512, 64, 64, 16384}, {17, 8, 8, 17}, {33, 5, 16, 64}};
-    int tested = 0;
-    for (int isa = CONFORM_ISA_SCALAR; isa < CONFORM_ISA_COUNT; isa++) {
-        if (!conform_isa_available((conform_isa)isa)) continue;
-        tested++;
-        const conform_ukernels *kn = conform_ukernels_for((conform_isa)isa);
-        for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++)
-            for (size_t off = 0; off < 2; off++) {
-                const size_t rows = shapes[si][0], cols = shapes[si][1], ss = shapes[si][2], ds = shapes[si][3];
-                const size_t dst_bytes = (sizeof(float) * (cols * ds + 64) + 63) / 64 * 64; /* a multiple of the alignment */
-                float *src = malloc(sizeof(float) * rows * ss), *dst0 = aligned_alloc(64, dst_bytes);
-                cr_assert(src && dst0);
-                float *dst = dst0 + off * 5; /* off a line: the plain-store path */
-                for (size_t i = 0; i < rows * ss; i++) src[i] = (float)(i % 1013) - 500.0f;
-                for (size_t i = 0; i < cols * ds + 64 - off * 5; i++) dst[i] = -1.0f;
-                kn->transpose_stream_zero(rows, cols, src, ss, dst, ds);
-                for (size_t i = 0; i < rows; i++)
-                    for (size_t j = 0; j < ss; j++) {
-                        const float want = j < cols ? 0.0f : (float)((i * ss + j) % 1013) - 500.0f;
-                        cr_assert_eq(src[i * ss + j], want, "isa %d shape %zu: src[%zu][%zu] = %g", isa, si, i, j,
-                                     src[i * ss + j]);
-                    }
-                for (size_t j = 0; j < cols; j++)
-                    for (size_t i = 0; i < ds; i++) {
-                        const float want = i < rows ? (float)((i * ss + j) % 1013) - 500.0f : -1.0f;
-                        cr_assert_eq(dst[j * ds + i], want, "isa %d shape %zu off %zu: dst[%zu][%zu] = %g", isa, si,
-                                     off, j, i, dst[j * ds + i]);
-                    }
-                free(src);
-                free(dst0);
-            }
+            for (int zero = 0; zero <= 1; zero++)
+                for (size_t off = 0; off <= 5; off += 5) {
+                    char what[64];
+                    snprintf(what, sizeof what, "isa %d %s shape %zu", isa, zero ? "transpose_stream_zero" : "transpose", si);
+                    check_transpose(kn, zero, shapes[si], off, what);
+                }
     }
     cr_assert(tested >= 1);
 }
