@@ -15,9 +15,9 @@ void f32_grid_bilinear_bwd_ukernel__avx2(size_t npts, const f32_grid_pt *pts, si
             const char *a = (const char *)(go + cs * (size_t)pts[k + D].q);
             for (size_t b = 0; b < cs * sizeof(float); b += 64) _mm_prefetch(a + b, _MM_HINT_T0);
         }
-        const float ax = 1.0f - pt.lx, ay = 1.0f - pt.ly;
-        const __m256 w0 = _mm256_set1_ps(ay * ax), w1 = _mm256_set1_ps(ay * pt.lx);
-        const __m256 w2 = _mm256_set1_ps(pt.ly * ax), w3 = _mm256_set1_ps(pt.ly * pt.lx);
+        float w[4];
+        f32_grid_pt_weights(&pt, w);
+        const __m256 w0 = _mm256_set1_ps(w[0]), w1 = _mm256_set1_ps(w[1]), w2 = _mm256_set1_ps(w[2]), w3 = _mm256_set1_ps(w[3]);
         const ptrdiff_t x = (ptrdiff_t)cs * pt.off, s = (ptrdiff_t)cs;
         const float *g = go + cs * (size_t)pt.q;
         __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;

@@ -24,12 +24,12 @@ static inline __attribute__((always_inline)) void point_start(size_t k, size_t n
         const char *a = (const char *)(go + cs * (size_t)pts[k + D].q);
         for (size_t b = 0; b < cs * sizeof(float); b += 64) _mm_prefetch(a + b, _MM_HINT_T0);
     }
-    const f32_grid_pt pt = pts[k];
-    const float ax = 1.0f - pt.lx, ay = 1.0f - pt.ly;
-    *w0 = _mm512_set1_ps(ay * ax);
-    *w1 = _mm512_set1_ps(ay * pt.lx);
-    *w2 = _mm512_set1_ps(pt.ly * ax);
-    *w3 = _mm512_set1_ps(pt.ly * pt.lx);
+    float w[4];
+    f32_grid_pt_weights(&pts[k], w);
+    *w0 = _mm512_set1_ps(w[0]);
+    *w1 = _mm512_set1_ps(w[1]);
+    *w2 = _mm512_set1_ps(w[2]);
+    *w3 = _mm512_set1_ps(w[3]);
 }
 
 /* the four per-tap channel sums of a point into acc[0..3] */

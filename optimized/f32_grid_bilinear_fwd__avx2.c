@@ -8,9 +8,9 @@ void f32_grid_bilinear_fwd_ukernel__avx2(size_t npts, const f32_grid_pt *pts, si
 {
     for (size_t k = 0; k < npts; k++) {
         const f32_grid_pt pt = pts[k];
-        const float ax = 1.0f - pt.lx, ay = 1.0f - pt.ly;
-        const __m256 w0 = _mm256_set1_ps(ay * ax), w1 = _mm256_set1_ps(ay * pt.lx);
-        const __m256 w2 = _mm256_set1_ps(pt.ly * ax), w3 = _mm256_set1_ps(pt.ly * pt.lx);
+        float w[4];
+        f32_grid_pt_weights(&pt, w);
+        const __m256 w0 = _mm256_set1_ps(w[0]), w1 = _mm256_set1_ps(w[1]), w2 = _mm256_set1_ps(w[2]), w3 = _mm256_set1_ps(w[3]);
         const float *v0 = in + (ptrdiff_t)cs * pt.off, *v1 = v0 + cs, *v2 = v0 + next_row, *v3 = v2 + cs;
         float *r = out + cs * (size_t)pt.q;
         for (size_t c = 0; c < cs; c += 8) {

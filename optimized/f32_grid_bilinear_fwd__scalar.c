@@ -6,8 +6,8 @@ void f32_grid_bilinear_fwd_ukernel__scalar(size_t npts, const f32_grid_pt *pts, 
 {
     for (size_t k = 0; k < npts; k++) {
         const f32_grid_pt pt = pts[k];
-        const float ax = 1.0f - pt.lx, ay = 1.0f - pt.ly;
-        const float w[4] = {ay * ax, ay * pt.lx, pt.ly * ax, pt.ly * pt.lx};
+        float w[4];
+        f32_grid_pt_weights(&pt, w);
         const ptrdiff_t x = (ptrdiff_t)cs * pt.off, s = (ptrdiff_t)cs;
         const ptrdiff_t o[4] = {x, x + s, next_row + x, next_row + x + s};
         float *r = out + cs * (size_t)pt.q;

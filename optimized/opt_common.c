@@ -73,19 +73,24 @@ void conform_arena_free(conform_tap_arena *a)
     memset(a, 0, sizeof *a);
 }
 
+int conform_grow_taps(int64_t **off, float **w, size_t *cap, size_t need, size_t first)
+{
+    if (need <= *cap && *off) return 0;
+    size_t c = *cap ? *cap : first;
+    while (c < need) c *= 2;
+    int64_t *o = realloc(*off, c * sizeof *o);
+    if (!o) return -1;
+    *off = o;
+    float *nw = realloc(*w, c * sizeof *nw);
+    if (!nw) return -1;
+    *w = nw;
+    *cap = c;
+    return 0;
+}
+
 int conform_arena_reserve(conform_tap_arena *a, size_t taps, size_t starts)
 {
-    if (a->n + taps > a->cap || !a->off) {
-        size_t cap = a->cap ? a->cap : 1024;
-        while (cap < a->n + taps) cap *= 2;
-        int64_t *o = realloc(a->off, cap * sizeof *o);
-        if (!o) return -1;
-        a->off = o;
-        float *w = realloc(a->w, cap * sizeof *w);
-        if (!w) return -1;
-        a->w = w;
-        a->cap = cap;
-    }
+    if (conform_grow_taps(&a->off, &a->w, &a->cap, a->n + taps, 1024)) return -1;
     if (a->ns + starts > a->caps || !a->starts) {
         size_t cap = a->caps ? a->caps : 256;
         while (cap < a->ns + starts) cap *= 2;

@@ -135,6 +135,17 @@ typedef struct {
     int32_t off, q;
     float lx, ly;
 } f32_grid_pt;
+
+/* the weights w above, the one place every ISA's bilinear grid kernels take them from (the same
+ * products, so the same bits) */
+static inline void f32_grid_pt_weights(const f32_grid_pt *pt, float w[4])
+{
+    const float ax = 1.0f - pt->lx, ay = 1.0f - pt->ly;
+    w[0] = ay * ax;
+    w[1] = ay * pt->lx;
+    w[2] = pt->ly * ax;
+    w[3] = pt->ly * pt->lx;
+}
 typedef void (*f32_grid_bilinear_bwd_fn)(size_t npts, const f32_grid_pt *pts, size_t cs, ptrdiff_t next_row,
                                          const float *go, const float *in, float *io, float *acc);
 void f32_grid_bilinear_bwd_ukernel__scalar(size_t npts, const f32_grid_pt *pts, size_t cs, ptrdiff_t next_row,
@@ -307,6 +318,9 @@ typedef struct {
 } conform_tab_ref;
 void conform_arena_free(conform_tap_arena *a);
 /* room for `taps` more taps and `starts` more starts (capacities doubled); 0 or -1 (no memory) */
+/* the parallel tap arrays off and w (*cap entries each) grown to hold need, doubling from first;
+ * 0, or -1 when out of memory (both arrays stay valid) */
+int conform_grow_taps(int64_t **off, float **w, size_t *cap, size_t need, size_t first);
 int conform_arena_reserve(conform_tap_arena *a, size_t taps, size_t starts);
 
 /* What both roi drivers (roi_align, roi_align_rotated) keep for a call: the dimensions, the rois

@@ -89,17 +89,7 @@ static void axis_free(axis_tab *t)
 
 static int axis_reserve(axis_tab *t, size_t need)
 {
-    if (need <= t->cap) return 0;
-    size_t cap = t->cap ? t->cap : 64;
-    while (cap < need) cap *= 2;
-    int64_t *o = realloc(t->off, cap * sizeof *o);
-    if (!o) return -1;
-    t->off = o;
-    float *w = realloc(t->w, cap * sizeof *w);
-    if (!w) return -1;
-    t->w = w;
-    t->cap = cap;
-    return 0;
+    return need <= t->cap ? 0 : conform_grow_taps(&t->off, &t->w, &t->cap, need, 64);
 }
 
 /* position of sample i of the bin starting at base (spec order, float32) */
