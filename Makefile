@@ -31,6 +31,9 @@ REF_SRC  = $(wildcard reference/*.c)
 OPT_SRC  = $(filter-out %__avx2.c %__avx512.c,$(wildcard optimized/*.c))
 AVX2_SRC = $(wildcard optimized/*__avx2.c)
 AVX512_SRC = $(wildcard optimized/*__avx512.c)
+# what each ISA's microkernels may use, for every build of them (isa.c checks the same at run time)
+AVX2_FLAGS   = -mavx2 -mfma
+AVX512_FLAGS = -mavx512f -mavx512bw -mavx512dq -mavx512vl -mavx512cd -mfma
 HAR_SRC  = $(filter-out harness/main.c,$(wildcard harness/*.c))
 TEST_SRC = $(wildcard tests/*.c)
 
@@ -72,10 +75,10 @@ deps:
 
 $(BUILD)/optimized/%__avx2.o: optimized/%__avx2.c
 	@mkdir -p $(dir $@)
-	@echo "CC $<"; $(CC) $(CFLAGS) -MMD -MP -mavx2 -mfma -c $< -o $@
+	@echo "CC $<"; $(CC) $(CFLAGS) -MMD -MP $(AVX2_FLAGS) -c $< -o $@
 $(BUILD)/optimized/%__avx512.o: optimized/%__avx512.c
 	@mkdir -p $(dir $@)
-	@echo "CC $<"; $(CC) $(CFLAGS) -MMD -MP -mavx512f -mavx512bw -mavx512dq -mavx512vl -mavx512cd -mfma -c $< -o $@
+	@echo "CC $<"; $(CC) $(CFLAGS) -MMD -MP $(AVX512_FLAGS) -c $< -o $@
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
 	@echo "CC $<"; $(CC) $(CFLAGS) -MMD -MP -c $< -o $@
@@ -170,10 +173,10 @@ deps-fuzz: deps
 
 build-fuzz/optimized/%__avx2.o: optimized/%__avx2.c
 	@mkdir -p $(dir $@)
-	@$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link -mavx2 -mfma -c $< -o $@
+	@$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link $(AVX2_FLAGS) -c $< -o $@
 build-fuzz/optimized/%__avx512.o: optimized/%__avx512.c
 	@mkdir -p $(dir $@)
-	@$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link -mavx512f -mavx512bw -mavx512dq -mavx512vl -mavx512cd -mfma -c $< -o $@
+	@$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link $(AVX512_FLAGS) -c $< -o $@
 build-fuzz/%.o: %.c
 	@mkdir -p $(dir $@)
 	@$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
