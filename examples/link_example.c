@@ -12,8 +12,8 @@ int main(void)
     double x[36], rois[5] = {0, -2, -2, 22, 22}, y[9];
     float xf[36], rf[5] = {0, -2, -2, 22, 22}, yf[9];
     for (int i = 0; i < 36; i++) xf[i] = (float)(x[i] = i + 1);
-    ref_roi_align_params p = {1, 1, 6, 6, 1, 3, 3, 0.25, 2, 0};
-    f32_roi_align_params q = {1, 1, 6, 6, 1, 3, 3, 0.25f, 2, 0};
+    ref_roi_align_params p = {1, 1, 6, 6, 1, 3, 3, 0.25, 2, 0, 0};
+    f32_roi_align_params q = {1, 1, 6, 6, 1, 3, 3, 0.25f, 2, 0, 0};
     conform_exec ex = {CONFORM_ISA_AUTO, 1};
     f64_roi_align_fwd__ref(&p, x, rois, y, NULL);
     if (f32_roi_align_fwd(&q, xf, rf, yf, &ex) != CONFORM_OK) return 1;

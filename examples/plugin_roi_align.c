@@ -20,6 +20,7 @@ typedef struct {
     int64_t B, C, H, W, K, PH, PW, sr;
     float s;
     int aligned;
+    float end_plus; /* 1 for roi_end_mode 1: the roi ends at (x2 + 1, y2 + 1) */
 } params;
 
 /* one sample of the RoIAlign bilinear rule: up to 4 (index, weight) pairs; 0 when empty */
@@ -49,7 +50,7 @@ static void roi_align(const params *p, const float *rois, const float *in, float
         int valid = isfinite(bf) && bf >= 0 && bf < (double)p->B;
         int64_t b = valid ? (int64_t)bf : 0;
         float sx = r[1] * p->s - off, sy = r[2] * p->s - off;
-        float rw = r[3] * p->s - off - sx, rh = r[4] * p->s - off - sy;
+        float rw = (r[3] + p->end_plus) * p->s - off - sx, rh = (r[4] + p->end_plus) * p->s - off - sy;
         if (!p->aligned) { if (rw < 1) rw = 1; if (rh < 1) rh = 1; }
         float bh = rh / (float)p->PH, bw = rw / (float)p->PW;
         float qh = ceilf(rh / (float)p->PH), qw = ceilf(rw / (float)p->PW);
@@ -94,6 +95,11 @@ static int run(const char *op, int na, const conform_plugin_attr *a, int ni, con
     p.s = (float)attr(na, a, "spatial_scale")->f;
     p.sr = attr(na, a, "sampling_ratio")->i;
     p.aligned = (int)attr(na, a, "aligned")->i;
+    /* Ascend's roi_end_mode, when given: 0 and 1 unaligned (1 with the end pixel counted in), 2 and 3
+       aligned; -1 or absent (an older harness): aligned decides */
+    const conform_plugin_attr *mode = attr(na, a, "roi_end_mode");
+    if (mode && mode->i >= 0) p.aligned = mode->i >= 2;
+    p.end_plus = mode && mode->i == 1 ? 1.0f : 0.0f;
     p.K = in[1].dims[0];
     if (!strcmp(op, "roi_align")) {
         p.B = in[0].dims[0]; p.C = in[0].dims[1]; p.H = in[0].dims[2]; p.W = in[0].dims[3];

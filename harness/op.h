@@ -70,7 +70,7 @@ typedef struct {
 typedef struct {
     const op_desc *op;
     attr_value attr[CONFORM_MAX_ATTRS];  /* in op->attrs order */
-    int attr_set[CONFORM_MAX_ATTRS];
+    int attr_set[CONFORM_MAX_ATTRS];     /* 0 unset, 1 given, 2 from its default */
     tensor_t in[CONFORM_MAX_TENSORS];     /* in op->inputs order */
     shape_t out_shape[CONFORM_MAX_TENSORS];
     int out_skipped[CONFORM_MAX_TENSORS]; /* the op was asked not to compute this output */

@@ -25,8 +25,9 @@ static const tol_model roi_align_tol = {
 static double pick(gsl_rng *rng, double frac) { return frac > 0 && gsl_rng_uniform(rng) < frac; }
 
 /* One axis of a roi whose samples land exactly on -1 and on n (first and last sample), when the
- * sampling ratio is fixed; returns (lo, hi) in image coordinates. */
-static void edge_axis(double n, int64_t pooled, int64_t sr, double s, double off, double *lo, double *hi)
+ * sampling ratio is fixed; returns (lo, hi) in image coordinates. plus: 1 when the end gets +1. */
+static void edge_axis(double n, int64_t pooled, int64_t sr, double s, double off, double plus, double *lo,
+                      double *hi)
 {
     int64_t g = sr > 0 ? sr : 1;
     double samples = (double)(pooled * g);
@@ -34,12 +35,12 @@ static void edge_axis(double n, int64_t pooled, int64_t sr, double s, double off
     double start = samples > 1 ? -1.0 - 0.5 * step : -1.0 - 0.5;
     double end = samples > 1 ? start + samples * step : start + 1.0;
     *lo = round_f32((start + off) / s);
-    *hi = round_f32((end + off) / s);
+    *hi = round_f32((end + off) / s - plus);
 }
 
 /* Fills rois [K, 5] = (batch, x1, y1, x2, y2); g may be NULL (defaults). */
 static int fill_rois(tensor_t *rois, const cJSON *g, gsl_rng *rng, int64_t B, int64_t H, int64_t W, double s,
-                     int64_t PH, int64_t PW, int64_t sr, int aligned, char *err, size_t errlen)
+                     int64_t PH, int64_t PW, int64_t sr, int aligned, int end_plus_one, char *err, size_t errlen)
 {
     const cJSON *data = g ? cJSON_GetObjectItemCaseSensitive(g, "data") : NULL;
     if (data) return fill_from_json(rois->data, tensor_numel(rois), data, "rois", err, errlen);
@@ -60,7 +61,7 @@ static int fill_rois(tensor_t *rois, const cJSON *g, gsl_rng *rng, int64_t B, in
     double inverted = json_number(g, "inverted_frac", 0.0), oob = json_number(g, "oob_batch_frac", 0.0);
     double fracb = json_number(g, "frac_batch_frac", 0.0), nanf = json_number(g, "nan_frac", 0.0);
     double edge = json_number(g, "edge_frac", 0.0);
-    double off = aligned ? 0.5 : 0.0;
+    double off = aligned ? 0.5 : 0.0, plus = end_plus_one ? 1.0 : 0.0;
     int64_t K = rois->shape.dims[0];
     for (int64_t k = 0; k < K; k++) {
         double *r = rois->data + 5 * k;
@@ -78,8 +79,8 @@ static int fill_rois(tensor_t *rois, const cJSON *g, gsl_rng *rng, int64_t B, in
         if (pick(rng, degenerate)) { r[3] = r[1]; if (gsl_rng_uniform(rng) < 0.5) r[4] = r[2]; }
         else if (pick(rng, inverted)) { double t = r[1]; r[1] = r[3]; r[3] = t; }
         if (pick(rng, edge)) {
-            edge_axis((double)H, PH, sr, s, off, &r[2], &r[4]);
-            edge_axis((double)W, PW, sr, s, off, &r[1], &r[3]);
+            edge_axis((double)H, PH, sr, s, off, plus, &r[2], &r[4]);
+            edge_axis((double)W, PW, sr, s, off, plus, &r[1], &r[3]);
         }
         if (pick(rng, nanf)) r[1 + gsl_rng_uniform_int(rng, 4)] = NAN;
     }
@@ -106,13 +107,13 @@ static int check_common_attrs(const char *op, const char *ph_name, int64_t PH, c
 /* The reference loops over every sample: rois that would need absurd numbers of them (adaptive
  * counts of huge rois) are refused up front, against the work budget. */
 static int check_adaptive_samples(const char *op, const tensor_t *rois, double s, int64_t PH, int64_t PW, int64_t C,
-                                  int64_t sr, int aligned, char *err, size_t errlen)
+                                  int64_t sr, int aligned, int end_plus_one, char *err, size_t errlen)
 {
     if (!rois->data) return 0; /* no data yet: shapes-only check of a suite */
-    double off = aligned ? 0.5 : 0, total = 0;
+    double off = aligned ? 0.5 : 0, plus = end_plus_one ? 1.0 : 0.0, total = 0;
     for (int64_t k = 0; k < rois->shape.dims[0]; k++) {
         const double *r = rois->data + 5 * k;
-        double rw = (r[3] * s - off) - (r[1] * s - off), rh = (r[4] * s - off) - (r[2] * s - off);
+        double rw = ((r[3] + plus) * s - off) - (r[1] * s - off), rh = ((r[4] + plus) * s - off) - (r[2] * s - off);
         if (!aligned) { if (rw < 1) rw = 1; if (rh < 1) rh = 1; }
         double gh = sr > 0 ? (double)sr : ceil(rh / (double)PH), gw = sr > 0 ? (double)sr : ceil(rw / (double)PW);
         if (isfinite(gh) && isfinite(gw) && gh > 0 && gw > 0) total += gh * gw;
@@ -120,10 +121,39 @@ static int check_adaptive_samples(const char *op, const tensor_t *rois, double s
     return problem_check_samples(op, total * (double)PH * (double)PW * (double)(C > 0 ? C : 1), err, errlen);
 }
 
+/* ---- roi_end_mode ---------------------------------------------------------------------------- */
+
+#define END_MODE_DOC "Ascend ROIAlign mode: 0 unaligned; 1 unaligned, ends + 1 pixel; 2 aligned; 3 computed " \
+                     "as 2 (docs/ops/roi_align.md); -1 = not given: aligned decides"
+
+/* The two kernel switches a roi_end_mode stands for; -1 leaves aligned as given. Mode 3 is mode 2:
+ * the TBE ROIAlign / ROIAlignGrad kernels, ops-cv's Ascend 950 kernels and torch_npu's own test
+ * of ROIAlign(aligned=True) (which passes mode 3) all compute it so (docs/ops/roi_align.md). */
+static void apply_end_mode(int64_t mode, ref_roi_align_params *r)
+{
+    r->end_plus_one = mode == 1;
+    if (mode >= 0) r->aligned = mode >= 2;
+}
+
+/* roi_end_mode in -1..3, and not contradicting an aligned that was given as well */
+static int check_end_mode(const problem_t *p, int mode_at, int aligned_at, char *err, size_t errlen)
+{
+    const char *op = p->op->name;
+    const int64_t mode = p->attr[mode_at].i;
+    if (mode < -1 || mode > 3)
+        FAIL("%s: roi_end_mode = %lld: must be 0, 1, 2 or 3 (the Ascend ROIAlign modes), or -1 for not given",
+             op, (long long)mode);
+    const int aligned = (int)p->attr[aligned_at].i;
+    if (mode >= 0 && p->attr_set[aligned_at] == 1 && aligned != (mode >= 2))
+        FAIL("%s: roi_end_mode = %lld contradicts aligned = %s: modes 0 and 1 are unaligned, 2 and 3 aligned; "
+             "give one of the two", op, (long long)mode, aligned ? "true" : "false");
+    return 0;
+}
+
 /* ---- roi_align --------------------------------------------------------------------------- */
 
 enum { RA_INPUT, RA_ROIS };
-enum { RA_PH, RA_PW, RA_SCALE, RA_SR, RA_ALIGNED };
+enum { RA_PH, RA_PW, RA_SCALE, RA_SR, RA_ALIGNED, RA_END_MODE };
 
 static const tensor_spec roi_align_inputs[] = {
     {"input", "[B, C, H, W] feature map"},
@@ -136,6 +166,7 @@ static const attr_spec roi_align_attrs[] = {
     {"spatial_scale", ATTR_FLOAT, "1.0", "image-to-feature scale, > 0"},
     {"sampling_ratio", ATTR_INT, "0", "samples per bin per axis, 0 = adaptive"},
     {"aligned", ATTR_BOOL, "true", "half-pixel offset (torch_npu's default true)"},
+    {"roi_end_mode", ATTR_INT, "-1", END_MODE_DOC},
 };
 
 static void roi_align_params(const problem_t *p, ref_roi_align_params *r)
@@ -148,6 +179,7 @@ static void roi_align_params(const problem_t *p, ref_roi_align_params *r)
     r->spatial_scale = p->attr[RA_SCALE].f;
     r->sampling_ratio = p->attr[RA_SR].i;
     r->aligned = (int)p->attr[RA_ALIGNED].i;
+    apply_end_mode(p->attr[RA_END_MODE].i, r);
 }
 
 static void to_f32_params(const ref_roi_align_params *r, f32_roi_align_params *f)
@@ -157,6 +189,7 @@ static void to_f32_params(const ref_roi_align_params *r, f32_roi_align_params *f
     f->spatial_scale = (float)r->spatial_scale;
     f->sampling_ratio = r->sampling_ratio;
     f->aligned = r->aligned;
+    f->end_plus_one = r->end_plus_one;
 }
 
 static int roi_align_validate(problem_t *p, char *err, size_t errlen)
@@ -167,13 +200,14 @@ static int roi_align_validate(problem_t *p, char *err, size_t errlen)
     if (x->rank != 4) FAIL("%s: input must have shape [B,C,H,W], got %s", op, shape_str(x, buf, sizeof buf));
     if (rois->rank != 2 || rois->dims[1] != 5)
         FAIL("%s: rois must have shape [K,5], got %s", op, shape_str(rois, buf, sizeof buf));
+    if (check_end_mode(p, RA_END_MODE, RA_ALIGNED, err, errlen)) return -1;
     ref_roi_align_params r;
     roi_align_params(p, &r);
     if (check_common_attrs(op, "pooled_h", r.pooled_h, "pooled_w", r.pooled_w, r.spatial_scale, r.sampling_ratio,
                            err, errlen))
         return -1;
     if (check_adaptive_samples(op, &p->in[RA_ROIS], r.spatial_scale, r.pooled_h, r.pooled_w, r.C, r.sampling_ratio,
-                               r.aligned, err, errlen))
+                               r.aligned, r.end_plus_one, err, errlen))
         return -1;
     int64_t d[4] = {r.K, r.C, r.pooled_h, r.pooled_w};
     p->out_shape[0] = shape_make(4, d);
@@ -189,7 +223,7 @@ static int roi_align_fill(problem_t *p, const cJSON *gen, gsl_rng *rng, char *er
         return -1;
     return fill_rois(&p->in[RA_ROIS], cJSON_GetObjectItemCaseSensitive(gen, "rois"), rng, r.B, r.H, r.W,
                      r.spatial_scale > 0 ? r.spatial_scale : 1.0, r.pooled_h, r.pooled_w, r.sampling_ratio,
-                     r.aligned, err, errlen);
+                     r.aligned, r.end_plus_one, err, errlen);
 }
 
 static void roi_align_reference(const problem_t *p, double **out, ref_bounds *bounds)
@@ -214,7 +248,7 @@ const op_desc op_roi_align = {
     .spec = "ops.md sections 0, A, 1",
     .n_inputs = 2, .inputs = roi_align_inputs,
     .n_outputs = 1, .outputs = roi_align_outputs,
-    .n_attrs = 5, .attrs = roi_align_attrs,
+    .n_attrs = 6, .attrs = roi_align_attrs,
     .validate = roi_align_validate,
     .fill = roi_align_fill,
     .reference = roi_align_reference,
@@ -226,7 +260,7 @@ const op_desc op_roi_align = {
 /* ---- roi_align_v2_backward --------------------------------------------------------------- */
 
 enum { RB_GRAD, RB_BOXES };
-enum { RB_SHAPE, RB_PH, RB_PW, RB_SCALE, RB_SR, RB_ALIGNED };
+enum { RB_SHAPE, RB_PH, RB_PW, RB_SCALE, RB_SR, RB_ALIGNED, RB_END_MODE };
 
 static const tensor_spec roi_align_bwd_inputs[] = {
     {"grad_output", "[K, C, pooled_height, pooled_width]"},
@@ -240,6 +274,7 @@ static const attr_spec roi_align_bwd_attrs[] = {
     {"spatial_scale", ATTR_FLOAT, "1.0", "> 0 and finite"},
     {"sampling_ratio", ATTR_INT, "0", ">= 0, 0 = adaptive"},
     {"aligned", ATTR_BOOL, "true", "half-pixel offset"},
+    {"roi_end_mode", ATTR_INT, "-1", END_MODE_DOC},
 };
 
 static void roi_align_bwd_params(const problem_t *p, ref_roi_align_params *r)
@@ -253,6 +288,7 @@ static void roi_align_bwd_params(const problem_t *p, ref_roi_align_params *r)
     r->spatial_scale = p->attr[RB_SCALE].f;
     r->sampling_ratio = p->attr[RB_SR].i;
     r->aligned = (int)p->attr[RB_ALIGNED].i;
+    apply_end_mode(p->attr[RB_END_MODE].i, r);
 }
 
 static int roi_align_bwd_validate(problem_t *p, char *err, size_t errlen)
@@ -269,6 +305,7 @@ static int roi_align_bwd_validate(problem_t *p, char *err, size_t errlen)
     if (is->n != 4) FAIL("%s: input_shape must have 4 entries (B,C,H,W), got %d", op, is->n);
     for (int i = 0; i < 4; i++)
         if (is->list[i] < 0) FAIL("%s: input_shape[%d] = %lld: must be >= 0", op, i, (long long)is->list[i]);
+    if (check_end_mode(p, RB_END_MODE, RB_ALIGNED, err, errlen)) return -1;
     ref_roi_align_params r;
     roi_align_bwd_params(p, &r);
     if (go->dims[0] != r.K)
@@ -283,7 +320,7 @@ static int roi_align_bwd_validate(problem_t *p, char *err, size_t errlen)
         FAIL("%s: grad_output has %lld channels (dim 1) but input_shape[1] = %lld", op, (long long)go->dims[1],
              (long long)r.C);
     if (check_adaptive_samples(op, &p->in[RB_BOXES], r.spatial_scale, r.pooled_h, r.pooled_w, r.C, r.sampling_ratio,
-                               r.aligned, err, errlen))
+                               r.aligned, r.end_plus_one, err, errlen))
         return -1;
     int64_t d[4] = {r.B, r.C, r.H, r.W};
     p->out_shape[0] = shape_make(4, d);
@@ -300,7 +337,7 @@ static int roi_align_bwd_fill(problem_t *p, const cJSON *gen, gsl_rng *rng, char
         return -1;
     return fill_rois(&p->in[RB_BOXES], cJSON_GetObjectItemCaseSensitive(gen, "boxes"), rng, r.B, r.H, r.W,
                      r.spatial_scale > 0 ? r.spatial_scale : 1.0, r.pooled_h, r.pooled_w, r.sampling_ratio,
-                     r.aligned, err, errlen);
+                     r.aligned, r.end_plus_one, err, errlen);
 }
 
 static void roi_align_bwd_reference(const problem_t *p, double **out, ref_bounds *bounds)
@@ -325,7 +362,7 @@ const op_desc op_roi_align_v2_backward = {
     .spec = "ops.md sections 0, A, 2",
     .n_inputs = 2, .inputs = roi_align_bwd_inputs,
     .n_outputs = 1, .outputs = roi_align_bwd_outputs,
-    .n_attrs = 6, .attrs = roi_align_bwd_attrs,
+    .n_attrs = 7, .attrs = roi_align_bwd_attrs,
     .validate = roi_align_bwd_validate,
     .fill = roi_align_bwd_fill,
     .reference = roi_align_bwd_reference,

@@ -165,6 +165,7 @@ int problem_finish_attrs(problem_t *p, char *err, size_t errlen)
             return -1;
         }
         if (problem_set_attr_text(p, a->name, a->def, err, errlen)) return -1;
+        p->attr_set[i] = 2; /* from its default: validation may tell it from a given value */
     }
     return 0;
 }

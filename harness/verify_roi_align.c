@@ -8,6 +8,9 @@
 #include "verify.h"
 
 extern const op_desc op_roi_align, op_roi_align_v2_backward;
+/* verify_roi_end_mode.c: the modes of the Ascend attribute, for either op */
+int roi_end_mode_end_pixel(const op_desc *op, proof_result *r);
+int roi_end_mode_identities(const op_desc *op, proof_result *r);
 
 /* metamorphic relations are exact in real arithmetic; double rounding of the shifted
    coordinates moves results by a few ulps of the output scale at most */
@@ -209,23 +212,28 @@ const proof_desc roi_align_proofs[] = {
     {"metamorphic", "translating rois and image together leaves the output unchanged", translation},
     {"metamorphic", "aligned rois = unaligned rois moved by -0.5/spatial_scale", half_pixel},
     {"metamorphic", "linear in the feature map", linearity},
-    {"golden", "torchvision 0.14 and the torch_npu document's vectors", proof_golden},
+    {"metamorphic", "roi_end_mode 1 = mode 0 with the roi ends moved by +1", roi_end_mode_end_pixel},
+    {"metamorphic", "roi_end_mode 0 = aligned false, 2 = aligned true, 3 = 2", roi_end_mode_identities},
+    {"golden", "torchvision 0.14, the torch_npu document's and test's vectors", proof_golden},
     {NULL, NULL, NULL},
 };
 
 /* ---- roi_align_v2_backward ------------------------------------------------------------------- */
 
 typedef struct {
-    int aligned, sr;
+    int aligned, sr, mode; /* mode: roi_end_mode, -1 not given */
     int64_t B, C, H, W, K, PH, PW;
     double s;
 } family_case;
 
 static const family_case family_cases[] = {
-    {1, 2, 2, 3, 9, 11, 7, 3, 2, 0.5},
-    {0, 0, 1, 2, 12, 8, 6, 2, 4, 0.25},
-    {1, 0, 2, 2, 7, 7, 9, 3, 3, 1.0},
-    {0, 1, 1, 4, 5, 13, 5, 1, 5, 0.5},
+    {1, 2, -1, 2, 3, 9, 11, 7, 3, 2, 0.5},
+    {0, 0, -1, 1, 2, 12, 8, 6, 2, 4, 0.25},
+    {1, 0, -1, 2, 2, 7, 7, 9, 3, 3, 1.0},
+    {0, 1, -1, 1, 4, 5, 13, 5, 1, 5, 0.5},
+    {0, 0, 1, 2, 2, 9, 10, 7, 2, 3, 0.5},  /* roi_end_mode 1: the end pixel counted in */
+    {0, 2, 1, 1, 3, 8, 8, 5, 3, 2, 0.25},
+    {1, 0, 3, 1, 2, 9, 9, 6, 2, 2, 0.5},   /* roi_end_mode 3, computed as 2 */
 };
 
 /* The forward (from the table) and the backward under proof on one random problem. */
@@ -233,11 +241,12 @@ static int make_pair(const op_desc *bwd, const family_case *fc, unsigned long se
 {
     char a[6][48];
     snprintf(a[0], 48, "aligned=%s", fc->aligned ? "true" : "false");
+    snprintf(a[5], 48, "roi_end_mode=%d", fc->mode);
     snprintf(a[1], 48, "sampling_ratio=%d", fc->sr);
     snprintf(a[2], 48, "spatial_scale=%.17g", fc->s);
     snprintf(a[3], 48, "pooled_h=%lld", (long long)fc->PH);
     snprintf(a[4], 48, "pooled_w=%lld", (long long)fc->PW);
-    const char *fa[] = {a[0], a[1], a[2], a[3], a[4], NULL};
+    const char *fa[] = {a[0], a[1], a[2], a[3], a[4], a[5], NULL};
     shape_t fs[2] = {shape4(fc->B, fc->C, fc->H, fc->W), shape2(fc->K, 5)};
     memset(pr, 0, sizeof *pr);
     if (proof_problem(&op_roi_align, fa, fs, "{\"rois\": {\"outside_frac\": 0.3, \"size\": [1, 40]}}", seed, &pr->fwd, r))
@@ -247,7 +256,7 @@ static int make_pair(const op_desc *bwd, const family_case *fc, unsigned long se
     snprintf(b[1], 64, "pooled_width=%lld", (long long)fc->PW);
     snprintf(b[2], 64, "input_shape=%lld,%lld,%lld,%lld", (long long)fc->B, (long long)fc->C, (long long)fc->H,
              (long long)fc->W);
-    const char *ba[] = {a[0], a[1], a[2], b[0], b[1], b[2], NULL};
+    const char *ba[] = {a[0], a[1], a[2], a[5], b[0], b[1], b[2], NULL};
     shape_t bs[2] = {shape4(fc->K, fc->C, fc->PH, fc->PW), shape2(fc->K, 5)};
     if (proof_problem(bwd, ba, bs, NULL, seed + 1, &pr->bwd, r)) { problem_free(&pr->fwd); return -1; }
     memcpy(pr->bwd.in[1].data, pr->fwd.in[1].data, sizeof(double) * 5 * (size_t)fc->K); /* same rois */
@@ -347,6 +356,8 @@ const proof_desc roi_align_bwd_proofs[] = {
     {"adjoint", "<g, roi_align(x)> = <roi_align_v2_backward(g), x>", adjoint},
     {"finite difference", "central differences of <g, roi_align(x)> in x equal grad_input", finite_difference},
     {"metamorphic", "translating rois and image together translates grad_input", backward_translation},
-    {"golden", "torchvision 0.14 autograd and the aclnn/torch_npu documents' vectors", proof_golden},
+    {"metamorphic", "roi_end_mode 1 = mode 0 with the roi ends moved by +1", roi_end_mode_end_pixel},
+    {"metamorphic", "roi_end_mode 0 = aligned false, 2 = aligned true, 3 = 2", roi_end_mode_identities},
+    {"golden", "torchvision 0.14 autograd, the aclnn/torch_npu documents' and torch_npu test's vectors", proof_golden},
     {NULL, NULL, NULL},
 };

@@ -42,6 +42,7 @@ typedef struct {
     float spatial_scale;
     int64_t sampling_ratio;
     int aligned;
+    int end_plus_one; /* roi_end_mode 1: ends at (x2 + 1, y2 + 1), computed as (x2 + 1) * scale */
 } f32_roi_align_params;
 
 /* output [K, C, pooled_h, pooled_w] */

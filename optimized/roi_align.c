@@ -51,7 +51,9 @@ static roi_geom roi_geometry(const f32_roi_align_params *p, const float *roi)
     const float s = p->spatial_scale, off = p->aligned ? 0.5f : 0.0f;
     g.sx = roi[1] * s - off;
     g.sy = roi[2] * s - off;
-    const float ex = roi[3] * s - off, ey = roi[4] * s - off;
+    /* roi_end_mode 1: add the end pixel before scaling, as the Ascend ROIAlign kernel does */
+    const float x2 = p->end_plus_one ? roi[3] + 1.0f : roi[3], y2 = p->end_plus_one ? roi[4] + 1.0f : roi[4];
+    const float ex = x2 * s - off, ey = y2 * s - off;
     float rw = ex - g.sx, rh = ey - g.sy;
     if (!p->aligned) {
         /* max(r, 1) keeping NaN (torchvision's std::max order): a NaN extent samples nothing */

@@ -36,7 +36,9 @@ typedef struct {
 } ref_bilinear;
 int ref_bilinear_rule(int64_t H, int64_t W, double y, double x, ref_bilinear *b);
 
-/* roi_align (spec 1) and roi_align_v2_backward (spec 2). */
+/* roi_align (spec 1) and roi_align_v2_backward (spec 2). The Ascend attribute roi_end_mode is
+ * two switches here: 0 = {aligned 0}, 1 = {aligned 0, end_plus_one 1}, 2 and 3 = {aligned 1}
+ * (docs/ops/roi_align.md gives the kernel evidence, mode 3 included). */
 typedef struct {
     int64_t B, C, H, W; /* feature map [B, C, H, W] */
     int64_t K;          /* rois [K, 5] */
@@ -44,6 +46,8 @@ typedef struct {
     double spatial_scale;
     int64_t sampling_ratio;
     int aligned;
+    int end_plus_one;   /* the roi ends one image pixel further out: (x2 + 1, y2 + 1) before scaling
+                           (Ascend roi_end_mode 1; with aligned 0) */
 } ref_roi_align_params;
 
 /* output [K, C, pooled_h, pooled_w] */

@@ -21,10 +21,11 @@ static roi_geom roi_geometry(const ref_roi_align_params *p, const double *roi, d
     double bf = floor(roi[0]);
     g.b = (isfinite(bf) && bf >= 0 && bf < (double)p->B) ? (int64_t)bf : -1;
 
-    double s = p->spatial_scale, off = p->aligned ? 0.5 : 0.0;
+    /* aligned: every corner shifted by -0.5; end_plus_one: the end pixel counted in (x2 + 1) */
+    double s = p->spatial_scale, off = p->aligned ? 0.5 : 0.0, plus = p->end_plus_one ? 1.0 : 0.0;
     g.sx = roi[1] * s - off;
     g.sy = roi[2] * s - off;
-    double ex = roi[3] * s - off, ey = roi[4] * s - off;
+    double ex = (roi[3] + plus) * s - off, ey = (roi[4] + plus) * s - off;
     double rw = ex - g.sx, rh = ey - g.sy;
     /* max(r, 1) as torchvision writes it: a NaN extent stays NaN (its samples are empty) */
     if (!p->aligned) { if (rw < 1.0) rw = 1.0; if (rh < 1.0) rh = 1.0; }
@@ -34,18 +35,18 @@ static roi_geom roi_geometry(const ref_roi_align_params *p, const double *roi, d
     g.gh = adaptive ? ref_adaptive_count(rh / (double)p->pooled_h) : p->sampling_ratio;
     g.gw = adaptive ? ref_adaptive_count(rw / (double)p->pooled_w) : p->sampling_ratio;
 
-    g.mag_y = fabs(roi[2] * s) + fabs(roi[4] * s) + off;
-    g.mag_x = fabs(roi[1] * s) + fabs(roi[3] * s) + off;
+    g.mag_y = fabs(roi[2] * s) + fabs(roi[4] * s) + plus * s + off;
+    g.mag_x = fabs(roi[1] * s) + fabs(roi[3] * s) + plus * s + off;
     g.cr.gh_lo = g.cr.gh_hi = g.gh;
     g.cr.gw_lo = g.cr.gw_hi = g.gw;
     /* rh/PH carries the rounding of rh: ceil may land on the next integer. Equal corners give
-       an extent of exactly 0 in any precision: nothing to flip there. */
-    if (adaptive && isfinite(rh) && roi[2] != roi[4]) {
+       an extent of exactly 0 in any precision (not so with end_plus_one): nothing to flip there. */
+    if (adaptive && isfinite(rh) && (roi[2] != roi[4] || plus != 0)) {
         double dq = pos_rel_err * 2.0 * g.mag_y / (double)p->pooled_h;
         g.cr.gh_lo = ref_adaptive_count(rh / (double)p->pooled_h - dq);
         g.cr.gh_hi = ref_adaptive_count(rh / (double)p->pooled_h + dq);
     }
-    if (adaptive && isfinite(rw) && roi[1] != roi[3]) {
+    if (adaptive && isfinite(rw) && (roi[1] != roi[3] || plus != 0)) {
         double dr = pos_rel_err * 2.0 * g.mag_x / (double)p->pooled_w;
         g.cr.gw_lo = ref_adaptive_count(rw / (double)p->pooled_w - dr);
         g.cr.gw_hi = ref_adaptive_count(rw / (double)p->pooled_w + dr);

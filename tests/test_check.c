@@ -58,7 +58,7 @@ static double *tolerances(int64_t *n, tensor_t *out)
     cr_assert_eq(npy_read(V "input.npy", &x, err, sizeof err), 0);
     cr_assert_eq(npy_read(V "rois.npy", &r, err, sizeof err), 0);
     cr_assert_eq(npy_read(V "output.npy", out, err, sizeof err), 0);
-    ref_roi_align_params p = {2, 3, 16, 16, 10, 3, 4, 0.25, 2, 1};
+    ref_roi_align_params p = {2, 3, 16, 16, 10, 3, 4, 0.25, 2, 1, 0};
     *n = tensor_numel(out);
     double *ref = calloc((size_t)*n, 8), *b[4];
     for (int k = 0; k < 4; k++) b[k] = calloc((size_t)*n, 8);

@@ -132,7 +132,7 @@ Test(hostile, a_negative_sample_count_on_one_axis_samples_nothing_at_once)
     cr_assert_lt(now_seconds() - t0, 1.0);
     for (int i = 0; i < 24; i++) cr_assert_eq(y[i], 0.0);
     double r2[5] = {0, 0, 0, -1e30, 1e30}, y2[4];
-    ref_roi_align_params q = {1, 1, 3, 6, 1, 1, 4, 1.0, 0, 1};
+    ref_roi_align_params q = {1, 1, 3, 6, 1, 1, 4, 1.0, 0, 1, 0};
     t0 = now_seconds();
     f64_roi_align_fwd__ref(&q, x, r2, y2, NULL);
     cr_assert_lt(now_seconds() - t0, 1.0);

@@ -17,7 +17,7 @@ static void iota36(double *x) { for (int i = 0; i < 36; i++) x[i] = i + 1; }
 
 static ref_roi_align_params doc_params(int aligned)
 {
-    ref_roi_align_params p = {1, 1, 6, 6, 1, 3, 3, 0.25, 2, aligned};
+    ref_roi_align_params p = {1, 1, 6, 6, 1, 3, 3, 0.25, 2, aligned, 0};
     return p;
 }
 
@@ -84,7 +84,7 @@ static problem make_problem(unsigned long seed, int aligned, int sr, int64_t C)
     gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
     gsl_rng_set(r, seed);
     problem q;
-    q.p = (ref_roi_align_params){2, C, 13, 17, 11, 3, 4, 0.5, sr, aligned};
+    q.p = (ref_roi_align_params){2, C, 13, 17, 11, 3, 4, 0.5, sr, aligned, 0};
     int64_t nx = q.p.B * q.p.C * q.p.H * q.p.W, ng = q.p.K * q.p.C * q.p.pooled_h * q.p.pooled_w;
     q.x = malloc(sizeof(double) * (size_t)(nx ? nx : 1));
     q.g = malloc(sizeof(double) * (size_t)(ng ? ng : 1));
@@ -134,13 +134,16 @@ Test(roi_align_optimized, every_isa_and_thread_count_matches_the_reference)
         if (!conform_isa_available((conform_isa)isa)) continue;
         tested++;
         for (int ci = 0; ci < 5; ci++)
-            for (int aligned = 0; aligned <= 1; aligned++)
+            for (int mode = 0; mode <= 2; mode++) /* the roi_end_mode geometries (3 is 2) */
                 for (int sr = 0; sr <= 2; sr += 2) {
+                    const int aligned = mode == 2;
                     problem q = make_problem(7 + (unsigned long)(ci * 4 + aligned * 2 + sr), aligned, sr, channels[ci]);
+                    q.p.end_plus_one = mode == 1;
                     ref_roi_align_params *p = &q.p;
                     int64_t nx = p->B * p->C * p->H * p->W, ny = p->K * p->C * p->pooled_h * p->pooled_w;
                     f32_roi_align_params f = {p->B, p->C, p->H, p->W, p->K, p->pooled_h, p->pooled_w,
-                                              (float)p->spatial_scale, p->sampling_ratio, p->aligned};
+                                              (float)p->spatial_scale, p->sampling_ratio, p->aligned,
+                                              p->end_plus_one};
                     double *y = malloc(8 * (size_t)ny), *gx = malloc(8 * (size_t)nx);
                     ref_bounds by = bounds_alloc(16 * CONFORM_U_F32, ny), bx = bounds_alloc(16 * CONFORM_U_F32, nx);
                     f64_roi_align_fwd__ref(p, q.x, q.rois, y, &by);
@@ -154,8 +157,8 @@ Test(roi_align_optimized, every_isa_and_thread_count_matches_the_reference)
                         cr_assert_eq(f32_roi_align_fwd(&f, xf, rf, yo[t], &ex), CONFORM_OK);
                         cr_assert_eq(f32_roi_align_bwd(&f, gf, rf, gxo[t], &ex), CONFORM_OK);
                         char what[96];
-                        snprintf(what, sizeof what, "%s C=%lld aligned=%d sr=%d threads=%d fwd", conform_isa_name((conform_isa)isa),
-                                 (long long)p->C, aligned, sr, t + 1);
+                        snprintf(what, sizeof what, "%s C=%lld roi_end_mode=%d sr=%d threads=%d fwd",
+                                 conform_isa_name((conform_isa)isa), (long long)p->C, mode, sr, t + 1);
                         check_against_bounds(y, yo[t], ny, &by, &tol, what);
                         what[strlen(what) - 3] = 'b';
                         check_against_bounds(gx, gxo[t], nx, &bx, &tol, what);
@@ -187,7 +190,7 @@ Test(roi_align_bounds, sample_on_the_lower_bound_is_ambiguous)
     /* aligned = false, scale 1, one bin, one sample: y = y1 + 0.5 * (y2 - y1) = -1 exactly */
     double x[16], rois[5] = {0, 1, -1.5, 2, -0.5}, y[1];
     for (int i = 0; i < 16; i++) x[i] = i + 1;
-    ref_roi_align_params p = {1, 1, 4, 4, 1, 1, 1, 1.0, 1, 0};
+    ref_roi_align_params p = {1, 1, 4, 4, 1, 1, 1, 1.0, 1, 0, 0};
     ref_bounds b = bounds_alloc(16 * CONFORM_U_F32, 1);
     f64_roi_align_fwd__ref(&p, x, rois, y, &b);
     cr_assert_float_eq(y[0], 2.5, 1e-15); /* row 0, x = 1.5: (2 + 3) / 2 */
@@ -205,7 +208,7 @@ Test(roi_align_bounds, adaptive_count_at_an_integer_is_ambiguous)
     /* aligned = false, roi height 4 px over pooled 2: rh / PH = 2 exactly: ceil may flip to 3 */
     double x[64], rois[5] = {0, 0.25, 0.25, 4.25, 4.25}, y[4];
     for (int i = 0; i < 64; i++) x[i] = (double)((i * 37) % 11);
-    ref_roi_align_params p = {1, 1, 8, 8, 1, 2, 2, 1.0, 0, 0};
+    ref_roi_align_params p = {1, 1, 8, 8, 1, 2, 2, 1.0, 0, 0, 0};
     ref_bounds b = bounds_alloc(16 * CONFORM_U_F32, 4);
     f64_roi_align_fwd__ref(&p, x, rois, y, &b);
     for (int i = 0; i < 4; i++) cr_assert(b.ambig[i] > 0, "bin %d", i);
@@ -220,7 +223,7 @@ Test(roi_align_bounds, absurd_inverted_roi_samples_nothing)
 {
     double x[16] = {0}, rois[5] = {0, 1e20f, 1e20f, -7e20f, -7e20f}, y[4];
     for (int i = 0; i < 16; i++) x[i] = i;
-    ref_roi_align_params p = {1, 1, 4, 4, 1, 2, 2, 1.0, 0, 1};
+    ref_roi_align_params p = {1, 1, 4, 4, 1, 2, 2, 1.0, 0, 1, 0};
     f64_roi_align_fwd__ref(&p, x, rois, y, NULL);
     for (int i = 0; i < 4; i++) cr_assert_eq(y[i], 0.0);
 }

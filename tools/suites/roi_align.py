@@ -65,6 +65,40 @@ def published():
     out.append(roi_bwd("aclnn_doc_backward", [1, 1, 6, 6], 1, 3, 3, dict(DOC_ATTRS, aligned=False),
                        {"grad_output": {"data": [[FWD_UNALIGNED]]}, "boxes": DOC_ROI},
                        expect={"grad_input": [[adj]]}))
+    return out + end_mode_published()
+
+
+# ---- roi_end_mode (docs/ops/roi_align.md) --------------------------------------------------------
+# torch_npu's test/contrib/test_roi_align.py runs ROIAlign(aligned=False / True), which passes
+# roi_end_mode 0 / 3 to the Ascend kernel, on the document's problem, and expects exactly the
+# vectors above (forward, and the gradient of output.sum()): published values for modes 0 and 3.
+#
+# Mode 1 by hand on the same problem (F[y][x] = 6y + x + 1, scale 0.25, 3x3 bins, 2x2 samples):
+# start -2 * 0.25 = -0.5, end (22 + 1) * 0.25 = 5.75, extent 6.25, bin 25/12, sample step 25/24,
+# so the six samples per axis are at (1, 51, 101, 151, 201, 251) / 48; the last is beyond W - 1 = 5
+# and rule A reads it as 5. F is linear in x and y inside the plane, so a bin's value is
+# 6 * mean(y) + mean(x) + 1 with the bin means below, and the gradient of the sum is
+# wy[r] * wx[c] / 4 with w the summed linear-interpolation weights of the six samples per pixel:
+# px0 47/48 (from 1/48), px1 1/48 + 45/48, px2 3/48 + 43/48, px3 5/48 + 41/48, px4 7/48 + 39/48,
+# px5 9/48 + 1 (the clamped sample).
+MODE1_BIN_MEAN = [(1 + 51) / 96, (101 + 151) / 96, (201 + 240) / 96]
+MODE1_FWD = [[6 * my + mx + 1 for mx in MODE1_BIN_MEAN] for my in MODE1_BIN_MEAN]
+MODE1_W = [47 / 48, 46 / 48, 46 / 48, 46 / 48, 46 / 48, 57 / 48]
+MODE1_GRAD = [[wy * wx / 4 for wx in MODE1_W] for wy in MODE1_W]
+
+
+def end_mode_published():
+    out = []
+    ones = {"dist": "const", "value": 1}
+    for mode, fwd, grad in ((0, FWD_UNALIGNED, [[0.25] * 6] * 6), (3, FWD_ALIGNED, GRAD_ALIGNED),
+                            (1, MODE1_FWD, MODE1_GRAD)):
+        src = "handcheck" if mode == 1 else "torch_npu_test"
+        out.append(roi_align("%s_fwd_end_mode%d" % (src, mode), [1, 1, 6, 6], 1,
+                             dict(DOC_ATTRS, pooled_h=3, pooled_w=3, roi_end_mode=mode),
+                             {"input": IOTA36, "rois": DOC_ROI}, expect={"output": [[fwd]]}))
+        out.append(roi_bwd("%s_grad_end_mode%d" % (src, mode), [1, 1, 6, 6], 1, 3, 3,
+                           dict(DOC_ATTRS, roi_end_mode=mode), {"grad_output": ones, "boxes": DOC_ROI},
+                           expect={"grad_input": [[grad]]}))
     return out
 
 
@@ -80,6 +114,8 @@ def random_cases(repeat):
                 {"size": [1, 24], "outside_frac": 0.2}, grid={"sampling_ratio": [0, 2]}, repeat=repeat)
     out += both("normal_values", [2, 33, 12, 12], 9, 4, 4, {"spatial_scale": 0.5, "sampling_ratio": 0},
                 {"size": [2, 30]}, values={"dist": "normal", "mean": 3, "std": 10}, repeat=repeat)
+    out += both("end_mode", [2, 6, 20, 20], 12, 3, 3, {"spatial_scale": 0.5}, {"size": [0.5, 40], "outside_frac": 0.2},
+                grid={"roi_end_mode": [0, 1, 2, 3], "sampling_ratio": [0, 2]}, repeat=repeat)
     return out
 
 
@@ -128,6 +164,14 @@ def edge_cases():
     # adaptive counts right at an integer (rh/PH = 2 exactly)
     out += both("adaptive_integral_bins", [1, 3, 16, 16], 3, 2, 2, {"spatial_scale": 1.0, "aligned": False},
                 {"data": [[0, 2, 2, 6, 6], [0, 1, 3, 9, 7], [0, 0.5, 0.5, 4.5, 8.5]]})
+    # roi_end_mode: rois below a feature pixel (the clamp of modes 0 and 1 acts, 2 and 3 have none),
+    # degenerate rois, and mode 1's last samples exactly on the bounds
+    out += both("end_mode_tiny", [1, 4, 10, 10], 12, 2, 2, base, {"size": [0.1, 3]},
+                grid={"roi_end_mode": [0, 1, 2, 3], "sampling_ratio": [0, 2]})
+    out += both("end_mode_degenerate", [1, 4, 12, 12], 12, 3, 3, base, {"degenerate_frac": 1.0},
+                grid={"roi_end_mode": [0, 1, 2, 3], "sampling_ratio": [0, 2]})
+    out += both("samples_on_bounds_end_mode1", [1, 4, 8, 8], 6, 2, 2, {"spatial_scale": 1.0, "roi_end_mode": 1},
+                {"edge_frac": 1.0}, grid={"sampling_ratio": [1, 2, 3]})
     # NaN and infinity in the feature map propagate exactly as in the reference
     out += both("nan_features", [1, 3, 8, 8], 6, 2, 2, base, values={"dist": "uniform", "nan_frac": 0.05})
     return out
@@ -144,6 +188,10 @@ def invalid_cases():
     f.append(roi_align("fwd_bad_scale_zero", [1, 1, 4, 4], 1, dict(a, spatial_scale=0), expect_error="spatial_scale"))
     f.append(roi_align("fwd_bad_scale_negative", [1, 1, 4, 4], 1, dict(a, spatial_scale=-1), expect_error="spatial_scale"))
     f.append(roi_align("fwd_bad_sampling_ratio", [1, 1, 4, 4], 1, dict(a, sampling_ratio=-1), expect_error="sampling_ratio = -1"))
+    f.append(roi_align("fwd_bad_end_mode", [1, 1, 4, 4], 1, dict(a, roi_end_mode=4),
+                       expect_error="roi_end_mode = 4: must be 0, 1, 2 or 3"))
+    f.append(roi_align("fwd_end_mode_contradicts_aligned", [1, 1, 4, 4], 1, dict(a, roi_end_mode=2, aligned=False),
+                       expect_error="roi_end_mode = 2 contradicts aligned = false"))
     b = {"spatial_scale": 0.25}
     f.append(roi_bwd("bwd_bad_boxes_width", [1, 1, 4, 4], 3, 2, 2, b, expect_error="boxes must have shape [K,5]"))
     f[-1]["shapes"]["boxes"] = [3, 6]
@@ -160,6 +208,10 @@ def invalid_cases():
     f[-1]["shapes"]["grad_output"] = [3, 1, 4]
     f.append(roi_bwd("bwd_bad_scale", [1, 1, 4, 4], 3, 2, 2, dict(b, spatial_scale=0), expect_error="spatial_scale"))
     f.append(roi_bwd("bwd_bad_sampling_ratio", [1, 1, 4, 4], 3, 2, 2, dict(b, sampling_ratio=-2), expect_error="sampling_ratio = -2"))
+    f.append(roi_bwd("bwd_bad_end_mode", [1, 1, 4, 4], 3, 2, 2, dict(b, roi_end_mode=-2),
+                     expect_error="roi_end_mode = -2: must be 0, 1, 2 or 3"))
+    f.append(roi_bwd("bwd_end_mode_contradicts_aligned", [1, 1, 4, 4], 3, 2, 2, dict(b, roi_end_mode=1, aligned=True),
+                     expect_error="roi_end_mode = 1 contradicts aligned = true"))
     return f
 
 
@@ -173,4 +225,6 @@ def smoke():
 
 def golden():
     return [("published_roi_align.json", "published_roi_align",
-             "torch_npu ROIAlign and aclnnRoiAlignV2Backward documentation examples (ops.md section 9)", published())]
+             "torch_npu ROIAlign and aclnnRoiAlignV2Backward documentation examples (ops.md section 9); "
+             "roi_end_mode 0 and 3: torch_npu test/contrib/test_roi_align.py; mode 1: hand-checked "
+             "(tools/suites/roi_align.py)", published())]
