@@ -69,6 +69,47 @@ done:
     }
 }
 
+void standards_for_inputs(const problem_t *p, double *const *ref, double *const *actual, std_dtype dt, case_result *r)
+{
+    const op_desc *op = p->op;
+    float *in[CONFORM_MAX_TENSORS] = {0};
+    double *bench[CONFORM_MAX_TENSORS] = {0};
+    int ok = 1;
+    for (int i = 0; i < op->n_inputs; i++) {
+        int64_t n = tensor_numel(&p->in[i]);
+        in[i] = malloc((size_t)(n ? n : 1) * sizeof(float));
+        ok &= in[i] != NULL;
+        for (int64_t j = 0; in[i] && j < n; j++) in[i][j] = (float)p->in[i].data[j];
+    }
+    conform_exec ex = {conform_isa_best(), 0};
+    if (ok) standards_benchmark(p, (const float **)in, dt, &ex, bench); /* on failure bench stays NULL: not judged */
+    standards_attach(p, ref, actual, bench, 0, r);
+    for (int o = 0; o < CONFORM_MAX_TENSORS; o++) {
+        free(in[o]);
+        free(bench[o]);
+    }
+}
+
+void standards_print(const case_result *r, FILE *f)
+{
+    fprintf(f, "%-20s", "named standard");
+    for (int o = 0; o < r->n_out; o++) if (r->out[o].has_standards) fprintf(f, " %14s", r->out[o].name);
+    fprintf(f, "\n");
+    for (int s = 0; s < N_STANDARDS; s++) {
+        fprintf(f, "%-20s", conform_standards[s].name);
+        for (int o = 0; o < r->n_out; o++) {
+            const output_result *out = &r->out[o];
+            if (!out->has_standards) continue;
+            const std_result *res = &out->standards[s];
+            char cell[32];
+            snprintf(cell, sizeof cell, "%s%s%s", !res->defined ? "n/a" : res->passed ? "pass" : "FAIL", res->level ? " " : "",
+                     res->level ? res->level : "");
+            fprintf(f, " %14s", cell);
+        }
+        fprintf(f, "\n");
+    }
+}
+
 cJSON *standards_json(const output_result *out)
 {
     cJSON *j = cJSON_CreateObject();

@@ -2,6 +2,8 @@
 #ifndef CONFORM_STANDARDS_RUN_H
 #define CONFORM_STANDARDS_RUN_H
 
+#include <stdio.h>
+
 #include "runner.h"
 
 /* Our optimized float32 path on the same float32 inputs, in-process, each output rounded to dt
@@ -16,6 +18,10 @@ void standards_attach(const problem_t *p, double *const *ref, double *const *act
  * test itself when that is our optimized path, else our optimized path run here. */
 void standards_for_case(const problem_t *p, const float **in, double *const *ref, float *const *got, const run_env *env,
                         case_result *r);
+/* conform check: the benchmark from the problem's inputs (as float32), then standards_attach. */
+void standards_for_inputs(const problem_t *p, double *const *ref, double *const *actual, std_dtype dt, case_result *r);
+/* The printed table: one row per output, one column per standard. */
+void standards_print(const case_result *r, FILE *f);
 /* "standards": {name: result} of one output. */
 cJSON *standards_json(const output_result *out);
 

@@ -67,6 +67,22 @@ Test(standards, ascend_v2_cap)
     }
 }
 
+Test(standards, ascend_v2_cap_or_32_ulp)
+{
+    /* golden 2^20 in float32: 1 ULP = 2^-3, 32 ULP = 4, far above the cap 0.01 and within rtol */
+    fill(100, 0x1p20, 0x1p20);
+    a[0] = 0x1p20 + 4;
+    cr_assert(judge("ascend-v2-mixed", STD_FLOAT32, 100, 0).passed, "32 ULP beyond the cap");
+    a[0] = 0x1p20 + 4.125;
+    cr_assert(!judge("ascend-v2-mixed", STD_FLOAT32, 100, 0).passed, "33 ULP beyond the cap");
+    /* float16 at 2^6: 1 ULP = 2^-4, 32 ULP = 2 */
+    fill(100, 64.0, 64.0);
+    a[0] = 66.0;
+    cr_assert(judge("ascend-v2-mixed", STD_FLOAT16, 100, 0).passed);
+    a[0] = 66.0625;
+    cr_assert(!judge("ascend-v2-mixed", STD_FLOAT16, 100, 0).passed);
+}
+
 Test(standards, ascend_v2_nonfinite)
 {
     fill(200, 1.0, 1.0);
