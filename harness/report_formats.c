@@ -437,7 +437,7 @@ static void svg_heatmap(buf_t *b, const cJSON *h, const char *name)
 static void html_case_table(buf_t *b, const cJSON *report, const char *op, int failures_only)
 {
     put(b, "<table><tr><th>case</th><th>status</th><th>worst err/tol</th><th>max ULP</th><th>ambiguous</th>"
-           "<th>message</th></tr>\n");
+           "<th>named standards failed</th><th>message</th></tr>\n");
     const cJSON *c;
     cJSON_ArrayForEach(c, item(report, "cases")) {
         const char *st = str(c, "status");
@@ -448,8 +448,10 @@ static void html_case_table(buf_t *b, const cJSON *report, const char *op, int f
         cJSON_ArrayForEach(o, item(c, "outputs")) amb += num(o, "n_ambiguous");
         put(b, "<tr class=\"%s\"><td><code>", st);
         put_esc(b, str(c, "id"));
-        put(b, "</code></td><td>%s</td><td>%.3g</td><td>%.3g</td><td>%.0f</td><td>", st, case_metric(c, "max_err_over_tol"),
-            case_metric(c, "max_ulp"), amb);
+        char named[256];
+        report_case_standards_failed(c, named, sizeof named);
+        put(b, "</code></td><td>%s</td><td>%.3g</td><td>%.3g</td><td>%.0f</td><td>%s</td><td>", st,
+            case_metric(c, "max_err_over_tol"), case_metric(c, "max_ulp"), amb, named);
         put_esc(b, str(c, "message"));
         if (bad) {
             put(b, "<br><code>");

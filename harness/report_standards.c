@@ -43,6 +43,18 @@ static const char *case_level(const cJSON *c)
     return worst < 4 ? order[worst] : NULL;
 }
 
+void report_case_standards_failed(const cJSON *c, char *buf, size_t len)
+{
+    buf[0] = 0;
+    int judged = 0;
+    for (int k = 0; k < N_STANDARDS; k++) {
+        int p = case_passes(c, conform_standards[k].name);
+        judged |= p >= 0;
+        if (p == 0) snprintf(buf + strlen(buf), len - strlen(buf), "%s%s", buf[0] ? ", " : "", conform_standards[k].name);
+    }
+    if (!buf[0]) snprintf(buf, len, "%s", judged ? "none" : "not judged");
+}
+
 int report_gated(const cJSON *report) { return cJSON_IsArray(item(report, "gated_on")); }
 
 /* Gating replaces only the comparison against the derived bound: a crash, an error, a timeout, a
