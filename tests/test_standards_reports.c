@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "npy.h"
 #include "report.h"
 #include "scratch.h"
 #include "standards.h"
@@ -166,4 +167,39 @@ Test(standards_reports, merge_keeps_standards_and_gate, .init = setup, .fini = t
     cr_assert(cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(r, "gated_on")));
     cr_assert_eq(cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(r, "summary"), "gate_failed")->valuedouble, 0);
     cJSON_Delete(r);
+}
+
+
+/* conform check: torchvision's float32 RoIAlign output scaled by 1 + 5e-4 (a scale bug beyond
+ * the derived bound, within 2^-10 relative) fails by default and passes gated on v2 mixed, fails
+ * gated on torch-assert-close; the report carries the standards and says what gated. */
+Test(standards_reports, check_gate_on, .init = setup, .fini = teardown)
+{
+    char err[256], scaled[128], rep[128];
+    tensor_t y;
+    cr_assert_eq(npy_read("cases/check/roi_align/output.npy", &y, err, sizeof err), 0, "%s", err);
+    int64_t n = tensor_numel(&y);
+    float *f = malloc((size_t)n * sizeof *f);
+    for (int64_t i = 0; i < n; i++) f[i] = (float)(y.data[i] * (1 + 5e-4));
+    snprintf(scaled, sizeof scaled, "%s/scaled.npy", dir);
+    cr_assert_eq(npy_write_f32(scaled, &y.shape, f, err, sizeof err), 0, "%s", err);
+    free(f);
+    tensor_free(&y);
+    char actual[160];
+    snprintf(actual, sizeof actual, "output=%s", scaled);
+    snprintf(rep, sizeof rep, "%s/chk", dir);
+    const char *argv[] = {"conform", "check", "roi_align", "--attr", "pooled_h=3", "--attr", "pooled_w=4", "--attr",
+                          "spatial_scale=0.25", "--attr", "sampling_ratio=2", "--input", "input=cases/check/roi_align/input.npy",
+                          "--input", "rois=cases/check/roi_align/rois.npy", "--actual", actual, "--report-dir", rep,
+                          "--gate-on", "ascend-v2-mixed"};
+    cr_assert_eq(cmd_check(19, (char **)argv), EXIT_FAIL, "the derived bound");
+    cr_assert_eq(cmd_check(21, (char **)argv), EXIT_OK, "gated on ascend-v2-mixed");
+    cJSON *r = load("chk");
+    cr_assert_eq(count_outputs_with_all_standards(r), 1);
+    cr_assert(cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(r, "gated_on")));
+    cJSON_Delete(r);
+    argv[20] = "torch-assert-close";
+    cr_assert_eq(cmd_check(21, (char **)argv), EXIT_FAIL, "gated on torch-assert-close");
+    argv[20] = "no-such-standard";
+    cr_assert_eq(cmd_check(21, (char **)argv), EXIT_USAGE);
 }
