@@ -9,6 +9,7 @@
 #include "cli.h"
 #include "report.h"
 #include "runner.h"
+#include "standards.h"
 #include "verify.h"
 
 #define MAX_SUITES 32
@@ -176,6 +177,7 @@ static int run_suites(int argc, char **argv)
     const char *report_dir = "reports/latest", *waiver_path = NULL, *rerun_path = NULL, *statuses = "failed,error";
     conform_exec ex = {CONFORM_ISA_AUTO, 0};
     const char *impl_spec = "optimized";
+    int gate_mask = 0; /* --gate-on: named standards that decide the verdict instead of the derived bound */
     exec_policy policy = {1, 120.0, &interrupted};
     selection sel;
     memset(&sel, 0, sizeof sel);
@@ -198,6 +200,11 @@ static int run_suites(int argc, char **argv)
         else if (!strcmp(a, "--status") && v) { statuses = v; i++; }
         else if (!strcmp(a, "--shard")) { if (parse_shard(v, &sel.shard_index, &sel.shard_count)) return EXIT_USAGE; shard_set = 1; i++; }
         else if (!strcmp(a, "--impl") && v) { impl_spec = v; i++; }
+        else if (!strcmp(a, "--gate-on")) {
+            char gerr[CONFORM_ERR_LEN];
+            if ((gate_mask = standards_parse_list(v, gerr, sizeof gerr)) < 0) return usage_error("%s", gerr);
+            i++;
+        }
         else if (!strcmp(a, "--timeout")) {
             long long t;
             if (parse_int_arg(a, v, 1, 86400, &t)) return EXIT_USAGE;
@@ -346,6 +353,7 @@ static int run_suites(int argc, char **argv)
     for (int i = 0; i < waivers.n; i++)
         if (!waivers.used[i]) cJSON_AddItemToArray(stale, cJSON_Duplicate(waivers.items[i], 1));
     cJSON_AddNumberToObject(report, "duration_s", now_seconds() - t_start);
+    report_apply_gate(report, gate_mask);
     report_summarize(report);
     if (report_write_all(report, report_dir, err, sizeof err)) rc = usage_error("%s", err);
     report_print_summary(report, stdout);

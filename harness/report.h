@@ -35,4 +35,16 @@ char *report_markdown(const cJSON *report);
 char *report_junit(const cJSON *report);
 char *report_html(const cJSON *report);
 
+/* ---- the named standards in a report (report_standards.c) --------------------------------------- */
+
+/* Per op and in the summary: cases passing each standard of those judged; "gated_on". */
+void report_standards_summarize(cJSON *report);
+/* --gate-on: "gated_on" the names in mask, and each case's "gate_status" from those standards. */
+void report_apply_gate(cJSON *report, int mask);
+int report_gated(const cJSON *report);
+/* The named standards a case fails, comma-separated ("none", or "not judged"). */
+void report_case_standards_failed(const cJSON *c, char *buf, size_t len);
+char *report_standards_markdown(const cJSON *report);
+char *report_standards_html(const cJSON *report);
+
 #endif

@@ -188,12 +188,14 @@ void report_summarize(cJSON *report)
     cJSON_AddNumberToObject(summary, "duration_s", num(report, "duration_s"));
     cJSON_ReplaceItemInObject(report, "summary", summary);
     cJSON_ReplaceItemInObject(report, "ops", ops);
+    report_standards_summarize(report);
 }
 
 int report_all_passed(const cJSON *report)
 {
     const cJSON *s = item(report, "summary");
     if (cJSON_IsTrue(item(report, "interrupted"))) return 0;
+    if (report_gated(report)) return num(s, "gate_failed") == 0 && num(s, "proofs_failed") == 0;
     return num(s, "failed") + num(s, "error") + num(s, "crashed") + num(s, "timeout") == 0 && num(s, "proofs_failed") == 0;
 }
 
@@ -216,6 +218,12 @@ void report_print_summary(const cJSON *report, FILE *f)
         fprintf(f, "stale waiver: '%s' matches no failing case any more (%s)\n", str(w, "pattern"), str(w, "link"));
     fprintf(f, "isa %s, threads %.0f, %.1f s; proofs of the references: %.0f run, %.0f failed\n", str(report, "isa"),
             num(report, "threads"), num(s, "duration_s"), num(s, "proofs"), num(s, "proofs_failed"));
+    if (report_gated(report)) {
+        fprintf(f, "verdict gated on the named standards");
+        const cJSON *n;
+        cJSON_ArrayForEach(n, item(report, "gated_on")) fprintf(f, " %s", n->valuestring);
+        fprintf(f, ": %.0f cases fail them (the derived bound's counts follow)\n", num(s, "gate_failed"));
+    }
     fprintf(f, "%.0f passed, %.0f failed\n", num(s, "passed") + num(s, "waived"),
             num(s, "failed") + num(s, "error") + num(s, "crashed") + num(s, "timeout"));
 }
@@ -262,6 +270,9 @@ char *report_markdown(const cJSON *report)
         put(&b, "| %s | %.0f | %.0f | %.0f | %.0f | %.0f | %.0f | %.3g | %.3g |\n", o->string, num(o, "total"),
             num(o, "passed"), num(o, "failed"), num(o, "error"), num(o, "waived"), num(o, "ambiguous_elements"),
             num(o, "max_err_over_tol"), num(o, "max_ulp"));
+    char *named = report_standards_markdown(report);
+    put(&b, "%s", named ? named : "");
+    free(named);
     put(&b, "\n## Failures\n\n");
     if (num(s, "failed") + num(s, "error") + num(s, "crashed") + num(s, "timeout") == 0) put(&b, "None.\n");
     else {
@@ -320,20 +331,25 @@ char *report_junit(const cJSON *report)
     const cJSON *s = item(report, "summary"), *o, *c;
     put(&b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
     put(&b, "<testsuites name=\"conform\" tests=\"%.0f\" failures=\"%.0f\" errors=\"%.0f\" skipped=\"%.0f\" time=\"%.3f\">\n",
-        num(s, "total") + num(s, "proofs"), num(s, "failed") + num(s, "crashed") + num(s, "timeout") + num(s, "proofs_failed"),
-        num(s, "error"), num(s, "waived") + num(s, "not_implemented"), num(s, "duration_s"));
+        num(s, "total") + num(s, "proofs"),
+        (report_gated(report) ? num(s, "gate_failed") : num(s, "failed") + num(s, "crashed") + num(s, "timeout")) + num(s, "proofs_failed"),
+        report_gated(report) ? 0 : num(s, "error"), num(s, "waived") + num(s, "not_implemented"), num(s, "duration_s"));
     cJSON_ArrayForEach(o, item(report, "ops")) {
         put(&b, "  <testsuite name=\"%s\" tests=\"%.0f\" failures=\"%.0f\" errors=\"%.0f\" skipped=\"%.0f\">\n", o->string,
-            num(o, "total"), num(o, "failed") + num(o, "crashed") + num(o, "timeout"), num(o, "error"),
+            num(o, "total"), report_gated(report) ? num(o, "gate_failed") : num(o, "failed") + num(o, "crashed") + num(o, "timeout"),
+            report_gated(report) ? 0 : num(o, "error"),
             num(o, "waived") + num(o, "not_implemented"));
         cJSON_ArrayForEach(c, item(report, "cases")) {
             if (strcmp(str(c, "op"), o->string)) continue;
             put(&b, "    <testcase classname=\"conform.%s\" name=\"", o->string);
             put_esc(&b, str(c, "id"));
             put(&b, "\" time=\"%.6f\"", num(c, "time_ref_s") + num(c, "time_opt_s"));
-            const char *st = str(c, "status");
+            /* gated on named standards: their verdict is the test's */
+            const char *st = item(c, "gate_status") ? str(c, "gate_status") : str(c, "status");
             if (!strcmp(st, "passed")) { put(&b, "/>\n"); continue; }
-            int failure = !strcmp(st, "failed") || !strcmp(st, "crashed") || !strcmp(st, "timeout");
+            const char *msg = item(c, "gate_message") ? str(c, "gate_message") : str(c, "message");
+            int failure = !strcmp(st, "failed") || !strcmp(st, "crashed") || !strcmp(st, "timeout") ||
+                          (item(c, "gate_status") && !strcmp(st, "error")); /* a gate counts every failure alike */
             int skipped = !strcmp(st, "waived") || !strcmp(st, "not_implemented");
             put(&b, ">\n      <%s message=\"", failure ? "failure" : skipped ? "skipped" : "error");
             if (!strcmp(st, "not_implemented")) {
@@ -347,9 +363,9 @@ char *report_junit(const cJSON *report)
                 put_esc(&b, str(w, "link"));
                 put(&b, ")\"/>\n");
             } else {
-                put_esc(&b, str(c, "message"));
+                put_esc(&b, msg);
                 put(&b, "\">");
-                put_esc(&b, str(c, "message"));
+                put_esc(&b, msg);
                 put(&b, "\nrepro: ");
                 put_esc(&b, str(c, "repro"));
                 put(&b, "</%s>\n", failure ? "failure" : "error");
@@ -421,7 +437,7 @@ static void svg_heatmap(buf_t *b, const cJSON *h, const char *name)
 static void html_case_table(buf_t *b, const cJSON *report, const char *op, int failures_only)
 {
     put(b, "<table><tr><th>case</th><th>status</th><th>worst err/tol</th><th>max ULP</th><th>ambiguous</th>"
-           "<th>message</th></tr>\n");
+           "<th>named standards failed</th><th>message</th></tr>\n");
     const cJSON *c;
     cJSON_ArrayForEach(c, item(report, "cases")) {
         const char *st = str(c, "status");
@@ -432,8 +448,10 @@ static void html_case_table(buf_t *b, const cJSON *report, const char *op, int f
         cJSON_ArrayForEach(o, item(c, "outputs")) amb += num(o, "n_ambiguous");
         put(b, "<tr class=\"%s\"><td><code>", st);
         put_esc(b, str(c, "id"));
-        put(b, "</code></td><td>%s</td><td>%.3g</td><td>%.3g</td><td>%.0f</td><td>", st, case_metric(c, "max_err_over_tol"),
-            case_metric(c, "max_ulp"), amb);
+        char named[256];
+        report_case_standards_failed(c, named, sizeof named);
+        put(b, "</code></td><td>%s</td><td>%.3g</td><td>%.3g</td><td>%.0f</td><td>%s</td><td>", st,
+            case_metric(c, "max_err_over_tol"), case_metric(c, "max_ulp"), amb, named);
         put_esc(b, str(c, "message"));
         if (bad) {
             put(b, "<br><code>");
@@ -477,6 +495,9 @@ char *report_html(const cJSON *report)
             num(o, "failed"), num(o, "error"), num(o, "waived"), num(o, "ambiguous_elements"), num(o, "max_err_over_tol"),
             num(o, "max_ulp"));
     put(&b, "</table>\n");
+    char *named = report_standards_html(report);
+    put(&b, "%s", named ? named : "");
+    free(named);
     if (num(s, "failed") + num(s, "error") + num(s, "crashed") + num(s, "timeout") > 0) {
         put(&b, "<h2>Failures</h2>\n");
         html_case_table(&b, report, NULL, 1);

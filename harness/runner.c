@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "fill.h"
+#include "standards_run.h"
 
 #define GUARD 64 /* floats on each side: a cache line four times over */
 static const uint32_t guard_bits = 0x7fc0deadu; /* a NaN no arithmetic produces */
@@ -263,6 +264,7 @@ void run_case(const case_t *c, uint64_t seed, const run_env *env, case_result *r
             set_status(r, "failed", "%s", m);
         }
     }
+    standards_for_case(&p, (const float **)fin, ref, got, env, r);
 done:
     for (int o = 0; o < CONFORM_MAX_TENSORS; o++) {
         free(ref[o]);
@@ -363,6 +365,7 @@ cJSON *case_result_json(const case_t *c, const case_result *r, const char *repro
         cJSON_AddNumberToObject(t, "k_val", tm->k_val);
         cJSON_AddNumberToObject(t, "k_pos", tm->k_pos);
         cJSON_AddItemToObject(t, "max_applied", num(m->max_tol));
+        if (out->has_standards) cJSON_AddItemToObject(jo, "standards", standards_json(out));
         if (out->has_expect) {
             cJSON *e = cJSON_AddObjectToObject(jo, "expected_values");
             cJSON_AddBoolToObject(e, "reference_matches", out->expect_ok);

@@ -4,6 +4,7 @@
 
 #include "compare.h"
 #include "impl.h"
+#include "standards.h"
 #include "suite.h"
 
 /* Case statuses:
@@ -31,6 +32,10 @@ typedef struct {
     int has_expect;
     double expect_max_abs_err;
     int expect_ok;
+    /* the named precision standards, judged beside the derived bound (standards_run.c) */
+    int has_standards;
+    int bench_is_self; /* commercial-ratio's benchmark is the implementation under test itself */
+    std_result standards[N_STANDARDS];
 } output_result;
 
 typedef struct {

@@ -1,0 +1,60 @@
+/* Named precision standards of the Ascend and PyTorch ecosystems, judged beside (never instead of)
+ * the derived per-element bound. Each is a pure function of the golden (double), the values under
+ * test, optionally a second implementation's values, and the dtype. docs/standards.md gives each
+ * formula, its numbers and their source. */
+#ifndef CONFORM_STANDARDS_H
+#define CONFORM_STANDARDS_H
+
+#include <cJSON.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef enum { STD_FLOAT32, STD_FLOAT16, STD_BFLOAT16, STD_FLOAT64 } std_dtype;
+
+/* The dtype whose unit roundoff is u; 0 (not set) means float32. */
+std_dtype std_dtype_from_u(double u);
+const char *std_dtype_name(std_dtype dt);
+/* x rounded to nearest-even in dt (float16 and bfloat16 with their subnormals and overflow to inf). */
+double std_round_to(std_dtype dt, double x);
+
+typedef struct {
+    const double *golden; /* the double reference */
+    const double *actual; /* the implementation under test, its values exactly */
+    const double *bench;  /* a second implementation (commercial-ratio); NULL: none */
+    int64_t n;
+    std_dtype dtype;
+} std_input;
+
+#define STD_MAX_FIGURES 13
+
+typedef struct {
+    const char *name;
+    double value;
+} std_figure;
+
+typedef struct {
+    int defined;       /* the standard defines numbers for this dtype */
+    int passed;        /* judged and passed (or not defined: nothing to fail) */
+    const char *level; /* commercial-ratio: the highest level reached, "L2".."L0" or "none" */
+    int n_fig;
+    std_figure fig[STD_MAX_FIGURES];
+    char note[160];
+} std_result;
+
+typedef struct {
+    const char *name;
+    const char *doc; /* where its formula, numbers and source are written */
+    void (*evaluate)(const std_input *in, std_result *r);
+} precision_standard;
+
+#define N_STANDARDS 5
+extern const precision_standard conform_standards[N_STANDARDS];
+
+/* The index of a standard by name, or -1. */
+int standard_index(const char *name);
+/* "a,b,..." -> bit mask of standards; -1 with err naming the unknown one and the valid names. */
+int standards_parse_list(const char *list, char *err, size_t errlen);
+void standards_evaluate_all(const std_input *in, std_result *out);
+cJSON *std_result_json(const std_result *r);
+
+#endif

@@ -1,0 +1,125 @@
+#include "standards_run.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+int standards_benchmark(const problem_t *p, const float **in, std_dtype dt, const conform_exec *ex, double **bench)
+{
+    const op_desc *op = p->op;
+    float *out[CONFORM_MAX_TENSORS] = {0};
+    int rc = 0;
+    for (int o = 0; o < op->n_outputs; o++) {
+        bench[o] = NULL;
+        if (p->out_skipped[o]) continue;
+        int64_t n = shape_numel(&p->out_shape[o]);
+        out[o] = malloc((size_t)(n ? n : 1) * sizeof(float));
+        bench[o] = malloc((size_t)(n ? n : 1) * sizeof(double));
+        if (!out[o] || !bench[o]) rc = CONFORM_E_NOMEM;
+    }
+    if (!rc) rc = op->optimized(p, in, out, ex);
+    for (int o = 0; o < op->n_outputs; o++) {
+        if (!rc && bench[o]) {
+            int64_t n = shape_numel(&p->out_shape[o]);
+            for (int64_t i = 0; i < n; i++) bench[o][i] = std_round_to(dt, out[o][i]);
+        }
+        if (rc) {
+            free(bench[o]);
+            bench[o] = NULL;
+        }
+        free(out[o]);
+    }
+    return rc;
+}
+
+void standards_attach(const problem_t *p, double *const *ref, double *const *actual, double *const *bench, int bench_is_self,
+                      case_result *r)
+{
+    for (int o = 0; o < p->op->n_outputs; o++) {
+        output_result *out = &r->out[o];
+        if (out->skipped || !actual[o]) continue;
+        std_input in = {ref[o], actual[o], bench ? bench[o] : NULL, shape_numel(&p->out_shape[o]), std_dtype_from_u(out->u)};
+        standards_evaluate_all(&in, out->standards);
+        out->has_standards = 1;
+        out->bench_is_self = bench_is_self;
+    }
+}
+
+void standards_for_case(const problem_t *p, const float **in, double *const *ref, float *const *got, const run_env *env,
+                        case_result *r)
+{
+    const op_desc *op = p->op;
+    double *actual[CONFORM_MAX_TENSORS] = {0}, *bench[CONFORM_MAX_TENSORS] = {0};
+    for (int o = 0; o < op->n_outputs; o++) {
+        if (r->out[o].skipped) continue;
+        int64_t n = shape_numel(&p->out_shape[o]);
+        actual[o] = malloc((size_t)(n ? n : 1) * sizeof(double));
+        if (!actual[o]) goto done; /* no memory: the standards are left out, the derived verdict stands */
+        for (int64_t i = 0; i < n; i++) actual[o][i] = got[o][i];
+    }
+    /* the dtype is one per case: the first computed output's */
+    std_dtype dt = STD_FLOAT32;
+    for (int o = op->n_outputs - 1; o >= 0; o--) if (!r->out[o].skipped) dt = std_dtype_from_u(r->out[o].u);
+    int self = !env->impl->is_plugin;
+    if (!self) standards_benchmark(p, in, dt, &env->ex, bench); /* on failure bench stays NULL: not judged */
+    standards_attach(p, ref, actual, self ? actual : bench, self, r);
+done:
+    for (int o = 0; o < CONFORM_MAX_TENSORS; o++) {
+        free(actual[o]);
+        free(bench[o]);
+    }
+}
+
+void standards_for_inputs(const problem_t *p, double *const *ref, double *const *actual, std_dtype dt, case_result *r)
+{
+    const op_desc *op = p->op;
+    float *in[CONFORM_MAX_TENSORS] = {0};
+    double *bench[CONFORM_MAX_TENSORS] = {0};
+    int ok = 1;
+    for (int i = 0; i < op->n_inputs; i++) {
+        int64_t n = tensor_numel(&p->in[i]);
+        in[i] = malloc((size_t)(n ? n : 1) * sizeof(float));
+        ok &= in[i] != NULL;
+        for (int64_t j = 0; in[i] && j < n; j++) in[i][j] = (float)p->in[i].data[j];
+    }
+    conform_exec ex = {conform_isa_best(), 0};
+    if (ok) standards_benchmark(p, (const float **)in, dt, &ex, bench); /* on failure bench stays NULL: not judged */
+    standards_attach(p, ref, actual, bench, 0, r);
+    for (int o = 0; o < CONFORM_MAX_TENSORS; o++) {
+        free(in[o]);
+        free(bench[o]);
+    }
+}
+
+void standards_print(const case_result *r, FILE *f)
+{
+    fprintf(f, "%-20s", "named standard");
+    for (int o = 0; o < r->n_out; o++) if (r->out[o].has_standards) fprintf(f, " %14s", r->out[o].name);
+    fprintf(f, "\n");
+    for (int s = 0; s < N_STANDARDS; s++) {
+        fprintf(f, "%-20s", conform_standards[s].name);
+        for (int o = 0; o < r->n_out; o++) {
+            const output_result *out = &r->out[o];
+            if (!out->has_standards) continue;
+            const std_result *res = &out->standards[s];
+            char cell[32];
+            snprintf(cell, sizeof cell, "%s%s%s", !res->defined ? "n/a" : res->passed ? "pass" : "FAIL", res->level ? " " : "",
+                     res->level ? res->level : "");
+            fprintf(f, " %14s", cell);
+        }
+        fprintf(f, "\n");
+    }
+}
+
+cJSON *standards_json(const output_result *out)
+{
+    cJSON *j = cJSON_CreateObject();
+    for (int s = 0; s < N_STANDARDS; s++) {
+        cJSON *e = std_result_json(&out->standards[s]);
+        if (!strcmp(conform_standards[s].name, "commercial-ratio"))
+            cJSON_AddStringToObject(e, "benchmark", out->bench_is_self ? "itself: the implementation under test is our optimized "
+                                                                         "float32 path (each ratio x/(x+1e-7) <= 1)"
+                                                                       : "our optimized float32 path, same inputs, rounded to the output dtype");
+        cJSON_AddItemToObject(j, conform_standards[s].name, e);
+    }
+    return j;
+}
