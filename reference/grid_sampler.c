@@ -94,6 +94,13 @@ static void push(axis_taps *a, int64_t S, int64_t k, double w, double dw, double
     a->n++;
 }
 
+/* Sums of |term| of the spec's cubic convolution polynomials (7.5) and of their derivatives:
+   cc1(x) = (A+2) x^3 - (A+3) x^2 + 1, cc2(x) = A x^3 - 5A x^2 + 8A x - 4A (x >= 0). */
+static double cubic_mag1(double x) { return ((fabs(CUBIC_A + 2) * x + fabs(CUBIC_A + 3)) * x) * x + 1; }
+static double cubic_mag2(double x) { return ((fabs(CUBIC_A) * x + 5 * fabs(CUBIC_A)) * x + 8 * fabs(CUBIC_A)) * x + 4 * fabs(CUBIC_A); }
+static double cubic_dmag1(double x) { return (3 * fabs(CUBIC_A + 2) * x + 2 * fabs(CUBIC_A + 3)) * x; }
+static double cubic_dmag2(double x) { return (3 * fabs(CUBIC_A) * x + 10 * fabs(CUBIC_A)) * x + 8 * fabs(CUBIC_A); }
+
 static void cubic(double t, double c[4], double dc[4], double d2c[4], double m[4], double dm[4])
 {
     const double A = CUBIC_A, s = 1.0 - t;
@@ -111,17 +118,20 @@ static void cubic(double t, double c[4], double dc[4], double d2c[4], double m[4
     d2c[1] = 6 * (A + 2) * t - 2 * (A + 3);
     d2c[2] = 6 * (A + 2) * s - 2 * (A + 3);
     d2c[3] = A * (2 - 6 * t);
-    /* Magnitudes of the well-conditioned factored forms c0 = A t s^2, c1 = s (1 + t - (A+2) t^2),
-       c2 = t (1 + s - (A+2) s^2), c3 = A t^2 s (each rounding is relative to these), and of the
-       derivatives A s (1 - 3t), t ((3(A+2)) t - 2(A+3)), ..., A t (2 - 3t) */
-    m[0] = fabs(A) * t * s * s;
-    m[1] = s * (1 + t + (A + 2) * t * t);
-    m[2] = t * (1 + s + (A + 2) * s * s);
-    m[3] = fabs(A) * t * t * s;
-    dm[0] = fabs(A) * s * (1 + 3 * t);
-    dm[1] = t * (3 * (A + 2) * t + 2 * (A + 3));
-    dm[2] = s * (3 * (A + 2) * s + 2 * (A + 3));
-    dm[3] = fabs(A) * t * (2 + 3 * t);
+    /* Magnitudes the float32 evaluation of each weight is relative to: the sum of |term| of the
+       spec's polynomials at their arguments t+1, t, 1-t, 2-t (an evaluation in any order, Horner or
+       powers, FMA or not, errs by at most its count of roundings times this; the argument's own
+       roundings, e.g. (1-t)+1, move it by at most 3 (cc1, cc2) resp. 2 (derivatives) times this
+       per rounding, as x |p'(x)| <= 3 M(x) coefficient-wise). The factored forms our kernels use
+       (A t s^2, s (1 + t - (A+2) t^2), ...) are smaller, so these cover them too. */
+    m[0] = cubic_mag2(t + 1);
+    m[1] = cubic_mag1(t);
+    m[2] = cubic_mag1(s);
+    m[3] = cubic_mag2(2 - t);
+    dm[0] = cubic_dmag2(t + 1);
+    dm[1] = cubic_dmag1(t);
+    dm[2] = cubic_dmag1(s);
+    dm[3] = cubic_dmag2(2 - t);
 }
 
 /* The taps of one axis for the unnormalized coordinate i (multiplier mult0 from unnormalize). */
