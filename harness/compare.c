@@ -39,7 +39,11 @@ double compare_ulps(double ref, double got) { return fabs(got - ref) / ulp_f32(r
 
 double compare_scale(const tol_inputs *t, int64_t i, double ref)
 {
-    double s = fmax(fabs(ref), at(t->abs_sum, i));
+    /* the tolerance is u * (k_val + n_terms) * (abs_sum + pos_err / (u * (k_val + n_terms))):
+       the bracket is the magnitude it is built on, position error included */
+    double k = (t->model ? t->model->k_val : 0.0) + at(t->n_terms, i), pe = at(t->pos_err, i);
+    double m = at(t->abs_sum, i) + (k > 0 && t->u > 0 ? pe / (t->u * k) : 0.0);
+    double s = fmax(fabs(ref), m);
     return isfinite(s) ? s : fabs(ref);
 }
 
@@ -91,8 +95,8 @@ void compare_f32(const double *ref, const float *got, int64_t n, const tol_input
         if (tol > r->max_tol) r->max_tol = tol;
         if (err > r->max_abs_err) r->max_abs_err = err;
         if (f != 0 && err / fabs(f) > r->max_rel_err) r->max_rel_err = err / fabs(f);
-        /* ULPs of the element's scale (its reference, or the sum of |term| its tolerance is built
-           on when larger): a near-zero result of cancelling terms is measured against the terms,
+        /* ULPs of the element's scale (its reference, or the magnitude its tolerance is built on
+           when larger): a near-zero result of cancelling terms is measured against the terms,
            not against itself. A zero scale (or a subnormal one) has no meaningful ULP: such
            elements are judged by err/tol alone */
         double scale = compare_scale(t, i, f);
