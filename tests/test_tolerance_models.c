@@ -294,3 +294,31 @@ Test(ambiguity_class, adaptive_count_on_a_ramp_catches_a_mismatched_divisor)
     cr_assert_gt(judge(y, bad, 4, &b, m).n_over, 0);
     bounds_free(&b);
 }
+
+/* deformable_offsets_grad: the x-offset gradient jumps where px crosses an integer; just below
+   px = 1 either cell's slope (10 or 11) is allowed, a kernel that collapses the cell there and
+   returns 0 is caught */
+extern const op_desc op_deformable_offsets_grad;
+
+Test(ambiguity_class, deformable_offset_gradient_jump_allows_either_slope_not_zero)
+{
+    const double x[3] = {0, 10, 21}, grad[3] = {1, 1, 1};
+    /* positions px = wo + offset: 0.25, 1 - 1e-9 (not a float32 number: rounding may reach 1), 2.5 */
+    double off[9] = {0.25, 0, 1, -1e-9, 0, 1, 0.5, 0, 1}, gx[3], go[9];
+    ref_deformable_params p = {1, 1, 3, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 3};
+    const tol_model *m = &op_deformable_offsets_grad.tol[1];
+    ref_bounds bx = bounds_for(&op_deformable_offsets_grad.tol[0], 3), bo = bounds_for(m, 9);
+    f64_deformable_offsets_bwd__ref(&p, grad, x, off, gx, go, &bx, &bo);
+    cr_assert_float_eq(go[3], 10.0, 1e-6, "left cell's slope");
+    cr_assert_gt(bo.ambig[3], 0, "the x-offset gradient jumps at px = 1");
+    cr_assert_lt(bo.ambig[3], 1.5, "slopes 10 and 11: the jump is 1: ambig %g", bo.ambig[3]);
+    float right[9], collapsed[9];
+    for (int i = 0; i < 9; i++) right[i] = collapsed[i] = (float)go[i];
+    right[3] = 11;
+    collapsed[3] = 0;
+    cr_assert_eq(judge(go, right, 9, &bo, m).n_over, 0, "the right cell's slope is allowed");
+    assert_confined(&bo, go, collapsed, 9);
+    cr_assert_gt(judge(go, collapsed, 9, &bo, m).n_over, 0, "a zero gradient is no cell's slope");
+    bounds_free(&bx);
+    bounds_free(&bo);
+}
