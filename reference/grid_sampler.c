@@ -216,7 +216,6 @@ static int ambiguity(const ref_grid_sampler_params *p, const double *g, double p
     return bilinear ? 2 : 1;
 }
 
-
 /* sum over the stencil of w_y * w_x * plane value */
 static double sample(const point *pt, const double *plane, int64_t W)
 {
