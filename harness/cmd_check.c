@@ -147,6 +147,7 @@ int cmd_check(int argc, char **argv)
         printf("%-14s %12.3g %12.3g %10.3g %13.3g %9lld %10lld\n", r.out[o].name, m->max_abs_err, m->max_rel_err, m->max_ulp,
                m->max_err_over_tol, (long long)m->n_over, (long long)m->n_ambiguous);
     }
+    printf("%s\n", COMPARE_ULP_MEANING);
     standards_print(&r, stdout);
     char cmd[4096];
     command_line(argc, argv, cmd, sizeof cmd);

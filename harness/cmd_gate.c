@@ -177,8 +177,8 @@ int cmd_gate(int argc, char **argv)
             const char *keys[] = {"max_err_over_tol", "max_ulp"};
             for (int k = 0; k < 2 && !why[0]; k++) {
                 double mb = metric(b, keys[k]), mc = metric(c, keys[k]);
-                /* ULPs of a tiny reference value swing with any change of summation order: ULP
-                   growth counts only with a real growth of the error against its bound */
+                /* ULPs (of each element's scale) still move with any change of summation order:
+                   ULP growth counts only with a real growth of the error against its bound */
                 double rb = metric(b, keys[0]), rc = metric(c, keys[0]);
                 int grew = k == 0 ? mc > GATE_GROWTH * mb && mc > GATE_FLOOR
                                   : mc > GATE_GROWTH * mb && rc > 2.0 * rb && rc > GATE_FLOOR;

@@ -37,6 +37,18 @@ static double ulp_f32(double v)
 
 double compare_ulps(double ref, double got) { return fabs(got - ref) / ulp_f32(ref); }
 
+double compare_scale(const tol_inputs *t, int64_t i, double ref)
+{
+    /* the tolerance is u * (k_val + n_terms) * (abs_sum + pos_err / (u * (k_val + n_terms))):
+       the bracket is the magnitude it is built on, position error included */
+    double k = (t->model ? t->model->k_val : 0.0) + at(t->n_terms, i), pe = at(t->pos_err, i);
+    double m = at(t->abs_sum, i) + (k > 0 && t->u > 0 ? pe / (t->u * k) : 0.0);
+    double s = fmax(fabs(ref), m);
+    return isfinite(s) ? s : fabs(ref);
+}
+
+double compare_scaled_ulps(double scale, double err) { return err / ulp_f32(scale); }
+
 static int same_nonfinite(double ref, double got)
 {
     if (isnan(ref)) return isnan(got);
@@ -83,14 +95,17 @@ void compare_f32(const double *ref, const float *got, int64_t n, const tol_input
         if (tol > r->max_tol) r->max_tol = tol;
         if (err > r->max_abs_err) r->max_abs_err = err;
         if (f != 0 && err / fabs(f) > r->max_rel_err) r->max_rel_err = err / fabs(f);
-        /* ULPs of an exact zero (or a subnormal) measure nothing useful: such elements are
-           judged by err/tol alone */
-        double ulps = fabs(f) >= FLT_MIN ? compare_ulps(f, g) * (CONFORM_U_F32 / t->u) : 0.0; /* ULPs of the dtype */
+        /* ULPs of the element's scale (its reference, or the magnitude its tolerance is built on
+           when larger): a near-zero result of cancelling terms is measured against the terms,
+           not against itself. A zero scale (or a subnormal one) has no meaningful ULP: such
+           elements are judged by err/tol alone */
+        double scale = compare_scale(t, i, f);
+        double ulps = scale >= FLT_MIN ? compare_scaled_ulps(scale, err) * (CONFORM_U_F32 / t->u) : 0.0; /* ULPs of the dtype */
         if (ulps > r->max_ulp) r->max_ulp = ulps;
         double ratio = err == 0 ? 0 : (tol > 0 ? err / tol : INFINITY);
         if (ratio > r->max_err_over_tol) r->max_err_over_tol = ratio;
         r->hist_ratio[compare_bin(compare_ratio_edges, ratio)]++;
-        if (fabs(f) >= FLT_MIN) r->hist_ulp[compare_bin(compare_ulp_edges, ulps)]++;
+        if (scale >= FLT_MIN) r->hist_ulp[compare_bin(compare_ulp_edges, ulps)]++;
         if (err > tol) r->n_over++;
         if (ratio > worst_ratio) {
             worst_ratio = ratio;

@@ -9,6 +9,11 @@
 
 #define COMPARE_HIST_BINS 10
 
+/* What the "max ulp" columns of every report mean */
+#define COMPARE_ULP_MEANING "max ulp = |got - ref| in ULPs of the element's scale, the larger of |ref| and "\
+                            "the magnitude its tolerance is built on (sum of |term|, plus the position error in "\
+                            "the same units)"
+
 /* unit roundoff of float32 (round to nearest) */
 #define CONFORM_U_F32 (1.0 / 16777216.0)
 
@@ -23,8 +28,9 @@ typedef struct {
     int64_t n_over;        /* beyond their tolerance (ambiguous ones beyond the widened one) */
     int64_t n_ambiguous;   /* within rounding of a discontinuity of the rule */
     int64_t n_nonfinite_mismatch; /* NaN/Inf on one side only, or different infinities */
-    /* over the non-ambiguous finite elements (max_ulp over those whose reference is a normal
-       float32 number, the others have no meaningful ULP): */
+    /* over the non-ambiguous finite elements; max_ulp is |got - ref| in ULPs (of the precision
+       under test) of the element's scale (compare_scale), over elements whose scale is a normal
+       float32 number (the others have no meaningful ULP): */
     double max_abs_err, max_rel_err, max_ulp, max_err_over_tol;
     /* over the ambiguous elements, against their widened tolerance: */
     double ambiguous_max_err_over_tol;
@@ -34,7 +40,7 @@ typedef struct {
     int all_zero;          /* every got is 0 while some reference element is clearly not */
     /* histograms over the non-ambiguous finite elements (bin edges: compare_hist_edges) */
     int64_t hist_ratio[COMPARE_HIST_BINS]; /* err / tol */
-    int64_t hist_ulp[COMPARE_HIST_BINS];   /* float32 ULPs of the reference (normal ones) */
+    int64_t hist_ulp[COMPARE_HIST_BINS];   /* ULPs of the element's scale (normal ones) */
 } compare_result;
 
 /* Bin b holds values v with edge[b-1] < v <= edge[b]; bin 0 is exactly 0, the last is beyond. */
@@ -46,6 +52,12 @@ int compare_bin(const double *edges, double v);
 double compare_tolerance(const tol_inputs *t, int64_t i, double *ambig);
 /* Distance in float32 ULPs of the reference value. */
 double compare_ulps(double ref, double got);
+/* The scale an element's ULPs are measured in: max(|ref|, abs_sum + pos_err / (u (k_val + n_terms))),
+ * the magnitude its tolerance is built on (tol = u (k_val + n_terms) times that), so an element
+ * within its tolerance is within about k_val + n_terms ULPs of it; |ref| alone without bounds. */
+double compare_scale(const tol_inputs *t, int64_t i, double ref);
+/* err in float32 ULPs of scale */
+double compare_scaled_ulps(double scale, double err);
 void compare_f32(const double *ref, const float *got, int64_t n, const tol_inputs *t, compare_result *r);
 
 #endif

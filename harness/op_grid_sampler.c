@@ -12,11 +12,14 @@ extern const proof_desc grid_sampler_proofs[], grid_sampler_bwd_proofs[];
 /* ---- tolerance model (every output) ------------------------------------------------------ */
 
 #define GRID_SAMPLER_TOL {\
-    .k_val = 16,\
-    .k_val_why = "per term, relative to the magnitude of each factor: up to 5 roundings in each bicubic "\
-                 "coefficient (factored forms A t s^2, s(1+t-(A+2)t^2), ...) or its derivative, 2 in the "\
-                 "product of the two axes' weights, 1 in x value, 1 in x grad_output, 1 in the coordinate "\
-                 "multiplier (bilinear needs 4); plus 1 per term summed (n_terms), any summation order",\
+    .k_val = 28,\
+    .k_val_why = "per term w_y w_x v (g), relative to (M_y |w_x| + |w_y| M_x) / 2, M the sum of |term| of a "\
+                 "weight's polynomial as the spec writes it (bicubic: cc1, cc2 at t+1, t, 1-t, 2-t; "\
+                 "derivatives for grid_grad; bilinear, nearest: M = |w|): up to 12 roundings in a bicubic "\
+                 "weight (6 in cc2's Horner or power form, 2 in an argument like (1-t)+1 worth 3 each), 8 in "\
+                 "a derivative (4 + 2x2), so 12 M_y |w_x| + 12 |w_y| M_x = 24 of that magnitude, and 1 each in "\
+                 "w_y x w_x, x value, x grad_output, x the coordinate multiplier: 28 (bilinear needs 4); plus "\
+                 "1 per term summed (n_terms), any summation order or nesting",\
     .k_pos = 8,\
     .k_pos_why = "float32 roundings in a coordinate, relative to (|c|+1)*S + 1 + |i|: c+1, *S, -1 (or "\
                  "(c+1)/2*(S-1)), then reflection's i-mn, span-extra, +mn, the cubic fraction i-floor(i), "\

@@ -211,6 +211,7 @@ void report_print_summary(const cJSON *report, FILE *f)
     fprintf(f, "%-26s %6.0f %7.0f %7.0f %6.0f %7.0f %8.0f %10.0f\n", "total", num(s, "total"), num(s, "passed"),
             num(s, "failed") + num(s, "crashed") + num(s, "timeout"), num(s, "error"), num(s, "waived"),
             num(s, "not_implemented"), num(s, "ambiguous_elements"));
+    fprintf(f, "%s\n", COMPARE_ULP_MEANING);
     if (num(s, "crashed") + num(s, "timeout") > 0)
         fprintf(f, "of the failures: %.0f crashed, %.0f timed out\n", num(s, "crashed"), num(s, "timeout"));
     const cJSON *w;
@@ -270,6 +271,7 @@ char *report_markdown(const cJSON *report)
         put(&b, "| %s | %.0f | %.0f | %.0f | %.0f | %.0f | %.0f | %.3g | %.3g |\n", o->string, num(o, "total"),
             num(o, "passed"), num(o, "failed"), num(o, "error"), num(o, "waived"), num(o, "ambiguous_elements"),
             num(o, "max_err_over_tol"), num(o, "max_ulp"));
+    put(&b, "\n%s.\n", COMPARE_ULP_MEANING);
     char *named = report_standards_markdown(report);
     put(&b, "%s", named ? named : "");
     free(named);
@@ -494,7 +496,7 @@ char *report_html(const cJSON *report)
             num(o, "failed") + num(o, "error") > 0 ? "failed" : "passed", o->string, num(o, "total"), num(o, "passed"),
             num(o, "failed"), num(o, "error"), num(o, "waived"), num(o, "ambiguous_elements"), num(o, "max_err_over_tol"),
             num(o, "max_ulp"));
-    put(&b, "</table>\n");
+    put(&b, "</table>\n<p>%s.</p>\n", COMPARE_ULP_MEANING);
     char *named = report_standards_html(report);
     put(&b, "%s", named ? named : "");
     free(named);
@@ -532,7 +534,7 @@ char *report_html(const cJSON *report)
         }
         put(&b, "<h2>%s</h2>\n", o->string);
         svg_histogram(&b, "error in units of the derived bound", hr, plr, COMPARE_HIST_BINS);
-        svg_histogram(&b, "error in float32 ULPs of the reference", hu, plu, COMPARE_HIST_BINS);
+        svg_histogram(&b, "error in float32 ULPs of the element's scale", hu, plu, COMPARE_HIST_BINS);
         put(&b, "<details><summary>all %.0f cases</summary>\n", num(o, "total"));
         html_case_table(&b, report, o->string, 0);
         put(&b, "</details>\n");

@@ -94,6 +94,13 @@ static void push(axis_taps *a, int64_t S, int64_t k, double w, double dw, double
     a->n++;
 }
 
+/* Sums of |term| of the spec's cubic convolution polynomials (7.5) and of their derivatives:
+   cc1(x) = (A+2) x^3 - (A+3) x^2 + 1, cc2(x) = A x^3 - 5A x^2 + 8A x - 4A (x >= 0). */
+static double cubic_mag1(double x) { return ((fabs(CUBIC_A + 2) * x + fabs(CUBIC_A + 3)) * x) * x + 1; }
+static double cubic_mag2(double x) { return ((fabs(CUBIC_A) * x + 5 * fabs(CUBIC_A)) * x + 8 * fabs(CUBIC_A)) * x + 4 * fabs(CUBIC_A); }
+static double cubic_dmag1(double x) { return (3 * fabs(CUBIC_A + 2) * x + 2 * fabs(CUBIC_A + 3)) * x; }
+static double cubic_dmag2(double x) { return (3 * fabs(CUBIC_A) * x + 10 * fabs(CUBIC_A)) * x + 8 * fabs(CUBIC_A); }
+
 static void cubic(double t, double c[4], double dc[4], double d2c[4], double m[4], double dm[4])
 {
     const double A = CUBIC_A, s = 1.0 - t;
@@ -111,17 +118,20 @@ static void cubic(double t, double c[4], double dc[4], double d2c[4], double m[4
     d2c[1] = 6 * (A + 2) * t - 2 * (A + 3);
     d2c[2] = 6 * (A + 2) * s - 2 * (A + 3);
     d2c[3] = A * (2 - 6 * t);
-    /* Magnitudes of the well-conditioned factored forms c0 = A t s^2, c1 = s (1 + t - (A+2) t^2),
-       c2 = t (1 + s - (A+2) s^2), c3 = A t^2 s (each rounding is relative to these), and of the
-       derivatives A s (1 - 3t), t ((3(A+2)) t - 2(A+3)), ..., A t (2 - 3t) */
-    m[0] = fabs(A) * t * s * s;
-    m[1] = s * (1 + t + (A + 2) * t * t);
-    m[2] = t * (1 + s + (A + 2) * s * s);
-    m[3] = fabs(A) * t * t * s;
-    dm[0] = fabs(A) * s * (1 + 3 * t);
-    dm[1] = t * (3 * (A + 2) * t + 2 * (A + 3));
-    dm[2] = s * (3 * (A + 2) * s + 2 * (A + 3));
-    dm[3] = fabs(A) * t * (2 + 3 * t);
+    /* Magnitudes the float32 evaluation of each weight is relative to: the sum of |term| of the
+       spec's polynomials at their arguments t+1, t, 1-t, 2-t (an evaluation in any order, Horner or
+       powers, FMA or not, errs by at most its count of roundings times this; the argument's own
+       roundings, e.g. (1-t)+1, move it by at most 3 (cc1, cc2) resp. 2 (derivatives) times this
+       per rounding, as x |p'(x)| <= 3 M(x) coefficient-wise). The factored forms our kernels use
+       (A t s^2, s (1 + t - (A+2) t^2), ...) are smaller, so these cover them too. */
+    m[0] = cubic_mag2(t + 1);
+    m[1] = cubic_mag1(t);
+    m[2] = cubic_mag1(s);
+    m[3] = cubic_mag2(2 - t);
+    dm[0] = cubic_dmag2(t + 1);
+    dm[1] = cubic_dmag1(t);
+    dm[2] = cubic_dmag1(s);
+    dm[3] = cubic_dmag2(2 - t);
 }
 
 /* The taps of one axis for the unnormalized coordinate i (multiplier mult0 from unnormalize). */
@@ -175,29 +185,36 @@ static void point_at(const ref_grid_sampler_params *p, const double *g, double p
     axis_stencil(p, pt->iy + sy * pt->dy, my, p->H, &pt->y);
 }
 
-static int same_taps(const axis_taps *a, const axis_taps *b)
+/* the box's corners and edge midpoints, in units of its half-widths */
+static const double shifts[8][2] = {{-1, -1}, {-1, 0}, {-1, 1}, {0, -1}, {0, 1}, {1, -1}, {1, 0}, {1, 1}};
+
+/* Same taps (pixels) within the box; with_mult: the coordinate multiplier too (it only enters the
+ * grid gradient, which nearest does not have: a clip point that moves no sample, like every y of a
+ * single-row plane under border padding, flips nothing there). */
+static int same_taps(const axis_taps *a, const axis_taps *b, int with_mult)
 {
-    if (a->n != b->n || a->mult != b->mult) return 0;
+    if (a->n != b->n || (with_mult && a->mult != b->mult)) return 0;
     for (int k = 0; k < a->n; k++) if (a->idx[k] != b->idx[k]) return 0;
     return 1;
 }
 
 /* Which outputs of the point are ambiguous: bit 0 the values (output, input_grad), bit 1 the
- * grid gradient. An axis is ambiguous when its taps or multiplier differ within the box. */
+ * grid gradient. Nearest: when the picked pixel differs within the box; bilinear: when its
+ * cell or multiplier does (the values are continuous there, the grid gradient is not). */
 static int ambiguity(const ref_grid_sampler_params *p, const double *g, double pre)
 {
     if (p->interpolation_mode == 2) return 0;
-    point c, lo, hi;
+    const int bilinear = p->interpolation_mode == 0;
+    point c, alt;
     point_at(p, g, pre, 0, 0, &c);
-    point_at(p, g, pre, -1, -1, &lo);
-    point_at(p, g, pre, 1, 1, &hi);
-    int jump = !same_taps(&c.x, &lo.x) || !same_taps(&c.x, &hi.x) || !same_taps(&c.y, &lo.y) ||
-               !same_taps(&c.y, &hi.y);
+    int jump = 0;
+    for (int a = 0; a < 8 && !jump; a++) {
+        point_at(p, g, pre, shifts[a][0], shifts[a][1], &alt);
+        jump = !same_taps(&c.x, &alt.x, bilinear) || !same_taps(&c.y, &alt.y, bilinear);
+    }
     if (!jump) return 0;
-    return p->interpolation_mode == 1 ? 1 : 2;
+    return bilinear ? 2 : 1;
 }
-
-static const double shifts[8][2] = {{-1, -1}, {-1, 0}, {-1, 1}, {0, -1}, {0, 1}, {1, -1}, {1, 0}, {1, 1}};
 
 /* sum over the stencil of w_y * w_x * plane value */
 static double sample(const point *pt, const double *plane, int64_t W)
@@ -232,6 +249,12 @@ static void slopes(const double *plane, int64_t H, int64_t W, int64_t y0, int64_
     *sx = mx;
 }
 
+/* Magnitude of a product of two weights a b, each evaluated with an error of at most its count of
+ * roundings times its magnitude (ma, mb): the error of the product is within
+ * k (ma |b| + |a| mb) = 2k cross, and |a b| <= cross, so the tolerance model counts roundings
+ * relative to cross = (ma |b| + |a| mb) / 2 (|a b| itself when ma = |a| and mb = |b|). */
+static double cross(double ma, double b, double mb, double a) { return 0.5 * (ma * fabs(b) + fabs(a) * mb); }
+
 /* Second-order remainder constant of the cubic weights: |c''| <= 4.5 per tap, four taps */
 #define CUBIC_K2 20.0
 
@@ -258,7 +281,7 @@ void f64_grid_sampler_2d_fwd__ref(const ref_grid_sampler_params *p, const double
                 for (int j = 0; j < pt.y.n; j++)
                     for (int i = 0; i < pt.x.n; i++) {
                         double v = fabs(plane[pt.y.idx[j] * p->W + pt.x.idx[i]]);
-                        abs_sum += pt.y.m[j] * pt.x.m[i] * v;
+                        abs_sum += cross(pt.y.m[j], pt.x.w[i], pt.x.m[i], pt.y.w[j]) * v;
                         if (p->interpolation_mode == 2)
                             pos_err += v * (fabs(pt.x.dw[i] * pt.y.w[j]) * pt.dx + fabs(pt.x.w[i] * pt.y.dw[j]) * pt.dy);
                     }
@@ -300,6 +323,25 @@ static void grid_gradient(const ref_grid_sampler_params *p, const point *pt, con
     out[1] = pt->y.mult * giy;
 }
 
+/* The distinct pixels nearest picks at the point and at the corners and edge midpoints of its
+ * rounding box, -1 for none (out of bounds). One choice means nothing can flip: 0 returned;
+ * otherwise the in-bounds pixels among them, each of which may gain or lose the sample. */
+static int nearest_choices(const ref_grid_sampler_params *p, const point *pt, const point alt[8], int64_t pix[9])
+{
+    int64_t seen[9];
+    int n_seen = 0, n = 0;
+    for (int a = -1; a < 8; a++) {
+        const point *q = a < 0 ? pt : &alt[a];
+        int64_t e = q->x.n && q->y.n ? q->y.idx[0] * p->W + q->x.idx[0] : -1;
+        int k = 0;
+        while (k < n_seen && seen[k] != e) k++;
+        if (k < n_seen) continue;
+        seen[n_seen++] = e;
+        if (e >= 0) pix[n++] = e;
+    }
+    return n_seen > 1 ? n : 0;
+}
+
 static void zero(double *t, int64_t n)
 {
     if (t) memset(t, 0, sizeof(double) * (size_t)n);
@@ -329,6 +371,8 @@ void f64_grid_sampler_2d_bwd__ref(const ref_grid_sampler_params *p, const double
             int amb = bounds ? ambiguity(p, g, pre) : 0;
             for (int a = 0; amb && a < 8; a++) point_at(p, g, pre, shifts[a][0], shifts[a][1], &alt[a]);
             const double dx = pt.dx, dy = pt.dy, k2 = p->interpolation_mode == 2 ? CUBIC_K2 : 0;
+            int64_t tie_pix[9];
+            int n_tie = (amb & 1) ? nearest_choices(p, &pt, alt, tie_pix) : 0;
 
             /* taps a float twin may reach that the double point does not (its coordinate crosses
                a cell edge within the rounding box): the stencils at the box's corners and edge
@@ -370,18 +414,22 @@ void f64_grid_sampler_2d_bwd__ref(const ref_grid_sampler_params *p, const double
                             double ag = fabs(go);
                             double pe = ag * (fabs(pt.x.dw[i]) * (fabs(pt.y.w[j]) + fabs(pt.y.dw[j]) * dy) * dx +
                                               fabs(pt.x.w[i] * pt.y.dw[j]) * dy + k2 * (dx + dy) * (dx + dy));
-                            if (bi->abs_sum) bi->abs_sum[e] += ag * pt.y.m[j] * pt.x.m[i];
+                            if (bi->abs_sum) bi->abs_sum[e] += ag * cross(pt.y.m[j], pt.x.w[i], pt.x.m[i], pt.y.w[j]);
                             if (bi->n_terms) bi->n_terms[e] += 1;
                             if (bi->pos_err) bi->pos_err[e] += pe;
-                            if ((amb & 1) && bi->ambig) bi->ambig[e] += ag;
                         }
                     if (bi && isfinite(go))
                         for (int k = 0; k < n_extra; k++) bi->pos_err[plane + extra_idx[k]] += fabs(go) * extra_w[k];
-                    /* a tie of nearest: the pixel the other rounding picks may get g instead */
-                    for (int a = 0; (amb & 1) && bi && bi->ambig && a < 8; a++)
-                        for (int j = 0; j < alt[a].y.n; j++)
-                            for (int i = 0; i < alt[a].x.n; i++)
-                                bi->ambig[plane + alt[a].y.idx[j] * p->W + alt[a].x.idx[i]] += fabs(go);
+                    /* a tie of nearest: the pixel another rounding picks may get g instead (each
+                       pixel reachable within the box gains or loses g once, at most) */
+                    for (int k = 0; k < n_tie && bi && bi->ambig; k++) {
+                        const int64_t e = plane + tie_pix[k];
+                        bi->ambig[e] += fabs(go);
+                        /* a gained sample is summed in with the others: its rounding too */
+                        if (pt.x.n && pt.y.n && tie_pix[k] == pt.y.idx[0] * p->W + pt.x.idx[0]) continue;
+                        if (bi->abs_sum) bi->abs_sum[e] += fabs(go);
+                        if (bi->n_terms) bi->n_terms[e] += 1;
+                    }
                 }
 
             if (!p->output_mask[1]) continue;
@@ -398,8 +446,8 @@ void f64_grid_sampler_2d_bwd__ref(const ref_grid_sampler_params *p, const double
                 for (int j = 0; j < pt.y.n; j++)
                     for (int i = 0; i < pt.x.n; i++) {
                         double v = fabs(plane[pt.y.idx[j] * p->W + pt.x.idx[i]]) * ag;
-                        abs_x += v * pt.x.dm[i] * pt.y.m[j];
-                        abs_y += v * pt.x.m[i] * pt.y.dm[j];
+                        abs_x += v * cross(pt.x.dm[i], pt.y.w[j], pt.y.m[j], pt.x.dw[i]);
+                        abs_y += v * cross(pt.x.m[i], pt.y.dw[j], pt.y.dm[j], pt.x.w[i]);
                         sum_gv += v;
                         pe_x += v * (fabs(pt.x.d2w[i] * pt.y.w[j]) * dx + fabs(pt.x.dw[i] * pt.y.dw[j]) * dy);
                         pe_y += v * (fabs(pt.x.dw[i] * pt.y.dw[j]) * dx + fabs(pt.x.w[i] * pt.y.d2w[j]) * dy);

@@ -179,3 +179,26 @@ Test(compare, ulps_are_float32_ulps_of_the_reference)
     cr_assert_float_eq(compare_ulps(1.5, 1.5 - 2 * ldexp(1.0, -23)), 2.0, 1e-12);
     cr_assert_float_eq(compare_ulps(1024.0, 1024.0 + ldexp(1.0, -13)), 1.0, 1e-12);
 }
+
+/* max_ulp is measured against the element's scale max(|ref|, abs_sum): a reference of 1e-12 left
+   by cancelling terms of size 4 reports a few ULPs of 4, not 1e+7 ULPs of itself */
+Test(compare, max_ulp_is_in_ulps_of_the_elements_scale)
+{
+    double r1[2] = {1e-12, 3.0}, as[2] = {4.0, 3.0}, nt[2] = {2, 2};
+    float g1[2] = {(float)(1e-12 + 3 * ldexp(1.0, -22)), 3.0f}; /* 3 ULPs of 4 (ulp(4) = 2^-21: 1.5) */
+    tol_inputs t = {CONFORM_U_F32, &model, as, nt, NULL, NULL};
+    compare_result r;
+    compare_f32(r1, g1, 2, &t, &r);
+    cr_assert_float_eq(r.max_ulp, 1.5, 1e-3, "ulps of the scale 4: %g", r.max_ulp);
+    cr_assert_float_eq(compare_scale(&t, 0, r1[0]), 4.0, 0);
+    /* without bounds the scale is |ref| */
+    tol_inputs bare = {CONFORM_U_F32, &model, NULL, NULL, NULL, NULL};
+    cr_assert_float_eq(compare_scale(&bare, 0, -2.5), 2.5, 0);
+    /* a zero scale has no ULPs: judged by err/tol alone, max_ulp stays 0 */
+    double z[1] = {0}, zs[1] = {0};
+    float gz[1] = {1e-30f};
+    tol_inputs tz = {CONFORM_U_F32, &model, zs, NULL, NULL, NULL};
+    compare_f32(z, gz, 1, &tz, &r);
+    cr_assert_eq(r.max_ulp, 0.0);
+    cr_assert_gt(r.n_over, 0);
+}

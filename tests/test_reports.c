@@ -9,6 +9,7 @@
 
 #include "scratch.h"
 #include "cli.h"
+#include "compare.h"
 #include "report.h"
 
 static char dir[64];
@@ -60,6 +61,8 @@ Test(reports, one_run_writes_four_formats, .init = setup, .fini = teardown)
     char *md = slurp("a", "report.md"), *xml = slurp("a", "junit.xml"), *html = slurp("a", "report.html");
     cr_assert(strstr(md, "| op | cases | passed |"), "markdown summary table");
     cr_assert(strstr(md, "## Tolerances"));
+    cr_assert(strstr(md, COMPARE_ULP_MEANING), "the markdown says what max ULP means");
+    cr_assert(strstr(html, COMPARE_ULP_MEANING), "the html says what max ULP means");
     cr_assert(strstr(xml, "<testsuites name=\"conform\""));
     cr_assert(strstr(xml, "<testcase classname=\"conform.roi_align\""));
     cr_assert(strstr(html, "<svg"), "inline SVG histograms");
