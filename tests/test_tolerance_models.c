@@ -251,7 +251,7 @@ Test(ambiguity_class, window_line_allows_dropping_the_sample_not_a_wrong_row)
 {
     double x[16], rois[5] = {0, 1, -1.5, 2, -0.5}, y, gi[16];
     for (int i = 0; i < 16; i++) x[i] = i + 1;
-    ref_roi_align_params p = {1, 1, 4, 4, 1, 1, 1, 1.0, 1, 0};
+    ref_roi_align_params p = {1, 1, 4, 4, 1, 1, 1, 1.0, 1, 0, 0};
     const tol_model *m = &op_roi_align.tol[0];
     ref_bounds b = bounds_for(m, 1);
     f64_roi_align_fwd__ref(&p, x, rois, &y, &b);
@@ -280,7 +280,7 @@ Test(ambiguity_class, adaptive_count_on_a_ramp_catches_a_mismatched_divisor)
 {
     double x[64], rois[5] = {0, 0.25, 0.25, 4.25, 4.25}, y[4];
     for (int i = 0; i < 64; i++) x[i] = (double)(i % 8);
-    ref_roi_align_params p = {1, 1, 8, 8, 1, 2, 2, 1.0, 0, 0};
+    ref_roi_align_params p = {1, 1, 8, 8, 1, 2, 2, 1.0, 0, 0, 0};
     const tol_model *m = &op_roi_align.tol[0];
     ref_bounds b = bounds_for(m, 4);
     f64_roi_align_fwd__ref(&p, x, rois, y, &b);
