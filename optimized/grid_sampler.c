@@ -702,17 +702,19 @@ int f32_grid_sampler_2d_bwd(const f32_grid_sampler_params *p, const float *grad_
     if (N <= 0 || C <= 0 || P <= 0 || HW <= 0 || (!want_in && !want_grid)) return CONFORM_OK;
     const int64_t cc = pick_chunk(C, HW, 2 << 20), nchunks = (C + cc - 1) / cc, units = N * nchunks;
     if (!conform_sizes_ok(HW, Wo, cc)) return CONFORM_E_NOMEM;
+    /* nearest has no grid gradient (spec 7.4): its grid_grad stays 0, even at a NaN pixel */
+    const int grid_slopes = want_grid && p->interpolation_mode != 1;
     /* partial grid gradients per chunk: [nchunks][N * P * 2] */
-    float *partial = want_grid ? conform_alloc_floats((size_t)nchunks * (size_t)(N * P * 2)) : NULL;
-    if (want_grid && !partial) return CONFORM_E_NOMEM;
+    float *partial = grid_slopes ? conform_alloc_floats((size_t)nchunks * (size_t)(N * P * 2)) : NULL;
+    if (grid_slopes && !partial) return CONFORM_E_NOMEM;
     int err = 0;
 
 #pragma omp parallel num_threads(conform_threads(ex))
     {
-        float *plane = want_grid ? conform_alloc_floats((size_t)HW * (size_t)cc) : NULL;
+        float *plane = grid_slopes ? conform_alloc_floats((size_t)HW * (size_t)cc) : NULL;
         float *io = want_in ? conform_alloc_floats((size_t)HW * (size_t)cc) : NULL;
         float *gtile = conform_alloc_floats((size_t)Wo * (size_t)cc);
-        int mine = (want_grid && !plane) || (want_in && !io) || !gtile;
+        int mine = (grid_slopes && !plane) || (want_in && !io) || !gtile;
         const int failed = conform_team_failed(mine, &err);
 #pragma omp for schedule(dynamic, 1)
         for (int64_t u = 0; u < (failed ? 0 : units); u++) {

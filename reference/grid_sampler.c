@@ -309,6 +309,12 @@ static void grid_gradient(const ref_grid_sampler_params *p, const point *pt, con
 {
     const int64_t HW = p->H * p->W, P = p->Ho * p->Wo;
     double gix = 0, giy = 0;
+    /* spec 7.4: nearest has no grid gradient at all, not a sum of zero slopes (0 * a NaN pixel
+       would be NaN; PyTorch gives 0 there too) */
+    if (p->interpolation_mode == 1) {
+        out[0] = out[1] = 0;
+        return;
+    }
     for (int64_t c = 0; c < p->C; c++) {
         const double *plane = input + (n * p->C + c) * HW;
         const double g = go[(n * p->C + c) * P + q];

@@ -84,6 +84,26 @@ Test(grid_sampler_published, border_gradient_is_zero_on_border_pixel_centres)
     cr_assert(fabs(gi[2] - 1) <= 1e-15, "pixel (1, 0) gets everything: %g", gi[2]);
 }
 
+Test(grid_sampler_published, nearest_has_no_grid_gradient_even_at_a_nan_pixel)
+{
+    /* spec 7.4: grid_grad is 0 for nearest; a sum of zero slopes times a NaN pixel would be NaN
+       (found by judging PyTorch's CPU backward, which gives 0) */
+    const double nan_img[4] = {NAN, NAN, NAN, NAN}, go[1] = {1}, g[2] = {0.1, -0.2};
+    double gi[4], gg[2];
+    ref_grid_sampler_params p = small(1, 0, 0, 1, 1);
+    f64_grid_sampler_2d_bwd__ref(&p, go, nan_img, g, gi, gg, NULL);
+    cr_assert(gg[0] == 0.0 && gg[1] == 0.0, "%g %g", gg[0], gg[1]);
+    const float fgo[1] = {1}, fimg[4] = {NAN, NAN, NAN, NAN}, fg[2] = {0.1f, -0.2f};
+    const f32_grid_sampler_params fp = {1, 1, 2, 2, 1, 1, 1, 0, 0, {1, 1}};
+    for (int isa = CONFORM_ISA_SCALAR; isa < CONFORM_ISA_COUNT; isa++) {
+        if (!conform_isa_available((conform_isa)isa)) continue;
+        float fgi[4], fgg[2];
+        conform_exec ex = {(conform_isa)isa, 1};
+        cr_assert_eq(f32_grid_sampler_2d_bwd(&fp, fgo, fimg, fg, fgi, fgg, &ex), 0);
+        cr_assert(fgg[0] == 0.0f && fgg[1] == 0.0f, "isa %d: %g %g", isa, fgg[0], fgg[1]);
+    }
+}
+
 Test(grid_sampler_published, nonfinite_coordinates_sample_nothing)
 {
     double y[1], gi[4], gg[2];
