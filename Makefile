@@ -56,7 +56,12 @@ FAULT_overflow = 3
 FAULT_abi = 4
 PLUGIN_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARN) -O2 -fPIC -shared -Iharness
 
-.PHONY: all deps test test-unit test-san conformance smoke verify bench clean install install-check fuzz fuzz-ci fuzz-build deps-fuzz test-valgrind
+# the zoo of faulty kernels (tests/zoo/zoo_bugs.h, one line per bug): one plugin per bug and the
+# bug-free build none.so; `make zoo` (part of `make test`) runs the default suite against each
+ZOO_IDS = $(shell sed -n 's/^ZOO_BUG(\([a-z0-9_]*\),.*/\1/p' tests/zoo/zoo_bugs.h)
+ZOO_PLUGINS = $(BUILD)/zoo/none.so $(ZOO_IDS:%=$(BUILD)/zoo/%.so)
+
+.PHONY: all deps test zoo zoo-docs test-unit test-san conformance smoke verify bench clean install install-check fuzz fuzz-ci fuzz-build deps-fuzz test-valgrind
 all: deps
 	@$(MAKE) --no-print-directory $(CONFORM) $(TESTS) $(PLUGINS)
 
@@ -90,6 +95,10 @@ $(BUILD)/plugins/faulty_%.so: tests/plugins/plugin_faulty.c examples/plugin_roi_
 	@mkdir -p $(dir $@)
 	$(CC) $(PLUGIN_CFLAGS) -DFAULT=$(FAULT_$*) $< -o $@ -lm
 
+$(BUILD)/zoo/%.so: tests/zoo/zoo_kernels.c tests/zoo/zoo_bugs.h harness/conform_plugin.h
+	@mkdir -p $(dir $@)
+	@echo "CC zoo $*"; $(CC) $(PLUGIN_CFLAGS) -Itests/zoo -DZOO_BUG_ID=ZOO_$* $< -o $@ -lm
+
 $(LIBREF): $(REF_OBJ)
 	@rm -f $@; ar rcs $@ $^
 $(LIBOPT): $(OPT_OBJ)
@@ -107,6 +116,17 @@ test: all
 	@$(MAKE) --no-print-directory install-check
 	$(CONFORM) verify
 	$(CONFORM) run cases/smoke.json --report-dir $(BUILD)/smoke-report --threads $(THREADS) --quiet
+	@$(MAKE) --no-print-directory zoo
+
+# every faulty kernel of the zoo fails its own op and no other; the bug-free build passes all
+zoo: all
+	@$(MAKE) --no-print-directory $(ZOO_PLUGINS)
+	python3 tools/zoo.py --conform $(CONFORM) --zoo-dir $(BUILD)/zoo --out $(BUILD)/zoo --jobs $(THREADS)
+
+# the same, then the measured power table into docs/zoo_power.json and docs/zoo.md (commit them)
+zoo-docs: all
+	@$(MAKE) --no-print-directory $(ZOO_PLUGINS)
+	python3 tools/zoo.py --conform $(CONFORM) --zoo-dir $(BUILD)/zoo --out $(BUILD)/zoo --jobs $(THREADS) --write-docs
 
 verify: all
 	$(CONFORM) verify
