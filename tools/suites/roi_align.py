@@ -133,6 +133,13 @@ def edge_cases():
     return out
 
 
+# ---- cases the bugs found in the field would have failed (issue 19) --------------------------
+def field_cases():
+    # torch_npu's ROIAlign backward passes output_size swapped: right only for square outputs
+    return both("field_pooled_3x5", [1, 3, 14, 18], 8, 3, 5, {"spatial_scale": 0.5}, {"size": [4, 30]},
+                grid={"aligned": [True, False], "sampling_ratio": [0, 2]})
+
+
 # ---- rejected inputs (exit 2 with the cause named) ---------------------------------------------
 def invalid_cases():
     a = {"pooled_h": 2, "pooled_w": 2, "spatial_scale": 0.25}
@@ -164,11 +171,11 @@ def invalid_cases():
 
 
 def conformance():
-    return published() + random_cases(3) + edge_cases() + invalid_cases()
+    return published() + random_cases(3) + edge_cases() + field_cases() + invalid_cases()
 
 
 def smoke():
-    return published() + random_cases(None) + edge_cases() + invalid_cases()
+    return published() + random_cases(None) + edge_cases() + field_cases() + invalid_cases()
 
 
 def golden():

@@ -169,6 +169,15 @@ def edge_cases():
     return out
 
 
+# ---- cases the bugs found in the field would have failed (issue 19) --------------------------
+def field_cases():
+    # mmcv's NPU adapter passes pooled_h and pooled_w swapped to RoiAlignRotatedGrad; the layouts
+    # of rois ([n,6] documented, [6,n] in the kernel) and the clockwise flag are easy to misread:
+    # a non-square output in both layouts and both directions
+    return both("field_pooled_2x5", [1, 3, 12, 14], 6, 2, 5, {"spatial_scale": 0.5}, {"size": [4, 30]},
+                grid={"clockwise": [True, False], "sampling_ratio": [0, 2]})
+
+
 # ---- rejected inputs (exit 2 with the cause named) ---------------------------------------------
 def invalid_cases():
     a = {"pooled_h": 2, "pooled_w": 2, "spatial_scale": 0.25}
@@ -221,11 +230,11 @@ def invalid_cases():
 
 
 def conformance():
-    return published() + random_cases(2) + edge_cases() + invalid_cases()
+    return published() + random_cases(2) + edge_cases() + field_cases() + invalid_cases()
 
 
 def smoke():
-    return published() + random_cases(None) + edge_cases() + invalid_cases()
+    return published() + random_cases(None) + edge_cases() + field_cases() + invalid_cases()
 
 
 def golden():
