@@ -88,6 +88,21 @@ def judge(bugs, reports):
     return rows, problems
 
 
+def self_test():
+    """judge() on made-up reports: each broken expectation is named, a clean zoo has none."""
+    def rep(*cases):
+        return {"cases": [{"id": i, "op": op, "status": st, "message": ""} for i, op, st in cases]}
+    bugs = [{"id": "a", "op": "x", "hidden": None}, {"id": "b", "op": "y", "hidden": "why"}]
+    ok = {"none": rep(("1", "x", "passed"), ("2", "y", "waived")), "a": rep(("1", "x", "failed"), ("2", "y", "passed")),
+          "b": rep(("1", "x", "passed"), ("2", "y", "passed"))}
+    rows, problems = judge(bugs, ok)
+    assert not problems and rows[0]["first_case"] == "1" and not rows[1]["caught"], problems
+    bad = dict(ok, none=rep(("1", "x", "error"), ("2", "y", "passed")), a=rep(("1", "x", "passed"), ("2", "y", "crashed")))
+    _, problems = judge(bugs, bad)
+    assert len(problems) == 3 and "bug-free build fails 1" in problems[0], problems
+    assert "a: no case of x fails" in problems[1] and "a: fails 2 of another op (y)" in problems[2], problems
+
+
 def power_json(args, bugs, rows, reports):
     suite = reports["none"]["suites"][0]
     return {"schema": "conform-zoo-power", "schema_version": 1, "generator": "tools/zoo.py",
@@ -104,12 +119,13 @@ def power_markdown(p):
     out = [f"The `{p['suite']}` suite ({p['cases']} cases, seed {p['seed']}) catches **{p['caught']} of "
            f"{p['total']}** known bug classes ({len(p['hidden'])} hidden by an ambiguity term, marked below); "
            f"the bug-free build fails {p['bug_free_failures']} cases ({len(p['waived'])} waived).", "",
-           "| bug | op | what the kernel does wrong | cases failed | first catching case |",
-           "|---|---|---|---|---|"]
+           "| bug | op | what the kernel does wrong | class in the field | cases failed | first catching case |",
+           "|---|---|---|---|---|---|"]
     for r in p["bugs"]:
         first = f"`{r['first_case']}`" if r["first_case"] else \
             f"**hidden**: {r['hidden']}" if r["hidden"] else "**not caught**"
-        out.append(f"| `{r['id']}` | {r['op']} | {r['what']} | {r['cases_failed']} of {r['cases_of_op']} | {first} |")
+        out.append(f"| `{r['id']}` | {r['op']} | {r['what']} | {r['field']} | {r['cases_failed']} of {r['cases_of_op']} "
+                   f"| {first} |")
     return "\n".join(out) + "\n"
 
 
@@ -131,6 +147,19 @@ def write_docs(p, md):
     write(doc, text[:a + len(DOC_BEGIN)] + "\n" + md + text[b:])
 
 
+def note_if_docs_differ(p):
+    """The committed measurement (what `conform run` reports) should be this one."""
+    try:
+        with open(os.path.join(ROOT, "docs", "zoo_power.json")) as fh:
+            docs = json.load(fh)
+    except (OSError, ValueError):
+        docs = {}
+    keys = ("suite", "cases", "caught", "total", "hidden")
+    if any(docs.get(k) != p[k] for k in keys):
+        print("zoo: note: docs/zoo_power.json says " + ", ".join(f"{k} {docs.get(k)}" for k in keys) +
+              "; measured now " + ", ".join(f"{k} {p[k]}" for k in keys) + ": make zoo-docs and commit")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--conform", default="build/conform")
@@ -142,6 +171,7 @@ def main():
     ap.add_argument("--write-docs", action="store_true", help="also update docs/zoo_power.json and docs/zoo.md")
     args = ap.parse_args()
 
+    self_test()
     bugs = read_table()
     builds = ["none"] + [b["id"] for b in bugs]
     with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
@@ -153,6 +183,8 @@ def main():
     write(os.path.join(ROOT, args.out, "power.md"), md)
     if args.write_docs:
         write_docs(p, md)
+    else:
+        note_if_docs_differ(p)
     stale = reports["none"].get("stale_waivers", [])
     for w in stale:
         print(f"zoo: note: waiver {w['pattern']} matches no failure of the bug-free build any more: remove it")
