@@ -5,7 +5,7 @@
 CC      ?= cc
 BUILD   ?= build
 PKGS     = gsl criterion libcjson
-DEB_PKGS = libgsl-dev libcriterion-dev libcjson-dev pkg-config
+DEB_PKGS = libgsl-dev libcriterion-dev libcjson-dev pkg-config python3
 THREADS ?= 2
 
 WARN     = -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wno-unused-parameter -Wno-format-truncation

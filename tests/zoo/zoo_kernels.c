@@ -526,7 +526,7 @@ typedef struct {
     int backward;
 } df_params;
 
-static int read_df_params(const char *op, const attrs_t *at, const conform_plugin_input *x,
+static void read_df_params(const char *op, const attrs_t *at, const conform_plugin_input *x,
                           const conform_plugin_input *offsets, df_params *p)
 {
     p->backward = strcmp(op, "deformable_offsets") != 0;
@@ -544,7 +544,6 @@ static int read_df_params(const char *op, const attrs_t *at, const conform_plugi
     p->pt = pads[0]; p->pl = pads[2];
     if (BUG(df_pads_order) && !p->backward) { p->pt = pads[2]; p->pl = pads[0]; }
     p->dg = attr_int(at, "deformable_groups");
-    return 0;
 }
 
 /* one sample: position, mask, the corner cell and its weights */
