@@ -11,6 +11,24 @@ static double number(const cJSON *o, const char *k)
     return cJSON_IsNumber(v) ? v->valuedouble : -1;
 }
 
+/* the power table itself: per bug its op, whether the suite caught it, by how many cases and the
+ * first of them (the descriptions stay in docs/zoo.md) */
+static cJSON *bug_rows(const cJSON *bugs)
+{
+    static const char *const keys[] = {"id", "op", "caught", "cases_failed", "first_case"};
+    cJSON *rows = cJSON_CreateArray();
+    const cJSON *b;
+    cJSON_ArrayForEach(b, bugs) {
+        cJSON *r = cJSON_CreateObject();
+        for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++) {
+            const cJSON *v = cJSON_GetObjectItemCaseSensitive(b, keys[k]);
+            if (v) cJSON_AddItemToObject(r, keys[k], cJSON_Duplicate(v, 1));
+        }
+        cJSON_AddItemToArray(rows, r);
+    }
+    return rows;
+}
+
 /* the entry of one suite: the counts, whether they were measured on this version of the suite
  * (same number of cases), and the sentence the reports print */
 static cJSON *power_entry(const cJSON *m, const suite_t *s, const char *power_path)
@@ -37,6 +55,7 @@ static cJSON *power_entry(const cJSON *m, const suite_t *s, const char *power_pa
     cJSON_AddBoolToObject(e, "current", current);
     cJSON_AddStringToObject(e, "source", power_path);
     cJSON_AddStringToObject(e, "summary", sentence);
+    cJSON_AddItemToObject(e, "bugs", bug_rows(cJSON_GetObjectItemCaseSensitive(m, "bugs")));
     return e;
 }
 

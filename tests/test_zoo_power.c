@@ -60,8 +60,14 @@ TestSuite(zoo_power, .init = setup, .fini = teardown);
 
 Test(zoo_power, a_current_measurement_is_reported_with_its_counts)
 {
-    const cJSON *l = attach("{\"suite\": \"tiny\", \"cases\": 2, \"caught\": 30, \"total\": 31, \"hidden\": [\"x\"]}");
+    const cJSON *l = attach("{\"suite\": \"tiny\", \"cases\": 2, \"caught\": 30, \"total\": 31, \"hidden\": [\"x\"], "
+                            "\"bugs\": [{\"id\": \"b1\", \"op\": \"roi_align\", \"what\": \"long text\", \"caught\": true, "
+                            "\"cases_failed\": 3, \"first_case\": \"tiny/a\"}]}");
     const char *s = summary(l);
+    const cJSON *row = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(l, 0), "bugs"), 0);
+    cr_assert_str_eq(cJSON_GetObjectItemCaseSensitive(row, "first_case")->valuestring, "tiny/a");
+    cr_assert_eq(cJSON_GetObjectItemCaseSensitive(row, "cases_failed")->valueint, 3);
+    cr_assert_null(cJSON_GetObjectItemCaseSensitive(row, "what"), "descriptions stay in docs/zoo.md");
     cr_assert(strstr(s, "the tiny suite catches 30 of 31 known bug classes"), "%s", s);
     cr_assert(strstr(s, "1 hidden") && strstr(s, "measured on its 2 cases"), "%s", s);
     cr_assert(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(l, 0), "current")));
