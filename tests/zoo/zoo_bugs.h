@@ -27,6 +27,7 @@ ZOO_BUG(ra_nan_size_fmax, "roi_align", "unaligned roi size clamped with fmaxf, s
 /* roi_align_v2_backward */
 ZOO_BUG(rb_pooled_swapped, "roi_align_v2_backward", "pooled_height and pooled_width swapped", "torch_npu ROIAlign backward passes output_size swapped (ops.md 10); right only for square outputs")
 ZOO_BUG(rb_count_not_divided, "roi_align_v2_backward", "gradient not divided by the sample count", "the 1/count of the adjoint dropped in a hand-written backward")
+ZOO_BUG(rb_batch_truncated, "roi_align_v2_backward", "batch index truncated toward zero instead of floored (a roi at -0.5 lands on image 0)", "torchvision and mmcv cast the batch index to int (ops.md 10)")
 ZOO_BUG(rb_oob_batch_clamped, "roi_align_v2_backward", "an out-of-range batch index clamped into [0, B) instead of skipping the roi", "range checks of the batch index differ between implementations (ops.md 10)")
 
 /* roi_align_rotated */
@@ -38,6 +39,7 @@ ZOO_BUG(rr_coords_f16, "roi_align_rotated", "sample coordinates computed in floa
 /* roi_align_rotated_grad */
 ZOO_BUG(rg_pooled_swapped, "roi_align_rotated_grad", "pooled_h and pooled_w swapped", "mmcv NPU adapter passes pooled_h and pooled_w swapped to RoiAlignRotatedGrad (ops.md 10, issue 19)")
 ZOO_BUG(rg_nhwc_ignored, "roi_align_rotated_grad", "y_grad written with NCHW strides when data_format is NHWC", "layout handled in the forward and forgotten in the backward")
+ZOO_BUG(rg_batch_rounded_even, "roi_align_rotated_grad", "batch index rounded half to even instead of floored", "the Ascend rotated kernel rounds the batch index half to even (ops.md 3, 10)")
 ZOO_BUG(rg_clockwise_ignored, "roi_align_rotated_grad", "clockwise ignored in the backward (always counter-clockwise)", "an attribute the forward honours and the backward drops")
 
 /* grid_sampler_2d */

@@ -108,7 +108,7 @@ typedef struct {
 /* the batch image of a roi, or -1 when the roi is skipped */
 static int64_t roi_batch(const roi_params *p, float v)
 {
-    float b = BUG(ra_batch_rounded) && !p->backward ? roundf(v) : floorf(v);
+    float b = BUG(ra_batch_rounded) && !p->backward ? roundf(v) : BUG(rb_batch_truncated) && p->backward ? truncf(v) : floorf(v);
     if (!isfinite(b)) return -1;
     if (BUG(rb_oob_batch_clamped) && p->backward) return b < 0 ? 0 : b >= (float)p->B ? p->B - 1 : (int64_t)b;
     return b >= 0 && b < (float)p->B ? (int64_t)b : -1;
@@ -219,7 +219,7 @@ static void roi_align_rotated(const rot_params *p, const float *rois, const floa
     const int fwd = !p->backward, half = BUG(rr_coords_f16) && fwd;
     float off = p->aligned ? 0.5f : 0.0f;
     for (int64_t r = 0; r < p->K; r++) {
-        float bv = floorf(roi_field(p, rois, r, 0));
+        float bv = BUG(rg_batch_rounded_even) && !fwd ? rintf(roi_field(p, rois, r, 0)) : floorf(roi_field(p, rois, r, 0));
         int64_t b = isfinite(bv) && bv >= 0 && bv < (float)p->B ? (int64_t)bv : -1;
         float cx = roi_field(p, rois, r, 1) * p->s - off, cy = roi_field(p, rois, r, 2) * p->s - off;
         float wr = roi_field(p, rois, r, 3) * p->s, hr = roi_field(p, rois, r, 4) * p->s;

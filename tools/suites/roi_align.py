@@ -104,6 +104,9 @@ def edge_cases():
                 grid={"aligned": [True, False], "sampling_ratio": [0, 2]})
     out += both("batch_out_of_range", [2, 3, 8, 8], 12, 2, 2, base, {"oob_batch_frac": 0.5})
     out += both("batch_fractional", [2, 3, 8, 8], 12, 2, 2, base, {"frac_batch_frac": 1.0})
+    # floor, not truncation or rounding: -0.5 and -0.25 are skipped, 1.5 is image 1, 0.75 image 0
+    out += both("batch_negative_fraction", [2, 3, 8, 8], 4, 2, 2, base,
+                {"data": [[-0.5, 4, 4, 28, 28], [-0.25, 0, 8, 20, 30], [1.5, 4, 4, 30, 24], [0.75, 2, 2, 20, 20]]})
     out += both("nan_in_roi", [1, 3, 8, 8], 12, 2, 2, base, {"nan_frac": 0.5},
                 grid={"aligned": [True, False], "sampling_ratio": [0, 2]})
     out += both("tiny_scale", [1, 4, 8, 8], 8, 2, 2, {"spatial_scale": 1 / 64}, {"size": [16, 400]},
