@@ -5,7 +5,7 @@
 CC      ?= cc
 BUILD   ?= build
 PKGS     = gsl criterion libcjson
-DEB_PKGS = libgsl-dev libcriterion-dev libcjson-dev pkg-config
+DEB_PKGS = libgsl-dev libcriterion-dev libcjson-dev pkg-config python3
 THREADS ?= 2
 
 WARN     = -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wno-unused-parameter -Wno-format-truncation
@@ -56,7 +56,12 @@ FAULT_overflow = 3
 FAULT_abi = 4
 PLUGIN_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARN) -O2 -fPIC -shared -Iharness
 
-.PHONY: all deps test test-unit test-san conformance smoke verify bench clean install install-check fuzz fuzz-ci fuzz-build deps-fuzz test-valgrind
+# the zoo of faulty kernels (tests/zoo/zoo_bugs.h, one line per bug): one plugin per bug and the
+# bug-free build none.so; `make zoo` (part of `make test`) runs the default suite against each
+ZOO_IDS = $(shell grep -o '^ZOO_BUG.[a-z0-9_]*' tests/zoo/zoo_bugs.h | cut -c9-)
+ZOO_PLUGINS = $(BUILD)/zoo/none.so $(ZOO_IDS:%=$(BUILD)/zoo/%.so)
+
+.PHONY: all deps test zoo zoo-docs test-unit test-san conformance smoke verify bench clean install install-check fuzz fuzz-ci fuzz-build deps-fuzz test-valgrind
 all: deps
 	@$(MAKE) --no-print-directory $(CONFORM) $(TESTS) $(PLUGINS)
 
@@ -90,6 +95,10 @@ $(BUILD)/plugins/faulty_%.so: tests/plugins/plugin_faulty.c examples/plugin_roi_
 	@mkdir -p $(dir $@)
 	$(CC) $(PLUGIN_CFLAGS) -DFAULT=$(FAULT_$*) $< -o $@ -lm
 
+$(BUILD)/zoo/%.so: tests/zoo/zoo_kernels.c tests/zoo/zoo_bugs.h harness/conform_plugin.h
+	@mkdir -p $(dir $@)
+	@echo "CC zoo $*"; $(CC) $(PLUGIN_CFLAGS) -Itests/zoo -DZOO_BUG_ID=ZOO_$* $< -o $@ -lm
+
 $(LIBREF): $(REF_OBJ)
 	@rm -f $@; ar rcs $@ $^
 $(LIBOPT): $(OPT_OBJ)
@@ -107,6 +116,19 @@ test: all
 	@$(MAKE) --no-print-directory install-check
 	$(CONFORM) verify
 	$(CONFORM) run cases/smoke.json --report-dir $(BUILD)/smoke-report --threads $(THREADS) --quiet
+	@$(MAKE) --no-print-directory zoo
+
+# every faulty kernel of the zoo fails its own op and no other; the bug-free build passes all
+zoo: all
+	@$(MAKE) --no-print-directory $(ZOO_PLUGINS)
+	python3 tools/zoo.py --conform $(CONFORM) --zoo-dir $(BUILD)/zoo --out $(BUILD)/zoo --jobs $(THREADS)
+
+# the same for the default and the smoke suite, then their power tables into docs/zoo_power.json
+# and docs/zoo.md (commit them)
+zoo-docs: all
+	@$(MAKE) --no-print-directory $(ZOO_PLUGINS)
+	python3 tools/zoo.py --conform $(CONFORM) --zoo-dir $(BUILD)/zoo --out $(BUILD)/zoo --jobs $(THREADS) --write-docs \
+	  --suite cases/conformance.json --suite cases/smoke.json
 
 verify: all
 	$(CONFORM) verify

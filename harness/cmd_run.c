@@ -11,6 +11,7 @@
 #include "runner.h"
 #include "standards.h"
 #include "verify.h"
+#include "zoo_power.h"
 
 #define MAX_SUITES 32
 
@@ -354,6 +355,7 @@ static int run_suites(int argc, char **argv)
         if (!waivers.used[i]) cJSON_AddItemToArray(stale, cJSON_Duplicate(waivers.items[i], 1));
     cJSON_AddNumberToObject(report, "duration_s", now_seconds() - t_start);
     report_apply_gate(report, gate_mask);
+    zoo_power_attach(report, loaded, n_suites, ZOO_POWER_FILE);
     report_summarize(report);
     if (report_write_all(report, report_dir, err, sizeof err)) rc = usage_error("%s", err);
     report_print_summary(report, stdout);

@@ -225,6 +225,7 @@ void report_print_summary(const cJSON *report, FILE *f)
         cJSON_ArrayForEach(n, item(report, "gated_on")) fprintf(f, " %s", n->valuestring);
         fprintf(f, ": %.0f cases fail them (the derived bound's counts follow)\n", num(s, "gate_failed"));
     }
+    cJSON_ArrayForEach(w, item(report, "suite_power")) fprintf(f, "suite power: %s\n", str(w, "summary"));
     fprintf(f, "%.0f passed, %.0f failed\n", num(s, "passed") + num(s, "waived"),
             num(s, "failed") + num(s, "error") + num(s, "crashed") + num(s, "timeout"));
 }
@@ -265,6 +266,12 @@ char *report_markdown(const cJSON *report)
             "proofs of the references %.0f/%.0f\n\n",
         report_all_passed(report) ? "PASS" : "FAIL", num(s, "total"), num(s, "passed"), num(s, "failed"), num(s, "error"),
         num(s, "waived"), num(s, "ambiguous_elements"), num(s, "proofs") - num(s, "proofs_failed"), num(s, "proofs"));
+    const cJSON *sp;
+    cJSON_ArrayForEach(sp, item(report, "suite_power")) {
+        put(&b, "Suite power: ");
+        put_md(&b, str(sp, "summary"));
+        put(&b, "\n\n");
+    }
     put(&b, "## By op\n\n| op | cases | passed | failed | error | waived | ambiguous | worst err/tol | max ULP |\n"
             "|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
     cJSON_ArrayForEach(o, item(report, "ops"))
@@ -488,6 +495,12 @@ char *report_html(const cJSON *report)
     put(&b, "</code><br>isa %s, threads %.0f, seed %.0f, %.1f s; %.0f ambiguous elements; proofs %.0f/%.0f</p>\n",
         str(report, "isa"), num(report, "threads"), num(report, "seed"), num(s, "duration_s"), num(s, "ambiguous_elements"),
         num(s, "proofs") - num(s, "proofs_failed"), num(s, "proofs"));
+    const cJSON *sp;
+    cJSON_ArrayForEach(sp, item(report, "suite_power")) {
+        put(&b, "<p>Suite power: ");
+        put_esc(&b, str(sp, "summary"));
+        put(&b, "</p>\n");
+    }
     put(&b, "<h2>By op</h2>\n<table><tr><th>op</th><th>cases</th><th>passed</th><th>failed</th><th>error</th><th>waived</th>"
             "<th>ambiguous</th><th>worst err/tol</th><th>max ULP</th></tr>\n");
     cJSON_ArrayForEach(o, item(report, "ops"))

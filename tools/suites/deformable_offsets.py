@@ -137,6 +137,18 @@ def edge_cases():
     return out
 
 
+# ---- cases the bugs found in the field would have failed (issue 19) -----------------------------
+def field_cases():
+    # mmcv's deformable conv has passed padding and kernel size in the wrong order: kernels, strides
+    # and dilations that differ between H and W, and four different pads, in both attribute layouts
+    out = []
+    for fmt in ("NHWC", "NCHW"):
+        tag = fmt.lower()
+        out += both("field_k2x4_" + tag, [1, 9, 11, 4], A(2, 4, s=(1, 2), d=(2, 1), pads=(0, 2, 3, 1), fmt=fmt))
+        out += both("field_k4x2_" + tag, [1, 11, 9, 4], A(4, 2, s=(2, 1), d=(1, 2), pads=(3, 1, 0, 2), fmt=fmt))
+    return out
+
+
 # ---- rejected inputs (exit 2 with the cause named) ------------------------------------------------
 def invalid_cases():
     f = []
@@ -199,11 +211,11 @@ def invalid_cases():
 
 
 def conformance():
-    return published() + random_cases(3) + edge_cases() + invalid_cases()
+    return published() + random_cases(3) + edge_cases() + field_cases() + invalid_cases()
 
 
 def smoke():
-    return published() + random_cases(None) + edge_cases() + invalid_cases()
+    return published() + random_cases(None) + edge_cases() + field_cases() + invalid_cases()
 
 
 def golden():

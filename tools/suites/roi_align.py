@@ -140,6 +140,9 @@ def edge_cases():
                 grid={"aligned": [True, False], "sampling_ratio": [0, 2]})
     out += both("batch_out_of_range", [2, 3, 8, 8], 12, 2, 2, base, {"oob_batch_frac": 0.5})
     out += both("batch_fractional", [2, 3, 8, 8], 12, 2, 2, base, {"frac_batch_frac": 1.0})
+    # floor, not truncation or rounding: -0.5 and -0.25 are skipped, 1.5 is image 1, 0.75 image 0
+    out += both("batch_negative_fraction", [2, 3, 8, 8], 4, 2, 2, base,
+                {"data": [[-0.5, 4, 4, 28, 28], [-0.25, 0, 8, 20, 30], [1.5, 4, 4, 30, 24], [0.75, 2, 2, 20, 20]]})
     out += both("nan_in_roi", [1, 3, 8, 8], 12, 2, 2, base, {"nan_frac": 0.5},
                 grid={"aligned": [True, False], "sampling_ratio": [0, 2]})
     out += both("tiny_scale", [1, 4, 8, 8], 8, 2, 2, {"spatial_scale": 1 / 64}, {"size": [16, 400]},
@@ -175,6 +178,13 @@ def edge_cases():
     # NaN and infinity in the feature map propagate exactly as in the reference
     out += both("nan_features", [1, 3, 8, 8], 6, 2, 2, base, values={"dist": "uniform", "nan_frac": 0.05})
     return out
+
+
+# ---- cases the bugs found in the field would have failed (issue 19) --------------------------
+def field_cases():
+    # torch_npu's ROIAlign backward passes output_size swapped: right only for square outputs
+    return both("field_pooled_3x5", [1, 3, 14, 18], 8, 3, 5, {"spatial_scale": 0.5}, {"size": [4, 30]},
+                grid={"aligned": [True, False], "sampling_ratio": [0, 2]})
 
 
 # ---- rejected inputs (exit 2 with the cause named) ---------------------------------------------
@@ -216,11 +226,11 @@ def invalid_cases():
 
 
 def conformance():
-    return published() + random_cases(3) + edge_cases() + invalid_cases()
+    return published() + random_cases(3) + edge_cases() + field_cases() + invalid_cases()
 
 
 def smoke():
-    return published() + random_cases(None) + edge_cases() + invalid_cases()
+    return published() + random_cases(None) + edge_cases() + field_cases() + invalid_cases()
 
 
 def golden():

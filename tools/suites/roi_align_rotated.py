@@ -140,6 +140,10 @@ def edge_cases():
                 {"size": [0.05, 1.5]}, grid={"sampling_ratio": [0, 2]})
     out += both("batch_out_of_range", [2, 3, 8, 8], 12, 2, 2, base, {"oob_batch_frac": 0.5})
     out += both("batch_fractional", [2, 3, 8, 8], 12, 2, 2, base, {"frac_batch_frac": 1.0})
+    # floor, not truncation (mmcv) or rounding half to even (Ascend): -0.5 skipped, 1.5 image 1
+    out += both("batch_negative_fraction", [2, 3, 8, 8], 4, 2, 2, base,
+                {"data": [[-0.5, 16, 16, 20, 12, 0.3], [-0.25, 10, 14, 16, 16, -0.7], [1.5, 12, 12, 18, 10, 1.0],
+                          [0.5, 14, 16, 12, 20, 2.0]]}, fmts=("NCHW",))
     out += both("nan_in_roi", [1, 3, 8, 8], 12, 2, 2, base, {"nan_frac": 0.5}, grid=al_sr)
     out += both("tiny_scale", [1, 4, 8, 8], 8, 2, 2, {"spatial_scale": 1 / 64}, {"size": [16, 400]},
                 grid={"sampling_ratio": [0, 2]})
@@ -167,6 +171,15 @@ def edge_cases():
     out += both("inf_features", [1, 3, 8, 8], 6, 2, 2, {"spatial_scale": 0.25, "sampling_ratio": 2},
                 {"special_angle_frac": 0.5}, values={"dist": "uniform", "inf_frac": 0.05})
     return out
+
+
+# ---- cases the bugs found in the field would have failed (issue 19) --------------------------
+def field_cases():
+    # mmcv's NPU adapter passes pooled_h and pooled_w swapped to RoiAlignRotatedGrad; the layouts
+    # of rois ([n,6] documented, [6,n] in the kernel) and the clockwise flag are easy to misread:
+    # a non-square output in both layouts and both directions
+    return both("field_pooled_2x5", [1, 3, 12, 14], 6, 2, 5, {"spatial_scale": 0.5}, {"size": [4, 30]},
+                grid={"clockwise": [True, False], "sampling_ratio": [0, 2]})
 
 
 # ---- rejected inputs (exit 2 with the cause named) ---------------------------------------------
@@ -221,11 +234,11 @@ def invalid_cases():
 
 
 def conformance():
-    return published() + random_cases(2) + edge_cases() + invalid_cases()
+    return published() + random_cases(2) + edge_cases() + field_cases() + invalid_cases()
 
 
 def smoke():
-    return published() + random_cases(None) + edge_cases() + invalid_cases()
+    return published() + random_cases(None) + edge_cases() + field_cases() + invalid_cases()
 
 
 def golden():
