@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "compare.h"
+#include "dtype.h"
 #include "op.h"
 #include "report.h"
 
@@ -296,9 +297,11 @@ char *report_markdown(const cJSON *report)
         put_md(&b, str(p, "detail"));
         put(&b, " |\n");
     }
-    put(&b, "\n## Tolerances\n\nPer element: `tol = u*(k_val + n_terms)*abs_sum + pos_err`, `u = 2^-24`; an "
+    const dtype_desc *dt = dtype_find(str(report, "dtype")); /* reports before --dtype: float32 */
+    put(&b, "\n## Tolerances\n\nPer element: `tol = u*(k_val + n_terms)*abs_sum + pos_err`, `u = 2^%d` (%s); an "
             "ambiguous element (within rounding of a discontinuity) is held to `tol + ambig`.\n\n"
-            "| op | output | k_val | why | k_pos | why |\n|---|---|---:|---|---:|---|\n");
+            "| op | output | k_val | why | k_pos | why |\n|---|---|---:|---|---:|---|\n",
+        dt ? ilogb(dt->u) : -24, dt ? dt->name : "float32");
     const cJSON *tm;
     cJSON_ArrayForEach(tm, item(report, "tolerance_models")) {
         if (!cJSON_GetObjectItemCaseSensitive(item(report, "ops"), tm->string)) continue;

@@ -248,6 +248,39 @@ Test(devflow, a_missing_output_is_its_own_status_in_every_format, .init = setup,
     cJSON_Delete(r);
 }
 
+Test(devflow, shards_merge_rerun_and_gate_work_on_a_directory, .init = setup, .fini = teardown)
+{
+    cJSON *r = judge_spoiled(remove_output, EXIT_FAIL);
+    cJSON_Delete(r);
+    char impl[300], full[300];
+    snprintf(impl, sizeof impl, "dir:%s", sub("ex"));
+    cr_assert_eq(RUN("cases/smoke.json", "--filter", GRID, "--impl", impl, "--shard", "1/2", "--report-dir", sub("s1"), "--quiet") |
+                     RUN("cases/smoke.json", "--filter", GRID, "--impl", impl, "--shard", "2/2", "--report-dir", sub("s2"), "--quiet"),
+                 EXIT_FAIL);
+    const char *m[] = {"conform", "merge", "--report-dir", sub("merged"), sub("s1"), sub("s2"), NULL};
+    cr_assert_eq(cmd_merge(argc_of(m), (char **)m), EXIT_FAIL);
+    r = report(sub("merged"));
+    cr_assert_eq(summary(r, "total"), 8);
+    cr_assert_eq(summary(r, "missing"), 1);
+    cr_assert_str_eq(status_of(r, VICTIM), "missing");
+    cJSON_Delete(r);
+    /* the merged shards are the one run: the gate sees nothing new */
+    snprintf(full, sizeof full, "%s/report.json", sub("rep"));
+    char merged[300];
+    snprintf(merged, sizeof merged, "%s/report.json", sub("merged"));
+    const char *g[] = {"conform", "gate", "--baseline", full, "--current", merged, NULL};
+    cr_assert_eq(cmd_gate(argc_of(g), (char **)g), EXIT_OK);
+    /* --rerun --status missing takes the one case again */
+    cr_assert_eq(RUN("cases/smoke.json", "--impl", impl, "--rerun", full, "--status", "missing", "--report-dir", sub("again"), "--quiet"),
+                 EXIT_FAIL);
+    r = report(sub("again"));
+    cr_assert_eq(summary(r, "total"), 1);
+    cr_assert_str_eq(status_of(r, VICTIM), "missing");
+    const char *repro = cJSON_GetObjectItem(find_case(r, VICTIM), "repro")->valuestring;
+    cr_assert(strstr(repro, "--impl dir:"), "%s", repro);
+    cJSON_Delete(r);
+}
+
 static void wrong_shape(const char *ex)
 {
     char p[600], err[256];
