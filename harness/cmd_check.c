@@ -159,6 +159,7 @@ int cmd_check(int argc, char **argv)
         command_line(argc, argv, cmd, sizeof cmd);
         cJSON *report = report_new(cmd, dt->name, 0);
         cJSON_AddStringToObject(report, "impl", "external outputs");
+        report_set_dtype(report, dt->name, dt->u);
         cJSON_AddItemToArray(cJSON_GetObjectItemCaseSensitive(report, "cases"), case_result_json(&c, &r, cmd));
         report_summarize(report);
         if (mkdir_p(report_dir, err, sizeof err) || report_write_all(report, report_dir, err, sizeof err)) rc = usage_error("%s", err);

@@ -144,6 +144,15 @@ cJSON *report_new(const char *command, const char *isa, int threads)
     return r;
 }
 
+void report_set_dtype(cJSON *report, const char *dtype, double u)
+{
+    cJSON_DeleteItemFromObjectCaseSensitive(report, "dtype");
+    cJSON_AddStringToObject(report, "dtype", dtype);
+    cJSON *op, *model;
+    cJSON_ArrayForEach(op, cJSON_GetObjectItemCaseSensitive(report, "tolerance_models"))
+        cJSON_ArrayForEach(model, op) cJSON_SetNumberValue(cJSON_GetObjectItemCaseSensitive(model, "u"), u);
+}
+
 void report_summarize(cJSON *report)
 {
     cJSON *summary = cJSON_CreateObject(), *ops = cJSON_CreateObject();

@@ -593,8 +593,14 @@ Test(devflow, a_float16_device_directory_round_trips, .init = setup, .fini = tea
     cr_assert_str_eq(cJSON_GetObjectItem(r, "dtype")->valuestring, "float16");
     cr_assert_gt(summary(r, "passed"), 50);
     cJSON_Delete(r);
-    /* the optimized path has no float16 outputs to give */
-    cr_assert_eq(EXPORT("cases/smoke.json", "--op", "roi_align", "--out", sub("ex2"), "--dtype", "float16", "--outputs",
+    /* the optimized path computes in float32 and stores float16 results rounded, as a device may */
+    cr_assert_eq(EXPORT("cases/smoke.json", "--op", "roi_align", "--out", sub("ex2"), "--dtype", "bfloat16", "--outputs",
+                        "optimized"),
+                 EXIT_OK);
+    snprintf(impl, sizeof impl, "dir:%s", sub("ex2"));
+    cr_assert_eq(RUN("cases/smoke.json", "--op", "roi_align", "--impl", impl, "--report-dir", sub("rep2"), "--quiet"), EXIT_OK);
+    /* but float32 results are no float64 outputs */
+    cr_assert_eq(EXPORT("cases/smoke.json", "--op", "roi_align", "--out", sub("ex3"), "--dtype", "float64", "--outputs",
                         "optimized"),
                  EXIT_USAGE);
 }
