@@ -1,5 +1,7 @@
 #include "compare.h"
 
+#include "dtype.h"
+
 #include <float.h>
 #include <math.h>
 #include <string.h>
@@ -20,7 +22,9 @@ double compare_tolerance(const tol_inputs *t, int64_t i, double *ambig)
 {
     double k_val = t->model ? t->model->k_val : 0.0;
     *ambig = at(t->ambig, i);
-    double tol = t->u * (k_val + at(t->n_terms, i)) * at(t->abs_sum, i) + at(t->pos_err, i);
+    /* each of the k_val + n_terms roundings may also underflow: eta of the dtype u belongs to */
+    double tol = t->u * (k_val + at(t->n_terms, i)) * at(t->abs_sum, i) + at(t->pos_err, i) +
+                 dtype_eta_of_u(t->u) * (k_val + at(t->n_terms, i));
     /* a bound that is not a number allows nothing: it must never let an element through */
     if (isnan(*ambig)) *ambig = 0;
     return isnan(tol) ? 0.0 : tol;
@@ -55,7 +59,8 @@ static int same_nonfinite(double ref, double got)
     return got == ref; /* same infinity */
 }
 
-void compare_f32(const double *ref, const float *got, int64_t n, const tol_inputs *t, compare_result *r)
+static void compare_any(const double *ref, const float *got_f32, const double *got_f64, int64_t n, const tol_inputs *t,
+                        compare_result *r)
 {
     memset(r, 0, sizeof *r);
     r->n = n;
@@ -63,7 +68,7 @@ void compare_f32(const double *ref, const float *got, int64_t n, const tol_input
     double worst_ratio = -1.0;
     int got_all_zero = 1, ref_clearly_nonzero = 0;
     for (int64_t i = 0; i < n; i++) {
-        double g = (double)got[i], f = ref[i];
+        double g = got_f32 ? (double)got_f32[i] : got_f64[i], f = ref[i];
         if (g != 0.0) got_all_zero = 0;
         double ambig, tol = compare_tolerance(t, i, &ambig);
         if (!isfinite(f) || !isfinite(g)) {
@@ -113,4 +118,14 @@ void compare_f32(const double *ref, const float *got, int64_t n, const tol_input
         }
     }
     r->all_zero = n > 0 && got_all_zero && ref_clearly_nonzero;
+}
+
+void compare_f32(const double *ref, const float *got, int64_t n, const tol_inputs *t, compare_result *r)
+{
+    compare_any(ref, got, NULL, n, t, r);
+}
+
+void compare_f64(const double *ref, const double *got, int64_t n, const tol_inputs *t, compare_result *r)
+{
+    compare_any(ref, NULL, got, n, t, r);
 }

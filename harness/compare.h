@@ -59,5 +59,7 @@ double compare_scale(const tol_inputs *t, int64_t i, double ref);
 /* err in float32 ULPs of scale */
 double compare_scaled_ulps(double scale, double err);
 void compare_f32(const double *ref, const float *got, int64_t n, const tol_inputs *t, compare_result *r);
+/* the same for outputs held in double (any dtype, decoded) */
+void compare_f64(const double *ref, const double *got, int64_t n, const tol_inputs *t, compare_result *r);
 
 #endif

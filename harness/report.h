@@ -24,6 +24,8 @@ const char *shell_quote(const char *s, char *buf, size_t len);
 
 /* A new report object: schema, command, isa, threads, and empty suites/proofs/cases lists. */
 cJSON *report_new(const char *command, const char *isa, int threads);
+/* The precision under test: "dtype", and the unit roundoff of every tolerance model. */
+void report_set_dtype(cJSON *report, const char *dtype, double u);
 /* Recomputes "summary" and "ops" from "cases", "proofs" and "stale_waivers". */
 void report_summarize(cJSON *report);
 /* 1 when nothing failed or errored and every proof held */

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "compare.h"
+#include "dtype.h"
 #include "op.h"
 #include "report.h"
 
@@ -92,8 +93,9 @@ static double case_metric(const cJSON *c, const char *k)
     return w;
 }
 
-static const char *const statuses[] = {"passed", "failed", "error", "waived", "crashed", "timeout", "not_implemented"};
-#define N_STATUS 7
+static const char *const statuses[] = {"passed", "failed", "error", "waived", "crashed", "timeout", "not_implemented",
+                                       "missing"};
+#define N_STATUS 8
 
 static int status_index(const char *s)
 {
@@ -140,6 +142,15 @@ cJSON *report_new(const char *command, const char *isa, int threads)
     cJSON_AddArrayToObject(r, "stale_waivers");
     cJSON_AddArrayToObject(r, "cases");
     return r;
+}
+
+void report_set_dtype(cJSON *report, const char *dtype, double u)
+{
+    cJSON_DeleteItemFromObjectCaseSensitive(report, "dtype");
+    cJSON_AddStringToObject(report, "dtype", dtype);
+    cJSON *op, *model;
+    cJSON_ArrayForEach(op, cJSON_GetObjectItemCaseSensitive(report, "tolerance_models"))
+        cJSON_ArrayForEach(model, op) cJSON_SetNumberValue(cJSON_GetObjectItemCaseSensitive(model, "u"), u);
 }
 
 void report_summarize(cJSON *report)
@@ -196,7 +207,7 @@ int report_all_passed(const cJSON *report)
     const cJSON *s = item(report, "summary");
     if (cJSON_IsTrue(item(report, "interrupted"))) return 0;
     if (report_gated(report)) return num(s, "gate_failed") == 0 && num(s, "proofs_failed") == 0;
-    return num(s, "failed") + num(s, "error") + num(s, "crashed") + num(s, "timeout") == 0 && num(s, "proofs_failed") == 0;
+    return num(s, "failed") + num(s, "error") + num(s, "crashed") + num(s, "timeout") + num(s, "missing") == 0 && num(s, "proofs_failed") == 0;
 }
 
 void report_print_summary(const cJSON *report, FILE *f)
@@ -206,14 +217,15 @@ void report_print_summary(const cJSON *report, FILE *f)
             "not impl", "ambiguous", "worst err/tol", "max ulp");
     cJSON_ArrayForEach(o, item(report, "ops"))
         fprintf(f, "%-26s %6.0f %7.0f %7.0f %6.0f %7.0f %8.0f %10.0f %13.3g %9.3g\n", o->string, num(o, "total"),
-                num(o, "passed"), num(o, "failed") + num(o, "crashed") + num(o, "timeout"), num(o, "error"), num(o, "waived"),
+                num(o, "passed"), num(o, "failed") + num(o, "crashed") + num(o, "timeout") + num(o, "missing"), num(o, "error"), num(o, "waived"),
                 num(o, "not_implemented"), num(o, "ambiguous_elements"), num(o, "max_err_over_tol"), num(o, "max_ulp"));
     fprintf(f, "%-26s %6.0f %7.0f %7.0f %6.0f %7.0f %8.0f %10.0f\n", "total", num(s, "total"), num(s, "passed"),
-            num(s, "failed") + num(s, "crashed") + num(s, "timeout"), num(s, "error"), num(s, "waived"),
+            num(s, "failed") + num(s, "crashed") + num(s, "timeout") + num(s, "missing"), num(s, "error"), num(s, "waived"),
             num(s, "not_implemented"), num(s, "ambiguous_elements"));
     fprintf(f, "%s\n", COMPARE_ULP_MEANING);
-    if (num(s, "crashed") + num(s, "timeout") > 0)
-        fprintf(f, "of the failures: %.0f crashed, %.0f timed out\n", num(s, "crashed"), num(s, "timeout"));
+    if (num(s, "crashed") + num(s, "timeout") + num(s, "missing") > 0)
+        fprintf(f, "of the failures: %.0f crashed, %.0f timed out, %.0f missing an output\n", num(s, "crashed"),
+                num(s, "timeout"), num(s, "missing"));
     const cJSON *w;
     cJSON_ArrayForEach(w, item(report, "stale_waivers"))
         fprintf(f, "stale waiver: '%s' matches no failing case any more (%s)\n", str(w, "pattern"), str(w, "link"));
@@ -227,7 +239,7 @@ void report_print_summary(const cJSON *report, FILE *f)
     }
     cJSON_ArrayForEach(w, item(report, "suite_power")) fprintf(f, "suite power: %s\n", str(w, "summary"));
     fprintf(f, "%.0f passed, %.0f failed\n", num(s, "passed") + num(s, "waived"),
-            num(s, "failed") + num(s, "error") + num(s, "crashed") + num(s, "timeout"));
+            num(s, "failed") + num(s, "error") + num(s, "crashed") + num(s, "timeout") + num(s, "missing"));
 }
 
 /* ---- Markdown -------------------------------------------------------------------------------- */
@@ -283,7 +295,7 @@ char *report_markdown(const cJSON *report)
     put(&b, "%s", named ? named : "");
     free(named);
     put(&b, "\n## Failures\n\n");
-    if (num(s, "failed") + num(s, "error") + num(s, "crashed") + num(s, "timeout") == 0) put(&b, "None.\n");
+    if (num(s, "failed") + num(s, "error") + num(s, "crashed") + num(s, "timeout") + num(s, "missing") == 0) put(&b, "None.\n");
     else {
         put(&b, "| case | status | why | repro |\n|---|---|---|---|\n");
         md_case_rows(&b, report, NULL, 50);
@@ -314,9 +326,11 @@ char *report_markdown(const cJSON *report)
         put_md(&b, str(p, "detail"));
         put(&b, " |\n");
     }
-    put(&b, "\n## Tolerances\n\nPer element: `tol = u*(k_val + n_terms)*abs_sum + pos_err`, `u = 2^-24`; an "
+    const dtype_desc *dt = dtype_find(str(report, "dtype")); /* reports before --dtype: float32 */
+    put(&b, "\n## Tolerances\n\nPer element: `tol = u*(k_val + n_terms)*abs_sum + pos_err`, `u = 2^%d` (%s); an "
             "ambiguous element (within rounding of a discontinuity) is held to `tol + ambig`.\n\n"
-            "| op | output | k_val | why | k_pos | why |\n|---|---|---:|---|---:|---|\n");
+            "| op | output | k_val | why | k_pos | why |\n|---|---|---:|---|---:|---|\n",
+        dt ? ilogb(dt->u) : -24, dt ? dt->name : "float32");
     const cJSON *tm;
     cJSON_ArrayForEach(tm, item(report, "tolerance_models")) {
         if (!cJSON_GetObjectItemCaseSensitive(item(report, "ops"), tm->string)) continue;
@@ -341,11 +355,13 @@ char *report_junit(const cJSON *report)
     put(&b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
     put(&b, "<testsuites name=\"conform\" tests=\"%.0f\" failures=\"%.0f\" errors=\"%.0f\" skipped=\"%.0f\" time=\"%.3f\">\n",
         num(s, "total") + num(s, "proofs"),
-        (report_gated(report) ? num(s, "gate_failed") : num(s, "failed") + num(s, "crashed") + num(s, "timeout")) + num(s, "proofs_failed"),
+        (report_gated(report) ? num(s, "gate_failed") : num(s, "failed") + num(s, "crashed") + num(s, "timeout") + num(s, "missing")) +
+            num(s, "proofs_failed"),
         report_gated(report) ? 0 : num(s, "error"), num(s, "waived") + num(s, "not_implemented"), num(s, "duration_s"));
     cJSON_ArrayForEach(o, item(report, "ops")) {
         put(&b, "  <testsuite name=\"%s\" tests=\"%.0f\" failures=\"%.0f\" errors=\"%.0f\" skipped=\"%.0f\">\n", o->string,
-            num(o, "total"), report_gated(report) ? num(o, "gate_failed") : num(o, "failed") + num(o, "crashed") + num(o, "timeout"),
+            num(o, "total"),
+            report_gated(report) ? num(o, "gate_failed") : num(o, "failed") + num(o, "crashed") + num(o, "timeout") + num(o, "missing"),
             report_gated(report) ? 0 : num(o, "error"),
             num(o, "waived") + num(o, "not_implemented"));
         cJSON_ArrayForEach(c, item(report, "cases")) {
@@ -357,7 +373,7 @@ char *report_junit(const cJSON *report)
             const char *st = item(c, "gate_status") ? str(c, "gate_status") : str(c, "status");
             if (!strcmp(st, "passed")) { put(&b, "/>\n"); continue; }
             const char *msg = item(c, "gate_message") ? str(c, "gate_message") : str(c, "message");
-            int failure = !strcmp(st, "failed") || !strcmp(st, "crashed") || !strcmp(st, "timeout") ||
+            int failure = !strcmp(st, "failed") || !strcmp(st, "crashed") || !strcmp(st, "timeout") || !strcmp(st, "missing") ||
                           (item(c, "gate_status") && !strcmp(st, "error")); /* a gate counts every failure alike */
             int skipped = !strcmp(st, "waived") || !strcmp(st, "not_implemented");
             put(&b, ">\n      <%s message=\"", failure ? "failure" : skipped ? "skipped" : "error");
@@ -450,7 +466,7 @@ static void html_case_table(buf_t *b, const cJSON *report, const char *op, int f
     const cJSON *c;
     cJSON_ArrayForEach(c, item(report, "cases")) {
         const char *st = str(c, "status");
-        int bad = !strcmp(st, "failed") || !strcmp(st, "error") || !strcmp(st, "crashed") || !strcmp(st, "timeout");
+        int bad = !strcmp(st, "failed") || !strcmp(st, "error") || !strcmp(st, "crashed") || !strcmp(st, "timeout") || !strcmp(st, "missing");
         if ((op && strcmp(str(c, "op"), op)) || (failures_only && !bad)) continue;
         double amb = 0;
         const cJSON *o;
@@ -513,7 +529,7 @@ char *report_html(const cJSON *report)
     char *named = report_standards_html(report);
     put(&b, "%s", named ? named : "");
     free(named);
-    if (num(s, "failed") + num(s, "error") + num(s, "crashed") + num(s, "timeout") > 0) {
+    if (num(s, "failed") + num(s, "error") + num(s, "crashed") + num(s, "timeout") + num(s, "missing") > 0) {
         put(&b, "<h2>Failures</h2>\n");
         html_case_table(&b, report, NULL, 1);
     }

@@ -58,11 +58,13 @@ void report_case_standards_failed(const cJSON *c, char *buf, size_t len)
 int report_gated(const cJSON *report) { return cJSON_IsArray(item(report, "gated_on")); }
 
 /* Gating replaces only the comparison against the derived bound: a crash, an error, a timeout, a
- * write outside an output or a reference off its expected values still fails. */
+ * missing output, a write outside an output or a reference off its expected values still fails. */
 static const char *gate_status(const cJSON *c, const cJSON *names)
 {
     const char *st = str(c, "status");
-    if (!strcmp(st, "error") || !strcmp(st, "crashed") || !strcmp(st, "timeout") || !strcmp(st, "not_implemented")) return st;
+    if (!strcmp(st, "error") || !strcmp(st, "crashed") || !strcmp(st, "timeout") || !strcmp(st, "missing") ||
+        !strcmp(st, "not_implemented"))
+        return st;
     const char *derived = !strcmp(st, "waived") ? str(c, "waived_status") : st;
     int judged = 0, failed = 0;
     const cJSON *o, *n;
@@ -149,7 +151,8 @@ void report_standards_summarize(cJSON *report)
             count(levels, level, 1);
         }
         const char *g = str(c, "gate_status");
-        int bad = !strcmp(g, "failed") || !strcmp(g, "error") || !strcmp(g, "crashed") || !strcmp(g, "timeout");
+        int bad = !strcmp(g, "failed") || !strcmp(g, "error") || !strcmp(g, "crashed") || !strcmp(g, "timeout") ||
+                  !strcmp(g, "missing");
         gate_failed += bad;
         if (op && report_gated(report)) count(op, "gate_failed", bad);
     }

@@ -44,36 +44,12 @@ void standards_attach(const problem_t *p, double *const *ref, double *const *act
     }
 }
 
-void standards_for_case(const problem_t *p, const float **in, double *const *ref, float *const *got, const run_env *env,
-                        case_result *r)
-{
-    const op_desc *op = p->op;
-    double *actual[CONFORM_MAX_TENSORS] = {0}, *bench[CONFORM_MAX_TENSORS] = {0};
-    for (int o = 0; o < op->n_outputs; o++) {
-        if (r->out[o].skipped) continue;
-        int64_t n = shape_numel(&p->out_shape[o]);
-        actual[o] = malloc((size_t)(n ? n : 1) * sizeof(double));
-        if (!actual[o]) goto done; /* no memory: the standards are left out, the derived verdict stands */
-        for (int64_t i = 0; i < n; i++) actual[o][i] = got[o][i];
-    }
-    /* the dtype is one per case: the first computed output's */
-    std_dtype dt = STD_FLOAT32;
-    for (int o = op->n_outputs - 1; o >= 0; o--) if (!r->out[o].skipped) dt = std_dtype_from_u(r->out[o].u);
-    int self = !env->impl->is_plugin;
-    if (!self) standards_benchmark(p, in, dt, &env->ex, bench); /* on failure bench stays NULL: not judged */
-    standards_attach(p, ref, actual, self ? actual : bench, self, r);
-done:
-    for (int o = 0; o < CONFORM_MAX_TENSORS; o++) {
-        free(actual[o]);
-        free(bench[o]);
-    }
-}
-
-void standards_for_inputs(const problem_t *p, double *const *ref, double *const *actual, std_dtype dt, case_result *r)
+/* Our optimized path on the problem's inputs as float32 (exact for every dtype but float64, whose
+ * benchmark is a float32 computation anyway). bench stays NULL where it could not run. */
+static void benchmark_from_problem(const problem_t *p, std_dtype dt, const conform_exec *ex, double **bench)
 {
     const op_desc *op = p->op;
     float *in[CONFORM_MAX_TENSORS] = {0};
-    double *bench[CONFORM_MAX_TENSORS] = {0};
     int ok = 1;
     for (int i = 0; i < op->n_inputs; i++) {
         int64_t n = tensor_numel(&p->in[i]);
@@ -81,13 +57,33 @@ void standards_for_inputs(const problem_t *p, double *const *ref, double *const 
         ok &= in[i] != NULL;
         for (int64_t j = 0; in[i] && j < n; j++) in[i][j] = (float)p->in[i].data[j];
     }
+    if (ok) standards_benchmark(p, (const float **)in, dt, ex, bench); /* on failure bench stays NULL: not judged */
+    for (int i = 0; i < CONFORM_MAX_TENSORS; i++) free(in[i]);
+}
+
+void standards_for_case(const problem_t *p, double *const *ref, double *const *actual, const run_env *env, case_result *r)
+{
+    const op_desc *op = p->op;
+    double *bench[CONFORM_MAX_TENSORS] = {0};
+    /* the dtype is one per case: the first computed output's */
+    std_dtype dt = STD_FLOAT32;
+    for (int o = op->n_outputs - 1; o >= 0; o--) if (!r->out[o].skipped) dt = std_dtype_from_u(r->out[o].u);
+    int self = env->impl->kind == &impl_kind_optimized;
+    /* one thread: an OpenMP team started in this process would deadlock the children the run
+       forks later (libgomp's pool does not survive fork) */
+    const conform_exec one = {env->ex.isa, 1};
+    if (!self) benchmark_from_problem(p, dt, &one, bench);
+    standards_attach(p, ref, actual, self ? actual : bench, self, r);
+    for (int o = 0; o < CONFORM_MAX_TENSORS; o++) free(bench[o]);
+}
+
+void standards_for_inputs(const problem_t *p, double *const *ref, double *const *actual, std_dtype dt, case_result *r)
+{
+    double *bench[CONFORM_MAX_TENSORS] = {0};
     conform_exec ex = {conform_isa_best(), 0};
-    if (ok) standards_benchmark(p, (const float **)in, dt, &ex, bench); /* on failure bench stays NULL: not judged */
+    benchmark_from_problem(p, dt, &ex, bench);
     standards_attach(p, ref, actual, bench, 0, r);
-    for (int o = 0; o < CONFORM_MAX_TENSORS; o++) {
-        free(in[o]);
-        free(bench[o]);
-    }
+    for (int o = 0; o < CONFORM_MAX_TENSORS; o++) free(bench[o]);
 }
 
 void standards_print(const case_result *r, FILE *f)

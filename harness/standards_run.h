@@ -14,10 +14,10 @@ int standards_benchmark(const problem_t *p, const float **in, std_dtype dt, cons
  * test; bench NULL or per output (NULL: no benchmark for that output). */
 void standards_attach(const problem_t *p, double *const *ref, double *const *actual, double *const *bench, int bench_is_self,
                       case_result *r);
-/* The hook run_case calls once the outputs are compared: the benchmark is the implementation under
- * test itself when that is our optimized path, else our optimized path run here. */
-void standards_for_case(const problem_t *p, const float **in, double *const *ref, float *const *got, const run_env *env,
-                        case_result *r);
+/* The hook run_case calls once the outputs are compared (actual: the outputs decoded to double):
+ * the benchmark is the implementation under test itself when that is our optimized path, else our
+ * optimized path run here on the same inputs. */
+void standards_for_case(const problem_t *p, double *const *ref, double *const *actual, const run_env *env, case_result *r);
 /* conform check: the benchmark from the problem's inputs (as float32), then standards_attach. */
 void standards_for_inputs(const problem_t *p, double *const *ref, double *const *actual, std_dtype dt, case_result *r);
 /* The printed table: one row per output, one column per standard. */
