@@ -109,6 +109,9 @@ def deformable_cases():
     return out
 
 
+BILINEAR = {"interpolation_mode": 0, "align_corners": False}
+
+
 def grid_pair(name, shape, ho, wo, attrs, grid_gen, src, repeat=None):
     return [gs.fwd(name + "_fwd", shape, ho, wo, attrs, {"grid": grid_gen}, repeat=repeat, source=src),
             gs.bwd(name + "_bwd", shape, ho, wo, attrs, {"grid": grid_gen}, repeat=repeat, source=src)]
@@ -116,9 +119,8 @@ def grid_pair(name, shape, ho, wo, attrs, grid_gen, src, repeat=None):
 
 def grid_cases():
     out = []
-    bilinear = {"interpolation_mode": 0, "align_corners": False}
     # a spatial transformer in front of an ImageNet classifier: an affine warp close to identity
-    out += grid_pair("stn_imagenet_zeros", [32, 3, 224, 224], 224, 224, dict(bilinear, padding_mode=0),
+    out += grid_pair("stn_imagenet_zeros", [32, 3, 224, 224], 224, 224, dict(BILINEAR, padding_mode=0),
                      {"base": "identity", "lo": -0.15, "hi": 0.15},
                      "spatial transformer (Jaderberg et al. 2015) on 224x224 RGB, batch 32: identity grid plus "
                      "up to 15% displacement, bilinear, zeros padding", repeat=2)
@@ -130,20 +132,26 @@ def grid_cases():
                      "[46*62, 1, 46, 62] of a FlyingChairs 368x496 pair at 1/8, bilinear, zeros, align_corners")
     # optical-flow warping of 256-channel features at 1/8 of a Sintel frame (436x1024 padded to 440x1024)
     for pad, pname in ((0, "zeros"), (1, "border")):
-        out += grid_pair("flow_warp_sintel_" + pname, [4, C, 55, 128], 55, 128, dict(bilinear, padding_mode=pad),
+        out += grid_pair("flow_warp_sintel_" + pname, [4, C, 55, 128], 55, 128, dict(BILINEAR, padding_mode=pad),
                          {"base": "identity", "lo": -0.3, "hi": 0.3},
                          "optical-flow feature warping at RAFT's 1/8 resolution of Sintel 440x1024 (55x128), 256 "
                          "channels, batch 4: identity grid plus a flow of up to 30% of the frame, bilinear, "
                          + pname + " padding")
+    return out
+
+
+def bev_cases():
+    out = []
     # BEVFormer-like: a 200x200 BEV grid projected into each camera's stride-8 feature map
     for pad, pname in ((0, "zeros"), (1, "border")):
-        out += grid_pair("bev_6cam_" + pname, [6, C, 116, 200], 200, 200, dict(bilinear, padding_mode=pad),
+        out += grid_pair("bev_6cam_" + pname, [6, C, 116, 200], 200, 200, dict(BILINEAR, padding_mode=pad),
                          {"lo": -1.3, "hi": 1.3},
                          "BEVFormer-like camera-to-BEV sampling: 6 cameras' 256-channel stride-8 maps 116x200 "
-                         "(900x1600 padded to 928x1600) sampled at a 200x200 BEV grid, points beyond the image "
-                         "too, bilinear, " + pname + " padding")
+                         "(900x1600 padded to 928x1600) sampled at 200x200 BEV points per camera, spread over the "
+                         "image and 15% beyond it, unordered as projected points are, bilinear, " + pname + " padding")
     return out
 
 
 def cases():
-    return roi_align_cases() + rotated_cases() + deformable_cases() + grid_cases()
+    # the longest first, the shortest last: with --jobs the run does not end on one long case alone
+    return bev_cases() + roi_align_cases() + rotated_cases() + deformable_cases() + grid_cases()
