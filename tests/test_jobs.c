@@ -70,12 +70,12 @@ Test(jobs, the_smoke_report_is_the_same_for_one_and_two_jobs, .init = setup, .fi
 /* ---- the scheduler itself, on a suite of known sizes ---------------------------------------- */
 
 /* Two grid_sampler_2d cases of about 24 MiB each (input 1x4x512x512: 12 MiB as double and float,
- * output 1x4x256x256: 11 MiB as reference, bounds and result), so with a worker's 16 MiB about
- * 40 MiB each; and one of about 90 MiB. */
+ * output 1x4x256x256: 11 MiB as reference, bounds and result), so with a worker's 96 MiB about
+ * 120 MiB each; and one of about 250 MiB of tensors. */
 static const char *sized_suite =
     "{\"suite\": \"sized\", \"seed\": 3, \"cases\": ["
     "{\"name\": \"a\", \"op\": \"grid_sampler_2d\", \"shapes\": {\"input\": [1,4,512,512], \"grid\": [1,256,256,2]}},"
-    "{\"name\": \"too_big\", \"op\": \"grid_sampler_2d\", \"shapes\": {\"input\": [1,4,1024,1024], \"grid\": [1,512,512,2]}},"
+    "{\"name\": \"too_big\", \"op\": \"grid_sampler_2d\", \"shapes\": {\"input\": [1,4,1024,1024], \"grid\": [1,1024,1024,2]}},"
     "{\"name\": \"b\", \"op\": \"grid_sampler_2d\", \"shapes\": {\"input\": [1,4,512,512], \"grid\": [1,256,256,2]}}]}";
 
 typedef struct {
@@ -132,18 +132,18 @@ Test(jobs, cases_that_do_not_fit_together_wait_and_one_over_the_budget_is_refuse
 {
     collected got;
     jobs_stats st;
-    /* 64 MiB: either small case fits, both together (about 80 MiB) do not */
-    run_sized(2, 64, job_run_case, &got, &st);
+    /* 160 MiB: either small case fits, both together (about 240 MiB) do not */
+    run_sized(2, 160, job_run_case, &got, &st);
     cr_assert_eq(st.max_running, 1, "two cases ran at once over a budget that holds one");
     cr_assert_geq(st.waited_for_memory, 1);
-    cr_assert_leq(st.max_admitted_bytes, 64 * 1048576.0);
+    cr_assert_leq(st.max_admitted_bytes, 160 * 1048576.0);
     cr_assert_str_eq(field(&got, 0, "id"), "sized/a");
     cr_assert_str_eq(field(&got, 1, "id"), "sized/too_big");
     cr_assert_str_eq(field(&got, 2, "id"), "sized/b");
     cr_assert_str_eq(field(&got, 0, "status"), "passed");
     cr_assert_str_eq(field(&got, 2, "status"), "passed");
     cr_assert_str_eq(field(&got, 1, "status"), "error");
-    cr_assert(strstr(field(&got, 1, "message"), "MiB, over the memory budget of 64 MiB"), "%s", field(&got, 1, "message"));
+    cr_assert(strstr(field(&got, 1, "message"), "MiB, over the memory budget of 160 MiB"), "%s", field(&got, 1, "message"));
     free_collected(&got);
     /* with room for both, two run at once: the waiting above was the budget's doing */
     run_sized(2, 1024, job_run_case, &got, &st);
