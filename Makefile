@@ -63,7 +63,7 @@ PLUGIN_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARN) -O2 -fPIC -shared -Iharness
 ZOO_IDS = $(shell grep -o '^ZOO_BUG.[a-z0-9_]*' tests/zoo/zoo_bugs.h | cut -c9-)
 ZOO_PLUGINS = $(BUILD)/zoo/none.so $(ZOO_IDS:%=$(BUILD)/zoo/%.so)
 
-.PHONY: all deps test zoo zoo-docs test-unit test-san conformance smoke verify bench clean install install-check fuzz fuzz-ci fuzz-build deps-fuzz test-valgrind
+.PHONY: all deps test zoo zoo-docs models test-unit test-san conformance smoke verify bench clean install install-check fuzz fuzz-ci fuzz-build deps-fuzz test-valgrind
 all: deps
 	@$(MAKE) --no-print-directory $(CONFORM) $(TESTS) $(PLUGINS)
 
@@ -163,6 +163,13 @@ test-valgrind: all
 
 conformance: all
 	$(CONFORM) run cases/conformance.json --report-dir reports/latest --threads $(THREADS)
+
+# the models suite (cases/models.json): the shapes published networks run these ops at, on every
+# core (run --jobs and --threads default to sharing them); not part of make test. In CI, shards
+# come from CI_NODE_INDEX/CI_NODE_TOTAL (docs/ci/gitlab-models.yml).
+MODELS_REPORT ?= $(BUILD)/models-report
+models: all
+	$(CONFORM) run cases/models.json --report-dir $(MODELS_REPORT)
 
 bench: all
 	tools/bench.sh $(CONFORM)

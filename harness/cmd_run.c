@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "jobs.h"
 #include "report.h"
 #include "runner.h"
 #include "select.h"
@@ -72,6 +73,52 @@ static void waivers_free(waivers_t *w)
     free(w->used);
 }
 
+/* ---- one finished case into the report, in suite order ------------------------------------- */
+
+#define REPRO_LEN 2048
+
+typedef struct {
+    waivers_t *waivers;
+    int quiet, progress, total, done, failed;
+    double t_start;
+    cJSON *jcases;
+    const op_desc *touched[64];
+    int n_touched;
+} tally;
+
+static void record_case(const job_case *jc, cJSON *case_json, void *ctx)
+{
+    tally *t = ctx;
+    const case_t *cs = jc->c;
+    const char *status = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(case_json, "status"));
+    const char *message = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(case_json, "message"));
+    char st[16];
+    snprintf(st, sizeof st, "%s", status ? status : "error");
+    if (strcmp(st, "passed") && strcmp(st, "not_implemented")) {
+        const cJSON *w = waiver_for(t->waivers, cs->id);
+        if (w) {
+            cJSON_ReplaceItemInObject(case_json, "status", cJSON_CreateString("waived"));
+            cJSON_AddItemToObject(case_json, "waiver", cJSON_Duplicate(w, 1));
+            cJSON_AddStringToObject(case_json, "waived_status", st);
+        } else {
+            t->failed++;
+            if (!t->quiet) {
+                if (t->progress) fputs("\r\033[K", stderr);
+                printf("%-6s %s\n       %s\n       repro: %s\n", st, cs->id, message ? message : "", jc->repro);
+            }
+        }
+    }
+    cJSON_AddItemToArray(t->jcases, case_json);
+    int seen = 0;
+    for (int k = 0; k < t->n_touched; k++) seen |= t->touched[k] == cs->op;
+    if (!seen && t->n_touched < 64) t->touched[t->n_touched++] = cs->op;
+    t->done++;
+    if (t->progress) {
+        double el = now_seconds() - t->t_start, left = el / t->done * (t->total - t->done);
+        fprintf(stderr, "\r\033[K[%d/%d] failures %d, %.0fs left", t->done, t->total, t->failed, left);
+    }
+}
+
 int cmd_run(int argc, char **argv)
 {
     /* from the start, so a signal while suites load is an interruption too, not a death */
@@ -92,7 +139,7 @@ static int run_suites(int argc, char **argv)
 {
     const char *suites[MAX_SUITES];
     int n_suites = 0, seed_set = 0, dry = 0, quiet = 0, shard_set = 0;
-    long long seed = 0;
+    long long seed = 0, jobs = 0; /* jobs 0: as many as the cores and the memory budget allow */
     const char *report_dir = "reports/latest", *waiver_path = NULL, *rerun_path = NULL, *statuses = "failed,error";
     conform_exec ex = {CONFORM_ISA_AUTO, 0};
     const char *impl_spec = "optimized";
@@ -136,6 +183,7 @@ static int run_suites(int argc, char **argv)
             i++;
         }
         else if (!strcmp(a, "--no-isolate")) policy.isolate = 0;
+        else if (!strcmp(a, "--jobs")) { if (parse_int_arg(a, v, 1, 1024, &jobs)) return EXIT_USAGE; i++; }
         else if (!strcmp(a, "--max-samples")) {
             long long n;
             if (parse_int_arg(a, v, 1, 1LL << 50, &n)) return EXIT_USAGE;
@@ -156,6 +204,7 @@ static int run_suites(int argc, char **argv)
     }
     if (!n_suites) suites[n_suites++] = "cases/conformance.json";
     if (!shard_set && shard_from_environment(&sel.shard_index, &sel.shard_count)) return EXIT_USAGE;
+    int threads_given = ex.threads > 0;
     if (resolve_isa(&ex)) return EXIT_USAGE;
     impl_t impl;
     char ierr[CONFORM_ERR_LEN];
@@ -204,6 +253,32 @@ static int run_suites(int argc, char **argv)
     }
     if (mkdir_p(report_dir, err, sizeof err)) { rc = usage_error("%s", err); goto out; }
 
+    /* the selected cases in suite order, each with the line that reruns it alone */
+    job_case *todo = calloc((size_t)total + 1, sizeof *todo);
+    uint64_t *run_seeds = calloc((size_t)total + 1, sizeof *run_seeds);
+    char *repros = calloc((size_t)total + 1, REPRO_LEN);
+    int n_todo = 0, n_jobs = (int)jobs;
+    for (int s = 0; s < n_suites; s++)
+        for (int c = 0; c < loaded[s].n_cases; c++) {
+            const case_t *cs = &loaded[s].cases[c];
+            if (!selected(&sel, cs)) continue;
+            run_seeds[n_todo] = seed_set ? (uint64_t)seed : loaded[s].seed;
+            todo[n_todo] = (job_case){cs, case_seed(cs, run_seeds[n_todo]), repros + (size_t)n_todo * REPRO_LEN};
+            n_todo++;
+        }
+    if (!threads_given) ex.threads = 0;
+    jobs_share_cores(todo, n_todo, &n_jobs, &ex.threads);
+    env.ex = ex;
+    for (int i = 0; i < n_todo; i++) {
+        char q1[600], q2[600], q3[600] = "";
+        if (impl.kind != &impl_kind_optimized)
+            snprintf(q3, sizeof q3, " --impl %s%s%s", shell_quote(impl_spec, q1, sizeof q1), dtype ? " --dtype " : "",
+                     dtype ? dtype->name : "");
+        snprintf((char *)todo[i].repro, REPRO_LEN, "build/conform run %s --filter %s --seed %llu --isa %s --threads %d%s",
+                 shell_quote(todo[i].c->suite_path, q1, sizeof q1), shell_quote(todo[i].c->id, q2, sizeof q2),
+                 (unsigned long long)run_seeds[i], conform_isa_name(ex.isa), ex.threads, q3);
+    }
+    free(run_seeds);
     char cmd[4096];
     command_line(argc, argv, cmd, sizeof cmd);
     cJSON *report = report_new(cmd, conform_isa_name(ex.isa), ex.threads);
@@ -225,56 +300,18 @@ static int run_suites(int argc, char **argv)
     }
     cJSON *jcases = cJSON_GetObjectItemCaseSensitive(report, "cases");
 
-    const op_desc *touched[64];
-    int n_touched = 0, done = 0, failed = 0;
-    int progress = !quiet && isatty(2) && !getenv("CI");
-    double t_start = now_seconds();
-    for (int s = 0; s < n_suites && !interrupted; s++) {
-        uint64_t run_seed = seed_set ? (uint64_t)seed : loaded[s].seed;
-        for (int c = 0; c < loaded[s].n_cases && !interrupted; c++) {
-            const case_t *cs = &loaded[s].cases[c];
-            if (!selected(&sel, cs)) continue;
-            case_result r;
-            run_case(cs, case_seed(cs, run_seed), &env, &r);
-            if (interrupted) { /* the signal may have reached the case's child too: not a verdict */
-                case_result_free(&r);
-                break;
-            }
-            char repro[2048], q1[600], q2[600];
-            char q3[600] = "";
-            if (impl.kind != &impl_kind_optimized)
-                snprintf(q3, sizeof q3, " --impl %s%s%s", shell_quote(impl_spec, q1, sizeof q1), dtype ? " --dtype " : "",
-                         dtype ? dtype->name : "");
-            snprintf(repro, sizeof repro, "build/conform run %s --filter %s --seed %llu --isa %s --threads %d%s",
-                     shell_quote(loaded[s].path, q1, sizeof q1), shell_quote(cs->id, q2, sizeof q2),
-                     (unsigned long long)run_seed, conform_isa_name(ex.isa), ex.threads > 0 ? ex.threads : 1, q3);
-            cJSON *jc = case_result_json(cs, &r, repro);
-            case_result_free(&r);
-            if (strcmp(r.status, "passed") && strcmp(r.status, "not_implemented")) {
-                const cJSON *w = waiver_for(&waivers, cs->id);
-                if (w) {
-                    cJSON_ReplaceItemInObject(jc, "status", cJSON_CreateString("waived"));
-                    cJSON_AddItemToObject(jc, "waiver", cJSON_Duplicate(w, 1));
-                    cJSON_AddStringToObject(jc, "waived_status", r.status);
-                } else {
-                    failed++;
-                    if (!quiet) {
-                        if (progress) fputs("\r\033[K", stderr);
-                        printf("%-6s %s\n       %s\n       repro: %s\n", r.status, cs->id, r.message, repro);
-                    }
-                }
-            }
-            cJSON_AddItemToArray(jcases, jc);
-            int seen = 0;
-            for (int t = 0; t < n_touched; t++) seen |= touched[t] == cs->op;
-            if (!seen && n_touched < 64) touched[n_touched++] = cs->op;
-            done++;
-            if (progress) {
-                double el = now_seconds() - t_start, left = el / done * (total - done);
-                fprintf(stderr, "\r\033[K[%d/%d] failures %d, %.0fs left", done, total, failed, left);
-            }
-        }
-    }
+    tally t = {&waivers, quiet, !quiet && isatty(2) && !getenv("CI"), total, 0, 0, now_seconds(), jcases, {0}, 0};
+    int progress = t.progress;
+    double t_start = t.t_start;
+    jobs_stats stats;
+    int done = jobs_run(todo, n_todo, n_jobs, &env, job_run_case, record_case, &t, &stats);
+    if (stats.waited_for_memory && !quiet)
+        fprintf(stderr, "conform: %d cases waited for memory: at most %.0f of %.0f MiB admitted at once (--max-memory)\n",
+                stats.waited_for_memory, stats.max_admitted_bytes / 1048576.0, memory_budget() / 1048576.0);
+    free(todo);
+    free(repros);
+    const op_desc **touched = t.touched;
+    int n_touched = t.n_touched;
     if (progress) fputs("\r\033[K", stderr);
     if (interrupted) {
         cJSON_AddBoolToObject(report, "interrupted", 1);

@@ -119,6 +119,7 @@ double problem_bytes(const problem_t *p);
 /* The memory budget in bytes (--max-memory); a problem over it is refused, not attempted.
  * Default: half the machine's physical memory. */
 extern double conform_memory_budget;
+double memory_budget(void); /* in bytes, the default resolved; shared by the jobs of a run */
 /* 0 when p fits the budget, else -1 with a message naming the sizes. */
 int problem_check_budget(const problem_t *p, char *err, size_t errlen);
 

@@ -37,8 +37,21 @@ static double grid_for(double i, int64_t S, int ac)
     return round_f32((2.0 * i + 1.0) / (double)S - 1.0);
 }
 
+/* adds to grid [N, Ho, Wo, 2] the normalized coordinates of output pixel (wo, ho) stretched over
+ * the input: with align_corners the corner centres meet, without it the outer edges */
+static void add_identity(tensor_t *grid, int ac)
+{
+    const int64_t Ho = grid->shape.dims[1], Wo = grid->shape.dims[2], n = tensor_numel(grid);
+    for (int64_t k = 0; k + 1 < n; k += 2) {
+        const int64_t wo = (k / 2) % Wo, ho = (k / 2 / Wo) % Ho;
+        grid->data[k] = round_f32(grid->data[k] + grid_for((double)wo, Wo, ac));
+        grid->data[k + 1] = round_f32(grid->data[k + 1] + grid_for((double)ho, Ho, ac));
+    }
+}
+
 /* Fills grid [N, Ho, Wo, 2]: values as fill_values ("lo"/"hi" default -1.2/1.2, nan_frac, inf_frac),
- * then special_frac of the coordinates replaced by a special point: -1, 1, 0, a border pixel
+ * plus, with "base": "identity", the grid that maps output pixel centres onto the input's (a warp:
+ * the values are then displacements in normalized units, as a flow or a small transform), then special_frac of the coordinates replaced by a special point: -1, 1, 0, a border pixel
  * centre (i = 0 or S-1), a pixel centre (integer i, bilinear cell switch) or a half-integer i
  * (a tie of nearest). */
 static int fill_grid(tensor_t *grid, const cJSON *g, gsl_rng *rng, int64_t H, int64_t W, int ac, char *err,
@@ -52,6 +65,12 @@ static int fill_grid(tensor_t *grid, const cJSON *g, gsl_rng *rng, int64_t H, in
     int rc = fill_values(grid, spec, rng, "grid", err, errlen);
     cJSON_Delete(spec);
     if (rc) return rc;
+    const char *base = g ? cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(g, "base")) : NULL;
+    if (base && strcmp(base, "identity")) {
+        snprintf(err, errlen, "grid generator: base '%s': only \"identity\" is known", base);
+        return -1;
+    }
+    if (base && grid->shape.rank == 4) add_identity(grid, ac);
     double special = json_number(g, "special_frac", 0.0);
     int64_t n = tensor_numel(grid);
     for (int64_t k = 0; k < n && special > 0 && H > 0 && W > 0; k++) {

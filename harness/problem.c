@@ -229,9 +229,11 @@ double problem_bytes(const problem_t *p)
     return bytes;
 }
 
+double memory_budget(void) { return conform_memory_budget > 0 ? conform_memory_budget : physical_half(); }
+
 int problem_check_budget(const problem_t *p, char *err, size_t errlen)
 {
-    double budget = conform_memory_budget > 0 ? conform_memory_budget : physical_half();
+    double budget = memory_budget();
     double need = problem_bytes(p);
     if (need <= budget) return 0;
     snprintf(err, errlen, "%s: the case needs %.0f MiB, over the memory budget of %.0f MiB (--max-memory MiB)",

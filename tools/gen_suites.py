@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes cases/conformance.json, cases/smoke.json and the hand-made golden files.
+"""Writes cases/conformance.json, cases/smoke.json, cases/models.json and the hand-made golden files.
 
 The suites are data; the modules in tools/suites/ (one per op family) are the readable source
 of them: grids, edge cases, invalid inputs and published vectors. Edit a module and rerun:
@@ -17,10 +17,15 @@ CASES = os.path.join(HERE, "..", "cases")
 sys.path.insert(0, HERE)
 
 
+# modules that make a whole suite of their own rather than a family's part of every suite
+OWN_SUITES = {"models": ("models.json", 20261124)}
+
+
 def families():
     import suites
     return [importlib.import_module("suites." + m.name) for m in sorted(pkgutil.iter_modules(suites.__path__),
-                                                                        key=lambda m: m.name)]
+                                                                        key=lambda m: m.name)
+            if m.name not in OWN_SUITES]
 
 
 def dump(path, obj):
@@ -39,6 +44,10 @@ def main():
                  {"suite": suite, "seed": 0, "generator": "tools/gen_suites.py", "source": source, "cases": cases})
     dump(os.path.join(CASES, "conformance.json"), {"suite": "conformance", "seed": 20261123, "cases": conformance})
     dump(os.path.join(CASES, "smoke.json"), {"suite": "smoke", "seed": 1, "cases": smoke})
+    for name, (path, seed) in OWN_SUITES.items():
+        cases = importlib.import_module("suites." + name).cases()
+        dump(os.path.join(CASES, path), {"suite": name, "seed": seed, "cases": cases})
+        print(f"{name}: {len(cases)} case entries")
     print(f"conformance: {len(conformance)} case entries, smoke: {len(smoke)}")
 
 
