@@ -107,6 +107,7 @@ test: all
 	@$(MAKE) --no-print-directory install-check
 	$(CONFORM) verify
 	$(CONFORM) run cases/smoke.json --report-dir $(BUILD)/smoke-report --threads $(THREADS) --quiet
+	tests/python/run.sh $(CONFORM)
 
 verify: all
 	$(CONFORM) verify
