@@ -112,7 +112,7 @@ static int run(const char *op, int na, const conform_plugin_attr *a, int ni, con
 }
 
 #ifndef CONFORM_EXAMPLE_NO_ENTRY /* the test plugins reuse this file with an entry of their own */
-static const conform_plugin plugin = {CONFORM_PLUGIN_ABI_VERSION, "example plain roi_align", supports, run};
+static const conform_plugin plugin = {CONFORM_PLUGIN_ABI_V1, "example plain roi_align", supports, run};
 
 const conform_plugin *conform_plugin_entry(void) { return &plugin; }
 #endif

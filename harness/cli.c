@@ -133,7 +133,8 @@ int problem_from_args(const op_desc *op, const problem_args *a, problem_t *p)
         if (k < 0) return usage_error("%s: unknown input '%s'", op->name, name);
         if (given[k]) return usage_error("%s: input %s given twice", op->name, name);
         tensor_free(&p->in[k]);
-        if (npy_read_ex(value, &p->in[k], a->wide16, err, sizeof err)) return usage_error("%s", err);
+        if (npy_read_ex(value, &p->in[k], a->wide16, err, sizeof err))
+            return usage_error("--input %s: %s", a->input[i], npy_strip_path(err, value));
         given[k] = 1;
     }
     for (int i = 0; i < a->n_shape; i++) {

@@ -14,36 +14,52 @@
 /* Value arithmetic in the output dtype; sample coordinates in float32, as accelerator kernels
  * compute them for 16-bit data (a coordinate in float16 could not even address a 4096-pixel row
  * to better than 2 pixels). */
-typedef struct {
-    const char *name;
-    double u;     /* unit roundoff of the values */
-    int wide16;   /* npy_read_ex mode */
-} dtype_desc;
 
-static const dtype_desc dtypes[] = {
-    {"float32", 1.0 / 16777216.0, 0},
-    {"float16", 1.0 / 2048.0, NPY_F16},
-    {"bfloat16", 1.0 / 256.0, NPY_BF16_AS_U2},
-};
+/* the npy_read_ex mode that takes a dtype's files besides float32/float64 */
+static int wide16_of(const dtype_desc *dt)
+{
+    return dt->id == CONFORM_DTYPE_FLOAT16 ? NPY_F16 : dt->id == CONFORM_DTYPE_BFLOAT16 ? NPY_BF16_AS_U2 : 0;
+}
+
+/* One --actual NAME=FILE: a .npy, or a headerless .bin of the output's shape at the dtype (from
+   --dtype, or from a _float16/_float32/_bfloat16/_float64 suffix of the name when --dtype is not given). */
+static int read_actual(const char *arg, const char *file, const shape_t *want, const dtype_desc *dt, int dtype_given,
+                       tensor_t *t)
+{
+    char err[CONFORM_ERR_LEN], b1[128], b2[128];
+    size_t n = strlen(file);
+    if (n > 4 && !strcmp(file + n - 4, ".bin")) {
+        const dtype_desc *named = dtype_from_bin_name(file);
+        if (named && dtype_given && named != dt)
+            return usage_error("--actual %s: the name says %s, --dtype says %s", arg, named->name, dt->name);
+        if (npy_read_raw(file, want, named ? named : dt, t, err, sizeof err)) return usage_error("--actual %s: %s", arg, err);
+        return 0;
+    }
+    if (npy_read_ex(file, t, wide16_of(dt), err, sizeof err)) return usage_error("--actual %s: %s", arg, npy_strip_path(err, file));
+    if (!shape_equal(&t->shape, want))
+        return usage_error("check: actual %s has shape %s, the op gives %s", arg, shape_str(&t->shape, b1, sizeof b1),
+                           shape_str(want, b2, sizeof b2));
+    return 0;
+}
 
 int cmd_check(int argc, char **argv)
 {
     if (argc < 3 || argv[2][0] == '-')
-        return usage_error("check: usage: conform check OP [--attr N=V]... --input N=F.npy... --actual N=F.npy... "
-                           "[--dtype float32|float16|bfloat16] [--report-dir DIR]");
+        return usage_error("check: usage: conform check OP [--attr N=V]... --input N=F.npy... --actual N=F.npy|F.bin... "
+                           "[--dtype float32|float16|bfloat16|float64] [--report-dir DIR]");
     const op_desc *op = op_find(argv[2]);
     if (!op) return usage_error("check: unknown op '%s' (see conform list)", argv[2]);
     problem_args a;
     memset(&a, 0, sizeof a);
-    const dtype_desc *dt = &dtypes[0];
+    const dtype_desc *dt = dtype_get(CONFORM_DTYPE_FLOAT32);
+    int dtype_given = 0;
     const char *actual[CONFORM_MAX_TENSORS * 2], *report_dir = NULL;
     int n_actual = 0;
     for (int i = 3; i < argc; i++) {
         const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(o, "--dtype") && v) {
-            dt = NULL;
-            for (size_t k = 0; k < sizeof dtypes / sizeof dtypes[0]; k++) if (!strcmp(v, dtypes[k].name)) dt = &dtypes[k];
-            if (!dt) return usage_error("--dtype takes float32, float16 or bfloat16, got '%s'", v);
+            if (!(dt = dtype_find(v))) return usage_error("--dtype takes %s, got '%s'", dtype_names(), v);
+            dtype_given = 1;
             i++;
             continue;
         }
@@ -59,7 +75,7 @@ int cmd_check(int argc, char **argv)
         if (!t) return usage_error("check: unknown option '%s'", o);
     }
     if (a.n_shape) return usage_error("check: inputs come from files (--input NAME=FILE.npy)");
-    a.wide16 = dt->wide16;
+    a.wide16 = wide16_of(dt);
     problem_t p;
     int rc = problem_from_args(op, &a, &p);
     if (rc) { problem_free(&p); return rc; }
@@ -75,13 +91,7 @@ int cmd_check(int argc, char **argv)
         for (int j = 0; j < op->n_outputs; j++) if (!strcmp(op->outputs[j].name, name)) o = j;
         if (o < 0) { rc = usage_error("check: %s has no output '%s'", op->name, name); goto out; }
         if (got[o].data) { rc = usage_error("check: output %s given twice", name); goto out; }
-        if (npy_read_ex(eq + 1, &got[o], dt->wide16, err, sizeof err)) { rc = usage_error("%s", err); goto out; }
-        char b1[128], b2[128];
-        if (!shape_equal(&got[o].shape, &p.out_shape[o])) {
-            rc = usage_error("check: actual %s has shape %s, the op gives %s", name, shape_str(&got[o].shape, b1, sizeof b1),
-                             shape_str(&p.out_shape[o], b2, sizeof b2));
-            goto out;
-        }
+        if ((rc = read_actual(actual[k], eq + 1, &p.out_shape[o], dt, dtype_given, &got[o]))) goto out;
     }
     for (int o = 0; o < op->n_outputs; o++)
         if (!p.out_skipped[o] && !got[o].data) {
@@ -117,12 +127,8 @@ int cmd_check(int argc, char **argv)
         out->guard_ok = 1;
         if (out->skipped) continue;
         int64_t n = shape_numel(&p.out_shape[o]);
-        /* 16-bit values are exact in float32, so the float comparator sees them unchanged */
-        float *g = malloc(sizeof(float) * (size_t)(n ? n : 1));
-        for (int64_t i = 0; i < n; i++) g[i] = (float)got[o].data[i];
         tol_inputs t = {dt->u, &op->tol[o], bt[o][0], bt[o][1], bt[o][2], bt[o][3]};
-        compare_f32(ref[o], g, n, &t, &out->cmp);
-        free(g);
+        compare_f64(ref[o], got[o].data, n, &t, &out->cmp);
         if (out->cmp.n_over || out->cmp.all_zero) {
             snprintf(r.status, sizeof r.status, "failed");
             snprintf(r.message, sizeof r.message, "%s: %lld of %lld elements beyond the %s tolerance (worst at %lld: ref %.9g, got %.9g, tol %.3g)",

@@ -9,6 +9,7 @@
 #include "cli.h"
 #include "report.h"
 #include "runner.h"
+#include "select.h"
 #include "verify.h"
 
 #define MAX_SUITES 32
@@ -17,7 +18,6 @@
 static volatile sig_atomic_t interrupted;
 static void on_signal(int sig) { interrupted = sig; }
 static int run_suites(int argc, char **argv);
-#define MAX_OPS 16
 
 /* ---- waivers: expected failures, each with a reason and a link ----------------------------- */
 
@@ -70,88 +70,6 @@ static void waivers_free(waivers_t *w)
     free(w->used);
 }
 
-/* ---- shards: a deterministic partition of the cases by id ---------------------------------- */
-
-static int parse_shard(const char *v, int *index, int *count)
-{
-    int i, n;
-    char tail;
-    if (!v || sscanf(v, "%d/%d%c", &i, &n, &tail) != 2 || n < 1 || i < 1 || i > n)
-        return usage_error("--shard takes I/N with 1 <= I <= N, got '%s'", v ? v : "");
-    *index = i;
-    *count = n;
-    return 0;
-}
-
-/* GitLab's parallel jobs and Slurm job arrays say which shard this is. */
-static int shard_from_environment(int *index, int *count)
-{
-    const char *gi = getenv("CI_NODE_INDEX"), *gt = getenv("CI_NODE_TOTAL");
-    if (gi && gt) {
-        char buf[64];
-        snprintf(buf, sizeof buf, "%s/%s", gi, gt);
-        return parse_shard(buf, index, count);
-    }
-    const char *si = getenv("SLURM_ARRAY_TASK_ID"), *sc = getenv("SLURM_ARRAY_TASK_COUNT"), *sm = getenv("SLURM_ARRAY_TASK_MIN");
-    if (si && sc) {
-        char buf[64];
-        snprintf(buf, sizeof buf, "%d/%s", atoi(si) - (sm ? atoi(sm) : 0) + 1, sc);
-        return parse_shard(buf, index, count);
-    }
-    return 0;
-}
-
-static int in_shard(const char *id, int index, int count)
-{
-    uint64_t h = 1469598103934665603ULL;
-    for (const char *s = id; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ULL;
-    return (int)(h % (uint64_t)count) == index - 1;
-}
-
-/* ---- selection ----------------------------------------------------------------------------- */
-
-typedef struct {
-    const char *filter;
-    const char *ops[MAX_OPS];
-    int n_ops;
-    cJSON *rerun; /* ids to rerun, from a previous report */
-    int shard_index, shard_count;
-} selection;
-
-static int selected(const selection *s, const case_t *c)
-{
-    if (!case_matches(c, s->filter)) return 0;
-    if (s->n_ops) {
-        int ok = 0;
-        for (int i = 0; i < s->n_ops; i++) ok |= !strcmp(s->ops[i], c->op->name);
-        if (!ok) return 0;
-    }
-    if (s->rerun && !cJSON_GetObjectItemCaseSensitive(s->rerun, c->id)) return 0;
-    return s->shard_count <= 1 || in_shard(c->id, s->shard_index, s->shard_count);
-}
-
-/* --rerun REPORT [--status S,...]: the ids whose status is one of S in that report */
-static int load_rerun(const char *path, const char *statuses, selection *s)
-{
-    char err[CONFORM_ERR_LEN];
-    cJSON *r = read_json_file(path, err, sizeof err);
-    if (!r) return usage_error("--rerun %s", err);
-    s->rerun = cJSON_CreateObject();
-    const cJSON *c;
-    cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(r, "cases")) {
-        const cJSON *id = cJSON_GetObjectItemCaseSensitive(c, "id"), *st = cJSON_GetObjectItemCaseSensitive(c, "status");
-        if (!cJSON_IsString(id) || !cJSON_IsString(st)) continue;
-        char list[256];
-        snprintf(list, sizeof list, ",%s,", statuses);
-        char needle[40];
-        snprintf(needle, sizeof needle, ",%s,", st->valuestring);
-        if (strstr(list, needle) && !cJSON_GetObjectItemCaseSensitive(s->rerun, id->valuestring))
-            cJSON_AddTrueToObject(s->rerun, id->valuestring);
-    }
-    cJSON_Delete(r);
-    return 0;
-}
-
 int cmd_run(int argc, char **argv)
 {
     /* from the start, so a signal while suites load is an interruption too, not a death */
@@ -176,6 +94,7 @@ static int run_suites(int argc, char **argv)
     const char *report_dir = "reports/latest", *waiver_path = NULL, *rerun_path = NULL, *statuses = "failed,error";
     conform_exec ex = {CONFORM_ISA_AUTO, 0};
     const char *impl_spec = "optimized";
+    const dtype_desc *dtype = NULL; /* --dtype; NULL: the implementation's own */
     exec_policy policy = {1, 120.0, &interrupted};
     selection sel;
     memset(&sel, 0, sizeof sel);
@@ -198,6 +117,10 @@ static int run_suites(int argc, char **argv)
         else if (!strcmp(a, "--status") && v) { statuses = v; i++; }
         else if (!strcmp(a, "--shard")) { if (parse_shard(v, &sel.shard_index, &sel.shard_count)) return EXIT_USAGE; shard_set = 1; i++; }
         else if (!strcmp(a, "--impl") && v) { impl_spec = v; i++; }
+        else if (!strcmp(a, "--dtype")) {
+            if (!(dtype = dtype_find(v))) return usage_error("--dtype takes %s, got '%s'", dtype_names(), v ? v : "");
+            i++;
+        }
         else if (!strcmp(a, "--timeout")) {
             long long t;
             if (parse_int_arg(a, v, 1, 86400, &t)) return EXIT_USAGE;
@@ -228,7 +151,17 @@ static int run_suites(int argc, char **argv)
     if (resolve_isa(&ex)) return EXIT_USAGE;
     impl_t impl;
     char ierr[CONFORM_ERR_LEN];
-    if (impl_open(impl_spec, &impl, ierr, sizeof ierr)) return usage_error("%s", ierr);
+    if (impl_open(impl_spec, dtype, &impl, ierr, sizeof ierr)) return usage_error("%s", ierr);
+    uint64_t pinned;
+    if (impl_pinned_seed(&impl, &pinned)) { /* dir: the inputs were generated from the export's seed */
+        if (seed_set && (uint64_t)seed != pinned) {
+            impl_close(&impl);
+            return usage_error("--seed %lld, but %s was exported with seed %llu (drop --seed)", seed, impl_spec,
+                               (unsigned long long)pinned);
+        }
+        seed = (long long)pinned;
+        seed_set = 1;
+    }
     run_env env = {ex, &impl, policy};
     if (!waiver_path && !access("cases/waivers.json", R_OK)) waiver_path = "cases/waivers.json";
     waivers_t waivers;
@@ -267,6 +200,7 @@ static int run_suites(int argc, char **argv)
     command_line(argc, argv, cmd, sizeof cmd);
     cJSON *report = report_new(cmd, conform_isa_name(ex.isa), ex.threads);
     cJSON_AddStringToObject(report, "impl", impl_name(&impl));
+    cJSON_AddStringToObject(report, "dtype", impl.dtype->name);
     cJSON *js = cJSON_GetObjectItemCaseSensitive(report, "suites");
     for (int s = 0; s < n_suites; s++) {
         cJSON *o = cJSON_CreateObject();
@@ -300,7 +234,9 @@ static int run_suites(int argc, char **argv)
             }
             char repro[2048], q1[600], q2[600];
             char q3[600] = "";
-            if (impl.is_plugin) snprintf(q3, sizeof q3, " --impl %s", shell_quote(impl_spec, q1, sizeof q1));
+            if (impl.kind != &impl_kind_optimized)
+                snprintf(q3, sizeof q3, " --impl %s%s%s", shell_quote(impl_spec, q1, sizeof q1), dtype ? " --dtype " : "",
+                         dtype ? dtype->name : "");
             snprintf(repro, sizeof repro, "build/conform run %s --filter %s --seed %llu --isa %s --threads %d%s",
                      shell_quote(loaded[s].path, q1, sizeof q1), shell_quote(cs->id, q2, sizeof q2),
                      (unsigned long long)run_seed, conform_isa_name(ex.isa), ex.threads > 0 ? ex.threads : 1, q3);

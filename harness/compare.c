@@ -43,7 +43,8 @@ static int same_nonfinite(double ref, double got)
     return got == ref; /* same infinity */
 }
 
-void compare_f32(const double *ref, const float *got, int64_t n, const tol_inputs *t, compare_result *r)
+static void compare_any(const double *ref, const float *got_f32, const double *got_f64, int64_t n, const tol_inputs *t,
+                        compare_result *r)
 {
     memset(r, 0, sizeof *r);
     r->n = n;
@@ -51,7 +52,7 @@ void compare_f32(const double *ref, const float *got, int64_t n, const tol_input
     double worst_ratio = -1.0;
     int got_all_zero = 1, ref_clearly_nonzero = 0;
     for (int64_t i = 0; i < n; i++) {
-        double g = (double)got[i], f = ref[i];
+        double g = got_f32 ? (double)got_f32[i] : got_f64[i], f = ref[i];
         if (g != 0.0) got_all_zero = 0;
         double ambig, tol = compare_tolerance(t, i, &ambig);
         if (!isfinite(f) || !isfinite(g)) {
@@ -98,4 +99,14 @@ void compare_f32(const double *ref, const float *got, int64_t n, const tol_input
         }
     }
     r->all_zero = n > 0 && got_all_zero && ref_clearly_nonzero;
+}
+
+void compare_f32(const double *ref, const float *got, int64_t n, const tol_inputs *t, compare_result *r)
+{
+    compare_any(ref, got, NULL, n, t, r);
+}
+
+void compare_f64(const double *ref, const double *got, int64_t n, const tol_inputs *t, compare_result *r)
+{
+    compare_any(ref, NULL, got, n, t, r);
 }

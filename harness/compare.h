@@ -47,5 +47,7 @@ double compare_tolerance(const tol_inputs *t, int64_t i, double *ambig);
 /* Distance in float32 ULPs of the reference value. */
 double compare_ulps(double ref, double got);
 void compare_f32(const double *ref, const float *got, int64_t n, const tol_inputs *t, compare_result *r);
+/* the same for outputs held in double (any dtype, decoded) */
+void compare_f64(const double *ref, const double *got, int64_t n, const tol_inputs *t, compare_result *r);
 
 #endif

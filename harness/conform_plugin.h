@@ -12,8 +12,8 @@
  * child process with a time limit: a crash or a hang is reported for that case and the suite
  * goes on. Results should not depend on anything but the inputs.
  *
- * Versioning: a change to any struct or signature here bumps CONFORM_PLUGIN_ABI_VERSION; conform
- * refuses a plugin of another version with a message naming both. */
+ * Versioning: a change to any struct or signature here adds a new version; conform keeps
+ * accepting the older ones and refuses any other version with a message naming both. */
 #ifndef CONFORM_PLUGIN_H
 #define CONFORM_PLUGIN_H
 
@@ -23,7 +23,16 @@
 extern "C" {
 #endif
 
-#define CONFORM_PLUGIN_ABI_VERSION 1
+#define CONFORM_PLUGIN_ABI_V1 1
+#define CONFORM_PLUGIN_ABI_V2 2
+#define CONFORM_PLUGIN_ABI_VERSION CONFORM_PLUGIN_ABI_V2 /* the newest this header describes */
+
+typedef enum {
+    CONFORM_DTYPE_FLOAT32 = 0,
+    CONFORM_DTYPE_FLOAT16 = 1,
+    CONFORM_DTYPE_BFLOAT16 = 2, /* top 16 bits of the float32 pattern */
+    CONFORM_DTYPE_FLOAT64 = 3
+} conform_dtype;
 
 typedef enum {
     CONFORM_ATTR_INT = 0,
@@ -57,8 +66,9 @@ typedef struct {
     float *data;   /* NULL when the op was asked not to compute this output (output_mask) */
 } conform_plugin_output;
 
+/* ABI version 1: float32 only */
 typedef struct {
-    int abi_version;          /* CONFORM_PLUGIN_ABI_VERSION */
+    int abi_version;          /* CONFORM_PLUGIN_ABI_V1 */
     const char *name;         /* shown in reports */
     /* 1 if the plugin implements op (conform's op name, e.g. "roi_align"), else 0 */
     int (*supports)(const char *op);
@@ -67,7 +77,35 @@ typedef struct {
                const conform_plugin_input *inputs, int n_outputs, conform_plugin_output *outputs);
 } conform_plugin;
 
-/* The one symbol conform looks up. */
+/* ABI version 2: tensors carry a dtype */
+typedef struct {
+    const char *name;
+    int rank;
+    const int64_t *dims;
+    conform_dtype dtype;
+    const void *data;
+} conform_tensor_in;
+
+typedef struct {
+    const char *name;
+    int rank;
+    const int64_t *dims;
+    conform_dtype dtype;
+    void *data;    /* NULL when the op was asked not to compute this output (output_mask) */
+} conform_tensor_out;
+
+typedef struct {
+    int abi_version;          /* CONFORM_PLUGIN_ABI_V2 */
+    const char *name;
+    /* 1 if the plugin implements op at dtype, else 0 (the case is reported not_implemented) */
+    int (*supports)(const char *op, conform_dtype dtype);
+    int (*run)(const char *op, int n_attrs, const conform_plugin_attr *attrs, int n_inputs,
+               const conform_tensor_in *inputs, int n_outputs, conform_tensor_out *outputs);
+} conform_plugin_v2;
+
+/* The one symbol conform looks up. It returns a pointer to a conform_plugin (version 1) or a
+ * conform_plugin_v2 (version 2); conform reads abi_version first, then the rest. A version-2
+ * plugin casts: return (const conform_plugin *)&my_v2_plugin; */
 const conform_plugin *conform_plugin_entry(void);
 
 #ifdef __cplusplus

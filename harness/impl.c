@@ -4,21 +4,129 @@
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
-int impl_open(const char *spec, impl_t *impl, char *err, size_t errlen)
+/* ---- the table of kinds ---------------------------------------------------------------------- */
+
+static const impl_kind *const kinds[] = {&impl_kind_optimized, &impl_kind_plugin, &impl_kind_dir};
+#define N_KINDS (int)(sizeof kinds / sizeof kinds[0])
+
+int impl_open(const char *spec, const dtype_desc *dtype, impl_t *impl, char *err, size_t errlen)
 {
     memset(impl, 0, sizeof *impl);
-    if (!strcmp(spec, "optimized")) return 0;
-    if (strncmp(spec, "plugin:", 7)) {
-        snprintf(err, errlen, "--impl takes optimized or plugin:PATH.so, got '%s'", spec);
+    snprintf(impl->spec, sizeof impl->spec, "%s", spec);
+    for (int k = 0; k < N_KINDS; k++) {
+        const char *prefix = kinds[k]->prefix;
+        size_t n = strlen(prefix);
+        int takes_arg = prefix[n - 1] == ':';
+        if (takes_arg ? strncmp(spec, prefix, n) : strcmp(spec, prefix)) continue;
+        impl->kind = kinds[k];
+        if (takes_arg && !spec[n]) {
+            snprintf(err, errlen, "--impl %s: expected %s", spec, kinds[k]->usage);
+            return -1;
+        }
+        int rc = kinds[k]->open(impl, spec + n, dtype, err, errlen);
+        if (rc) impl_close(impl);
+        return rc;
+    }
+    size_t used = (size_t)snprintf(err, errlen, "--impl: unknown implementation '%s' (expected", spec);
+    for (int k = 0; k < N_KINDS && used < errlen; k++)
+        used += (size_t)snprintf(err + used, errlen - used, "%s %s", k ? (k == N_KINDS - 1 ? " or" : ",") : "", kinds[k]->usage);
+    if (used < errlen) snprintf(err + used, errlen - used, ")");
+    return -1;
+}
+
+void impl_close(impl_t *impl)
+{
+    if (impl->kind && impl->kind->close) impl->kind->close(impl);
+    impl->kind = NULL;
+}
+
+const char *impl_name(const impl_t *impl) { return impl->kind->name(impl); }
+
+int impl_supports(const impl_t *impl, const op_desc *op) { return !impl->kind->supports || impl->kind->supports(impl, op); }
+
+int impl_inputs(const impl_t *impl, const case_t *c, problem_t *p, char *err, size_t errlen)
+{
+    return impl->kind->inputs ? impl->kind->inputs(impl, c, p, err, errlen) : 0;
+}
+
+exec_status impl_outputs(const impl_t *impl, const case_t *c, const problem_t *p, void **out, const conform_exec *ex,
+                         const exec_policy *policy, int *code, char *msg, size_t msglen)
+{
+    *code = 0;
+    if (msglen) msg[0] = '\0';
+    return impl->kind->outputs(impl, c, p, out, ex, policy, code, msg, msglen);
+}
+
+int impl_pinned_seed(const impl_t *impl, uint64_t *seed)
+{
+    return impl->kind->pinned_seed ? impl->kind->pinned_seed(impl, seed) : 0;
+}
+
+/* ---- kernel kinds: inputs at the dtype, run in a child process --------------------------------- */
+
+/* Encodes the inputs at the dtype, runs fn isolated as the policy says, frees the inputs. */
+static exec_status run_kernel(impl_kernel_fn fn, const impl_t *impl, const problem_t *p, void **out, const conform_exec *ex,
+                              const exec_policy *policy, int *code)
+{
+    const op_desc *op = p->op;
+    void *in[CONFORM_MAX_TENSORS] = {0};
+    exec_status st = EXEC_OK;
+    for (int i = 0; i < op->n_inputs; i++) {
+        int64_t n = tensor_numel(&p->in[i]);
+        in[i] = malloc((size_t)(n ? n : 1) * (size_t)impl->dtype->itemsize);
+        if (!in[i]) {
+            *code = CONFORM_E_NOMEM;
+            st = EXEC_KERNEL_ERROR;
+            goto done;
+        }
+        dtype_encode(impl->dtype->id, p->in[i].data, in[i], n);
+    }
+    st = impl_exec(fn, impl, p, (const void **)in, out, ex, policy, code);
+done:
+    for (int i = 0; i < CONFORM_MAX_TENSORS; i++) free(in[i]);
+    return st;
+}
+
+/* ---- optimized: conform's own float32 kernels ------------------------------------------------ */
+
+static int optimized_open(impl_t *impl, const char *arg, const dtype_desc *dtype, char *err, size_t errlen)
+{
+    if (dtype && dtype->id != CONFORM_DTYPE_FLOAT32) {
+        snprintf(err, errlen, "--dtype %s: the optimized kernels compute in float32 only (use --impl plugin:PATH.so or "
+                 "dir:DIR for %s)", dtype->name, dtype->name);
         return -1;
     }
-    impl->is_plugin = 1;
-    snprintf(impl->path, sizeof impl->path, "%s", spec + 7);
+    impl->dtype = dtype_get(CONFORM_DTYPE_FLOAT32);
+    return 0;
+}
+
+static const char *optimized_name(const impl_t *impl) { return "optimized"; }
+
+static int optimized_kernel(const impl_t *impl, const problem_t *p, const void **in, void **out, const conform_exec *ex)
+{
+    return p->op->optimized(p, (const float **)in, (float **)out, ex);
+}
+
+static exec_status optimized_outputs(const impl_t *impl, const case_t *c, const problem_t *p, void **out,
+                                     const conform_exec *ex, const exec_policy *policy, int *code, char *msg, size_t msglen)
+{
+    return run_kernel(optimized_kernel, impl, p, out, ex, policy, code);
+}
+
+const impl_kind impl_kind_optimized = {"optimized", "optimized", optimized_open, NULL, optimized_name, NULL, NULL,
+                                       optimized_outputs, NULL};
+
+/* ---- plugin: a user's shared library, ABI 1 (float32) or 2 (any dtype) ----------------------- */
+
+static int plugin_open(impl_t *impl, const char *arg, const dtype_desc *dtype, char *err, size_t errlen)
+{
+    snprintf(impl->path, sizeof impl->path, "%s", arg);
     /* a bare name would make dlopen search the library path: insist on a file */
     char path[600];
     snprintf(path, sizeof path, "%s%s", strchr(impl->path, '/') ? "" : "./", impl->path);
@@ -29,70 +137,108 @@ int impl_open(const char *spec, impl_t *impl, char *err, size_t errlen)
     }
     const conform_plugin *(*entry)(void);
     *(void **)&entry = dlsym(impl->handle, "conform_plugin_entry");
-    impl->plugin = entry ? entry() : NULL;
-    if (!impl->plugin) {
+    const conform_plugin *pl = entry ? entry() : NULL;
+    if (!pl) {
         snprintf(err, errlen, "plugin %s: no conform_plugin_entry() returning a plugin (see conform_plugin.h)", impl->path);
-        impl_close(impl);
         return -1;
     }
-    if (impl->plugin->abi_version != CONFORM_PLUGIN_ABI_VERSION || !impl->plugin->supports || !impl->plugin->run) {
-        snprintf(err, errlen, "plugin %s: ABI version %d, this conform speaks %d (and needs supports and run)", impl->path,
-                 impl->plugin->abi_version, CONFORM_PLUGIN_ABI_VERSION);
-        impl_close(impl);
+    impl->abi_version = pl->abi_version;
+    if (pl->abi_version == CONFORM_PLUGIN_ABI_V1 && pl->supports && pl->run) impl->plugin = pl;
+    else if (pl->abi_version == CONFORM_PLUGIN_ABI_V2 && ((const conform_plugin_v2 *)pl)->supports &&
+             ((const conform_plugin_v2 *)pl)->run)
+        impl->plugin_v2 = (const conform_plugin_v2 *)pl;
+    else {
+        snprintf(err, errlen, "plugin %s: ABI version %d, this conform speaks %d and %d (and needs supports and run)",
+                 impl->path, pl->abi_version, CONFORM_PLUGIN_ABI_V1, CONFORM_PLUGIN_ABI_V2);
+        return -1;
+    }
+    impl->dtype = dtype ? dtype : dtype_get(CONFORM_DTYPE_FLOAT32);
+    if (impl->plugin && impl->dtype->id != CONFORM_DTYPE_FLOAT32) {
+        snprintf(err, errlen, "plugin %s: ABI version 1 computes in float32 only; --dtype %s needs a plugin of ABI version %d",
+                 impl->path, impl->dtype->name, CONFORM_PLUGIN_ABI_V2);
         return -1;
     }
     return 0;
 }
 
-void impl_close(impl_t *impl)
+static void plugin_close(impl_t *impl)
 {
     if (impl->handle) dlclose(impl->handle);
     impl->handle = NULL;
     impl->plugin = NULL;
+    impl->plugin_v2 = NULL;
 }
 
-const char *impl_name(const impl_t *impl)
+static const char *plugin_name(const impl_t *impl)
 {
-    if (!impl->is_plugin) return "optimized";
-    return impl->plugin && impl->plugin->name ? impl->plugin->name : impl->path;
+    const char *name = impl->plugin ? impl->plugin->name : impl->plugin_v2 ? impl->plugin_v2->name : NULL;
+    return name ? name : impl->path;
 }
 
-int impl_supports(const impl_t *impl, const op_desc *op)
+static int plugin_supports(const impl_t *impl, const op_desc *op)
 {
-    return !impl->is_plugin || impl->plugin->supports(op->name);
+    if (impl->plugin) return impl->plugin->supports(op->name);
+    return impl->plugin_v2->supports(op->name, impl->dtype->id);
 }
 
-int impl_run(const impl_t *impl, const problem_t *p, const float **in, float **out, const conform_exec *ex)
+static void plugin_attrs(const problem_t *p, conform_plugin_attr *attrs)
 {
     const op_desc *op = p->op;
-    if (!impl->is_plugin) return op->optimized(p, in, out, ex);
-    conform_plugin_attr attrs[CONFORM_MAX_ATTRS];
-    conform_plugin_input ins[CONFORM_MAX_TENSORS];
-    conform_plugin_output outs[CONFORM_MAX_TENSORS];
     for (int a = 0; a < op->n_attrs; a++) {
         const attr_value *v = &p->attr[a];
         attrs[a] = (conform_plugin_attr){op->attrs[a].name, (conform_attr_kind)v->kind, v->i, v->f, v->s, v->n, v->list};
     }
-    for (int i = 0; i < op->n_inputs; i++)
-        ins[i] = (conform_plugin_input){op->inputs[i].name, p->in[i].shape.rank, p->in[i].shape.dims, in[i]};
-    for (int o = 0; o < op->n_outputs; o++)
-        outs[o] = (conform_plugin_output){op->outputs[o].name, p->out_shape[o].rank, p->out_shape[o].dims,
-                                          p->out_skipped[o] ? NULL : out[o]};
-    return impl->plugin->run(op->name, op->n_attrs, attrs, op->n_inputs, ins, op->n_outputs, outs);
 }
 
-exec_status impl_exec(const impl_t *impl, const problem_t *p, const float **in, float **out, const conform_exec *ex,
-                      const exec_policy *policy, int *code)
+static int plugin_kernel(const impl_t *impl, const problem_t *p, const void **in, void **out, const conform_exec *ex)
+{
+    const op_desc *op = p->op;
+    conform_plugin_attr attrs[CONFORM_MAX_ATTRS];
+    plugin_attrs(p, attrs);
+    if (impl->plugin) {
+        conform_plugin_input ins[CONFORM_MAX_TENSORS];
+        conform_plugin_output outs[CONFORM_MAX_TENSORS];
+        for (int i = 0; i < op->n_inputs; i++)
+            ins[i] = (conform_plugin_input){op->inputs[i].name, p->in[i].shape.rank, p->in[i].shape.dims, in[i]};
+        for (int o = 0; o < op->n_outputs; o++)
+            outs[o] = (conform_plugin_output){op->outputs[o].name, p->out_shape[o].rank, p->out_shape[o].dims,
+                                              p->out_skipped[o] ? NULL : out[o]};
+        return impl->plugin->run(op->name, op->n_attrs, attrs, op->n_inputs, ins, op->n_outputs, outs);
+    }
+    conform_tensor_in ins[CONFORM_MAX_TENSORS];
+    conform_tensor_out outs[CONFORM_MAX_TENSORS];
+    conform_dtype dt = impl->dtype->id;
+    for (int i = 0; i < op->n_inputs; i++)
+        ins[i] = (conform_tensor_in){op->inputs[i].name, p->in[i].shape.rank, p->in[i].shape.dims, dt, in[i]};
+    for (int o = 0; o < op->n_outputs; o++)
+        outs[o] = (conform_tensor_out){op->outputs[o].name, p->out_shape[o].rank, p->out_shape[o].dims, dt,
+                                       p->out_skipped[o] ? NULL : out[o]};
+    return impl->plugin_v2->run(op->name, op->n_attrs, attrs, op->n_inputs, ins, op->n_outputs, outs);
+}
+
+static exec_status plugin_outputs(const impl_t *impl, const case_t *c, const problem_t *p, void **out, const conform_exec *ex,
+                                  const exec_policy *policy, int *code, char *msg, size_t msglen)
+{
+    return run_kernel(plugin_kernel, impl, p, out, ex, policy, code);
+}
+
+const impl_kind impl_kind_plugin = {"plugin:", "plugin:PATH.so", plugin_open, plugin_close, plugin_name, plugin_supports,
+                                    NULL, plugin_outputs, NULL};
+
+/* ---- isolation ------------------------------------------------------------------------------- */
+
+exec_status impl_exec(impl_kernel_fn fn, const impl_t *impl, const problem_t *p, const void **in, void **out,
+                      const conform_exec *ex, const exec_policy *policy, int *code)
 {
     *code = 0;
     if (!policy->isolate) {
-        *code = impl_run(impl, p, in, out, ex);
+        *code = fn(impl, p, in, out, ex);
         return *code ? EXEC_KERNEL_ERROR : EXEC_OK;
     }
     fflush(NULL);
     pid_t pid = fork();
     if (pid < 0) { /* no process to spare: run in place rather than not at all */
-        *code = impl_run(impl, p, in, out, ex);
+        *code = fn(impl, p, in, out, ex);
         return *code ? EXEC_KERNEL_ERROR : EXEC_OK;
     }
     if (pid == 0) {
@@ -101,7 +247,7 @@ exec_status impl_exec(const impl_t *impl, const problem_t *p, const float **in, 
         const int faults[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
         for (size_t k = 0; k < sizeof faults / sizeof faults[0]; k++) signal(faults[k], SIG_DFL);
         /* the child writes the outputs into shared memory and leaves without atexit work */
-        int rc = impl_run(impl, p, in, out, ex);
+        int rc = fn(impl, p, in, out, ex);
         _exit(rc == 0 ? 0 : (rc & 0x7f) | 0x80);
     }
     struct timespec start, now, nap = {0, 200000};

@@ -1,29 +1,40 @@
-/* The implementation under test: conform's own optimized kernels or a user's plugin, run in a
- * child process (isolation) so a crash or a hang is a verdict, not the end of the run. */
+/* The implementation under test, one kind among several behind one interface (deqp-runner
+ * style): conform's own optimized kernels, a user's plugin (both run in a child process, so a
+ * crash or a hang is a verdict, not the end of the run), or a directory of outputs a device
+ * wrote for an exported suite (impl_dir.c). The runner only talks to impl_*. */
 #ifndef CONFORM_IMPL_H
 #define CONFORM_IMPL_H
 
 #include <signal.h>
 
 #include "conform_plugin.h"
+#include "dtype.h"
 #include "op.h"
+#include "suite.h"
+
+typedef struct impl_kind impl_kind;
+typedef struct impl_dir impl_dir; /* impl_dir.c */
 
 typedef struct {
-    int is_plugin;
-    char path[512];
-    void *handle;
-    const conform_plugin *plugin;
+    const impl_kind *kind;
+    char spec[600];              /* as given to --impl */
+    const dtype_desc *dtype;     /* the precision it computes in */
+    char path[512];              /* plugin file or directory */
+    void *handle;                /* plugin */
+    int abi_version;
+    const conform_plugin *plugin;       /* ABI 1 */
+    const conform_plugin_v2 *plugin_v2; /* ABI 2 */
+    impl_dir *dir;
 } impl_t;
 
-/* "optimized" or "plugin:PATH.so"; 0 ok, -1 with err (unloadable, no entry, ABI mismatch). */
-int impl_open(const char *spec, impl_t *impl, char *err, size_t errlen);
-void impl_close(impl_t *impl);
-const char *impl_name(const impl_t *impl);
-int impl_supports(const impl_t *impl, const op_desc *op);
-/* Runs op on float32 inputs into outputs (out[o] NULL when skipped). 0 ok, else an error code. */
-int impl_run(const impl_t *impl, const problem_t *p, const float **in, float **out, const conform_exec *ex);
-
-typedef enum { EXEC_OK, EXEC_KERNEL_ERROR, EXEC_CRASHED, EXEC_TIMEOUT } exec_status;
+typedef enum {
+    EXEC_OK,
+    EXEC_KERNEL_ERROR, /* *code: the kernel's return code */
+    EXEC_CRASHED,      /* *code: the signal */
+    EXEC_TIMEOUT,
+    EXEC_MISSING,      /* an output was never produced (a device wrote no file): msg names it */
+    EXEC_BAD_OUTPUT    /* an output is unreadable or of the wrong shape, dtype or size: msg says */
+} exec_status;
 
 typedef struct {
     int isolate;      /* run in a child process */
@@ -31,9 +42,42 @@ typedef struct {
     volatile sig_atomic_t *stop; /* when set (by a signal handler), an isolated run is abandoned */
 } exec_policy;
 
-/* Runs impl with outputs in buffers the caller allocated with guarded_alloc_shared (so a child
- * can write them). *code: the kernel's return code or the signal number. */
-exec_status impl_exec(const impl_t *impl, const problem_t *p, const float **in, float **out, const conform_exec *ex,
-                      const exec_policy *policy, int *code);
+struct impl_kind {
+    const char *prefix; /* what --impl starts with: "optimized", "plugin:", "dir:" */
+    const char *usage;  /* "plugin:PATH.so" */
+    /* arg: the text after the prefix; dtype: --dtype, NULL when not given. Sets impl->dtype. */
+    int (*open)(impl_t *impl, const char *arg, const dtype_desc *dtype, char *err, size_t errlen);
+    void (*close)(impl_t *impl);
+    const char *(*name)(const impl_t *impl);
+    int (*supports)(const impl_t *impl, const op_desc *op);
+    /* Where a case's inputs come from: NULL keeps the generated ones (rounded to the dtype);
+       otherwise replaces p's inputs, or returns -1 with err when it cannot. */
+    int (*inputs)(const impl_t *impl, const case_t *c, problem_t *p, char *err, size_t errlen);
+    /* The outputs at impl->dtype into out[o] (numel * itemsize bytes each; p->out_skipped says
+       which the op was asked not to compute). */
+    exec_status (*outputs)(const impl_t *impl, const case_t *c, const problem_t *p, void **out, const conform_exec *ex,
+                           const exec_policy *policy, int *code, char *msg, size_t msglen);
+    /* the run seed the kind is bound to (dir: the export's); NULL or 0: none */
+    int (*pinned_seed)(const impl_t *impl, uint64_t *seed);
+};
+
+extern const impl_kind impl_kind_optimized, impl_kind_plugin, impl_kind_dir;
+
+/* "optimized", "plugin:PATH.so" or "dir:DIR"; dtype: --dtype or NULL. 0 ok, -1 with err
+ * (unknown kind, unloadable, no entry, ABI mismatch, dtype the kind cannot compute in). */
+int impl_open(const char *spec, const dtype_desc *dtype, impl_t *impl, char *err, size_t errlen);
+void impl_close(impl_t *impl);
+const char *impl_name(const impl_t *impl);
+int impl_supports(const impl_t *impl, const op_desc *op);
+int impl_inputs(const impl_t *impl, const case_t *c, problem_t *p, char *err, size_t errlen);
+exec_status impl_outputs(const impl_t *impl, const case_t *c, const problem_t *p, void **out, const conform_exec *ex,
+                         const exec_policy *policy, int *code, char *msg, size_t msglen);
+/* The run seed a kind pins (dir: the export's), or 0 when it has none. */
+int impl_pinned_seed(const impl_t *impl, uint64_t *seed);
+
+/* For the kernel kinds: runs fn in a child process (or in place) with outputs in shared memory. */
+typedef int (*impl_kernel_fn)(const impl_t *impl, const problem_t *p, const void **in, void **out, const conform_exec *ex);
+exec_status impl_exec(impl_kernel_fn fn, const impl_t *impl, const problem_t *p, const void **in, void **out,
+                      const conform_exec *ex, const exec_policy *policy, int *code);
 
 #endif

@@ -10,8 +10,13 @@ static const char usage[] =
     "  list [--json]                       the ops, their tensors and attributes\n"
     "  run [SUITE.json ...] [--filter PATTERN] [--seed N] [--threads N] [--isa auto|scalar|avx2|avx512]\n"
     "      [--report-dir DIR] [--op OP]... [--shard I/N] [--waivers FILE] [--rerun REPORT [--status S,...]]\n"
-    "      [--golden-dir DIR] [--list] [--quiet]\n"
+    "      [--golden-dir DIR] [--list] [--quiet] [--impl optimized|plugin:PATH.so|dir:DIR]\n"
+    "      [--dtype float32|float16|bfloat16|float64]\n"
     "                                      run suites (default cases/conformance.json) on both paths\n"
+    "  export [SUITE.json ...] --out DIR [--dtype ...] [--filter P] [--op OP]... [--shard I/N] [--seed N]\n"
+    "      [--outputs optimized|plugin:PATH.so]\n"
+    "                                      the cases' inputs as .npy and a manifest, for a device to\n"
+    "                                      run; judge its outputs with run --impl dir:DIR\n"
     "  eval OP --impl reference|optimized [--attr NAME=VALUE]... --input NAME=FILE.npy... --output-dir DIR\n"
     "      [--threads N] [--isa ...]       one op on given inputs; outputs as DIR/<name>.npy\n"
     "  bench OP [--attr NAME=VALUE]... (--input NAME=FILE.npy | --shape NAME=d0,d1,...)... [--seed N] [--gen JSON]\n"
@@ -22,7 +27,7 @@ static const char usage[] =
     "                                      --update makes the current report the baseline\n"
     "  merge --report-dir OUT DIR...       shard reports combined into one, in every format\n"
     "  check OP [--attr NAME=VALUE]... --input NAME=FILE.npy... --actual NAME=FILE.npy...\n"
-    "      [--dtype float32|float16|bfloat16] [--report-dir DIR]\n"
+    "      [--dtype float32|float16|bfloat16|float64] [--report-dir DIR]\n"
     "                                      judge outputs computed elsewhere against the reference\n"
     "  verify [--op OP] [--golden-dir DIR] [--report-dir DIR]\n"
     "                                      prove the references: adjoint, finite difference,\n"
@@ -47,6 +52,7 @@ int main(int argc, char **argv)
     if (!strcmp(argv[1], "verify")) return cmd_verify(argc, argv);
     if (!strcmp(argv[1], "merge")) return cmd_merge(argc, argv);
     if (!strcmp(argv[1], "check")) return cmd_check(argc, argv);
+    if (!strcmp(argv[1], "export")) return cmd_export(argc, argv);
     fprintf(stderr, "conform: unknown command '%s'\n%s", argv[1], usage);
     return EXIT_USAGE;
 }

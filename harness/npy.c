@@ -1,5 +1,7 @@
 #include "npy.h"
 
+#include "dtype.h"
+
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
@@ -320,7 +322,67 @@ static int read_body(FILE *f, const char *path, int itemsize, int bf16, tensor_t
 
 int npy_read(const char *path, tensor_t *t, char *err, size_t errlen) { return npy_read_ex(path, t, 0, err, errlen); }
 
+static int read_found(const char *path, tensor_t *t, int wide16, const char **found, char *err, size_t errlen);
+
 int npy_read_ex(const char *path, tensor_t *t, int wide16, char *err, size_t errlen)
+{
+    const char *found;
+    return read_found(path, t, wide16, &found, err, errlen);
+}
+
+int npy_read_dtype(const char *path, tensor_t *t, const dtype_desc *dt, char *err, size_t errlen)
+{
+    const char *found;
+    char why[CONFORM_NPY_ERR];
+    if (read_found(path, t, NPY_BF16_AS_U2, &found, why, sizeof why)) {
+        /* the reader's own hint lists what it takes in general; here one dtype is expected */
+        char *hint = strstr(why, " (" NPY_DTYPE_HINT);
+        if (hint) *hint = '\0';
+        set_err(err, errlen, "%s; expected '%s' (%s)", why, dt->npy_descr, dt->name);
+        return -1;
+    }
+    if (strcmp(found, dt->npy_descr)) {
+        set_err(err, errlen, "%s: dtype '%s', expected '%s' (%s)", path, found, dt->npy_descr, dt->name);
+        tensor_free(t);
+        memset(t, 0, sizeof *t);
+        return -1;
+    }
+    return 0;
+}
+
+int npy_read_raw(const char *path, const shape_t *s, const dtype_desc *dt, tensor_t *t, char *err, size_t errlen)
+{
+    memset(t, 0, sizeof *t);
+    FILE *f = fopen(path, "rb");
+    struct stat st;
+    if (!f) {
+        set_err(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+        return -1;
+    }
+    int64_t numel = shape_numel(s), want = numel * dt->itemsize;
+    char sb[128];
+    if (fstat(fileno(f), &st) || !S_ISREG(st.st_mode) || (int64_t)st.st_size != want) {
+        set_err(err, errlen, "%s: %lld bytes, expected %lld (%s of %s, headerless C order)", path,
+                (long long)st.st_size, (long long)want, shape_str(s, sb, sizeof sb), dt->name);
+        fclose(f);
+        return -1;
+    }
+    unsigned char *buf = malloc((size_t)(want ? want : 1));
+    if (!buf || tensor_alloc(t, s) || fread(buf, 1, (size_t)want, f) != (size_t)want) {
+        set_err(err, errlen, "%s: cannot read %lld bytes", path, (long long)want);
+        free(buf);
+        tensor_free(t);
+        memset(t, 0, sizeof *t);
+        fclose(f);
+        return -1;
+    }
+    dtype_decode(dt->id, buf, t->data, numel);
+    free(buf);
+    fclose(f);
+    return 0;
+}
+
+static int read_found(const char *path, tensor_t *t, int wide16, const char **found, char *err, size_t errlen)
 {
     unsigned char pre[12];
     char *hdr = NULL;
@@ -393,6 +455,7 @@ int npy_read_ex(const char *path, tensor_t *t, int wide16, char *err, size_t err
     shape_t shape;
     int itemsize = 0, bf16 = 0;
     if (parse_header(hdr, (size_t)hlen, path, &shape, &itemsize, wide16, &bf16, err, errlen) != 0) goto fail;
+    *found = itemsize == 8 ? "<f8" : itemsize == 4 ? "<f4" : bf16 ? "<u2" : "<f2";
     free(hdr);
     hdr = NULL;
 
@@ -460,10 +523,12 @@ static int write_header(FILE *f, const shape_t *s, const char *descr)
     return fputc('\n', f) == EOF ? -1 : 0;
 }
 
-/* data is either double or float, picked by itemsize */
-static int write_any(const char *path, const shape_t *s, const void *data, int itemsize, char *err,
+/* data is double (from_f32 0) or float, stored as the file dtype dt */
+static int write_any(const char *path, const shape_t *s, const void *data, int from_f32, const dtype_desc *dt, char *err,
                      size_t errlen)
 {
+    int itemsize = dt->itemsize;
+    double vals[NPY_CHUNK];
     int64_t numel = shape_numel(s);
     if (numel < 0) {
         set_err(err, errlen, "%s: cannot write: invalid shape", path);
@@ -487,21 +552,12 @@ static int write_any(const char *path, const shape_t *s, const void *data, int i
         set_err(err, errlen, "%s: cannot create temporary file '%s': %s", path, tmp, strerror(errno));
         goto fail_nofile;
     }
-    if (write_header(f, s, itemsize == 4 ? "<f4" : "<f8") != 0) goto fail_io;
+    if (write_header(f, s, dt->npy_descr) != 0) goto fail_io;
     for (int64_t done = 0; done < numel;) {
         size_t n = (size_t)(numel - done < NPY_CHUNK ? numel - done : NPY_CHUNK);
-        for (size_t k = 0; k < n; k++) {
-            unsigned char *p = buf + k * (size_t)itemsize;
-            if (itemsize == 4) {
-                uint32_t u;
-                memcpy(&u, (const float *)data + done + (int64_t)k, 4);
-                store_le(p, u, 4);
-            } else {
-                uint64_t u;
-                memcpy(&u, (const double *)data + done + (int64_t)k, 8);
-                store_le(p, u, 8);
-            }
-        }
+        for (size_t k = 0; k < n; k++)
+            vals[k] = from_f32 ? (double)((const float *)data)[done + (int64_t)k] : ((const double *)data)[done + (int64_t)k];
+        dtype_encode(dt->id, vals, buf, (int64_t)n); /* little-endian: see dtype.c */
         if (fwrite(buf, (size_t)itemsize, n, f) != n) goto fail_io;
         done += (int64_t)n;
     }
@@ -533,10 +589,42 @@ fail_nofile:
 
 int npy_write_f64(const char *path, const shape_t *s, const double *data, char *err, size_t errlen)
 {
-    return write_any(path, s, data, 8, err, errlen);
+    return write_any(path, s, data, 0, dtype_get(CONFORM_DTYPE_FLOAT64), err, errlen);
+}
+
+int npy_write_dtype(const char *path, const shape_t *s, const dtype_desc *dt, const double *data, char *err, size_t errlen)
+{
+    return write_any(path, s, data, 0, dt, err, errlen);
 }
 
 int npy_write_f32(const char *path, const shape_t *s, const float *data, char *err, size_t errlen)
 {
-    return write_any(path, s, data, 4, err, errlen);
+    return write_any(path, s, data, 1, dtype_get(CONFORM_DTYPE_FLOAT32), err, errlen);
+}
+
+int file_fnv1a64(const char *path, uint64_t *hash, char *err, size_t errlen)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        set_err(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+        return -1;
+    }
+    unsigned char buf[65536];
+    uint64_t h = FNV1A64_INIT;
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, f)) > 0) h = fnv1a64(h, buf, n);
+    int bad = ferror(f);
+    fclose(f);
+    if (bad) {
+        set_err(err, errlen, "%s: read error", path);
+        return -1;
+    }
+    *hash = h;
+    return 0;
+}
+
+const char *npy_strip_path(const char *err, const char *path)
+{
+    size_t n = strlen(path);
+    return !strncmp(err, path, n) && err[n] == ':' && err[n + 1] == ' ' ? err + n + 2 : err;
 }

@@ -3,7 +3,10 @@
 #ifndef CONFORM_NPY_H
 #define CONFORM_NPY_H
 
+#include "dtype.h"
 #include "tensor.h"
+
+#define CONFORM_NPY_ERR 512
 
 /* Reads into t (data converted to double, allocated with tensor_alloc). 0 ok; -1 with err set
  * (the message names the file). On failure t holds nothing to free. */
@@ -17,8 +20,23 @@ int npy_read_ex(const char *path, tensor_t *t, int wide16, char *err, size_t err
 double npy_half_to_double(uint16_t h);
 double npy_bf16_to_double(uint16_t b);
 
+/* Reads a file that must hold exactly dtype dt (its npy_descr), with a message naming the file,
+ * the dtype expected and the one found. */
+int npy_read_dtype(const char *path, tensor_t *t, const dtype_desc *dt, char *err, size_t errlen);
+/* A headerless C-order file (the .bin of msOpST, TTK and the CANN samples) of shape s at dtype dt;
+ * a size other than numel * itemsize is refused with both byte counts. */
+int npy_read_raw(const char *path, const shape_t *s, const dtype_desc *dt, tensor_t *t, char *err, size_t errlen);
+
 /* Writes atomically (temporary file in the same folder, then rename). 0 ok; -1 with err set. */
 int npy_write_f64(const char *path, const shape_t *s, const double *data, char *err, size_t errlen);
+/* values rounded to dt and stored as its npy_descr (bfloat16 as '<u2' bits) */
+int npy_write_dtype(const char *path, const shape_t *s, const dtype_desc *dt, const double *data, char *err, size_t errlen);
 int npy_write_f32(const char *path, const shape_t *s, const float *data, char *err, size_t errlen);
+
+/* A reader's message without its leading "PATH: " (for callers that name the argument instead) */
+const char *npy_strip_path(const char *err, const char *path);
+
+/* FNV-1a 64 of a file's bytes (dtype.h: detects edited or stale files, not tampering) */
+int file_fnv1a64(const char *path, uint64_t *hash, char *err, size_t errlen);
 
 #endif

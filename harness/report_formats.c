@@ -92,8 +92,9 @@ static double case_metric(const cJSON *c, const char *k)
     return w;
 }
 
-static const char *const statuses[] = {"passed", "failed", "error", "waived", "crashed", "timeout", "not_implemented"};
-#define N_STATUS 7
+static const char *const statuses[] = {"passed", "failed", "error", "waived", "crashed", "timeout", "not_implemented",
+                                       "missing"};
+#define N_STATUS 8
 
 static int status_index(const char *s)
 {
@@ -194,7 +195,7 @@ int report_all_passed(const cJSON *report)
 {
     const cJSON *s = item(report, "summary");
     if (cJSON_IsTrue(item(report, "interrupted"))) return 0;
-    return num(s, "failed") + num(s, "error") + num(s, "crashed") + num(s, "timeout") == 0 && num(s, "proofs_failed") == 0;
+    return num(s, "failed") + num(s, "error") + num(s, "crashed") + num(s, "timeout") + num(s, "missing") == 0 && num(s, "proofs_failed") == 0;
 }
 
 void report_print_summary(const cJSON *report, FILE *f)
@@ -204,20 +205,21 @@ void report_print_summary(const cJSON *report, FILE *f)
             "not impl", "ambiguous", "worst err/tol", "max ulp");
     cJSON_ArrayForEach(o, item(report, "ops"))
         fprintf(f, "%-26s %6.0f %7.0f %7.0f %6.0f %7.0f %8.0f %10.0f %13.3g %9.3g\n", o->string, num(o, "total"),
-                num(o, "passed"), num(o, "failed") + num(o, "crashed") + num(o, "timeout"), num(o, "error"), num(o, "waived"),
+                num(o, "passed"), num(o, "failed") + num(o, "crashed") + num(o, "timeout") + num(o, "missing"), num(o, "error"), num(o, "waived"),
                 num(o, "not_implemented"), num(o, "ambiguous_elements"), num(o, "max_err_over_tol"), num(o, "max_ulp"));
     fprintf(f, "%-26s %6.0f %7.0f %7.0f %6.0f %7.0f %8.0f %10.0f\n", "total", num(s, "total"), num(s, "passed"),
-            num(s, "failed") + num(s, "crashed") + num(s, "timeout"), num(s, "error"), num(s, "waived"),
+            num(s, "failed") + num(s, "crashed") + num(s, "timeout") + num(s, "missing"), num(s, "error"), num(s, "waived"),
             num(s, "not_implemented"), num(s, "ambiguous_elements"));
-    if (num(s, "crashed") + num(s, "timeout") > 0)
-        fprintf(f, "of the failures: %.0f crashed, %.0f timed out\n", num(s, "crashed"), num(s, "timeout"));
+    if (num(s, "crashed") + num(s, "timeout") + num(s, "missing") > 0)
+        fprintf(f, "of the failures: %.0f crashed, %.0f timed out, %.0f missing an output\n", num(s, "crashed"),
+                num(s, "timeout"), num(s, "missing"));
     const cJSON *w;
     cJSON_ArrayForEach(w, item(report, "stale_waivers"))
         fprintf(f, "stale waiver: '%s' matches no failing case any more (%s)\n", str(w, "pattern"), str(w, "link"));
     fprintf(f, "isa %s, threads %.0f, %.1f s; proofs of the references: %.0f run, %.0f failed\n", str(report, "isa"),
             num(report, "threads"), num(s, "duration_s"), num(s, "proofs"), num(s, "proofs_failed"));
     fprintf(f, "%.0f passed, %.0f failed\n", num(s, "passed") + num(s, "waived"),
-            num(s, "failed") + num(s, "error") + num(s, "crashed") + num(s, "timeout"));
+            num(s, "failed") + num(s, "error") + num(s, "crashed") + num(s, "timeout") + num(s, "missing"));
 }
 
 /* ---- Markdown -------------------------------------------------------------------------------- */
@@ -263,7 +265,7 @@ char *report_markdown(const cJSON *report)
             num(o, "passed"), num(o, "failed"), num(o, "error"), num(o, "waived"), num(o, "ambiguous_elements"),
             num(o, "max_err_over_tol"), num(o, "max_ulp"));
     put(&b, "\n## Failures\n\n");
-    if (num(s, "failed") + num(s, "error") + num(s, "crashed") + num(s, "timeout") == 0) put(&b, "None.\n");
+    if (num(s, "failed") + num(s, "error") + num(s, "crashed") + num(s, "timeout") + num(s, "missing") == 0) put(&b, "None.\n");
     else {
         put(&b, "| case | status | why | repro |\n|---|---|---|---|\n");
         md_case_rows(&b, report, NULL, 50);
@@ -320,11 +322,11 @@ char *report_junit(const cJSON *report)
     const cJSON *s = item(report, "summary"), *o, *c;
     put(&b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
     put(&b, "<testsuites name=\"conform\" tests=\"%.0f\" failures=\"%.0f\" errors=\"%.0f\" skipped=\"%.0f\" time=\"%.3f\">\n",
-        num(s, "total") + num(s, "proofs"), num(s, "failed") + num(s, "crashed") + num(s, "timeout") + num(s, "proofs_failed"),
+        num(s, "total") + num(s, "proofs"), num(s, "failed") + num(s, "crashed") + num(s, "timeout") + num(s, "missing") + num(s, "proofs_failed"),
         num(s, "error"), num(s, "waived") + num(s, "not_implemented"), num(s, "duration_s"));
     cJSON_ArrayForEach(o, item(report, "ops")) {
         put(&b, "  <testsuite name=\"%s\" tests=\"%.0f\" failures=\"%.0f\" errors=\"%.0f\" skipped=\"%.0f\">\n", o->string,
-            num(o, "total"), num(o, "failed") + num(o, "crashed") + num(o, "timeout"), num(o, "error"),
+            num(o, "total"), num(o, "failed") + num(o, "crashed") + num(o, "timeout") + num(o, "missing"), num(o, "error"),
             num(o, "waived") + num(o, "not_implemented"));
         cJSON_ArrayForEach(c, item(report, "cases")) {
             if (strcmp(str(c, "op"), o->string)) continue;
@@ -333,7 +335,7 @@ char *report_junit(const cJSON *report)
             put(&b, "\" time=\"%.6f\"", num(c, "time_ref_s") + num(c, "time_opt_s"));
             const char *st = str(c, "status");
             if (!strcmp(st, "passed")) { put(&b, "/>\n"); continue; }
-            int failure = !strcmp(st, "failed") || !strcmp(st, "crashed") || !strcmp(st, "timeout");
+            int failure = !strcmp(st, "failed") || !strcmp(st, "crashed") || !strcmp(st, "timeout") || !strcmp(st, "missing");
             int skipped = !strcmp(st, "waived") || !strcmp(st, "not_implemented");
             put(&b, ">\n      <%s message=\"", failure ? "failure" : skipped ? "skipped" : "error");
             if (!strcmp(st, "not_implemented")) {
@@ -425,7 +427,7 @@ static void html_case_table(buf_t *b, const cJSON *report, const char *op, int f
     const cJSON *c;
     cJSON_ArrayForEach(c, item(report, "cases")) {
         const char *st = str(c, "status");
-        int bad = !strcmp(st, "failed") || !strcmp(st, "error") || !strcmp(st, "crashed") || !strcmp(st, "timeout");
+        int bad = !strcmp(st, "failed") || !strcmp(st, "error") || !strcmp(st, "crashed") || !strcmp(st, "timeout") || !strcmp(st, "missing");
         if ((op && strcmp(str(c, "op"), op)) || (failures_only && !bad)) continue;
         double amb = 0;
         const cJSON *o;
@@ -477,7 +479,7 @@ char *report_html(const cJSON *report)
             num(o, "failed"), num(o, "error"), num(o, "waived"), num(o, "ambiguous_elements"), num(o, "max_err_over_tol"),
             num(o, "max_ulp"));
     put(&b, "</table>\n");
-    if (num(s, "failed") + num(s, "error") + num(s, "crashed") + num(s, "timeout") > 0) {
+    if (num(s, "failed") + num(s, "error") + num(s, "crashed") + num(s, "timeout") + num(s, "missing") > 0) {
         put(&b, "<h2>Failures</h2>\n");
         html_case_table(&b, report, NULL, 1);
     }

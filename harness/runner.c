@@ -10,8 +10,8 @@
 
 #include "fill.h"
 
-#define GUARD 64 /* floats on each side: a cache line four times over */
-static const uint32_t guard_bits = 0x7fc0deadu; /* a NaN no arithmetic produces */
+#define GUARD_BYTES 256 /* on each side: a cache line four times over */
+static const uint32_t guard_bits = 0x7fc0deadu; /* a NaN no arithmetic produces, repeated */
 
 double now_seconds(void)
 {
@@ -20,40 +20,45 @@ double now_seconds(void)
     return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
-/* layout: [size_t bytes | pad to 64][GUARD floats][n floats][GUARD floats] */
-float *guarded_alloc(int64_t n)
+static unsigned char guard_byte(int64_t i) { return (unsigned char)(guard_bits >> (8 * (i & 3))); }
+
+/* layout: [size_t bytes | pad to 64][GUARD_BYTES][n elements][GUARD_BYTES] */
+void *guarded_alloc(int64_t n, const dtype_desc *dt)
 {
-    size_t bytes = 64 + (size_t)(n + 2 * GUARD) * sizeof(float);
-    char *base = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    int64_t body = n * dt->itemsize;
+    size_t bytes = 64 + (size_t)(body + 2 * GUARD_BYTES);
+    unsigned char *base = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     if (base == MAP_FAILED) return NULL;
     memcpy(base, &bytes, sizeof bytes);
-    float *raw = (float *)(base + 64);
-    for (int64_t i = 0; i < n + 2 * GUARD; i++) {
-        if (i < GUARD || i >= n + GUARD) memcpy(&raw[i], &guard_bits, sizeof guard_bits);
-        else raw[i] = NAN;
-    }
-    return raw + GUARD;
+    unsigned char *raw = base + 64;
+    for (int64_t i = 0; i < GUARD_BYTES; i++) raw[i] = raw[GUARD_BYTES + body + i] = guard_byte(i);
+    for (int64_t i = 0; i < n; i++) dtype_nan(dt->id, raw + GUARD_BYTES + i * dt->itemsize);
+    return raw + GUARD_BYTES;
 }
 
-int guarded_check(const float *buf, int64_t n, int64_t *bad_offset)
+int guarded_check(const void *buf, int64_t n, const dtype_desc *dt, int64_t *bad_offset)
 {
-    const float *raw = buf - GUARD;
-    for (int64_t i = 0; i < n + 2 * GUARD; i++) {
-        if (i >= GUARD && i < n + GUARD) continue;
-        uint32_t b;
-        memcpy(&b, &raw[i], sizeof b);
-        if (b != guard_bits) {
-            *bad_offset = i - GUARD;
+    const unsigned char *raw = (const unsigned char *)buf - GUARD_BYTES;
+    int64_t body = n * dt->itemsize;
+    for (int64_t i = 0; i < GUARD_BYTES; i++) {
+        if (raw[i] != guard_byte(i)) { /* before the buffer: a negative element offset */
+            int64_t before = GUARD_BYTES - i;
+            *bad_offset = -((before + dt->itemsize - 1) / dt->itemsize);
             return 0;
         }
     }
+    for (int64_t i = 0; i < GUARD_BYTES; i++)
+        if (raw[GUARD_BYTES + body + i] != guard_byte(i)) {
+            *bad_offset = n + i / dt->itemsize;
+            return 0;
+        }
     return 1;
 }
 
-void guarded_free(float *buf)
+void guarded_free(void *buf)
 {
     if (!buf) return;
-    char *base = (char *)(buf - GUARD) - 64;
+    unsigned char *base = (unsigned char *)buf - GUARD_BYTES - 64;
     size_t bytes;
     memcpy(&bytes, base, sizeof bytes);
     munmap(base, bytes);
@@ -111,7 +116,7 @@ void case_result_free(case_result *r)
     }
 }
 
-static void heat_map(output_result *out, const double *ref, const float *got, const tol_inputs *t)
+static void heat_map(output_result *out, const double *ref, const double *got, const tol_inputs *t)
 {
     const shape_t *s = &out->shape;
     int64_t n = shape_numel(s), cols = 1;
@@ -130,6 +135,49 @@ static void heat_map(output_result *out, const double *ref, const float *got, co
         float *cell = &out->heat[(r * out->heat_rows / rows) * out->heat_cols + c * out->heat_cols / cols];
         if (ratio > *cell) *cell = (float)ratio;
     }
+}
+
+/* Inputs at the precision under test, so the reference and the implementation read the same
+   numbers (generated values are float32 numbers; a suite's exact "data" may not be). When a value
+   changes and exact is given, exact[i] keeps the case's own numbers: its expected values are
+   for those. */
+static void round_inputs(problem_t *p, const dtype_desc *dt, double **exact)
+{
+    for (int i = 0; i < p->op->n_inputs; i++) {
+        int64_t n = tensor_numel(&p->in[i]);
+        double *keep = exact ? malloc((size_t)(n ? n : 1) * sizeof *keep) : NULL;
+        if (keep) memcpy(keep, p->in[i].data, (size_t)n * sizeof *keep);
+        dtype_round_array(dt->id, p->in[i].data, n);
+        if (keep && memcmp(keep, p->in[i].data, (size_t)n * sizeof *keep)) exact[i] = keep;
+        else free(keep);
+    }
+}
+
+/* The reference on the case's exact inputs, for its expected values; NULL when rounding changed
+   nothing (the run's reference is that already). */
+static int exact_reference(problem_t *p, double **exact, double **out)
+{
+    int changed = 0;
+    for (int i = 0; i < p->op->n_inputs; i++) changed |= exact[i] != NULL;
+    if (!changed) return 0;
+    double *rounded[CONFORM_MAX_TENSORS];
+    for (int o = 0; o < p->op->n_outputs; o++) {
+        int64_t n = shape_numel(&p->out_shape[o]);
+        if (!(out[o] = calloc((size_t)(n ? n : 1), sizeof(double)))) return -1;
+    }
+    for (int i = 0; i < p->op->n_inputs; i++) {
+        rounded[i] = p->in[i].data;
+        if (exact[i]) p->in[i].data = exact[i];
+    }
+    p->op->reference(p, out, NULL);
+    for (int i = 0; i < p->op->n_inputs; i++) p->in[i].data = rounded[i];
+    return 1;
+}
+
+static void release(problem_t *p, double **exact_in)
+{
+    for (int i = 0; i < CONFORM_MAX_TENSORS; i++) free(exact_in[i]);
+    problem_free(p);
 }
 
 static const char *signal_name(int sig)
@@ -154,7 +202,11 @@ void run_case(const case_t *c, uint64_t seed, const run_env *env, case_result *r
     problem_t p;
     char err[CONFORM_ERR_LEN];
     const char *expect_error = case_expect_error(c);
+    const dtype_desc *dt = env->impl->dtype;
     int rc = case_build(c, seed, &p, err, sizeof err);
+    double *exact_in[CONFORM_MAX_TENSORS] = {0}, *exact_ref[CONFORM_MAX_TENSORS] = {0};
+    const int has_expect = cJSON_GetObjectItemCaseSensitive(c->spec, "expect") != NULL;
+    if (!rc) round_inputs(&p, dt, has_expect ? exact_in : NULL);
     if (!rc) rc = op->validate(&p, err, sizeof err);
     if (rc) {
         if (expect_error && strstr(err, expect_error)) snprintf(r->message, sizeof r->message, "refused as expected: %s", err);
@@ -165,25 +217,32 @@ void run_case(const case_t *c, uint64_t seed, const run_env *env, case_result *r
             snprintf(r->status, sizeof r->status, "error");
             snprintf(r->message, sizeof r->message, "%s", err);
         }
-        problem_free(&p);
+        release(&p, exact_in);
         return;
     }
     if (!impl_supports(env->impl, op)) {
         snprintf(r->status, sizeof r->status, "not_implemented");
         snprintf(r->message, sizeof r->message, "%s does not implement %s", impl_name(env->impl), op->name);
-        problem_free(&p);
+        release(&p, exact_in);
         return;
     }
     if (expect_error) {
         snprintf(r->status, sizeof r->status, "failed");
         snprintf(r->message, sizeof r->message, "accepted, but the case expects a refusal containing '%s'", expect_error);
-        problem_free(&p);
+        release(&p, exact_in);
+        return;
+    }
+    if (impl_inputs(env->impl, c, &p, err, sizeof err) || op->validate(&p, err, sizeof err)) {
+        snprintf(r->status, sizeof r->status, "error");
+        snprintf(r->message, sizeof r->message, "%s", err);
+        release(&p, exact_in);
         return;
     }
 
     r->n_out = op->n_outputs;
     double *ref[CONFORM_MAX_TENSORS] = {0}, *bt[CONFORM_MAX_TENSORS][4] = {{0}};
-    float *got[CONFORM_MAX_TENSORS] = {0}, *fin[CONFORM_MAX_TENSORS] = {0};
+    void *got[CONFORM_MAX_TENSORS] = {0};
+    double *val[CONFORM_MAX_TENSORS] = {0}; /* got, decoded */
     ref_bounds bounds[CONFORM_MAX_TENSORS];
     int64_t n_out[CONFORM_MAX_TENSORS] = {0};
     int oom = 0;
@@ -192,17 +251,16 @@ void run_case(const case_t *c, uint64_t seed, const run_env *env, case_result *r
         size_t bytes = (size_t)(n_out[o] ? n_out[o] : 1) * sizeof(double);
         ref[o] = calloc(1, bytes);
         for (int t = 0; t < 4; t++) bt[o][t] = calloc(1, bytes);
-        got[o] = guarded_alloc(n_out[o]);
-        oom |= !ref[o] || !bt[o][0] || !bt[o][1] || !bt[o][2] || !bt[o][3] || !got[o];
+        got[o] = guarded_alloc(n_out[o], dt);
+        val[o] = malloc(bytes);
+        oom |= !ref[o] || !bt[o][0] || !bt[o][1] || !bt[o][2] || !bt[o][3] || !got[o] || !val[o];
         bounds[o] = (ref_bounds){op->tol[o].k_pos * CONFORM_U_F32, bt[o][0], bt[o][1], bt[o][2], bt[o][3]};
     }
-    for (int i = 0; i < op->n_inputs; i++) {
-        int64_t n = tensor_numel(&p.in[i]);
-        fin[i] = malloc((size_t)(n ? n : 1) * sizeof(float));
-        oom |= !fin[i];
-        for (int64_t j = 0; fin[i] && j < n; j++) fin[i][j] = (float)p.in[i].data[j];
-    }
     if (oom) {
+        set_status(r, "error", "%s", "out of memory");
+        goto done;
+    }
+    if (has_expect && exact_reference(&p, exact_in, exact_ref) < 0) {
         set_status(r, "error", "%s", "out of memory");
         goto done;
     }
@@ -211,7 +269,8 @@ void run_case(const case_t *c, uint64_t seed, const run_env *env, case_result *r
     op->reference(&p, ref, bounds);
     double t1 = now_seconds();
     int code;
-    exec_status es = impl_exec(env->impl, &p, (const float **)fin, got, &env->ex, &env->policy, &code);
+    char why[CONFORM_ERR_LEN];
+    exec_status es = impl_outputs(env->impl, c, &p, got, &env->ex, &env->policy, &code, why, sizeof why);
     double t2 = now_seconds();
     r->time_ref_s = t1 - t0;
     r->time_opt_s = t2 - t1;
@@ -223,6 +282,8 @@ void run_case(const case_t *c, uint64_t seed, const run_env *env, case_result *r
         } else if (es == EXEC_TIMEOUT) {
             snprintf(m, sizeof m, "%s gave no result within %.0f s", impl_name(env->impl), env->policy.timeout_s);
             set_status(r, "timeout", "%s", m);
+        } else if (es == EXEC_MISSING || es == EXEC_BAD_OUTPUT) {
+            set_status(r, es == EXEC_MISSING ? "missing" : "failed", "%s", why);
         } else {
             snprintf(m, sizeof m, "%s returned error code %d%s", impl_name(env->impl), code,
                      code == CONFORM_E_ISA ? " (ISA not available)" : code == CONFORM_E_NOMEM ? " (out of memory)" : "");
@@ -236,17 +297,19 @@ void run_case(const case_t *c, uint64_t seed, const run_env *env, case_result *r
         out->shape = p.out_shape[o];
         out->skipped = p.out_skipped[o];
         if (out->skipped) continue;
-        check_expected(c, &p, o, ref[o], r);
-        out->guard_ok = guarded_check(got[o], n_out[o], &out->guard_offset);
+        check_expected(c, &p, o, exact_ref[o] ? exact_ref[o] : ref[o], r);
+        out->u = dt->u;
+        out->guard_ok = guarded_check(got[o], n_out[o], dt, &out->guard_offset);
+        dtype_decode(dt->id, got[o], val[o], n_out[o]);
         if (!out->guard_ok) {
             char m[160];
             snprintf(m, sizeof m, "%s: write outside the output buffer at element offset %lld", out->name,
                      (long long)out->guard_offset);
             set_status(r, "failed", "%s", m);
         }
-        tol_inputs t = {CONFORM_U_F32, &op->tol[o], bt[o][0], bt[o][1], bt[o][2], bt[o][3]};
-        compare_f32(ref[o], got[o], n_out[o], &t, &out->cmp);
-        if (out->cmp.n_over) heat_map(out, ref[o], got[o], &t);
+        tol_inputs t = {dt->u, &op->tol[o], bt[o][0], bt[o][1], bt[o][2], bt[o][3]};
+        compare_f64(ref[o], val[o], n_out[o], &t, &out->cmp);
+        if (out->cmp.n_over) heat_map(out, ref[o], val[o], &t);
         char m[400];
         if (out->cmp.all_zero) {
             snprintf(m, sizeof m, "%s: all zeros where the reference is not", out->name);
@@ -268,7 +331,9 @@ done:
         free(ref[o]);
         for (int t = 0; t < 4; t++) free(bt[o][t]);
         guarded_free(got[o]);
-        free(fin[o]);
+        free(val[o]);
+        free(exact_in[o]);
+        free(exact_ref[o]);
     }
     problem_free(&p);
 }

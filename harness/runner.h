@@ -15,7 +15,8 @@
  *   error   the case could not be run: refused by validation unexpectedly, or a kernel error
  *   crashed the implementation died on a signal (SIGSEGV, SIGBUS, SIGFPE, abort, ...)
  *   timeout the implementation gave no result within the per-case time limit
- *   not_implemented  a plugin that does not provide the op (neither a pass nor a failure) */
+ *   not_implemented  a plugin that does not provide the op (neither a pass nor a failure)
+ *   missing an output the implementation never produced (dir: no file where the manifest says) */
 typedef struct {
     char name[64];
     shape_t shape;
@@ -54,12 +55,12 @@ void run_case(const case_t *c, uint64_t seed, const run_env *env, case_result *r
 void case_result_free(case_result *r);
 /* The report object of a case. repro: the one command line that reruns it. */
 cJSON *case_result_json(const case_t *c, const case_result *r, const char *repro);
-/* Guarded float buffers: sentinel bands on both sides of n elements, interior poisoned with NaN
- * so an element the kernel never writes shows up as a mismatch. Shared memory, so a kernel in a
- * child process writes where the harness reads. */
-float *guarded_alloc(int64_t n);
-int guarded_check(const float *buf, int64_t n, int64_t *bad_offset); /* 1 intact */
-void guarded_free(float *buf);
+/* Guarded buffers of n elements of a dtype: sentinel bands on both sides, interior poisoned with
+ * the dtype's NaN so an element the kernel never writes shows up as a mismatch. Shared memory,
+ * so a kernel in a child process writes where the harness reads. */
+void *guarded_alloc(int64_t n, const dtype_desc *dt);
+int guarded_check(const void *buf, int64_t n, const dtype_desc *dt, int64_t *bad_offset); /* 1 intact */
+void guarded_free(void *buf);
 double now_seconds(void);
 
 #endif

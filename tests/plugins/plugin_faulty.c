@@ -36,7 +36,7 @@ static int faulty_run(const char *op, int na, const conform_plugin_attr *a, int 
 #if FAULT == 4 /* ABI */
 static const conform_plugin faulty = {CONFORM_PLUGIN_ABI_VERSION + 98, "faulty test plugin", supports, faulty_run};
 #else
-static const conform_plugin faulty = {CONFORM_PLUGIN_ABI_VERSION, "faulty test plugin", supports, faulty_run};
+static const conform_plugin faulty = {CONFORM_PLUGIN_ABI_V1, "faulty test plugin", supports, faulty_run};
 #endif
 
 const conform_plugin *conform_plugin_entry(void) { return &faulty; }

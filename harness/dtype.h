@@ -1,0 +1,43 @@
+/* The precisions an implementation under test computes in: float32, float16, bfloat16, float64.
+ * The harness holds every value in double; a dtype says how values are rounded, stored (npy
+ * descr, raw bytes) and which unit roundoff its tolerances use. */
+#ifndef CONFORM_DTYPE_H
+#define CONFORM_DTYPE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "conform_plugin.h"
+
+typedef struct {
+    conform_dtype id;
+    const char *name;      /* "float32", ... as --dtype takes it */
+    const char *npy_descr; /* '<f4', '<f2', '<u2' (bfloat16 bits: NumPy has no bfloat16), '<f8' */
+    int itemsize;
+    double u;              /* unit roundoff of round-to-nearest in this format */
+} dtype_desc;
+
+/* NULL when name is not a dtype */
+const dtype_desc *dtype_find(const char *name);
+const dtype_desc *dtype_get(conform_dtype id);
+/* "float32, float16, bfloat16 or float64", for messages */
+const char *dtype_names(void);
+
+/* x rounded to the nearest value of the format (ties to even; overflow to infinity; NaN stays). */
+double dtype_round(conform_dtype id, double x);
+/* every element of a rounded in place */
+void dtype_round_array(conform_dtype id, double *a, int64_t n);
+/* n values (each already representable, else rounded) stored little-endian at dst. */
+void dtype_encode(conform_dtype id, const double *src, void *dst, int64_t n);
+void dtype_decode(conform_dtype id, const void *src, double *dst, int64_t n);
+/* the bit pattern of a quiet NaN of the format, itemsize bytes, for poisoning output buffers */
+void dtype_nan(conform_dtype id, void *dst);
+
+/* The dtype a raw file's name gives by a suffix before ".bin" (out_float16.bin), else NULL. */
+const dtype_desc *dtype_from_bin_name(const char *path);
+
+/* 64-bit FNV-1a (non-cryptographic: detects edited or stale files, not tampering) */
+uint64_t fnv1a64(uint64_t h, const void *data, size_t n);
+#define FNV1A64_INIT 1469598103934665603ULL
+
+#endif
