@@ -22,7 +22,7 @@ fi
 
 if py=$(find_python "import numpy, torch, torchvision"); then
   echo "torch runner test ($py)"
-  "$here/test_torch_runner.sh" "$py" "$CONFORM" || exit 1
+  "$py" "$here/test_torch_runner.py" "$CONFORM" || exit 1
 else
-  echo "SKIPPED torch runner test (tests/python/test_torch_runner.sh): no python3 with numpy, torch and torchvision"
+  echo "SKIPPED torch runner test (tests/python/test_torch_runner.py): no python3 with numpy, torch and torchvision"
 fi
