@@ -373,13 +373,15 @@ def selected(m, args):
             if fnmatch.fnmatchcase(str(c.get("id", "?")), args.filter) and (not args.op or c.get("op") in args.op)]
 
 
-def run_cases(cases, args, dtype_name, report):
-    """Runs cases in this process; report(index, skip_reason or None) after each."""
+def run_cases(cases, args, dtype_name, report, starting=lambda i: None):
+    """Runs cases in this process: starting(index) before each, report(index, skip_reason or None)
+    after it."""
     device = pick_device(args.device)
     if args.threads:
         torch.set_num_threads(args.threads)
     compute = DTYPES[args.compute_dtype][0] if args.compute_dtype else None
     for i, case in enumerate(cases):
+        starting(i)
         try:
             run_case(args.dir, case, dtype_name, device, compute)
             report(i, None)
@@ -400,14 +402,9 @@ def run_isolated(cases, args, dtype_name, report):
 
             def tell(i, reason):
                 out.write("D %d %s\n" % (start + i, json.dumps(reason)))
-
-            class Announcing(list):
-                def __iter__(self):
-                    for i, c in enumerate(list.__iter__(self)):
-                        out.write("S %d\n" % (start + i))
-                        yield c
             try:
-                run_cases(Announcing(cases[start:]), args, dtype_name, tell)
+                run_cases(cases[start:], args, dtype_name, tell,
+                          starting=lambda i: out.write("S %d\n" % (start + i)))
                 code = 0
             except SystemExit as e:
                 code = e.code if isinstance(e.code, int) else 2
