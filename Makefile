@@ -56,7 +56,7 @@ FAULT_overflow = 3
 FAULT_abi = 4
 PLUGIN_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARN) -O2 -fPIC -shared -Iharness
 
-.PHONY: all deps test test-unit test-san conformance smoke verify bench clean install install-check fuzz fuzz-ci fuzz-build deps-fuzz test-valgrind
+.PHONY: all deps test test-unit test-san conformance smoke verify bench device-torch clean install install-check fuzz fuzz-ci fuzz-build deps-fuzz test-valgrind
 all: deps
 	@$(MAKE) --no-print-directory $(CONFORM) $(TESTS) $(PLUGINS)
 
@@ -130,6 +130,21 @@ conformance: all
 
 bench: all
 	tools/bench.sh $(CONFORM)
+
+# PyTorch as a device (README "Testing your own kernels"): export the default suite, run it with
+# tools/torch_runner.py on TORCH_DEVICE, judge it with that device's waivers when there are some.
+# Exit 1 while any case fails; the report is in reports/torch-<device>-<dtype>/.
+TORCH_PYTHON ?= /usr/bin/python3
+TORCH_DEVICE ?= cpu
+TORCH_DTYPE  ?= float32
+TORCH_EXPORT  = $(BUILD)/torch-export-$(TORCH_DEVICE)-$(TORCH_DTYPE)
+TORCH_WAIVERS = $(wildcard cases/waivers_pytorch_$(TORCH_DEVICE).json)
+device-torch: all
+	rm -rf $(TORCH_EXPORT)
+	$(CONFORM) export cases/conformance.json --out $(TORCH_EXPORT) --dtype $(TORCH_DTYPE) $(if $(SEED),--seed $(SEED))
+	$(TORCH_PYTHON) tools/torch_runner.py $(TORCH_EXPORT) --device $(TORCH_DEVICE) --threads $(THREADS) --quiet $(TORCH_RUNNER_ARGS)
+	$(CONFORM) run cases/conformance.json --impl dir:$(TORCH_EXPORT) --threads $(THREADS) \
+	  --report-dir reports/torch-$(TORCH_DEVICE)-$(TORCH_DTYPE) $(if $(TORCH_WAIVERS),--waivers $(TORCH_WAIVERS))
 
 # make install PREFIX=...: the two kernel libraries, their headers and pkg-config files
 PREFIX ?= /usr/local
