@@ -5,13 +5,15 @@ that run elsewhere").
 
     build/conform export cases/conformance.json --out /tmp/exp --dtype float32
     /usr/bin/python3 tools/torch_runner.py /tmp/exp --device cpu      # or cuda, or npu (torch_npu)
-    build/conform run --impl dir:/tmp/exp --report-dir /tmp/exp-report
+    build/conform run cases/conformance.json --impl dir:/tmp/exp --report-dir /tmp/exp-report \
+        --waivers cases/waivers_pytorch_cpu.json
 
 Needs numpy and torch; torchvision for roi_align and deformable_offsets, mmcv for
 roi_align_rotated (cases of an op whose library is missing are left unwritten and counted).
 The mapping of every op is in OPS below (one function per op). A case the device cannot take
 (an unsupported dtype, an input torch would read out of bounds with, an exception) is skipped
-with its reason and left unwritten, never a crash. Exit 0 after the run whatever the cases did;
+with its reason and left unwritten (conform then reports it missing), never a crash: the cases run
+in a forked child, and a kernel that kills it (a segfault) skips its case. Exit 0 after the run whatever the cases did;
 2 on misuse (no manifest, a manifest that is not conform-export, a bad option).
 """
 import argparse
