@@ -48,7 +48,9 @@ CONFORM  = $(BUILD)/conform
 TESTS    = $(BUILD)/conform_tests
 
 # the example plugin and the deliberately faulty ones the tests run suites through
-PLUGINS  = $(BUILD)/plugins/plugin_roi_align.so $(foreach f,wrong crash hang overflow abi,$(BUILD)/plugins/faulty_$(f).so)
+PLUGINS  = $(BUILD)/plugins/plugin_roi_align.so $(foreach f,wrong crash hang overflow abi,$(BUILD)/plugins/faulty_$(f).so) \
+           $(BUILD)/plugins/plugin_roi_align_v2.so $(BUILD)/plugins/plugin_roi_align_v2_f64.so \
+           $(BUILD)/plugins/faulty_v2_aligned.so $(BUILD)/plugins/faulty_v2_aligned_f64.so
 FAULT_wrong = 0
 FAULT_crash = 1
 FAULT_hang = 2
@@ -86,6 +88,19 @@ $(BUILD)/%.o: %.c
 $(BUILD)/plugins/plugin_roi_align.so: examples/plugin_roi_align.c harness/conform_plugin.h
 	@mkdir -p $(dir $@)
 	$(CC) $(PLUGIN_CFLAGS) $< -o $@ -lm
+# ABI 2: the example's kernel in float (float32, float16, bfloat16) and in double (float64)
+$(BUILD)/plugins/plugin_roi_align_v2.so: examples/plugin_roi_align_v2.c examples/plugin_roi_align.c harness/conform_plugin.h
+	@mkdir -p $(dir $@)
+	$(CC) $(PLUGIN_CFLAGS) $< -o $@ -lm
+$(BUILD)/plugins/plugin_roi_align_v2_f64.so: examples/plugin_roi_align_v2.c examples/plugin_roi_align.c harness/conform_plugin.h
+	@mkdir -p $(dir $@)
+	$(CC) $(PLUGIN_CFLAGS) -DEXAMPLE_REAL=double $< -o $@ -lm
+$(BUILD)/plugins/faulty_v2_aligned.so: tests/plugins/plugin_faulty_v2.c examples/plugin_roi_align_v2.c examples/plugin_roi_align.c harness/conform_plugin.h
+	@mkdir -p $(dir $@)
+	$(CC) $(PLUGIN_CFLAGS) $< -o $@ -lm
+$(BUILD)/plugins/faulty_v2_aligned_f64.so: tests/plugins/plugin_faulty_v2.c examples/plugin_roi_align_v2.c examples/plugin_roi_align.c harness/conform_plugin.h
+	@mkdir -p $(dir $@)
+	$(CC) $(PLUGIN_CFLAGS) -DEXAMPLE_REAL=double $< -o $@ -lm
 $(BUILD)/plugins/faulty_%.so: tests/plugins/plugin_faulty.c examples/plugin_roi_align.c harness/conform_plugin.h
 	@mkdir -p $(dir $@)
 	$(CC) $(PLUGIN_CFLAGS) -DFAULT=$(FAULT_$*) $< -o $@ -lm

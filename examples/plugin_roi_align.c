@@ -9,6 +9,12 @@
 
 #include "conform_plugin.h"
 
+/* The kernel's arithmetic type: float here; plugin_roi_align_v2.c also builds it in double. */
+#ifndef EXAMPLE_REAL
+#define EXAMPLE_REAL float
+#endif
+typedef EXAMPLE_REAL real;
+
 static const conform_plugin_attr *attr(int n, const conform_plugin_attr *a, const char *name)
 {
     for (int i = 0; i < n; i++)
@@ -18,20 +24,20 @@ static const conform_plugin_attr *attr(int n, const conform_plugin_attr *a, cons
 
 typedef struct {
     int64_t B, C, H, W, K, PH, PW, sr;
-    float s;
+    real s;
     int aligned;
 } params;
 
 /* one sample of the RoIAlign bilinear rule: up to 4 (index, weight) pairs; 0 when empty */
-static int bilinear(int64_t H, int64_t W, float y, float x, int64_t idx[4], float w[4])
+static int bilinear(int64_t H, int64_t W, real y, real x, int64_t idx[4], real w[4])
 {
-    if (!(y >= -1.0f && y <= (float)H && x >= -1.0f && x <= (float)W)) return 0;
+    if (!(y >= -1 && y <= (real)H && x >= -1 && x <= (real)W)) return 0;
     if (y <= 0) y = 0;
     if (x <= 0) x = 0;
     int64_t y0 = (int64_t)y, x0 = (int64_t)x, y1, x1;
-    if (y0 >= H - 1) { y0 = y1 = H - 1; y = (float)y0; } else y1 = y0 + 1;
-    if (x0 >= W - 1) { x0 = x1 = W - 1; x = (float)x0; } else x1 = x0 + 1;
-    float ly = y - (float)y0, lx = x - (float)x0, hy = 1 - ly, hx = 1 - lx;
+    if (y0 >= H - 1) { y0 = y1 = H - 1; y = (real)y0; } else y1 = y0 + 1;
+    if (x0 >= W - 1) { x0 = x1 = W - 1; x = (real)x0; } else x1 = x0 + 1;
+    real ly = y - (real)y0, lx = x - (real)x0, hy = 1 - ly, hx = 1 - lx;
     idx[0] = y0 * W + x0; w[0] = hy * hx;
     idx[1] = y0 * W + x1; w[1] = hy * lx;
     idx[2] = y1 * W + x0; w[2] = ly * hx;
@@ -40,35 +46,35 @@ static int bilinear(int64_t H, int64_t W, float y, float x, int64_t idx[4], floa
 }
 
 /* forward (grad == NULL) or backward over all rois */
-static void roi_align(const params *p, const float *rois, const float *in, float *out, float *grad_in, const float *grad_out)
+static void roi_align(const params *p, const real *rois, const real *in, real *out, real *grad_in, const real *grad_out)
 {
-    float off = p->aligned ? 0.5f : 0.0f;
+    real off = p->aligned ? (real)0.5 : 0;
     for (int64_t k = 0; k < p->K; k++) {
-        const float *r = rois + 5 * k;
+        const real *r = rois + 5 * k;
         double bf = floor((double)r[0]);
         int valid = isfinite(bf) && bf >= 0 && bf < (double)p->B;
         int64_t b = valid ? (int64_t)bf : 0;
-        float sx = r[1] * p->s - off, sy = r[2] * p->s - off;
-        float rw = r[3] * p->s - off - sx, rh = r[4] * p->s - off - sy;
+        real sx = r[1] * p->s - off, sy = r[2] * p->s - off;
+        real rw = r[3] * p->s - off - sx, rh = r[4] * p->s - off - sy;
         if (!p->aligned) { if (rw < 1) rw = 1; if (rh < 1) rh = 1; }
-        float bh = rh / (float)p->PH, bw = rw / (float)p->PW;
-        float qh = ceilf(rh / (float)p->PH), qw = ceilf(rw / (float)p->PW);
+        real bh = rh / (real)p->PH, bw = rw / (real)p->PW;
+        real qh = (real)ceil(rh / (real)p->PH), qw = (real)ceil(rw / (real)p->PW);
         int64_t gh = p->sr > 0 ? p->sr : (isfinite(qh) && qh > 0 ? (int64_t)qh : 0);
         int64_t gw = p->sr > 0 ? p->sr : (isfinite(qw) && qw > 0 ? (int64_t)qw : 0);
-        float count = gh * gw > 1 ? (float)(gh * gw) : 1.0f;
+        real count = gh * gw > 1 ? (real)(gh * gw) : 1;
         for (int64_t c = 0; c < p->C; c++)
             for (int64_t ph = 0; ph < p->PH; ph++)
                 for (int64_t pw = 0; pw < p->PW; pw++) {
                     int64_t o = ((k * p->C + c) * p->PH + ph) * p->PW + pw;
-                    const float *plane = in ? in + (b * p->C + c) * p->H * p->W : NULL;
-                    float *gplane = grad_in ? grad_in + (b * p->C + c) * p->H * p->W : NULL;
-                    float acc = 0;
+                    const real *plane = in ? in + (b * p->C + c) * p->H * p->W : NULL;
+                    real *gplane = grad_in ? grad_in + (b * p->C + c) * p->H * p->W : NULL;
+                    real acc = 0;
                     for (int64_t iy = 0; valid && iy < gh; iy++)
                         for (int64_t ix = 0; ix < gw; ix++) {
-                            float y = sy + (float)ph * bh + ((float)iy + 0.5f) * bh / (float)gh;
-                            float x = sx + (float)pw * bw + ((float)ix + 0.5f) * bw / (float)gw;
+                            real y = sy + (real)ph * bh + ((real)iy + (real)0.5) * bh / (real)gh;
+                            real x = sx + (real)pw * bw + ((real)ix + (real)0.5) * bw / (real)gw;
                             int64_t idx[4];
-                            float w[4];
+                            real w[4];
                             int n = bilinear(p->H, p->W, y, x, idx, w);
                             for (int t = 0; t < n; t++) {
                                 if (plane) acc += w[t] * plane[idx[t]];
@@ -80,6 +86,7 @@ static void roi_align(const params *p, const float *rois, const float *in, float
     }
 }
 
+#ifndef CONFORM_EXAMPLE_KERNEL_ONLY /* plugin_roi_align_v2.c takes the kernel alone */
 static int supports(const char *op)
 {
     return !strcmp(op, "roi_align") || !strcmp(op, "roi_align_v2_backward");
@@ -115,4 +122,5 @@ static int run(const char *op, int na, const conform_plugin_attr *a, int ni, con
 static const conform_plugin plugin = {CONFORM_PLUGIN_ABI_V1, "example plain roi_align", supports, run};
 
 const conform_plugin *conform_plugin_entry(void) { return &plugin; }
+#endif
 #endif

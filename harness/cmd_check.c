@@ -32,7 +32,8 @@ static int read_actual(const char *arg, const char *file, const shape_t *want, c
         const dtype_desc *named = dtype_from_bin_name(file);
         if (named && dtype_given && named != dt)
             return usage_error("--actual %s: the name says %s, --dtype says %s", arg, named->name, dt->name);
-        if (npy_read_raw(file, want, named ? named : dt, t, err, sizeof err)) return usage_error("--actual %s: %s", arg, err);
+        if (npy_read_raw(file, want, named ? named : dt, t, err, sizeof err))
+            return usage_error("--actual %s: %s", arg, npy_strip_path(err, file));
         return 0;
     }
     if (npy_read_ex(file, t, wide16_of(dt), err, sizeof err)) return usage_error("--actual %s: %s", arg, npy_strip_path(err, file));
@@ -75,6 +76,14 @@ int cmd_check(int argc, char **argv)
         if (!t) return usage_error("check: unknown option '%s'", o);
     }
     if (a.n_shape) return usage_error("check: inputs come from files (--input NAME=FILE.npy)");
+    /* without --dtype, a raw file's name may say it: out_float16.bin */
+    const dtype_desc *from_name = NULL;
+    for (int k = 0; k < n_actual && !dtype_given; k++) {
+        const dtype_desc *named = dtype_from_bin_name(strchr(actual[k], '=') + 1);
+        if (named && from_name && named != from_name)
+            return usage_error("check: --actual %s is named %s, another %s", actual[k], named->name, from_name->name);
+        if (named) dt = from_name = named;
+    }
     a.wide16 = wide16_of(dt);
     problem_t p;
     int rc = problem_from_args(op, &a, &p);

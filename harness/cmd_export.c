@@ -11,6 +11,7 @@
 #include "impl.h"
 #include "npy.h"
 #include "report.h"
+#include "runner.h"
 #include "select.h"
 
 #define MAX_SUITES 32
@@ -74,14 +75,13 @@ static int write_outputs(const export_ctx *x, const case_t *c, const problem_t *
     void *out[CONFORM_MAX_TENSORS] = {0};
     double *val = NULL;
     int rc = 0, code;
-    for (int o = 0; o < op->n_outputs; o++) {
-        int64_t n = shape_numel(&p->out_shape[o]);
-        out[o] = calloc((size_t)(n ? n : 1), (size_t)x->dt->itemsize);
-        if (!out[o]) rc = -1;
-    }
-    exec_policy inplace = {0, 0, NULL};
+    for (int o = 0; o < op->n_outputs; o++)
+        if (!(out[o] = guarded_alloc(shape_numel(&p->out_shape[o]), x->dt))) rc = -1;
+    /* isolated as in run: a crashing plugin costs its case, and OpenMP threads never start in
+       this process (libgomp does not survive a fork, and a test may run export, then run) */
+    exec_policy isolated = {1, 120.0, NULL};
     char why[CONFORM_ERR_LEN] = "";
-    exec_status st = rc ? EXEC_KERNEL_ERROR : impl_outputs(x->impl, c, p, out, &x->ex, &inplace, &code, why, sizeof why);
+    exec_status st = rc ? EXEC_KERNEL_ERROR : impl_outputs(x->impl, c, p, out, &x->ex, &isolated, &code, why, sizeof why);
     if (st != EXEC_OK) /* no file: the run reports the case missing, as it would for a device */
         fprintf(stderr, "conform: export: %s: %s gave no outputs (%s)\n", c->id, impl_name(x->impl), why[0] ? why : "kernel error");
     for (int o = 0; st == EXEC_OK && !rc && o < op->n_outputs; o++) {
@@ -95,7 +95,7 @@ static int write_outputs(const export_ctx *x, const case_t *c, const problem_t *
         rc = npy_write_dtype(path, &p->out_shape[o], x->dt, val, err, errlen);
     }
     free(val);
-    for (int o = 0; o < CONFORM_MAX_TENSORS; o++) free(out[o]);
+    for (int o = 0; o < CONFORM_MAX_TENSORS; o++) guarded_free(out[o]);
     return rc;
 }
 

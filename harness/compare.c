@@ -1,5 +1,7 @@
 #include "compare.h"
 
+#include "dtype.h"
+
 #include <float.h>
 #include <math.h>
 #include <string.h>
@@ -20,7 +22,9 @@ double compare_tolerance(const tol_inputs *t, int64_t i, double *ambig)
 {
     double k_val = t->model ? t->model->k_val : 0.0;
     *ambig = at(t->ambig, i);
-    double tol = t->u * (k_val + at(t->n_terms, i)) * at(t->abs_sum, i) + at(t->pos_err, i);
+    /* each of the k_val + n_terms roundings may also underflow: eta of the dtype u belongs to */
+    double tol = t->u * (k_val + at(t->n_terms, i)) * at(t->abs_sum, i) + at(t->pos_err, i) +
+                 dtype_eta_of_u(t->u) * (k_val + at(t->n_terms, i));
     /* a bound that is not a number allows nothing: it must never let an element through */
     if (isnan(*ambig)) *ambig = 0;
     return isnan(tol) ? 0.0 : tol;

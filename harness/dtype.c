@@ -9,12 +9,17 @@
 #error "conform writes native buffers as little-endian files: a big-endian host needs byte swaps in dtype.c"
 #endif
 
-/* u = 2^-p for a format with p significand bits (round to nearest): 24, 11, 8, 53 */
+/* u = 2^-p for a format with p significand bits (round to nearest): 24, 11, 8, 53.
+ * eta: a rounding near underflow is off by up to half the smallest subnormal rather than by u
+ * relative (fl(x) = x(1+d) + e, |e| <= eta; Higham, Accuracy and Stability, 2.1): 2^-149/2,
+ * 2^-24/2, 2^-133/2; float64's 2^-1075 is not a double, so its bound is rounded up to 2^-1074.
+ * It matters for float16, whose smallest subnormal (6e-8) is far above the small gradients the
+ * suites produce; for float32 it is a rounding of nothing. */
 static const dtype_desc dtypes[] = {
-    {CONFORM_DTYPE_FLOAT32, "float32", "<f4", 4, 1.0 / 16777216.0},
-    {CONFORM_DTYPE_FLOAT16, "float16", "<f2", 2, 1.0 / 2048.0},
-    {CONFORM_DTYPE_BFLOAT16, "bfloat16", "<u2", 2, 1.0 / 256.0},
-    {CONFORM_DTYPE_FLOAT64, "float64", "<f8", 8, 1.0 / 9007199254740992.0},
+    {CONFORM_DTYPE_FLOAT32, "float32", "<f4", 4, 0x1p-24, 0x1p-150},
+    {CONFORM_DTYPE_FLOAT16, "float16", "<f2", 2, 0x1p-11, 0x1p-25},
+    {CONFORM_DTYPE_BFLOAT16, "bfloat16", "<u2", 2, 0x1p-8, 0x1p-134},
+    {CONFORM_DTYPE_FLOAT64, "float64", "<f8", 8, 0x1p-53, 0x1p-1074},
 };
 #define N_DTYPES (int)(sizeof dtypes / sizeof dtypes[0])
 
@@ -30,6 +35,13 @@ const dtype_desc *dtype_get(conform_dtype id)
     for (int i = 0; i < N_DTYPES; i++)
         if (dtypes[i].id == id) return &dtypes[i];
     return &dtypes[0];
+}
+
+double dtype_eta_of_u(double u)
+{
+    for (int i = 0; i < N_DTYPES; i++)
+        if (dtypes[i].u == u) return dtypes[i].eta;
+    return 0;
 }
 
 const char *dtype_names(void) { return "float32, float16, bfloat16 or float64"; }

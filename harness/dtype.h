@@ -15,6 +15,7 @@ typedef struct {
     const char *npy_descr; /* '<f4', '<f2', '<u2' (bfloat16 bits: NumPy has no bfloat16), '<f8' */
     int itemsize;
     double u;              /* unit roundoff of round-to-nearest in this format */
+    double eta;            /* absolute error bound of one rounding in the subnormal range */
 } dtype_desc;
 
 /* NULL when name is not a dtype */
@@ -25,6 +26,8 @@ const char *dtype_names(void);
 
 /* x rounded to the nearest value of the format (ties to even; overflow to infinity; NaN stays). */
 double dtype_round(conform_dtype id, double x);
+/* eta of the dtype whose unit roundoff is u (0 for a u that is none of them) */
+double dtype_eta_of_u(double u);
 /* every element of a rounded in place */
 void dtype_round_array(conform_dtype id, double *a, int64_t n);
 /* n values (each already representable, else rounded) stored little-endian at dst. */

@@ -335,10 +335,11 @@ int npy_read_dtype(const char *path, tensor_t *t, const dtype_desc *dt, char *er
     const char *found;
     char why[CONFORM_NPY_ERR];
     if (read_found(path, t, NPY_BF16_AS_U2, &found, why, sizeof why)) {
-        /* the reader's own hint lists what it takes in general; here one dtype is expected */
         char *hint = strstr(why, " (" NPY_DTYPE_HINT);
-        if (hint) *hint = '\0';
-        set_err(err, errlen, "%s; expected '%s' (%s)", why, dt->npy_descr, dt->name);
+        if (hint) { /* the general list of what the reader takes: here one dtype is expected */
+            *hint = '\0';
+            set_err(err, errlen, "%s, expected '%s' (%s)", why, dt->npy_descr, dt->name);
+        } else set_err(err, errlen, "%s", why);
         return -1;
     }
     if (strcmp(found, dt->npy_descr)) {

@@ -98,7 +98,9 @@ int problem_set_attr_text(problem_t *p, const char *name, const char *text, char
         strcpy(buf, text);
         char *save = NULL;
         for (char *tok = strtok_r(buf, ",", &save); tok && !bad; tok = strtok_r(NULL, ",", &save)) {
+            /* a list of flags (output_mask: "2 bools" in the spec) takes true/false as 1/0 */
             if (v.n >= CONFORM_MAX_LIST) bad = 1;
+            else if (!strcmp(tok, "true") || !strcmp(tok, "false")) v.list[v.n++] = tok[0] == 't';
             else bad = parse_int(tok, &v.list[v.n++]);
         }
         break;
@@ -135,8 +137,13 @@ int problem_set_attr_json(problem_t *p, const char *name, const cJSON *j, char *
         text[0] = '\0';
         const cJSON *e;
         cJSON_ArrayForEach(e, j) {
+            if (cJSON_IsBool(e)) { /* flags, as output_mask's "2 bools" */
+                if (used < sizeof text)
+                    used += (size_t)snprintf(text + used, sizeof text - used, used ? ",%d" : "%d", cJSON_IsTrue(e) ? 1 : 0);
+                continue;
+            }
             if (!cJSON_IsNumber(e) || e->valuedouble != floor(e->valuedouble) || fabs(e->valuedouble) > 9e15) {
-                snprintf(err, errlen, "%s: attribute %s: list entries must be integers", p->op->name, name);
+                snprintf(err, errlen, "%s: attribute %s: list entries must be integers or booleans", p->op->name, name);
                 return -1;
             }
             if (used < sizeof text)

@@ -1,0 +1,681 @@
+/* The device workflow: `conform export` writes a suite's inputs and a manifest, a device (here
+ * conform's own kernels or an ABI-2 plugin) writes outputs, `run --impl dir:DIR` judges them.
+ * A round trip gives the verdicts of `run`; every kind of bad directory is a per-case verdict
+ * with a message; exports at every dtype are NumPy files of that dtype; plugins run at every
+ * dtype, and a bug is caught at each. */
+#include <criterion/criterion.h>
+#include <criterion/redirect.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "scratch.h"
+#include "cli.h"
+#include "dtype.h"
+#include "impl.h"
+#include "npy.h"
+#include "report.h"
+#include "suite.h"
+
+static char dir[64];
+
+static void setup(void)
+{
+    cr_redirect_stdout();
+    cr_redirect_stderr();
+    scratch_make(dir, sizeof dir, "devflow");
+}
+
+static void teardown(void) { scratch_remove(dir); }
+
+static int argc_of(const char **argv)
+{
+    int n = 0;
+    while (argv[n]) n++;
+    return n;
+}
+
+#define RUN(...) cmd_run(argc_of((const char *[]){"conform", "run", __VA_ARGS__, NULL}), (char **)(const char *[]){"conform", "run", __VA_ARGS__, NULL})
+#define EXPORT(...) cmd_export(argc_of((const char *[]){"conform", "export", __VA_ARGS__, NULL}), (char **)(const char *[]){"conform", "export", __VA_ARGS__, NULL})
+
+static const char *sub(const char *name)
+{
+    static char buf[8][256];
+    static int k;
+    k = (k + 1) % 8;
+    snprintf(buf[k], sizeof buf[k], "%s/%s", dir, name);
+    return buf[k];
+}
+
+static cJSON *load(const char *path)
+{
+    char err[512];
+    cJSON *j = read_json_file(path, err, sizeof err);
+    cr_assert(j, "%s", err);
+    return j;
+}
+
+static cJSON *report(const char *rep)
+{
+    char p[300];
+    snprintf(p, sizeof p, "%s/report.json", rep);
+    return load(p);
+}
+
+static const cJSON *find_case(const cJSON *r, const char *id)
+{
+    const cJSON *c;
+    cJSON_ArrayForEach(c, cJSON_GetObjectItem(r, "cases"))
+        if (!strcmp(cJSON_GetObjectItem(c, "id")->valuestring, id)) return c;
+    return NULL;
+}
+
+static const char *status_of(const cJSON *r, const char *id)
+{
+    const cJSON *c = find_case(r, id);
+    cr_assert(c, "no case %s", id);
+    return cJSON_GetObjectItem(c, "status")->valuestring;
+}
+
+static const char *message_of(const cJSON *r, const char *id)
+{
+    const cJSON *m = cJSON_GetObjectItem(find_case(r, id), "message");
+    return cJSON_IsString(m) ? m->valuestring : "";
+}
+
+static double summary(const cJSON *r, const char *key)
+{
+    return cJSON_GetObjectItem(cJSON_GetObjectItem(r, "summary"), key)->valuedouble;
+}
+
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    cr_assert(f, "%s", path);
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *s = malloc((size_t)n + 1);
+    cr_assert_eq(fread(s, 1, (size_t)n, f), (size_t)n);
+    s[n] = '\0';
+    fclose(f);
+    return s;
+}
+
+/* the path (under the export) of one output or input of a case, from the manifest */
+static void file_of(const char *ex, const char *id, const char *kind, const char *name, char *buf, size_t len)
+{
+    char p[300];
+    snprintf(p, sizeof p, "%s/manifest.json", ex);
+    cJSON *m = load(p);
+    const cJSON *c, *e = NULL;
+    cJSON_ArrayForEach(c, cJSON_GetObjectItem(m, "cases"))
+        if (!strcmp(cJSON_GetObjectItem(c, "id")->valuestring, id)) e = c;
+    cr_assert(e, "%s not exported", id);
+    const cJSON *v = cJSON_GetObjectItem(cJSON_GetObjectItem(e, kind), name);
+    if (cJSON_IsObject(v)) v = cJSON_GetObjectItem(v, "path");
+    cr_assert(cJSON_IsString(v));
+    snprintf(buf, len, "%s/%s", ex, v->valuestring);
+    cJSON_Delete(m);
+}
+
+/* stderr of one command, through a file (Criterion's redirection only compares whole streams) */
+static int with_stderr(int (*cmd)(int, char **), const char **argv, char *buf, size_t len)
+{
+    char path[128];
+    snprintf(path, sizeof path, "%s/stderr.txt", dir);
+    fflush(stderr);
+    int saved = dup(2), fd = open(path, O_CREAT | O_TRUNC | O_WRONLY, 0644);
+    dup2(fd, 2);
+    int rc = cmd(argc_of(argv), (char **)argv);
+    fflush(stderr);
+    dup2(saved, 2);
+    close(fd);
+    close(saved);
+    char *s = slurp(path);
+    snprintf(buf, len, "%s", s);
+    free(s);
+    return rc;
+}
+
+/* ---- round trip ------------------------------------------------------------------------------ */
+
+Test(devflow, round_trip_of_the_smoke_suite_gives_the_verdicts_of_run, .init = setup, .fini = teardown, .timeout = 600)
+{
+    cr_assert_eq(EXPORT("cases/smoke.json", "--out", sub("ex"), "--outputs", "optimized", "--threads", "2"), EXIT_OK);
+    int rc_run = RUN("cases/smoke.json", "--report-dir", sub("run"), "--quiet", "--threads", "2");
+    char impl[300];
+    snprintf(impl, sizeof impl, "dir:%s", sub("ex"));
+    int rc_dir = RUN("cases/smoke.json", "--impl", impl, "--report-dir", sub("dir"), "--quiet", "--threads", "2");
+    cr_assert_eq(rc_dir, rc_run);
+    cJSON *a = report(sub("run")), *b = report(sub("dir"));
+    int n = cJSON_GetArraySize(cJSON_GetObjectItem(a, "cases"));
+    cr_assert_eq(cJSON_GetArraySize(cJSON_GetObjectItem(b, "cases")), n);
+    cr_assert_gt(n, 900);
+    const cJSON *c;
+    int expect_error = 0;
+    cJSON_ArrayForEach(c, cJSON_GetObjectItem(a, "cases")) {
+        const char *id = cJSON_GetObjectItem(c, "id")->valuestring;
+        cr_assert_str_eq(status_of(b, id), cJSON_GetObjectItem(c, "status")->valuestring, "%s", id);
+        expect_error += strstr(message_of(a, id), "refused as expected") != NULL;
+    }
+    cr_assert_gt(expect_error, 10, "refusals are part of the round trip too");
+    cr_assert_str_eq(cJSON_GetObjectItem(b, "dtype")->valuestring, "float32");
+    cJSON_Delete(a);
+    cJSON_Delete(b);
+}
+
+/* ---- bad directories: a verdict per case, never a crash ---------------------------------------- */
+
+#define GRID "smoke/fwd_grid"
+#define VICTIM "smoke/fwd_grid/aligned=true,sampling_ratio=2"
+
+/* the fwd_grid cases exported with conform's outputs; the report of judging them after `spoil` */
+static cJSON *judge_spoiled(void (*spoil)(const char *ex), int expect_rc)
+{
+    const char *ex = sub("ex");
+    cr_assert_eq(EXPORT("cases/smoke.json", "--filter", GRID, "--out", ex, "--outputs", "optimized"), EXIT_OK);
+    spoil(ex);
+    char impl[300];
+    snprintf(impl, sizeof impl, "dir:%s", ex);
+    cr_assert_eq(RUN("cases/smoke.json", "--filter", GRID, "--impl", impl, "--report-dir", sub("rep"), "--quiet"), expect_rc);
+    cJSON *r = report(sub("rep"));
+    cr_assert_eq(summary(r, "total"), 8);
+    const cJSON *c;
+    cJSON_ArrayForEach(c, cJSON_GetObjectItem(r, "cases"))
+        if (strcmp(cJSON_GetObjectItem(c, "id")->valuestring, VICTIM))
+            cr_assert_str_eq(cJSON_GetObjectItem(c, "status")->valuestring, "passed", "the rest of the suite goes on");
+    return r;
+}
+
+static void victim_output(const char *ex, char *buf, size_t len) { file_of(ex, VICTIM, "outputs", "output", buf, len); }
+
+static void spoil_nothing(const char *ex) { (void)ex; }
+
+static void remove_output(const char *ex)
+{
+    char p[600];
+    victim_output(ex, p, sizeof p);
+    cr_assert_eq(remove(p), 0);
+}
+
+Test(devflow, an_untouched_directory_passes, .init = setup, .fini = teardown)
+{
+    cJSON *r = judge_spoiled(spoil_nothing, EXIT_OK);
+    cr_assert_str_eq(status_of(r, VICTIM), "passed");
+    cJSON_Delete(r);
+}
+
+Test(devflow, a_missing_output_is_its_own_status_in_every_format, .init = setup, .fini = teardown)
+{
+    cJSON *r = judge_spoiled(remove_output, EXIT_FAIL);
+    cr_assert_str_eq(status_of(r, VICTIM), "missing");
+    cr_assert(strstr(message_of(r, VICTIM), "output.npy not found"), "%s", message_of(r, VICTIM));
+    cr_assert_eq(summary(r, "missing"), 1);
+    cr_assert_eq(summary(r, "passed"), 7);
+    char p[300];
+    snprintf(p, sizeof p, "%s/junit.xml", sub("rep"));
+    char *junit = slurp(p);
+    cr_assert(strstr(junit, "<failure message=\"output output: "), "junit counts it a failure");
+    snprintf(p, sizeof p, "%s/report.md", sub("rep"));
+    char *md = slurp(p);
+    cr_assert(strstr(md, "| missing |"));
+    snprintf(p, sizeof p, "%s/report.html", sub("rep"));
+    char *html = slurp(p);
+    cr_assert(strstr(html, "<td>missing</td>"));
+    free(junit); free(md); free(html);
+    /* merge keeps it */
+    const char *m[] = {"conform", "merge", "--report-dir", sub("merged"), sub("rep"), NULL};
+    cr_assert_eq(cmd_merge(argc_of(m), (char **)m), EXIT_FAIL);
+    cJSON *merged = report(sub("merged"));
+    cr_assert_eq(summary(merged, "missing"), 1);
+    cJSON_Delete(merged);
+    cJSON_Delete(r);
+    /* a waiver turns it into waived, and the run passes */
+    FILE *w = fopen(sub("waivers.json"), "w");
+    fprintf(w, "{\"waivers\": [{\"pattern\": \"%s\", \"reason\": \"device skips it\", \"link\": \"https://example.com/1\"}]}", VICTIM);
+    fclose(w);
+    char impl[300];
+    snprintf(impl, sizeof impl, "dir:%s", sub("ex"));
+    cr_assert_eq(RUN("cases/smoke.json", "--filter", GRID, "--impl", impl, "--report-dir", sub("rep2"), "--quiet",
+                     "--waivers", sub("waivers.json")), EXIT_OK);
+    r = report(sub("rep2"));
+    cr_assert_str_eq(status_of(r, VICTIM), "waived");
+    cJSON_Delete(r);
+}
+
+static void wrong_shape(const char *ex)
+{
+    char p[600], err[256];
+    victim_output(ex, p, sizeof p);
+    float v[6] = {0};
+    shape_t s = shape2(2, 3);
+    cr_assert_eq(npy_write_f32(p, &s, v, err, sizeof err), 0);
+}
+
+Test(devflow, a_wrong_shape_fails_the_case_naming_both_shapes, .init = setup, .fini = teardown)
+{
+    cJSON *r = judge_spoiled(wrong_shape, EXIT_FAIL);
+    cr_assert_str_eq(status_of(r, VICTIM), "failed");
+    const char *m = message_of(r, VICTIM);
+    cr_assert(strstr(m, "output.npy has shape [2,3], expected [16,8,3,3]"), "%s", m);
+    cJSON_Delete(r);
+}
+
+static void float64_output(const char *ex)
+{
+    char p[600], err[256];
+    victim_output(ex, p, sizeof p);
+    tensor_t t;
+    cr_assert_eq(npy_read(p, &t, err, sizeof err), 0);
+    cr_assert_eq(npy_write_f64(p, &t.shape, t.data, err, sizeof err), 0);
+    tensor_free(&t);
+}
+
+Test(devflow, a_float64_file_where_float32_is_expected_fails_the_case, .init = setup, .fini = teardown)
+{
+    cJSON *r = judge_spoiled(float64_output, EXIT_FAIL);
+    cr_assert_str_eq(status_of(r, VICTIM), "failed");
+    const char *m = message_of(r, VICTIM);
+    cr_assert(strstr(m, "dtype '<f8', expected '<f4' (float32)"), "%s", m);
+    cJSON_Delete(r);
+}
+
+static void truncate_output(const char *ex)
+{
+    char p[600];
+    victim_output(ex, p, sizeof p);
+    FILE *f = fopen(p, "rb");
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fclose(f);
+    cr_assert_eq(truncate(p, n - 10), 0);
+}
+
+Test(devflow, a_truncated_file_fails_the_case, .init = setup, .fini = teardown)
+{
+    cJSON *r = judge_spoiled(truncate_output, EXIT_FAIL);
+    cr_assert_str_eq(status_of(r, VICTIM), "failed");
+    const char *m = message_of(r, VICTIM);
+    cr_assert(strstr(m, "output.npy: truncated data: expected 4608 bytes, file holds 4598"), "%s", m);
+    cJSON_Delete(r);
+}
+
+static void not_npy(const char *ex)
+{
+    char p[600];
+    victim_output(ex, p, sizeof p);
+    FILE *f = fopen(p, "w");
+    fputs("this is not numpy", f);
+    fclose(f);
+}
+
+Test(devflow, a_file_that_is_not_npy_fails_the_case, .init = setup, .fini = teardown)
+{
+    cJSON *r = judge_spoiled(not_npy, EXIT_FAIL);
+    cr_assert(strstr(message_of(r, VICTIM), "bad magic: not a .npy file"), "%s", message_of(r, VICTIM));
+    cJSON_Delete(r);
+}
+
+static void edit_input(const char *ex)
+{
+    char p[600];
+    file_of(ex, VICTIM, "inputs", "input", p, sizeof p);
+    FILE *f = fopen(p, "r+b");
+    fseek(f, -4, SEEK_END);
+    int low = fgetc(f);
+    fseek(f, -4, SEEK_END);
+    fputc(low ^ 1, f); /* the last element one ULP off: a valid float32 still, not the exported one */
+    fclose(f);
+}
+
+Test(devflow, inputs_edited_after_the_export_are_an_error_naming_the_file, .init = setup, .fini = teardown)
+{
+    cJSON *r = judge_spoiled(edit_input, EXIT_FAIL);
+    cr_assert_str_eq(status_of(r, VICTIM), "error");
+    const char *m = message_of(r, VICTIM);
+    cr_assert(strstr(m, "input.npy changed since the export (FNV-1a 64 of the file"), "%s", m);
+    cJSON_Delete(r);
+}
+
+static void raw_output(const char *ex, long drop)
+{
+    char p[600], err[256];
+    victim_output(ex, p, sizeof p);
+    tensor_t t;
+    cr_assert_eq(npy_read(p, &t, err, sizeof err), 0);
+    cr_assert_eq(remove(p), 0);
+    strcpy(p + strlen(p) - 4, ".bin");
+    FILE *f = fopen(p, "wb");
+    for (int64_t i = 0; i < tensor_numel(&t) - drop; i++) {
+        float v = (float)t.data[i];
+        fwrite(&v, 4, 1, f);
+    }
+    fclose(f);
+    tensor_free(&t);
+}
+
+static void right_bin(const char *ex) { raw_output(ex, 0); }
+static void short_bin(const char *ex) { raw_output(ex, 1); }
+
+Test(devflow, a_raw_bin_beside_the_npy_is_read_and_its_size_checked, .init = setup, .fini = teardown)
+{
+    cJSON *r = judge_spoiled(right_bin, EXIT_OK);
+    cr_assert_str_eq(status_of(r, VICTIM), "passed");
+    cJSON_Delete(r);
+    scratch_remove(dir);
+    scratch_make(dir, sizeof dir, "devflow");
+    r = judge_spoiled(short_bin, EXIT_FAIL);
+    cr_assert_str_eq(status_of(r, VICTIM), "failed");
+    const char *m = message_of(r, VICTIM);
+    cr_assert(strstr(m, "output.bin: 4604 bytes, expected 4608 ([16,8,3,3] of float32"), "%s", m);
+    cJSON_Delete(r);
+}
+
+Test(devflow, a_manifest_from_another_suite_gives_a_verdict_per_case, .init = setup, .fini = teardown)
+{
+    cr_assert_eq(EXPORT("cases/smoke.json", "--filter", GRID, "--out", sub("ex")), EXIT_OK);
+    char impl[300];
+    snprintf(impl, sizeof impl, "dir:%s", sub("ex"));
+    cr_assert_eq(RUN("cases/conformance.json", "--filter", "conformance/fwd_grid/aligned=true*", "--impl", impl, "--report-dir",
+                     sub("rep"), "--quiet"), EXIT_FAIL);
+    cJSON *r = report(sub("rep"));
+    cr_assert_eq(summary(r, "error"), summary(r, "total"));
+    cr_assert_gt(summary(r, "total"), 3);
+    const cJSON *c = cJSON_GetArrayItem(cJSON_GetObjectItem(r, "cases"), 0);
+    const char *m = cJSON_GetObjectItem(c, "message")->valuestring;
+    cr_assert(strstr(m, "manifest.json has no case 'conformance/fwd_grid/") && strstr(m, "suite 'smoke'"), "%s", m);
+    cJSON_Delete(r);
+    /* cases of the same suite that were not exported: the same verdict */
+    cr_assert_eq(RUN("cases/smoke.json", "--op", "roi_align_v2_backward", "--filter", "smoke/bwd_grid", "--impl", impl,
+                     "--report-dir", sub("rep2"), "--quiet"), EXIT_FAIL);
+    r = report(sub("rep2"));
+    cr_assert_eq(summary(r, "error"), summary(r, "total"));
+    cJSON_Delete(r);
+}
+
+Test(devflow, dtype_and_seed_of_a_directory_rule, .init = setup, .fini = teardown)
+{
+    cr_assert_eq(EXPORT("cases/smoke.json", "--filter", GRID, "--out", sub("ex"), "--dtype", "float16"), EXIT_OK);
+    char impl[300], msg[1024];
+    snprintf(impl, sizeof impl, "dir:%s", sub("ex"));
+    const char *a[] = {"conform", "run", "cases/smoke.json", "--impl", impl, "--dtype", "float32", NULL};
+    cr_assert_eq(with_stderr(cmd_run, a, msg, sizeof msg), EXIT_USAGE);
+    cr_assert(strstr(msg, "--dtype float32, but") && strstr(msg, "exported at float16"), "%s", msg);
+    const char *b[] = {"conform", "run", "cases/smoke.json", "--impl", impl, "--seed", "7", NULL};
+    cr_assert_eq(with_stderr(cmd_run, b, msg, sizeof msg), EXIT_USAGE);
+    cr_assert(strstr(msg, "exported with seed"), "%s", msg);
+    const char *c[] = {"conform", "run", "cases/smoke.json", "--impl", "dir:/nonexistent", NULL};
+    cr_assert_eq(with_stderr(cmd_run, c, msg, sizeof msg), EXIT_USAGE);
+    cr_assert(strstr(msg, "/nonexistent/manifest.json"), "%s", msg);
+}
+
+/* ---- dtypes ---------------------------------------------------------------------------------- */
+
+Test(devflow, rounding_to_each_format_is_to_nearest_even)
+{
+    cr_assert_eq(dtype_round(CONFORM_DTYPE_FLOAT16, 1 + 0x1p-11), 1.0, "a tie goes to even");
+    cr_assert_eq(dtype_round(CONFORM_DTYPE_FLOAT16, 1 + 3 * 0x1p-12), 1 + 0x1p-10);
+    cr_assert_eq(dtype_round(CONFORM_DTYPE_FLOAT16, 65519.0), 65504.0);
+    cr_assert(isinf(dtype_round(CONFORM_DTYPE_FLOAT16, 65520.0)), "65520 is the first value that overflows");
+    cr_assert_eq(dtype_round(CONFORM_DTYPE_FLOAT16, 0x1p-25), 0.0, "half the smallest subnormal ties to 0");
+    cr_assert_eq(dtype_round(CONFORM_DTYPE_FLOAT16, 3 * 0x1p-26), 0x1p-24);
+    cr_assert_eq(dtype_round(CONFORM_DTYPE_BFLOAT16, 1 + 0x1p-8), 1.0);
+    cr_assert_eq(dtype_round(CONFORM_DTYPE_BFLOAT16, 1 + 3 * 0x1p-9), 1 + 0x1p-7);
+    cr_assert_eq(dtype_round(CONFORM_DTYPE_FLOAT32, 1 + 0x1p-30), 1.0);
+    cr_assert_eq(dtype_round(CONFORM_DTYPE_FLOAT64, 1 + 0x1p-30), 1 + 0x1p-30);
+    double v[3] = {-2.5, 0x1p-24, 1.0 / 3}, back[3];
+    uint16_t h[3];
+    dtype_encode(CONFORM_DTYPE_FLOAT16, v, h, 3);
+    cr_assert_eq(h[0], 0xc100);
+    cr_assert_eq(h[1], 0x0001);
+    cr_assert_eq(h[2], 0x3555);
+    dtype_decode(CONFORM_DTYPE_FLOAT16, h, back, 3);
+    cr_assert_eq(back[2], dtype_round(CONFORM_DTYPE_FLOAT16, 1.0 / 3));
+    dtype_encode(CONFORM_DTYPE_BFLOAT16, v, h, 3);
+    cr_assert_eq(h[0], 0xc020);
+    cr_assert_eq(h[2], 0x3eab);
+}
+
+/* the header dict and the first values of an exported input, read as bytes */
+static void check_export_file(const char *dtype, const char *descr, int itemsize)
+{
+    const char *ex = sub(dtype);
+    cr_assert_eq(EXPORT("cases/smoke.json", "--filter", VICTIM, "--out", ex, "--dtype", dtype), EXIT_OK);
+    char p[600];
+    file_of(ex, VICTIM, "inputs", "input", p, sizeof p);
+    FILE *f = fopen(p, "rb");
+    unsigned char head[128];
+    cr_assert_eq(fread(head, 1, 128, f), 128);
+    cr_assert(!memcmp(head, "\x93NUMPY\x01\x00", 8));
+    size_t hlen = (size_t)head[8] | (size_t)head[9] << 8;
+    cr_assert_eq((10 + hlen) % 64, 0, "NumPy aligns the data to 64 bytes");
+    char want[128];
+    snprintf(want, sizeof want, "{'descr': '%s', 'fortran_order': False, 'shape': (2, 8, 24, 24), }", descr);
+    cr_assert(!memcmp(head + 10, want, strlen(want)), "%.60s", head + 10);
+    fseek(f, (long)(10 + hlen), SEEK_SET);
+    unsigned char data[4 * 8];
+    cr_assert_eq(fread(data, (size_t)itemsize, 4, f), 4);
+    fclose(f);
+    /* the same numbers as the case generates, rounded to the dtype */
+    suite_t s;
+    char err[512];
+    cr_assert_eq(suite_load("cases/smoke.json", &s, err, sizeof err), 0);
+    const case_t *c = NULL;
+    for (int i = 0; i < s.n_cases; i++)
+        if (!strcmp(s.cases[i].id, VICTIM)) c = &s.cases[i];
+    problem_t pr;
+    cr_assert_eq(case_build(c, case_seed(c, s.seed), &pr, err, sizeof err), 0, "%s", err);
+    const dtype_desc *dt = dtype_find(dtype);
+    for (int i = 0; i < 4; i++) {
+        const unsigned char *b = data + i * itemsize;
+        double got;
+        if (itemsize == 2) {
+            uint16_t u = (uint16_t)(b[0] | b[1] << 8);
+            got = !strcmp(dtype, "bfloat16") ? npy_bf16_to_double(u) : npy_half_to_double(u);
+        } else if (itemsize == 4) {
+            float x;
+            memcpy(&x, b, 4);
+            got = x;
+        } else memcpy(&got, b, 8);
+        double gen = pr.in[0].data[i];
+        cr_assert_eq(got, dtype_round(dt->id, gen), "%s element %d", dtype, i);
+        cr_assert_leq(fabs(got - gen), dt->u * fabs(gen), "within half an ULP of the generated %.9g", gen);
+    }
+    problem_free(&pr);
+    suite_free(&s);
+}
+
+Test(devflow, exports_at_each_dtype_are_numpy_files_of_that_dtype, .init = setup, .fini = teardown)
+{
+    check_export_file("float16", "<f2", 2);
+    check_export_file("bfloat16", "<u2", 2);
+    check_export_file("float64", "<f8", 8);
+    check_export_file("float32", "<f4", 4);
+}
+
+/* the roi_align family of the smoke suite through a plugin at a dtype */
+static cJSON *through(const char *plugin, const char *dtype, int expect_rc)
+{
+    char impl[200];
+    snprintf(impl, sizeof impl, "plugin:build/plugins/%s.so", plugin);
+    cr_assert_eq(RUN("cases/smoke.json", "--op", "roi_align", "--op", "roi_align_v2_backward", "--impl", impl, "--dtype", dtype,
+                     "--report-dir", sub(dtype), "--quiet", "--timeout", "60"),
+                 expect_rc, "%s at %s", plugin, dtype);
+    return report(sub(dtype));
+}
+
+Test(devflow, an_abi2_plugin_conforms_at_every_dtype_and_a_bug_fails_at_each, .init = setup, .fini = teardown, .timeout = 600)
+{
+    const char *dtypes[] = {"float32", "float16", "bfloat16", "float64"};
+    for (int k = 0; k < 4; k++) {
+        int f64 = k == 3;
+        cJSON *r = through(f64 ? "plugin_roi_align_v2_f64" : "plugin_roi_align_v2", dtypes[k], EXIT_OK);
+        cr_assert_gt(summary(r, "passed"), 100, "%s", dtypes[k]);
+        cr_assert_str_eq(cJSON_GetObjectItem(r, "dtype")->valuestring, dtypes[k]);
+        const cJSON *out = cJSON_GetArrayItem(cJSON_GetObjectItem(find_case(r, VICTIM), "outputs"), 0);
+        cr_assert_eq(cJSON_GetObjectItem(cJSON_GetObjectItem(out, "tolerance"), "u")->valuedouble, dtype_find(dtypes[k])->u);
+        cJSON_Delete(r);
+        r = through(f64 ? "faulty_v2_aligned_f64" : "faulty_v2_aligned", dtypes[k], EXIT_FAIL);
+        cr_assert_gt(summary(r, "failed"), 40, "ignoring aligned is caught at %s", dtypes[k]);
+        cr_assert_str_eq(status_of(r, VICTIM), "failed");
+        cJSON_Delete(r);
+    }
+    /* the float build does not offer float64: not implemented, not failed */
+    cJSON *r = through("plugin_roi_align_v2", "float64", EXIT_OK);
+    cr_assert_eq(summary(r, "passed"), summary(r, "total") - summary(r, "not_implemented"));
+    cr_assert_gt(summary(r, "not_implemented"), 100);
+    cJSON_Delete(r);
+}
+
+Test(devflow, dtypes_an_implementation_cannot_compute_in_are_usage_errors, .init = setup, .fini = teardown)
+{
+    char msg[1024];
+    const char *a[] = {"conform", "run", "cases/smoke.json", "--dtype", "float16", NULL};
+    cr_assert_eq(with_stderr(cmd_run, a, msg, sizeof msg), EXIT_USAGE);
+    cr_assert(strstr(msg, "optimized kernels compute in float32 only"), "%s", msg);
+    const char *b[] = {"conform", "run", "cases/smoke.json", "--impl", "plugin:build/plugins/plugin_roi_align.so", "--dtype",
+                       "bfloat16", NULL};
+    cr_assert_eq(with_stderr(cmd_run, b, msg, sizeof msg), EXIT_USAGE);
+    cr_assert(strstr(msg, "ABI version 1 computes in float32 only"), "%s", msg);
+    const char *c[] = {"conform", "run", "cases/smoke.json", "--dtype", "float8", NULL};
+    cr_assert_eq(with_stderr(cmd_run, c, msg, sizeof msg), EXIT_USAGE);
+    cr_assert(strstr(msg, "float32, float16, bfloat16 or float64, got 'float8'"), "%s", msg);
+}
+
+Test(devflow, a_float16_device_directory_round_trips, .init = setup, .fini = teardown)
+{
+    const char *ex = sub("ex");
+    cr_assert_eq(EXPORT("cases/smoke.json", "--op", "roi_align", "--out", ex, "--dtype", "float16", "--outputs",
+                        "plugin:build/plugins/plugin_roi_align_v2.so"),
+                 EXIT_OK);
+    char impl[300];
+    snprintf(impl, sizeof impl, "dir:%s", ex);
+    cr_assert_eq(RUN("cases/smoke.json", "--op", "roi_align", "--impl", impl, "--report-dir", sub("rep"), "--quiet"), EXIT_OK);
+    cJSON *r = report(sub("rep"));
+    cr_assert_str_eq(cJSON_GetObjectItem(r, "dtype")->valuestring, "float16");
+    cr_assert_gt(summary(r, "passed"), 50);
+    cJSON_Delete(r);
+    /* the optimized path has no float16 outputs to give */
+    cr_assert_eq(EXPORT("cases/smoke.json", "--op", "roi_align", "--out", sub("ex2"), "--dtype", "float16", "--outputs",
+                        "optimized"),
+                 EXIT_USAGE);
+}
+
+/* ---- check with raw files -------------------------------------------------------------------- */
+
+#define V "cases/check/roi_align/"
+
+static int check_actual(const char *file, const char *dtype)
+{
+    char a[300];
+    snprintf(a, sizeof a, "output=%s", file);
+    const char *argv[] = {"conform", "check", "roi_align", "--attr", "pooled_h=3", "--attr", "pooled_w=4", "--attr",
+                          "spatial_scale=0.25", "--attr", "sampling_ratio=2", "--input", "input=" V "input.npy", "--input",
+                          "rois=" V "rois.npy", "--actual", a, dtype ? "--dtype" : NULL, dtype, NULL};
+    return cmd_check(argc_of(argv), (char **)argv);
+}
+
+static void write_bin(const char *path, const char *npy, const dtype_desc *dt, int64_t drop)
+{
+    tensor_t t;
+    char err[256];
+    cr_assert_eq(npy_read_ex(npy, &t, NPY_F16, err, sizeof err), 0, "%s", err);
+    int64_t n = tensor_numel(&t) - drop;
+    void *raw = malloc((size_t)n * (size_t)dt->itemsize);
+    dtype_encode(dt->id, t.data, raw, n);
+    FILE *f = fopen(path, "wb");
+    fwrite(raw, (size_t)dt->itemsize, (size_t)n, f);
+    fclose(f);
+    free(raw);
+    tensor_free(&t);
+}
+
+Test(devflow, check_takes_raw_bin_outputs, .init = setup, .fini = teardown)
+{
+    char p[300], msg[1024];
+    snprintf(p, sizeof p, "%s/output.bin", dir);
+    write_bin(p, V "output.npy", dtype_get(CONFORM_DTYPE_FLOAT32), 0);
+    cr_assert_eq(check_actual(p, NULL), EXIT_OK);
+    /* the dtype from the name */
+    snprintf(p, sizeof p, "%s/output_float16.bin", dir);
+    write_bin(p, V "output_f16.npy", dtype_get(CONFORM_DTYPE_FLOAT16), 0);
+    cr_assert_eq(check_actual(p, NULL), EXIT_OK);
+    cr_assert_eq(check_actual(p, "float16"), EXIT_OK);
+    char a[300];
+    snprintf(a, sizeof a, "output=%s", p);
+    const char *clash[] = {"conform", "check", "roi_align", "--attr", "pooled_h=3", "--attr", "pooled_w=4", "--attr",
+                           "spatial_scale=0.25", "--attr", "sampling_ratio=2", "--input", "input=" V "input.npy", "--input",
+                           "rois=" V "rois.npy", "--actual", a, "--dtype", "float32", NULL};
+    cr_assert_eq(with_stderr(cmd_check, clash, msg, sizeof msg), EXIT_USAGE);
+    cr_assert(strstr(msg, "the name says float16, --dtype says float32"), "%s", msg);
+    /* a size that is not the output's */
+    snprintf(p, sizeof p, "%s/short.bin", dir);
+    write_bin(p, V "output.npy", dtype_get(CONFORM_DTYPE_FLOAT32), 3);
+    snprintf(a, sizeof a, "output=%s", p);
+    clash[16] = a;
+    clash[17] = NULL;
+    cr_assert_eq(with_stderr(cmd_check, clash, msg, sizeof msg), EXIT_USAGE);
+    cr_assert(strstr(msg, "short.bin: 1428 bytes, expected 1440 ([10,3,3,4] of float32"), "%s", msg);
+}
+
+/* ---- small things (issue 17) ----------------------------------------------------------------- */
+
+Test(devflow, output_mask_takes_two_bools)
+{
+    problem_t p;
+    char err[256];
+    const op_desc *op = op_find("grid_sampler_2d_backward");
+    problem_init(&p, op);
+    cr_assert_eq(problem_set_attr_text(&p, "output_mask", "true,false", err, sizeof err), 0, "%s", err);
+    const attr_value *m = problem_attr(&p, "output_mask");
+    cr_assert_eq(m->n, 2);
+    cr_assert_eq(m->list[0], 1);
+    cr_assert_eq(m->list[1], 0);
+    cr_assert_eq(problem_set_attr_text(&p, "output_mask", "0,1", err, sizeof err), 0, "the integer form still works");
+    cr_assert_eq(problem_attr(&p, "output_mask")->list[1], 1);
+    cJSON *j = cJSON_Parse("[false, true]");
+    cr_assert_eq(problem_set_attr_json(&p, "output_mask", j, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(problem_attr(&p, "output_mask")->list[0], 0);
+    cr_assert_eq(problem_attr(&p, "output_mask")->list[1], 1);
+    cJSON_Delete(j);
+    cr_assert_neq(problem_set_attr_text(&p, "output_mask", "true,maybe", err, sizeof err), 0);
+    problem_free(&p);
+}
+
+Test(devflow, a_bad_npy_names_the_argument_and_the_file, .init = setup, .fini = teardown)
+{
+    char p[200], arg[300], msg[1024];
+    snprintf(p, sizeof p, "%s/int.npy", dir);
+    FILE *f = fopen(p, "wb");
+    const char *hdr = "{'descr': '<i4', 'fortran_order': False, 'shape': (1,), }";
+    unsigned char pre[10] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0, 0, 0};
+    size_t hlen = 64 - 10;
+    pre[8] = (unsigned char)hlen;
+    fwrite(pre, 1, 10, f);
+    fprintf(f, "%-*s\n", (int)hlen - 1, hdr);
+    int32_t one = 1;
+    fwrite(&one, 4, 1, f);
+    fclose(f);
+    snprintf(arg, sizeof arg, "input=%s", p);
+    const char *argv[] = {"conform", "check", "roi_align", "--attr", "pooled_h=3", "--attr", "pooled_w=4", "--input", arg, "--input", "rois=" V "rois.npy", "--actual",
+                          "output=" V "output.npy", NULL};
+    cr_assert_eq(with_stderr(cmd_check, argv, msg, sizeof msg), EXIT_USAGE);
+    char want[400];
+    snprintf(want, sizeof want, "--input input=%s: unsupported dtype '<i4'", p);
+    cr_assert(strstr(msg, want), "%s", msg);
+}
+
+Test(devflow, an_unknown_impl_is_echoed_with_the_kinds)
+{
+    impl_t impl;
+    char err[512];
+    cr_assert_eq(impl_open("optimised", NULL, &impl, err, sizeof err), -1);
+    cr_assert(strstr(err, "'optimised'") && strstr(err, "optimized, plugin:PATH.so or dir:DIR"), "%s", err);
+    cr_assert_eq(impl_open("plugin:", NULL, &impl, err, sizeof err), -1);
+    cr_assert(strstr(err, "plugin:PATH.so"), "%s", err);
+}
