@@ -63,7 +63,7 @@ PLUGIN_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARN) -O2 -fPIC -shared -Iharness
 ZOO_IDS = $(shell grep -o '^ZOO_BUG.[a-z0-9_]*' tests/zoo/zoo_bugs.h | cut -c9-)
 ZOO_PLUGINS = $(BUILD)/zoo/none.so $(ZOO_IDS:%=$(BUILD)/zoo/%.so)
 
-.PHONY: all deps test zoo zoo-docs models test-unit test-san conformance smoke verify bench clean install install-check fuzz fuzz-ci fuzz-build deps-fuzz test-valgrind
+.PHONY: all deps test zoo zoo-docs models device-torch test-unit test-san conformance smoke verify bench clean install install-check fuzz fuzz-ci fuzz-build deps-fuzz test-valgrind
 all: deps
 	@$(MAKE) --no-print-directory $(CONFORM) $(TESTS) $(PLUGINS)
 
@@ -131,6 +131,7 @@ test: all
 	@$(MAKE) --no-print-directory install-check
 	$(CONFORM) verify
 	$(CONFORM) run cases/smoke.json --report-dir $(BUILD)/smoke-report --threads $(THREADS) --quiet
+	tests/python/run.sh $(CONFORM)
 	@$(MAKE) --no-print-directory zoo
 
 # every faulty kernel of the zoo fails its own op and no other; the bug-free build passes all
@@ -173,6 +174,21 @@ models: all
 
 bench: all
 	tools/bench.sh $(CONFORM)
+
+# PyTorch as a device (README "Testing your own kernels"): export the default suite, run it with
+# tools/torch_runner.py on TORCH_DEVICE, judge it with that device's waivers when there are some.
+# Exit 1 while any case fails; the report is in reports/torch-<device>-<dtype>/.
+TORCH_PYTHON ?= /usr/bin/python3
+TORCH_DEVICE ?= cpu
+TORCH_DTYPE  ?= float32
+TORCH_EXPORT  = $(BUILD)/torch-export-$(TORCH_DEVICE)-$(TORCH_DTYPE)
+TORCH_WAIVERS = $(wildcard cases/waivers_pytorch_$(TORCH_DEVICE).json)
+device-torch: all
+	rm -rf $(TORCH_EXPORT)
+	$(CONFORM) export cases/conformance.json --out $(TORCH_EXPORT) --dtype $(TORCH_DTYPE) $(if $(SEED),--seed $(SEED))
+	$(TORCH_PYTHON) tools/torch_runner.py $(TORCH_EXPORT) --device $(TORCH_DEVICE) --threads $(THREADS) --quiet $(TORCH_RUNNER_ARGS)
+	$(CONFORM) run cases/conformance.json --impl dir:$(TORCH_EXPORT) --threads $(THREADS) \
+	  --report-dir reports/torch-$(TORCH_DEVICE)-$(TORCH_DTYPE) $(if $(TORCH_WAIVERS),--waivers $(TORCH_WAIVERS))
 
 # make install PREFIX=...: the two kernel libraries, their headers and pkg-config files
 PREFIX ?= /usr/local

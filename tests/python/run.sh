@@ -1,0 +1,28 @@
+#!/bin/sh
+# The Python tests of `make test`: each runs with the first python3 that has what it needs
+# ($PYTHON, then python3 on PATH, then /usr/bin/python3), and is skipped, saying so, where none has.
+# usage: tests/python/run.sh build/conform
+CONFORM=${1:-build/conform}
+export CONFORM
+here=$(dirname "$0")
+
+find_python() {   # find_python "import numpy"
+  for p in ${PYTHON:-} python3 /usr/bin/python3; do
+    command -v "$p" >/dev/null 2>&1 && "$p" -c "$1" >/dev/null 2>&1 && { command -v "$p"; return 0; }
+  done
+  return 1
+}
+
+if py=$(find_python "import numpy"); then
+  echo "python helper test ($py)"
+  "$py" "$here/test_conform_check.py" || exit 1
+else
+  echo "SKIPPED python helper test (tests/python/test_conform_check.py): no python3 with numpy"
+fi
+
+if py=$(find_python "import numpy, torch, torchvision"); then
+  echo "torch runner test ($py)"
+  "$py" "$here/test_torch_runner.py" "$CONFORM" || exit 1
+else
+  echo "SKIPPED torch runner test (tests/python/test_torch_runner.py): no python3 with numpy, torch and torchvision"
+fi
