@@ -127,10 +127,19 @@ def check_batch_indices(rois, col, batch):
 def roi_align_call(x, rois, a, ph_name, pw_name):
     tv = need(torchvision, "torchvision")
     check_batch_indices(rois, 0, x.shape[0])
+    aligned = bool(attr(a, "aligned", True))
+    # Ascend's roi_end_mode, when given (docs/ops/roi_align.md): 0 = aligned false, 1 = aligned false
+    # with the roi's end pixel counted in (x2 + 1, y2 + 1), 2 and 3 = aligned true
+    mode = int(attr(a, "roi_end_mode", -1))
+    if mode >= 0:
+        aligned = mode >= 2
+    if mode == 1:
+        rois = rois.clone()
+        rois[:, 3:5] += 1
     return tv.ops.roi_align(x, rois, output_size=(attr(a, ph_name), attr(a, pw_name)),
                             spatial_scale=float(attr(a, "spatial_scale", 1.0)),
                             sampling_ratio=int(attr(a, "sampling_ratio", 0)),
-                            aligned=bool(attr(a, "aligned", True)))
+                            aligned=aligned)
 
 
 def run_roi_align(t, a):

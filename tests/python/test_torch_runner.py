@@ -28,8 +28,7 @@ OPS = ["roi_align", "roi_align_v2_backward", "grid_sampler_2d", "grid_sampler_2d
 # bicubic coefficients (the `tolerance` branch derives the missing error term), and (d) the
 # reference's nearest grid gradient, which is NaN for a NaN pixel where spec 7.4 says 0 (PyTorch 0).
 KNOWN = {
-    "smoke/grid_*interpolation_mode=2*": "(b) bicubic: PyTorch's float32 cubic coefficients cancel beyond the bound",
-    "smoke/grid_bwd_nan_input/interpolation_mode=1*": "(d) nearest grid_grad: reference NaN, spec 7.4 and PyTorch 0",
+    # none: the bicubic bound now covers PyTorch's cc2(t+1) form, and nearest's grid_grad is 0
 }
 
 
