@@ -247,11 +247,12 @@ static void clip_or_fold(int padding_mode)
 Test(ambiguity_class, border_clip_point_catches_the_zeros_gradient) { clip_or_fold(1); }
 Test(ambiguity_class, reflection_fold_point_catches_the_zeros_gradient) { clip_or_fold(2); }
 
-/* rule A window line: a sample exactly on y = -1 may be kept (row 0) or dropped; a kernel that
-   clamps it to row H-1 is caught (forward and backward) */
+/* rule A window line: a sample on y = -1 the model cannot prove exact (corners -1.5 + 2^-23 and
+   -0.5 - 2^-23: 24-bit values) may be kept (row 0) or dropped; a kernel that clamps it to row H-1
+   is caught (forward and backward). An exact one is not ambiguous: test_roi_align.c. */
 Test(ambiguity_class, window_line_allows_dropping_the_sample_not_a_wrong_row)
 {
-    double x[16], rois[5] = {0, 1, -1.5, 2, -0.5}, y, gi[16];
+    double x[16], rois[5] = {0, 1, -1.5 + 0x1p-23, 2, -0.5 - 0x1p-23}, y, gi[16];
     for (int i = 0; i < 16; i++) x[i] = i + 1;
     ref_roi_align_params p = {1, 1, 4, 4, 1, 1, 1, 1.0, 1, 0, 0};
     const tol_model *m = &op_roi_align.tol[0];
