@@ -1,8 +1,9 @@
-/* Nearest's exact ties (reference/grid_sampler.c, exact_in_f32): where the reference gives a
- * nearest sample no ambiguity, every float32 evaluation form of spec 7.1 picks the reference's
- * pixel, and the exact ties of small dyadic grid values are found as such. Ties of every plane
- * size 2..40, both conventions, moved by 0 and by +-2^-j: whatever the reference leaves
- * unflagged, each form (plain, reordered, with FMA) must agree with. */
+/* Exact positions. Nearest's ties (reference/grid_sampler.c, exact_in_f32): where the reference
+ * gives a nearest sample no ambiguity, every float32 evaluation form of spec 7.1 picks the
+ * reference's pixel, and the exact ties of small dyadic grid values are found as such (ties of
+ * every plane size 2..40, both conventions, moved by 0 and by +-2^-j). RoIAlign's sample positions
+ * (reference/roi_align.c, axis_exact): where the reference gives them no box, every float32 form
+ * of spec 1 computes them exactly. Each form: plain, reordered, reciprocals, FMA. */
 #include <criterion/criterion.h>
 #include <math.h>
 
@@ -94,4 +95,63 @@ Test(exact_ties, half_away_from_zero_fails_an_exact_tie)
     compare_f32(&y, &bad, 1, &t, &r);
     cr_assert_eq(r.n_over, 1, "half away from zero picks pixel 3 and fails");
     bounds_free(&b);
+}
+
+/* ---- roi_align: positions the reference leaves unboxed are exact in every float32 form -------- */
+
+extern const op_desc op_roi_align;
+
+/* the sample position of bin p, sample i (g per bin) along one axis, in float32 forms: torchvision's
+   start + p bin + (i + 0.5) bin / g, the bin through reciprocals, and an FMA form */
+static void roi_forms_f32(float c1, float c2, float s, float off, float plus, int clamp, int64_t pooled,
+                          int64_t g, int64_t p, int64_t i, float out[3])
+{
+    volatile float start = c1 * s - off, end = (c2 + plus) * s - off, ext = end - start;
+    if (clamp && ext < 1.0f) ext = 1.0f;
+    volatile float bin = ext / (float)pooled, a = (float)p * bin, b = ((float)i + 0.5f) * bin, c = b / (float)g;
+    volatile float t = start + a;
+    out[0] = t + c;
+    volatile float bin2 = ext * (1.0f / (float)pooled), f = ((float)p + ((float)i + 0.5f) * (1.0f / (float)g));
+    out[1] = start + f * bin2;
+    out[2] = fmaf(((float)i + 0.5f) / (float)g, bin, fmaf((float)p, bin, start));
+}
+
+Test(exact_ties, an_unboxed_roi_sample_position_is_exact_in_every_float32_form)
+{
+    const double scales[3] = {0.25, 1.0, 0.3}; /* 0.3: never exact */
+    double x[64], y[16];
+    for (int k = 0; k < 64; k++) x[k] = (double)((k * 7) % 11); /* a slope everywhere: pos_err > 0 when boxed */
+    int exact = 0, boxed = 0;
+    ref_bounds b = bounds_alloc(op_roi_align.tol[0].k_pos * CONFORM_U_F32, 16);
+    for (int si = 0; si < 3; si++)
+        for (int mode = 0; mode < 3; mode++) /* aligned false, end + 1, aligned true */
+            for (int64_t pooled = 1; pooled <= 4; pooled++)
+                for (int64_t sr = 1; sr <= 3; sr++)
+                    for (int c = 0; c < 40; c++) {
+                        const float s = (float)scales[si], c1 = (float)(-2.0 + 0.375 * c), c2 = c1 + (float)(0.25 * (c % 9) + 0.5);
+                        const double roi[5] = {0, c1, c1, c2, c2};
+                        ref_roi_align_params p = {1, 1, 8, 8, 1, pooled, pooled, s, sr, mode == 2, mode == 1};
+                        f64_roi_align_fwd__ref(&p, x, roi, y, &b);
+                        if (b.pos_err[0] > 0) { boxed++; continue; } /* bin 0: the axis is boxed */
+                        if (b.abs_sum[0] == 0) continue; /* nothing sampled: no slope to show a box */
+                        exact++;
+                        const float off = mode == 2 ? 0.5f : 0.0f, plus = mode == 1 ? 1.0f : 0.0f;
+                        const double sd = s, start = c1 * sd - off, end = (c2 + plus) * sd - off;
+                        double ext = end - start;
+                        if (mode != 2 && ext < 1) ext = 1;
+                        for (int64_t bp = 0; bp < pooled; bp++)
+                            for (int64_t i = 0; i < sr; i++) {
+                                const double want = start + (double)bp * (ext / (double)pooled) + ((double)i + 0.5) * (ext / (double)pooled) / (double)sr;
+                                float f[3];
+                                roi_forms_f32(c1, c2, s, off, plus, mode != 2, pooled, sr, bp, i, f);
+                                for (int m = 0; m < 3; m++)
+                                    cr_assert_eq((double)f[m], want, "roi %g..%g, s %g, mode %d, pooled %lld, sr %lld, "
+                                                 "bin %lld, sample %lld: form %d gives %a, exactly %a", c1, c2, s, mode,
+                                                 (long long)pooled, (long long)sr, (long long)bp, (long long)i, m,
+                                                 (double)f[m], want);
+                            }
+                    }
+    bounds_free(&b);
+    cr_assert_gt(exact, 100, "short dyadic rois with power-of-two counts are found exact: %d", exact);
+    cr_assert_gt(boxed, 100, "the others stay boxed: %d", boxed);
 }
