@@ -171,6 +171,30 @@ typedef struct {
     double dx, dy;       /* their float32 rounding box half-widths */
 } point;
 
+/* Whether every float32 evaluation form of spec 7.1 computes the unnormalized coordinate of the
+ * grid value g exactly. Let 2^-q be g's lowest set bit (g 2^q is an integer). The forms in use,
+ * ((g+1) S - 1) / 2 (PyTorch, ours), g S/2 + (S-1)/2 (with or without FMA), (g+1)/2 (S-1) (PyTorch
+ * and ours with align_corners), g (S-1)/2 + (S-1)/2 and ((g+1)(S-1))/2, build every intermediate
+ * from g, 1, S, S-1 and halvings, so each one is an integer multiple of 2^-(q+1) and at most
+ * M = (|g|+1) S + 1 in magnitude. When M 2^(q+1) <= 2^24 each is an integer of at most 24 bits
+ * times a power of two, a float32 number: no rounding of any form (FMA or not, any order) changes
+ * anything, so the position has no error box and a tie there is a tie in every form. */
+static int exact_in_f32(double g, int64_t S)
+{
+    if (!isfinite(g)) return 0;
+    int q = 0;
+    for (double scaled = g; scaled != floor(scaled); scaled *= 2) if (++q > 24) return 0; /* no room left */
+    return ((fabs(g) + 1) * (double)S + 1) * ldexp(1.0, q + 1) <= 16777216.0; /* 2^24 */
+}
+
+/* Nearest's coordinate box is 0 where the position is exact in every form (the rint tie is then a
+ * real tie, whose half-to-even rounding spec 7.4 fixes). Reflection is left boxed: its fold count
+ * floor(t / span) rounds a quotient, which may land on the next fold in float32 (PyTorch's form). */
+static int exact_position(const ref_grid_sampler_params *p, double g, int64_t S)
+{
+    return p->interpolation_mode == 1 && p->padding_mode != 2 && exact_in_f32(g, S);
+}
+
 static void point_at(const ref_grid_sampler_params *p, const double *g, double pos_rel_err, double sx, double sy,
                      point *pt)
 {
@@ -179,8 +203,8 @@ static void point_at(const ref_grid_sampler_params *p, const double *g, double p
     pt->iy = unnormalize(g[1], p->H, p->align_corners, &my);
     pt->dx = pos_rel_err * ((fabs(g[0]) + 1) * (double)p->W + 1 + fabs(pt->ix));
     pt->dy = pos_rel_err * ((fabs(g[1]) + 1) * (double)p->H + 1 + fabs(pt->iy));
-    if (!isfinite(pt->dx)) pt->dx = 0;
-    if (!isfinite(pt->dy)) pt->dy = 0;
+    if (!isfinite(pt->dx) || exact_position(p, g[0], p->W)) pt->dx = 0;
+    if (!isfinite(pt->dy) || exact_position(p, g[1], p->H)) pt->dy = 0;
     axis_stencil(p, pt->ix + sx * pt->dx, mx, p->W, &pt->x);
     axis_stencil(p, pt->iy + sy * pt->dy, my, p->H, &pt->y);
 }

@@ -11,8 +11,42 @@ typedef struct {
     double sy, sx, bin_h, bin_w;
     int64_t gh, gw;       /* samples per bin per axis as the spec computes them */
     double mag_y, mag_x;  /* |y1 s| + |y2 s| + off: magnitude behind every sample position */
+    int exact_y, exact_x; /* with gh, gw samples, every position of the axis is exact in every float32 form */
     ref_count_range cr; /* adaptive sample counts reachable by rounding */
 } roi_geom;
+
+/* the lowest set bit of v (a float32 value or a product of two, exact in double); inf for 0 */
+static double lowest_bit(double v)
+{
+    if (v == 0) return INFINITY;
+    int e;
+    frexp(v, &e);
+    double unit = ldexp(1.0, e - 53);
+    while (fmod(v, 2 * unit) == 0) unit *= 2;
+    return unit;
+}
+
+static int is_pow2(int64_t n) { return n > 0 && (n & (n - 1)) == 0; }
+
+/* Whether every float32 form of spec 1 computes each sample position of an axis exactly: the
+ * corners c1 s - off, (c2 + plus) s - off (or c2 s + plus s - off), the extent (or 1), the bin
+ * extent / pooled (or extent * (1/pooled)), start + p bin + (i + 0.5) bin / g (any order, FMA or
+ * not, bin / g or bin * (1/g)). With pooled and g powers of two (their reciprocals exact) every
+ * intermediate is an integer multiple of unit = (the lowest bit of c1 s, c2 s, s, off, 1) / (2
+ * pooled g), at most 2 mag + 2 in magnitude (and c2 + 1 a multiple of its own lowest bit): within
+ * 2^24 units each is a float32 number, no rounding changes anything. */
+static int axis_exact(double c1, double c2, double s, double plus, double off, double mag, int64_t pooled, int64_t g)
+{
+    if (!isfinite(c1) || !isfinite(c2) || !isfinite(s) || !is_pow2(pooled) || !is_pow2(g)) return 0;
+    double u0 = fmin(fmin(lowest_bit(c1) * lowest_bit(s), lowest_bit(c2) * lowest_bit(s)), 1.0);
+    if (plus != 0) {
+        u0 = fmin(u0, lowest_bit(s));
+        if ((fabs(c2) + 1) / fmin(lowest_bit(c2), 1.0) > 16777216.0) return 0; /* c2 + 1 itself */
+    }
+    if (off != 0) u0 = fmin(u0, off);
+    double unit = u0 / (2.0 * (double)pooled * (double)g);
+    return (2 * mag + 2) / unit <= 16777216.0; /* 2^24 */
+}
 
 static roi_geom roi_geometry(const ref_roi_align_params *p, const double *roi, double pos_rel_err)
 {
@@ -37,6 +71,8 @@ static roi_geom roi_geometry(const ref_roi_align_params *p, const double *roi, d
 
     g.mag_y = fabs(roi[2] * s) + fabs(roi[4] * s) + plus * s + off;
     g.mag_x = fabs(roi[1] * s) + fabs(roi[3] * s) + plus * s + off;
+    g.exact_y = axis_exact(roi[2], roi[4], s, plus, off, g.mag_y, p->pooled_h, g.gh);
+    g.exact_x = axis_exact(roi[1], roi[3], s, plus, off, g.mag_x, p->pooled_w, g.gw);
     g.cr.gh_lo = g.cr.gh_hi = g.gh;
     g.cr.gw_lo = g.cr.gw_hi = g.gw;
     /* rh/PH carries the rounding of rh: ceil may land on the next integer. Equal corners give
@@ -74,10 +110,10 @@ static ref_bin_acc forward_bin(const ref_roi_align_params *p, const roi_geom *g,
     if (gh <= 0 || gw <= 0) return a; /* no samples (a negative count on one axis must not loop on the other) */
     for (int64_t iy = 0; iy < gh; iy++) {
         double y = sample_y(g, ph, iy, gh);
-        double dy = pos_rel_err * (g->mag_y + fabs(y));
+        double dy = g->exact_y && gh == g->gh ? 0.0 : pos_rel_err * (g->mag_y + fabs(y));
         for (int64_t ix = 0; ix < gw; ix++) {
             double x = sample_x(g, pw, ix, gw);
-            double dx = pos_rel_err * (g->mag_x + fabs(x));
+            double dx = g->exact_x && gw == g->gw ? 0.0 : pos_rel_err * (g->mag_x + fabs(x));
             ref_roi_sample_fwd(plane, p->H, p->W, y, x, dy, dx, &a);
         }
     }
@@ -131,10 +167,10 @@ static void backward_bin(const ref_roi_align_params *p, const roi_geom *g, const
     double count = ref_sample_count(gh, gw);
     for (int64_t iy = 0; iy < gh; iy++) {
         double y = sample_y(g, ph, iy, gh);
-        double dy = pos_rel_err * (g->mag_y + fabs(y));
+        double dy = g->exact_y && gh == g->gh ? 0.0 : pos_rel_err * (g->mag_y + fabs(y));
         for (int64_t ix = 0; ix < gw; ix++) {
             double x = sample_x(g, pw, ix, gw);
-            double dx = pos_rel_err * (g->mag_x + fabs(x));
+            double dx = g->exact_x && gw == g->gw ? 0.0 : pos_rel_err * (g->mag_x + fabs(x));
             ref_roi_sample_bwd(o, p->H, p->W, y, x, dy, dx, go, count, as_alternative);
         }
     }

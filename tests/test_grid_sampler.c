@@ -354,17 +354,41 @@ Test(grid_sampler_validate, masked_outputs_are_marked_skipped_and_empties_are_va
 
 /* ---- bounds at the discontinuities ----------------------------------------------------------- */
 
-Test(grid_sampler_bounds, a_nearest_tie_is_ambiguous_and_covers_the_other_pixel)
+Test(grid_sampler_bounds, a_nearest_near_tie_is_ambiguous_and_covers_the_other_pixel)
 {
     double y[1];
-    const double g[2] = {0, 1}; /* i = 0.5 on 2 pixels: 1 or 2 */
+    /* x = 2^-24 (align_corners, 2 pixels): i = 0.5 + 2^-25, pixel 1 (value 2); float32 rounds g + 1
+       to 1, i to the tie 0.5 and rint to pixel 0 (value 1): a real ambiguity */
+    const double g[2] = {0x1p-24, 1};
     ref_grid_sampler_params p = small(1, 0, 1, 1, 1);
     ref_bounds b = bounds_alloc(8 * CONFORM_U_F32, 1);
     f64_grid_sampler_2d_fwd__ref(&p, img, g, y, &b);
+    cr_assert_eq(y[0], 4.0);
     cr_assert(b.ambig[0] >= 1.0, "flipping the tie changes the value by 1: ambig %g", b.ambig[0]);
     const double g2[2] = {-0.2, 1};
     f64_grid_sampler_2d_fwd__ref(&p, img, g2, y, &b);
     cr_assert_eq(b.ambig[0], 0.0);
+    bounds_free(&b);
+}
+
+Test(grid_sampler_bounds, an_exact_nearest_tie_is_not_ambiguous)
+{
+    double y[1];
+    const double g[2] = {0, 1}; /* i = 0.5 exactly in every float32 form: rint picks pixel 0 */
+    for (int pm = 0; pm < 2; pm++) {
+        ref_grid_sampler_params p = small(1, pm, 1, 1, 1);
+        ref_bounds b = bounds_alloc(8 * CONFORM_U_F32, 1);
+        f64_grid_sampler_2d_fwd__ref(&p, img, g, y, &b);
+        cr_assert_eq(y[0], 3.0, "half to even: column 0 of row 1");
+        cr_assert_eq(b.ambig[0], 0.0, "padding %d: an exact tie has one rounding, half to even", pm);
+        cr_assert_eq(b.pos_err[0], 0.0);
+        bounds_free(&b);
+    }
+    /* reflection stays boxed (its fold count rounds a quotient in float32) */
+    ref_grid_sampler_params p = small(1, 2, 1, 1, 1);
+    ref_bounds b = bounds_alloc(8 * CONFORM_U_F32, 1);
+    f64_grid_sampler_2d_fwd__ref(&p, img, g, y, &b);
+    cr_assert(b.ambig[0] >= 1.0, "reflection: ambig %g", b.ambig[0]);
     bounds_free(&b);
 }
 

@@ -11,6 +11,8 @@
 #include "conform_opt.h"
 #include "conform_ref.h"
 
+extern const op_desc op_roi_align;
+
 static const double doc_roi[5] = {0, -2, -2, 22, 22};
 
 static void iota36(double *x) { for (int i = 0; i < 36; i++) x[i] = i + 1; }
@@ -185,18 +187,28 @@ Test(roi_align_optimized, unavailable_isa_is_refused_and_auto_is_best)
 
 /* ---- bounds: ambiguity is found where rounding can flip a sample ------------------------ */
 
-Test(roi_align_bounds, sample_on_the_lower_bound_is_ambiguous)
+Test(roi_align_bounds, sample_on_the_lower_bound_is_ambiguous_unless_exact)
 {
-    /* aligned = false, scale 1, one bin, one sample: y = y1 + 0.5 * (y2 - y1) = -1 exactly */
-    double x[16], rois[5] = {0, 1, -1.5, 2, -0.5}, y[1];
+    /* aligned = false, scale 1, one bin, three samples (a count whose reciprocal float32 rounds):
+       y = y1 + 0.5 * 3 / 3 = -1, on the bound in double, boxed in float32 */
+    double x[16], rois[5] = {0, 1, -1.5, 2, 1.5}, y[1];
     for (int i = 0; i < 16; i++) x[i] = i + 1;
-    ref_roi_align_params p = {1, 1, 4, 4, 1, 1, 1, 1.0, 1, 0, 0};
+    ref_roi_align_params p = {1, 1, 4, 4, 1, 1, 1, 1.0, 3, 0, 0};
     ref_bounds b = bounds_alloc(16 * CONFORM_U_F32, 1);
     f64_roi_align_fwd__ref(&p, x, rois, y, &b);
+    cr_assert(b.ambig[0] > 0, "a sample on y = -1 with 3 samples per bin must be ambiguous");
+    /* one sample: y = -1.5 + 0.5 * 1 = -1 in every float32 form (short dyadic values, count 1) */
+    p.sampling_ratio = 1;
+    rois[4] = -0.5;
+    f64_roi_align_fwd__ref(&p, x, rois, y, &b);
     cr_assert_float_eq(y[0], 2.5, 1e-15); /* row 0, x = 1.5: (2 + 3) / 2 */
-    cr_assert(b.ambig[0] > 0, "a sample exactly on y = -1 must be ambiguous");
-    cr_assert(b.ambig[0] >= 2.5, "its contribution must be covered: ambig %g", b.ambig[0]);
-    /* moved well inside: no longer ambiguous */
+    cr_assert_eq(b.ambig[0], 0.0, "an exact sample on the bound is inside (rule A's <=), no flip");
+    tol_inputs t = {CONFORM_U_F32, &op_roi_align.tol[0], b.abs_sum, b.n_terms, b.pos_err, b.ambig};
+    compare_result r;
+    const float dropped = 0.0f;
+    compare_f32(y, &dropped, 1, &t, &r);
+    cr_assert_eq(r.n_over, 1, "dropping the sample on the bound (strict comparisons) fails");
+    /* moved well inside: not ambiguous either */
     rois[2] = -1.0; rois[4] = 0.0;
     f64_roi_align_fwd__ref(&p, x, rois, y, &b);
     cr_assert_eq(b.ambig[0], 0.0);

@@ -173,20 +173,22 @@ static void assert_confined(const ref_bounds *b, const double *ref, const float 
     cr_assert_gt(flagged, 0, "the class flags something");
 }
 
-/* nearest: the rint tie at i = 1.5 may pick pixel 1 or 2; a kernel off by one picks 3 */
+/* nearest: near the rint tie at i = 1.5 float32 may pick pixel 1 or 2; a kernel off by one picks
+   3. x = -2^-26 (W = 4): exactly i = 1.5 - 2^-25, pixel 1; PyTorch's float32 form rounds x + 1 to 1,
+   i to the tie and picks pixel 2. (An exact tie, x = 0, is no ambiguity: test_grid_sampler.c.) */
 Test(ambiguity_class, nearest_tie_allows_the_other_rounding_but_not_a_wrong_pixel)
 {
-    const double x[4] = {0, 1, 1.25, 4}, grid[2] = {0, 0}, go = 1; /* align_corners false: i = 1.5, 0 */
+    const double x[4] = {0, 1, 1.25, 4}, grid[2] = {-0x1p-26, 0}, go = 1; /* align_corners false: y i = 0 */
     ref_grid_sampler_params p = {1, 1, 1, 4, 1, 1, 1, 0, 0, {1, 0}};
     const tol_model *m = &op_grid_sampler_2d_backward.tol[0];
     double gi[4], gg[2];
     ref_bounds b[2] = {bounds_for(m, 4), bounds_alloc(0, 2)};
     f64_grid_sampler_2d_bwd__ref(&p, &go, x, grid, gi, gg, b);
-    cr_assert_eq(gi[2], 1.0, "half to even: pixel 2");
-    float other[4] = {0, 1, 0, 0}, off_by_one[4] = {0, 0, 0, 1};
+    cr_assert_eq(gi[1], 1.0, "just below the tie: pixel 1");
+    float other[4] = {0, 0, 1, 0}, off_by_one[4] = {0, 0, 0, 1};
     cr_assert_eq(judge(gi, other, 4, &b[0], m).n_over, 0, "the tie's other rounding is allowed");
     cr_assert_gt(judge(gi, off_by_one, 4, &b[0], m).n_over, 0, "pixel 3 is no rounding of 1.5");
-    /* forward: ambig is the other pixel's difference (0.25), the bug's 2.75 is caught */
+    /* forward: ambig is the other pixel's difference (0.25), the bug's 3 is caught */
     const tol_model *mf = &op_grid_sampler_2d.tol[0];
     ref_bounds bf = bounds_for(mf, 1);
     double y;
@@ -245,11 +247,12 @@ static void clip_or_fold(int padding_mode)
 Test(ambiguity_class, border_clip_point_catches_the_zeros_gradient) { clip_or_fold(1); }
 Test(ambiguity_class, reflection_fold_point_catches_the_zeros_gradient) { clip_or_fold(2); }
 
-/* rule A window line: a sample exactly on y = -1 may be kept (row 0) or dropped; a kernel that
-   clamps it to row H-1 is caught (forward and backward) */
+/* rule A window line: a sample on y = -1 the model cannot prove exact (corners -1.5 + 2^-23 and
+   -0.5 - 2^-23: 24-bit values) may be kept (row 0) or dropped; a kernel that clamps it to row H-1
+   is caught (forward and backward). An exact one is not ambiguous: test_roi_align.c. */
 Test(ambiguity_class, window_line_allows_dropping_the_sample_not_a_wrong_row)
 {
-    double x[16], rois[5] = {0, 1, -1.5, 2, -0.5}, y, gi[16];
+    double x[16], rois[5] = {0, 1, -1.5 + 0x1p-23, 2, -0.5 - 0x1p-23}, y, gi[16];
     for (int i = 0; i < 16; i++) x[i] = i + 1;
     ref_roi_align_params p = {1, 1, 4, 4, 1, 1, 1, 1.0, 1, 0, 0};
     const tol_model *m = &op_roi_align.tol[0];

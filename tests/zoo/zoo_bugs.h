@@ -67,8 +67,3 @@ ZOO_BUG(dg_mask_ignored_offsets, "deformable_offsets_grad", "mask ignored in the
 ZOO_BUG(dg_window_open, "deformable_offsets_grad", "offset gradients kept on the window lines py = -1, H and px = -1, W", "torchvision's one-sided gradient there (ops.md 6, 10)")
 ZOO_BUG(dg_grad_x_f16_atomic, "deformable_offsets_grad", "grad_x accumulated in float16 (atomic adds in the data type)", "float16 atomic scatter-add of a deformable backward")
 ZOO_BUG(dg_dilations_swapped, "deformable_offsets_grad", "dilations of H and W swapped", "mmcv's deformable conv argument order (issue 19): non-square dilations")
-
-/* hidden: an exactly representable tie or bound position is still ambiguous, because the model
- * gives every sample position a rounding box (k_pos * u * its magnitudes) whatever its value */
-ZOO_HIDDEN(ra_bounds_exclusive, "every sample exactly on a bound (fwd_samples_on_bounds*) is within its float32 position box of the discontinuity, so the element is ambiguous and the dropped sample is the flip its ambig term allows (err = 1.0 of tol + ambig)")
-ZOO_HIDDEN(gf_nearest_half_away, "every rint tie (grid_fwd_special_points*, grid_fwd_modes nearest) is within its float32 coordinate box of the tie, so the element is ambiguous and the other pixel is the flip its ambig term allows (err = 1.0 of tol + ambig)")

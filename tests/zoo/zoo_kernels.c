@@ -103,6 +103,7 @@ typedef struct {
     int64_t B, C, H, W, K, PH, PW, sr;
     float s;
     int aligned, backward;
+    float plus; /* roi_end_mode 1: the roi ends one image pixel further out, (x2 + 1, y2 + 1) */
 } roi_params;
 
 /* the batch image of a roi, or -1 when the roi is skipped */
@@ -123,7 +124,7 @@ static void roi_align(const roi_params *p, const float *rois, const float *in, f
     for (int64_t k = 0; k < p->K; k++) {
         const float *r = rois + 5 * k;
         int64_t b = roi_batch(p, r[0]);
-        float sx = r[1] * p->s - off, sy = r[2] * p->s - off, ex = r[3] * p->s - off, ey = r[4] * p->s - off;
+        float sx = r[1] * p->s - off, sy = r[2] * p->s - off, ex = (r[3] + p->plus) * p->s - off, ey = (r[4] + p->plus) * p->s - off;
         float rw = ex - sx, rh = ey - sy;
         if (!p->aligned && !(BUG(ra_no_min_size) && fwd)) {
             rw = at_least_one(rw, BUG(ra_nan_size_fmax) && fwd);
@@ -166,6 +167,10 @@ static int run_roi_align(const char *op, const attrs_t *at, const conform_plugin
     p.s = attr_float(at, "spatial_scale");
     p.sr = attr_int(at, "sampling_ratio");
     p.aligned = (int)attr_int(at, "aligned");
+    /* roi_end_mode (docs/ops/roi_align.md): -1 not given; 0 unaligned; 1 unaligned, ends + 1; 2, 3 aligned */
+    int64_t end_mode = attr_int(at, "roi_end_mode");
+    if (end_mode >= 0) p.aligned = end_mode >= 2;
+    p.plus = end_mode == 1 ? 1.0f : 0.0f;
     p.K = in[1].dims[0];
     p.backward = strcmp(op, "roi_align") != 0;
     if (!p.backward) {

@@ -109,6 +109,11 @@ def edge_cases():
     # every coordinate special: -1, 1, 0, border pixel centres, pixel centres, half-integers (ties)
     out += both("special_points", [1, 3, 6, 8], 6, 6, {}, {"special_frac": 1.0}, grid=ALL_MODES)
     out += both("special_points_pow2", [1, 3, 8, 4], 6, 6, {}, {"special_frac": 1.0}, grid=ALL_MODES)
+    # nearest on planes of 2^k + 1 pixels: with align_corners every half-integer point 2i/(S-1) - 1
+    # is a short dyadic grid value, so its tie is exact in every float32 form and must round half to
+    # even (no ambiguity); without, the ties of -1 and 1 are (special_points_pow2 has the others)
+    out += both("special_points_exact_ties", [1, 3, 9, 5], 6, 6, {}, {"special_frac": 1.0},
+                grid={"interpolation_mode": [1], "padding_mode": [0, 1], "align_corners": [False, True]})
     # NaN and infinite grid entries: the -100 rule of spec 7.2 (nothing sampled, gradient 0)
     out += both("nonfinite_grid", [1, 3, 6, 7], 5, 5, {}, {"lo": -1.5, "hi": 1.5, "nan_frac": 0.15, "inf_frac": 0.15},
                 grid=ALL_MODES)
