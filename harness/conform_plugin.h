@@ -1,7 +1,8 @@
 /* conform plugin ABI: let conform judge your own kernels.
  *
  * Build a shared library that defines conform_plugin_entry() and returns a conform_plugin whose
- * abi_version is CONFORM_PLUGIN_ABI_VERSION, then run any suite against it:
+ * abi_version is CONFORM_PLUGIN_ABI_VERSION (or a conform_plugin_v2 declaring CONFORM_PLUGIN_ABI_V2,
+ * for tensors of every dtype), then run any suite against it:
  *     build/conform run cases/conformance.json --impl plugin:./libmykernels.so
  * Cases of ops the plugin does not support are reported "not_implemented", not failed.
  *
@@ -25,7 +26,11 @@ extern "C" {
 
 #define CONFORM_PLUGIN_ABI_V1 1
 #define CONFORM_PLUGIN_ABI_V2 2
-#define CONFORM_PLUGIN_ABI_VERSION CONFORM_PLUGIN_ABI_V2 /* the newest this header describes */
+/* What a `conform_plugin` (the float32 ABI 1 struct) declares: kept at 1 so that a version-1
+   plugin recompiled against this header stays version 1 (a plugin claiming 2 with the version-1
+   structs would be handed conform_tensor_in and crash). A conform_plugin_v2 declares
+   CONFORM_PLUGIN_ABI_V2. */
+#define CONFORM_PLUGIN_ABI_VERSION CONFORM_PLUGIN_ABI_V1
 
 typedef enum {
     CONFORM_DTYPE_FLOAT32 = 0,

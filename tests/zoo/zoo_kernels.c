@@ -713,6 +713,6 @@ static int run(const char *op, int n_attrs, const conform_plugin_attr *a, int n_
 
 #define ZOO_STR2(x) #x
 #define ZOO_STR(x) ZOO_STR2(x)
-static const conform_plugin plugin = {CONFORM_PLUGIN_ABI_VERSION, "conform zoo: " ZOO_STR(ZOO_BUG_ID), supports, run};
+static const conform_plugin plugin = {CONFORM_PLUGIN_ABI_V1, "conform zoo: " ZOO_STR(ZOO_BUG_ID), supports, run};
 
 const conform_plugin *conform_plugin_entry(void) { return &plugin; }
