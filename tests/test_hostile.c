@@ -18,12 +18,7 @@
 
 static char dir[64];
 
-static void setup(void)
-{
-    cr_redirect_stdout();
-    cr_redirect_stderr();
-    scratch_make(dir, sizeof dir, "hostile");
-}
+static void setup(void) { scratch_make_quiet(dir, sizeof dir, "hostile"); }
 
 static void teardown(void) { scratch_remove(dir); }
 

@@ -15,14 +15,7 @@
 
 static char dir[64];
 
-static void setup(void)
-{
-    if (!getenv("CONFORM_TEST_VERBOSE")) {
-        cr_redirect_stdout();
-        cr_redirect_stderr();
-    }
-    scratch_make(dir, sizeof dir, "std");
-}
+static void setup(void) { scratch_make_quiet(dir, sizeof dir, "std"); }
 
 static void teardown(void) { scratch_remove(dir); }
 
