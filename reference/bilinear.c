@@ -138,7 +138,12 @@ void ref_roi_sample_fwd(const double *plane, int64_t H, int64_t W, double y, dou
         a->n_terms += 4;
         a->pos_err += pe;
     }
-    if (cls == SAMPLE_AMBIGUOUS) a->ambig += av + pe;
+    if (cls == SAMPLE_AMBIGUOUS) {
+        a->ambig += av + pe;
+        /* a kernel that keeps the sample also rounds its terms: the element's abs_sum and
+           n_terms cover that branch (what a bfloat16 kernel's rounding of it needs) */
+        if (!inside && av > 0) { a->abs_sum += av; a->n_terms += 4; }
+    }
 }
 
 void ref_roi_sample_bwd(const ref_plane_out *o, int64_t H, int64_t W, double y, double x, double dy, double dx,
@@ -154,17 +159,20 @@ void ref_roi_sample_bwd(const ref_plane_out *o, int64_t H, int64_t W, double y, 
             int64_t e = r.y[i] * W + r.x[j];
             double t = go * r.wy[i] * r.wx[j] / count;
             double pe = fabs(go) / count * ref_weight_pos_err(r.wy[i], r.wx[j], dy, dx);
-            if (as_alternative) {
-                if (o->ambig) o->ambig[e] += fabs(t) + pe;
-                continue;
-            }
-            if (inside) {
+            if (inside && !as_alternative) {
                 if (o->grad) o->grad[e] += t;
                 if (o->abs_sum) o->abs_sum[e] += fabs(t);
                 if (o->n_terms) o->n_terms[e] += 1;
                 if (o->pos_err) o->pos_err[e] += pe;
             }
-            if (cls == SAMPLE_AMBIGUOUS && o->ambig) o->ambig[e] += fabs(t) + pe;
+            if (!as_alternative && cls != SAMPLE_AMBIGUOUS) continue;
+            if (o->ambig) o->ambig[e] += fabs(t) + pe;
+            /* a term only another branch adds (another sample count, or the sample kept) is
+               rounded by a kernel on that branch: abs_sum and n_terms cover it too */
+            if ((as_alternative || !inside) && fabs(t) > 0) {
+                if (o->abs_sum) o->abs_sum[e] += fabs(t);
+                if (o->n_terms) o->n_terms[e] += 1;
+            }
         }
     /* pixels across a cell edge the float twin may reach */
     if (inside && !as_alternative && o->pos_err) ref_plane_neighbour_pos_err(o->pos_err, H, W, fabs(go) / count, &r, dy, dx);
@@ -176,20 +184,23 @@ void ref_roi_element(ref_bin_acc a, int64_t gh, int64_t gw, const ref_count_rang
     double count = ref_sample_count(gh, gw);
     out[e] = a.sum / count;
     if (!bounds) return;
-    double ambig = a.ambig / count;
+    double ambig = a.ambig / count, abs_sum = a.abs_sum / count, n_terms = a.n_terms;
     if (alt && ref_counts_ambiguous(c) && !ref_counts_enumerable(c))
         ambig = INFINITY; /* rounding spans many counts: any value is possible */
     else if (alt && ref_counts_ambiguous(c)) {
-        /* every sample count within rounding: the element may be any of them */
+        /* every sample count within rounding: the element may be any of them, rounded as that
+           count's sum is (abs_sum and n_terms of the largest) */
         for (int64_t h = c->gh_lo; h <= c->gh_hi; h++)
             for (int64_t w = c->gw_lo; w <= c->gw_hi; w++) {
                 ref_bin_acc o = alt(ctx, h, w);
                 double alt_count = ref_sample_count(h, w);
                 ambig = fmax(ambig, fabs(o.sum / alt_count - out[e]) + (o.ambig + o.pos_err) / alt_count);
+                abs_sum = fmax(abs_sum, o.abs_sum / alt_count);
+                n_terms = fmax(n_terms, o.n_terms);
             }
     }
-    if (bounds->abs_sum) bounds->abs_sum[e] = a.abs_sum / count;
-    if (bounds->n_terms) bounds->n_terms[e] = a.n_terms;
+    if (bounds->abs_sum) bounds->abs_sum[e] = abs_sum;
+    if (bounds->n_terms) bounds->n_terms[e] = n_terms;
     if (bounds->pos_err) bounds->pos_err[e] = a.pos_err / count;
     if (bounds->ambig) bounds->ambig[e] = ambig;
 }

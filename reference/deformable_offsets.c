@@ -291,20 +291,31 @@ void f64_deformable_offsets_bwd__ref(const ref_deformable_params *p, const doubl
                             branches by = axis_branches(py, dy, p->H, s.h0, s.lh);
                             branches bxr = axis_branches(px, dx, p->W, s.w0, s.lw);
                             if (by.count == 1 && bxr.count == 1) continue;
-                            double worst[3] = {0, 0, 0};
+                            double worst[3] = {0, 0, 0}, worst_abs[3] = {0, 0, 0};
                             for (int u = 0; u < by.count; u++)
                                 for (int v = 0; v < bxr.count; v++) {
-                                    double alt[3] = {0, 0, 0}, aa[3];
+                                    double alt[3] = {0, 0, 0}, aa[3] = {0, 0, 0};
                                     if (by.in[u] && bxr.in[v]) {
                                         cell b = {by.h0[u], bxr.h0[v], by.l[u], bxr.l[v], 1.0 - by.l[u],
                                                   1.0 - bxr.l[v]};
                                         group_sums(p, xn, G, c0, c1, &b, m, alt, aa);
                                     }
-                                    for (int t = 0; t < 3; t++) worst[t] = fmax(worst[t], fabs(alt[t] - sum[t]));
+                                    for (int t = 0; t < 3; t++) {
+                                        worst[t] = fmax(worst[t], fabs(alt[t] - sum[t]));
+                                        worst_abs[t] = fmax(worst_abs[t], aa[t]);
+                                    }
                                 }
-                            /* x jumps only with px, y only with py; the mask gradient is continuous */
-                            if (bxr.count == 2 && worst[0] > 0) to[3][eot[0]] = worst[0] + pe[0];
-                            if (by.count == 2 && worst[1] > 0) to[3][eot[1]] = worst[1] + pe[1];
+                            /* x jumps only with px, y only with py; the mask gradient is continuous.
+                               A kernel on another branch rounds that branch's sum: the element's
+                               abs_sum and n_terms cover the largest branch (at float32 this adds
+                               ~1e-6 of ambig; at bfloat16 the rounding of the other slope is what
+                               a correct kernel showed beyond ambig) */
+                            for (int t = 0; t < 2; t++) {
+                                if (!(t == 0 ? bxr.count == 2 : by.count == 2) || !(worst[t] > 0)) continue;
+                                to[3][eot[t]] = worst[t] + pe[t];
+                                if (to[0]) to[0][eot[t]] = fmax(to[0][eot[t]], worst_abs[t]);
+                                if (to[1]) to[1][eot[t]] = 4.0 * (double)cpg;
+                            }
                         }
     }
 }

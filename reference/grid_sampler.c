@@ -249,6 +249,22 @@ static double sample(const point *pt, const double *plane, int64_t W)
     return v;
 }
 
+/* Magnitude of a product of two weights a b, each evaluated with an error of at most its count of
+ * roundings times its magnitude (ma, mb): the error of the product is within
+ * k (ma |b| + |a| mb) = 2k cross, and |a b| <= cross, so the tolerance model counts roundings
+ * relative to cross = (ma |b| + |a| mb) / 2 (|a b| itself when ma = |a| and mb = |b|). */
+static double cross(double ma, double b, double mb, double a) { return 0.5 * (ma * fabs(b) + fabs(a) * mb); }
+
+/* sum of |term| of the point's value: each weight product at its evaluation magnitude */
+static double sample_abs_sum(const point *pt, const double *plane, int64_t W)
+{
+    double s = 0;
+    for (int j = 0; j < pt->y.n; j++)
+        for (int i = 0; i < pt->x.n; i++)
+            s += cross(pt->y.m[j], pt->x.w[i], pt->x.m[i], pt->y.w[j]) * fabs(plane[pt->y.idx[j] * W + pt->x.idx[i]]);
+    return s;
+}
+
 static double plane_max(const double *plane, int64_t n)
 {
     double m = 0;
@@ -273,12 +289,6 @@ static void slopes(const double *plane, int64_t H, int64_t W, int64_t y0, int64_
     *sx = mx;
 }
 
-/* Magnitude of a product of two weights a b, each evaluated with an error of at most its count of
- * roundings times its magnitude (ma, mb): the error of the product is within
- * k (ma |b| + |a| mb) = 2k cross, and |a b| <= cross, so the tolerance model counts roundings
- * relative to cross = (ma |b| + |a| mb) / 2 (|a b| itself when ma = |a| and mb = |b|). */
-static double cross(double ma, double b, double mb, double a) { return 0.5 * (ma * fabs(b) + fabs(a) * mb); }
-
 /* Second-order remainder constant of the cubic weights: |c''| <= 4.5 per tap, four taps */
 #define CUBIC_K2 20.0
 
@@ -301,13 +311,12 @@ void f64_grid_sampler_2d_fwd__ref(const ref_grid_sampler_params *p, const double
                 const int64_t e = (n * p->C + c) * P + q;
                 output[e] = sample(&pt, plane, p->W);
                 if (!bounds) continue;
-                double abs_sum = 0, pos_err = 0, ambig = 0;
-                for (int j = 0; j < pt.y.n; j++)
+                double abs_sum = sample_abs_sum(&pt, plane, p->W), n_terms = (double)(pt.x.n * pt.y.n);
+                double pos_err = 0, ambig = 0;
+                for (int j = 0; p->interpolation_mode == 2 && j < pt.y.n; j++)
                     for (int i = 0; i < pt.x.n; i++) {
                         double v = fabs(plane[pt.y.idx[j] * p->W + pt.x.idx[i]]);
-                        abs_sum += cross(pt.y.m[j], pt.x.w[i], pt.x.m[i], pt.y.w[j]) * v;
-                        if (p->interpolation_mode == 2)
-                            pos_err += v * (fabs(pt.x.dw[i] * pt.y.w[j]) * pt.dx + fabs(pt.x.w[i] * pt.y.dw[j]) * pt.dy);
+                        pos_err += v * (fabs(pt.x.dw[i] * pt.y.w[j]) * pt.dx + fabs(pt.x.w[i] * pt.y.dw[j]) * pt.dy);
                     }
                 if (p->interpolation_mode == 0 && (pt.x.n || pt.y.n)) {
                     double sy, sx;
@@ -317,8 +326,14 @@ void f64_grid_sampler_2d_fwd__ref(const ref_grid_sampler_params *p, const double
                     pos_err += CUBIC_K2 * (pt.dx + pt.dy) * (pt.dx + pt.dy) * plane_max(plane, HW);
                 }
                 for (int a = 0; amb && a < 8; a++) ambig = fmax(ambig, fabs(sample(&alt[a], plane, p->W) - output[e]) + pos_err);
+                /* a kernel on another branch rounds that branch's terms: abs_sum and n_terms of
+                   the largest */
+                for (int a = 0; ambig > 0 && a < 8; a++) {
+                    abs_sum = fmax(abs_sum, sample_abs_sum(&alt[a], plane, p->W));
+                    n_terms = fmax(n_terms, (double)(alt[a].x.n * alt[a].y.n));
+                }
                 if (bounds->abs_sum) bounds->abs_sum[e] = abs_sum;
-                if (bounds->n_terms) bounds->n_terms[e] = (double)(pt.x.n * pt.y.n);
+                if (bounds->n_terms) bounds->n_terms[e] = n_terms;
                 if (bounds->pos_err) bounds->pos_err[e] = pos_err;
                 if (bounds->ambig) bounds->ambig[e] = ambig;
             }
@@ -375,6 +390,27 @@ static int nearest_choices(const ref_grid_sampler_params *p, const point *pt, co
 static void zero(double *t, int64_t n)
 {
     if (t) memset(t, 0, sizeof(double) * (size_t)n);
+}
+
+/* sums of |term| of the point's grid gradient over all channels, at each weight's evaluation
+   magnitude, times |mult|: (x, y) */
+static void grid_gradient_abs_sums(const ref_grid_sampler_params *p, const point *pt, const double *grad_output,
+                                   const double *input, int64_t n, int64_t q, double ax[2])
+{
+    const int64_t HW = p->H * p->W, P = p->Ho * p->Wo;
+    double abs_x = 0, abs_y = 0;
+    for (int64_t c = 0; c < p->C; c++) {
+        const double *plane = input + (n * p->C + c) * HW;
+        const double ag = fabs(grad_output[(n * p->C + c) * P + q]);
+        for (int j = 0; j < pt->y.n; j++)
+            for (int i = 0; i < pt->x.n; i++) {
+                double v = fabs(plane[pt->y.idx[j] * p->W + pt->x.idx[i]]) * ag;
+                abs_x += v * cross(pt->x.dm[i], pt->y.w[j], pt->y.m[j], pt->x.dw[i]);
+                abs_y += v * cross(pt->x.m[i], pt->y.dw[j], pt->y.dm[j], pt->x.w[i]);
+            }
+    }
+    ax[0] = fabs(pt->x.mult) * abs_x;
+    ax[1] = fabs(pt->y.mult) * abs_y;
 }
 
 void f64_grid_sampler_2d_bwd__ref(const ref_grid_sampler_params *p, const double *grad_output,
@@ -468,7 +504,7 @@ void f64_grid_sampler_2d_bwd__ref(const ref_grid_sampler_params *p, const double
             grid_grad[(n * P + q) * 2] = gg[0];
             grid_grad[(n * P + q) * 2 + 1] = gg[1];
             if (!bg) continue;
-            double abs_x = 0, abs_y = 0, pe_x = 0, pe_y = 0, sum_gv = 0, sum_g = 0;
+            double pe_x = 0, pe_y = 0, sum_g = 0;
             for (int64_t c = 0; c < p->C; c++) {
                 const double *plane = input + (n * p->C + c) * HW;
                 const double ag = fabs(grad_output[(n * p->C + c) * P + q]);
@@ -476,9 +512,6 @@ void f64_grid_sampler_2d_bwd__ref(const ref_grid_sampler_params *p, const double
                 for (int j = 0; j < pt.y.n; j++)
                     for (int i = 0; i < pt.x.n; i++) {
                         double v = fabs(plane[pt.y.idx[j] * p->W + pt.x.idx[i]]) * ag;
-                        abs_x += v * cross(pt.x.dm[i], pt.y.w[j], pt.y.m[j], pt.x.dw[i]);
-                        abs_y += v * cross(pt.x.m[i], pt.y.dw[j], pt.y.dm[j], pt.x.w[i]);
-                        sum_gv += v;
                         pe_x += v * (fabs(pt.x.d2w[i] * pt.y.w[j]) * dx + fabs(pt.x.dw[i] * pt.y.dw[j]) * dy);
                         pe_y += v * (fabs(pt.x.dw[i] * pt.y.dw[j]) * dx + fabs(pt.x.w[i] * pt.y.d2w[j]) * dy);
                     }
@@ -486,23 +519,30 @@ void f64_grid_sampler_2d_bwd__ref(const ref_grid_sampler_params *p, const double
             /* bilinear: d gix / d iy = sum of +-v g (and likewise), already in pe_x / pe_y through
                |dw_x dw_y| = 1; bicubic adds the remainder of its third derivatives */
             double rem = p->interpolation_mode == 2 ? 2 * CUBIC_K2 * (dx + dy) * (dx + dy) * sum_g : 0;
-            double ax[2] = {fabs(pt.x.mult) * abs_x, fabs(pt.y.mult) * abs_y};
+            double ax[2];
+            grid_gradient_abs_sums(p, &pt, grad_output, input, n, q, ax);
             double pe[2] = {fabs(pt.x.mult) * (pe_x + rem), fabs(pt.y.mult) * (pe_y + rem)};
             double nt = (double)(p->C * pt.x.n * pt.y.n) + 1;
-            double am[2] = {0, 0};
+            double am[2] = {0, 0}, alt_ax[2] = {0, 0}, alt_nt = 0;
             for (int a = 0; (amb & 2) && a < 8; a++) {
-                double ga[2];
+                double ga[2], aa[2];
                 grid_gradient(p, &alt[a], grad_output, input, n, q, ga);
-                for (int k = 0; k < 2; k++) am[k] = fmax(am[k], fabs(ga[k] - gg[k]) + pe[k]);
+                grid_gradient_abs_sums(p, &alt[a], grad_output, input, n, q, aa);
+                for (int k = 0; k < 2; k++) {
+                    am[k] = fmax(am[k], fabs(ga[k] - gg[k]) + pe[k]);
+                    alt_ax[k] = fmax(alt_ax[k], aa[k]);
+                }
+                alt_nt = fmax(alt_nt, (double)(p->C * alt[a].x.n * alt[a].y.n) + 1);
             }
             for (int k = 0; k < 2; k++) {
                 const int64_t e = (n * P + q) * 2 + k;
-                if (bg->abs_sum) bg->abs_sum[e] = ax[k];
-                if (bg->n_terms) bg->n_terms[e] = nt;
+                /* a kernel on another branch rounds that branch's terms: an ambiguous element's
+                   abs_sum and n_terms are those of the largest branch */
+                if (bg->abs_sum) bg->abs_sum[e] = am[k] > 0 ? fmax(ax[k], alt_ax[k]) : ax[k];
+                if (bg->n_terms) bg->n_terms[e] = am[k] > 0 ? fmax(nt, alt_nt) : nt;
                 if (bg->pos_err) bg->pos_err[e] = pe[k];
                 if (bg->ambig) bg->ambig[e] = am[k];
             }
-            (void)sum_gv;
         }
     free(vmax);
 }

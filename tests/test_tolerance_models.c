@@ -7,6 +7,7 @@
 
 #include "ref_check.h"
 #include "compare.h"
+#include "dtype.h"
 
 extern const op_desc op_roi_align, op_roi_align_v2_backward, op_grid_sampler_2d, op_grid_sampler_2d_backward;
 
@@ -324,4 +325,59 @@ Test(ambiguity_class, deformable_offset_gradient_jump_allows_either_slope_not_ze
     cr_assert_gt(judge(go, collapsed, 9, &bo, m).n_over, 0, "a zero gradient is no cell's slope");
     bounds_free(&bx);
     bounds_free(&bo);
+}
+
+/* A kernel on the other branch of an ambiguity rounds that branch's value as well: at bfloat16
+   the x-offset gradient of a sample just outside the window (px = -1 - 1e-9, kept by a float32
+   position) is 1.039 * 1.75 = 1.8184, which a correct bfloat16 kernel stores as 1.8203: beyond
+   ambig = 1.8184 alone, within it once the branch's own rounding counts (PyTorch, float32 rounded
+   to bfloat16, deform_bwd_near_integer). Twice the value is still caught. */
+Test(ambiguity_class, the_other_branch_is_held_to_its_own_rounding_at_bfloat16)
+{
+    const double x[3] = {1.75, 0.5, -0.25}, grad[4] = {1.0390625, 1, 1, 1};
+    /* (x offset, y offset, mask) per output column; column 0 samples at px = -1 + offset */
+    double off[12] = {-1e-9, 0, 1, 0.5, 0, 1, 0.5, 0, 1, 0.25, 0, 1}, gx[3], go[12];
+    ref_deformable_params p = {1, 1, 3, 1, 1, 1, 1, 1, 1, 1, 0, 0, 1, 0, 1, 1, 4};
+    const tol_model *m = &op_deformable_offsets_grad.tol[1];
+    ref_bounds bx = bounds_for(&op_deformable_offsets_grad.tol[0], 3), bo = bounds_for(m, 12);
+    f64_deformable_offsets_bwd__ref(&p, grad, x, off, gx, go, &bx, &bo);
+    cr_assert_eq(go[0], 0.0, "the nominal sample is outside the window");
+    cr_assert_gt(bo.ambig[0], 0, "rounding may keep it");
+    const double u = dtype_get(CONFORM_DTYPE_BFLOAT16)->u;
+    tol_inputs t = {u, m, bo.abs_sum, bo.n_terms, bo.pos_err, bo.ambig};
+    double kept[12], doubled[12];
+    for (int i = 0; i < 12; i++) kept[i] = doubled[i] = dtype_round(CONFORM_DTYPE_BFLOAT16, go[i]);
+    kept[0] = dtype_round(CONFORM_DTYPE_BFLOAT16, 1.0390625 * 1.75);
+    cr_assert_gt(kept[0], 1.0390625 * 1.75, "bfloat16 rounds this one up: %.9g", kept[0]);
+    doubled[0] = 2 * kept[0];
+    compare_result r;
+    compare_f64(go, kept, 12, &t, &r);
+    cr_assert_eq(r.n_over, 0, "the kept branch in bfloat16 is allowed (worst err/tol %g)", r.ambiguous_max_err_over_tol);
+    compare_f64(go, doubled, 12, &t, &r);
+    cr_assert_eq(r.n_over, 1, "twice its value is no branch's");
+    bounds_free(&bx);
+    bounds_free(&bo);
+}
+
+/* The same for rule A's window line: a RoIAlign sample at y = -1 - 2^-23 is dropped by the double
+   reference and may be kept (clamped to row 0) by a float32 position; kept, its value 1.8184 is
+   stored by a bfloat16 kernel as 1.8203, which its own rounding allows and ambig alone did not. */
+Test(ambiguity_class, a_kept_window_line_sample_is_held_to_its_own_rounding_at_bfloat16)
+{
+    double x[16], rois[5] = {0, 1, -1.5 - 0x1p-23, 2, -0.5 - 0x1p-23}, y;
+    for (int i = 0; i < 16; i++) x[i] = 1.0390625 * 1.75;
+    ref_roi_align_params p = {1, 1, 4, 4, 1, 1, 1, 1.0, 1, 0, 0};
+    const tol_model *m = &op_roi_align.tol[0];
+    ref_bounds b = bounds_for(m, 1);
+    f64_roi_align_fwd__ref(&p, x, rois, &y, &b);
+    cr_assert_eq(y, 0.0, "the nominal sample is outside");
+    cr_assert_gt(b.ambig[0], 0, "rounding may keep it");
+    tol_inputs t = {dtype_get(CONFORM_DTYPE_BFLOAT16)->u, m, b.abs_sum, b.n_terms, b.pos_err, b.ambig};
+    double kept = dtype_round(CONFORM_DTYPE_BFLOAT16, x[0]), doubled = 2 * kept;
+    compare_result r;
+    compare_f64(&y, &kept, 1, &t, &r);
+    cr_assert_eq(r.n_over, 0, "the kept sample in bfloat16 is allowed (err/tol %g)", r.ambiguous_max_err_over_tol);
+    compare_f64(&y, &doubled, 1, &t, &r);
+    cr_assert_eq(r.n_over, 1, "twice its value is no branch's");
+    bounds_free(&b);
 }
