@@ -39,6 +39,14 @@ static double ulp_f32(double v)
     return ldexp(1.0, e - 24);
 }
 
+/* the ULP of the dtype whose unit roundoff is u at scale: float32's scaled by its precision, and
+   never finer than the dtype's smallest subnormal (a float16 value below 2^-25 rounds to 0, an
+   error under half an ULP, not thousands of float32-sized ones) */
+static double ulp_of_dtype(double scale, double u)
+{
+    return fmax(ulp_f32(scale) * (u / CONFORM_U_F32), 2.0 * dtype_eta_of_u(u));
+}
+
 double compare_ulps(double ref, double got) { return fabs(got - ref) / ulp_f32(ref); }
 
 double compare_scale(const tol_inputs *t, int64_t i, double ref)
@@ -105,7 +113,7 @@ static void compare_any(const double *ref, const float *got_f32, const double *g
            not against itself. A zero scale (or a subnormal one) has no meaningful ULP: such
            elements are judged by err/tol alone */
         double scale = compare_scale(t, i, f);
-        double ulps = scale >= FLT_MIN ? compare_scaled_ulps(scale, err) * (CONFORM_U_F32 / t->u) : 0.0; /* ULPs of the dtype */
+        double ulps = scale >= FLT_MIN ? err / ulp_of_dtype(scale, t->u) : 0.0;
         if (ulps > r->max_ulp) r->max_ulp = ulps;
         double ratio = err == 0 ? 0 : (tol > 0 ? err / tol : INFINITY);
         if (ratio > r->max_err_over_tol) r->max_err_over_tol = ratio;

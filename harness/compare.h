@@ -12,7 +12,7 @@
 /* What the "max ulp" columns of every report mean */
 #define COMPARE_ULP_MEANING "max ulp = |got - ref| in ULPs of the element's scale, the larger of |ref| and "\
                             "the magnitude its tolerance is built on (sum of |term|, plus the position error in "\
-                            "the same units)"
+                            "the same units); ULPs of the dtype under test, no finer than its smallest subnormal"
 
 /* unit roundoff of float32 (round to nearest) */
 #define CONFORM_U_F32 (1.0 / 16777216.0)

@@ -563,7 +563,7 @@ char *report_html(const cJSON *report)
         }
         put(&b, "<h2>%s</h2>\n", o->string);
         svg_histogram(&b, "error in units of the derived bound", hr, plr, COMPARE_HIST_BINS);
-        svg_histogram(&b, "error in float32 ULPs of the element's scale", hu, plu, COMPARE_HIST_BINS);
+        svg_histogram(&b, "error in ULPs (of the dtype) of the element's scale", hu, plu, COMPARE_HIST_BINS);
         put(&b, "<details><summary>all %.0f cases</summary>\n", num(o, "total"));
         html_case_table(&b, report, o->string, 0);
         put(&b, "</details>\n");

@@ -202,3 +202,18 @@ Test(compare, max_ulp_is_in_ulps_of_the_elements_scale)
     cr_assert_eq(r.max_ulp, 0.0);
     cr_assert_gt(r.n_over, 0);
 }
+
+/* A float16 ULP is never finer than float16's smallest subnormal (2^-24): a reference of 1.7e-9
+   that a correct kernel stores as 0 (below half of it) is 0.03 ULPs off, not 2000 float32-scaled
+   ones; at 1.0 a float16 ULP is 2^-10 */
+Test(compare, float16_ulps_stop_at_the_smallest_subnormal)
+{
+    const double u16 = ldexp(1.0, -11);
+    double r1[2] = {1.68e-9, 1.0}, as[2] = {1.68e-9, 1.0}, nt[2] = {4, 4}, got[2] = {0, 1.0 + ldexp(1.0, -10)};
+    tol_inputs t = {u16, &model, as, nt, NULL, NULL};
+    compare_result r;
+    compare_f64(r1, got, 1, &t, &r);
+    cr_assert_float_eq(r.max_ulp, 1.68e-9 / ldexp(1.0, -24), 1e-9, "%g", r.max_ulp);
+    compare_f64(r1, got, 2, &t, &r);
+    cr_assert_float_eq(r.max_ulp, 1.0, 1e-12, "%g", r.max_ulp);
+}
