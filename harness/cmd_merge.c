@@ -6,6 +6,37 @@
 #include "cli.h"
 #include "report.h"
 
+/* The kind of implementation a report judged ("optimized", "plugin", "dir"): shards of one run
+ * may hold its directory or plugin at different paths on different machines. */
+static void impl_kind(const cJSON *r, char *kind, size_t n)
+{
+    const cJSON *impl = cJSON_GetObjectItemCaseSensitive(r, "impl");
+    const char *s = cJSON_IsString(impl) ? impl->valuestring : "optimized";
+    size_t len = strcspn(s, ":");
+    snprintf(kind, n, "%.*s", (int)(len < n ? len : n - 1), s);
+}
+
+/* Shards of one run agree on what was judged and how: the dtype, the seed, the suites, the kind
+ * of implementation and the verdict that gates. Returns the key they differ on, or NULL. */
+static const char *different_run(const cJSON *first, const cJSON *r)
+{
+    static const char *keys[] = {"dtype", "seed", "suites", "gated_on"};
+    for (size_t k = 0; k < sizeof keys / sizeof *keys; k++) {
+        const cJSON *a = cJSON_GetObjectItemCaseSensitive(first, keys[k]), *b = cJSON_GetObjectItemCaseSensitive(r, keys[k]);
+        if ((a || b) && !(a && b && cJSON_Compare(a, b, 1))) return keys[k];
+    }
+    char ka[64], kb[64];
+    impl_kind(first, ka, sizeof ka);
+    impl_kind(r, kb, sizeof kb);
+    return strcmp(ka, kb) ? "impl" : NULL;
+}
+
+static char *item_text(const cJSON *r, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(r, key);
+    return v ? cJSON_PrintUnformatted(v) : strdup("(none)");
+}
+
 int cmd_merge(int argc, char **argv)
 {
     const char *out_dir = NULL, *dirs[256];
@@ -28,6 +59,16 @@ int cmd_merge(int argc, char **argv)
         const cJSON *schema = r ? cJSON_GetObjectItemCaseSensitive(r, "schema") : NULL;
         if (!r || !cJSON_IsString(schema) || strcmp(schema->valuestring, CONFORM_REPORT_SCHEMA)) {
             rc = usage_error("merge: %s", r ? "not a conform report" : err);
+            cJSON_Delete(r);
+            break;
+        }
+        const char *differs = merged ? different_run(merged, r) : NULL;
+        if (differs) {
+            char *a = item_text(merged, differs), *b = item_text(r, differs);
+            rc = usage_error("merge: %s/report.json is another run than %s/report.json: %s %s, not %s "
+                             "(only shards of one run merge)", dirs[i], dirs[0], differs, b, a);
+            free(a);
+            free(b);
             cJSON_Delete(r);
             break;
         }

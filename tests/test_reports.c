@@ -123,6 +123,27 @@ Test(reports, three_shards_merge_into_the_one_run_verdicts, .init = setup, .fini
     cJSON_Delete(r1); cJSON_Delete(rm); cJSON_Delete(s1);
 }
 
+/* shards of different runs (another seed: other inputs under the same ids) are refused, not
+   merged into a report whose header describes only the first */
+Test(reports, shards_of_different_runs_do_not_merge, .init = setup, .fini = teardown)
+{
+    char s1[128], s2[128], merged[128];
+    snprintf(s1, sizeof s1, "%s/s1", dir);
+    snprintf(s2, sizeof s2, "%s/s2", dir);
+    snprintf(merged, sizeof merged, "%s/merged", dir);
+    const char *a1[] = {"conform", "run", "cases/smoke.json", "--filter", "smoke/fwd_grid*", "--shard", "1/2", "--report-dir", s1, "--quiet"};
+    const char *a2[] = {"conform", "run", "cases/smoke.json", "--filter", "smoke/fwd_grid*", "--shard", "2/2", "--seed", "7", "--report-dir", s2, "--quiet"};
+    cr_assert_eq(run(a1, 10), EXIT_OK);
+    cr_assert_eq(run(a2, 12), EXIT_OK);
+    const char *m[] = {"conform", "merge", "--report-dir", merged, s1, s2};
+    cr_assert_eq(cmd_merge(6, (char **)m), EXIT_USAGE);
+    cr_assert(access(merged, F_OK) != 0, "nothing written");
+    /* the same seed merges */
+    const char *a3[] = {"conform", "run", "cases/smoke.json", "--filter", "smoke/fwd_grid*", "--shard", "2/2", "--report-dir", s2, "--quiet"};
+    cr_assert_eq(run(a3, 10), EXIT_OK);
+    cr_assert_eq(cmd_merge(6, (char **)m), EXIT_OK);
+}
+
 /* a report without what legitimately differs between runs: timings, command, thread count */
 static char *stable(cJSON *r)
 {
