@@ -18,8 +18,9 @@ extern const proof_desc deformable_offsets_proofs[], deformable_offsets_grad_pro
     "summation order"
 #define K_POS_WHY                                                                                          \
     "a sample position is the integer base (wo*sw - pl + j*dw, exact in float32) plus the offset: one "    \
-    "float32 rounding of |position| in the spec's order, none when the exact position is a float32 number " \
-    "(integer offsets, the window lines)"
+    "float32 rounding, of |position| in the spec's order (torchvision, mmcv, Ascend) or of "                \
+    "|position + pad| when the pad is subtracted last (nnabla); none when the exact position is a float32 " \
+    "number in both forms (integer offsets, the window lines)"
 #define DEFORMABLE_TOL {.k_val = 6, .k_val_why = K_VAL_WHY, .k_pos = 1, .k_pos_why = K_POS_WHY}
 
 static const tol_model deformable_tol = DEFORMABLE_TOL;

@@ -57,11 +57,18 @@ static void sample_pos(const ref_deformable_params *p, const double *off_n, int6
     *m = o[2 * dgK + k];
 }
 
-/* Rounding error of a position in float32: the integer base is exact, base + offset is one
- * rounding, exact when the exact sum is a float32 number. */
-static double pos_error(double v, double pos_rel_err)
+static int is_f32(double v) { return (double)(float)v == v; }
+
+/* Rounding error of a position v = base + offset in float32, whose integer base (exact) includes
+ * -pad. In the spec's order (torchvision, mmcv, the Ascend kernels) base + offset is one rounding
+ * at |v|. nnabla adds the offset before subtracting the pad: one rounding at |v + pad|, then the
+ * subtraction, exact unless v + pad < 0 (then a second one, at |v|). The larger of the two; 0
+ * when both forms are exact. */
+static double pos_error(double v, int64_t pad, double pos_rel_err)
 {
-    return (double)(float)v == v ? 0.0 : pos_rel_err * fabs(v);
+    double spec = is_f32(v) ? 0.0 : pos_rel_err * fabs(v), vp = v + (double)pad;
+    double pad_last = (is_f32(vp) ? 0.0 : pos_rel_err * fabs(vp)) + (vp < 0 && !is_f32(v) ? pos_rel_err * fabs(v) : 0.0);
+    return fmax(spec, pad_last);
 }
 
 /* Largest |difference| between vertically (*sy) and horizontally (*sx) neighbouring values of the
@@ -103,7 +110,7 @@ void f64_deformable_offsets_fwd__ref(const ref_deformable_params *p, const doubl
                             const int64_t e0 = ((n * YH + ho * p->kh + i) * YW + wo * p->kw + j) * p->C;
                             const int finite = isfinite(py) && isfinite(px);
                             const cell s = finite ? cell_at(p, py, px) : (cell){0, 0, 0, 0, 0, 0};
-                            const double dy = pos_error(py, pre), dx = pos_error(px, pre);
+                            const double dy = pos_error(py, p->pt, pre), dx = pos_error(px, p->pl, pre);
                             for (int64_t c = g * cpg; c < (g + 1) * cpg; c++) {
                                 const int64_t e = e0 + c;
                                 double val = 0, av = 0, pe = 0;
@@ -255,7 +262,7 @@ void f64_deformable_offsets_bwd__ref(const ref_deformable_params *p, const doubl
                                 sum[0] = sum[1] = sum[2] = 0;
                             }
                             if (!want_bounds) continue;
-                            const double dy = pos_error(py, pre), dx = pos_error(px, pre);
+                            const double dy = pos_error(py, p->pt, pre), dx = pos_error(px, p->pl, pre);
                             const int near = py >= -1.0 - dy && py <= (double)p->H + dy && px >= -1.0 - dx &&
                                              px <= (double)p->W + dx;
                             if (!inside && !near) continue;

@@ -381,3 +381,32 @@ Test(ambiguity_class, a_kept_window_line_sample_is_held_to_its_own_rounding_at_b
     cr_assert_eq(r.n_over, 1, "twice its value is no branch's");
     bounds_free(&b);
 }
+
+/* deformable position formed with the pad subtracted last (nnabla: ((wo*sw + j*dw) + offset) - pl):
+   its one rounding is at |p + pl|, not |p|. Offset 1e-4 at base 0 gives p = 1e-4, a float32 number
+   (exact in the spec's order), but 1 + 1e-4 rounds by 1.7e-8: on a slope of 0.25 that is 4e-9,
+   twice the value-only bound of this small output. Held to both forms, it passes. */
+extern const op_desc op_deformable_offsets;
+
+Test(tolerance_regression, deformable_position_with_the_pad_subtracted_last_passes)
+{
+    const double x[3] = {0.0035, 0.25, 0.3};
+    const float off1 = 1e-4f;
+    double off[12] = {0, 0, 1, off1, 0, 1, 0, 0, 1, 0, 0, 1}, y[4];
+    ref_deformable_params p = {1, 1, 3, 1, 1, 1, 1, 1, 1, 1, 0, 0, 1, 0, 1, 1, 4};
+    const tol_model *m = &op_deformable_offsets.tol[0];
+    ref_bounds b = bounds_for(m, 4);
+    f64_deformable_offsets_fwd__ref(&p, x, off, y, &b);
+    volatile float one = 1.0f, shifted = one + off1; /* (wo*sw + j*dw) + offset, rounded */
+    volatile float pn = shifted - one;                 /* - pl: exact */
+    cr_assert_neq((double)pn, (double)off1, "the two orders differ here");
+    float got[4];
+    for (int i = 0; i < 4; i++) got[i] = (float)y[i];
+    got[1] = (float)((1 - (double)pn) * x[0] + (double)pn * x[1]);
+    compare_result r = judge(y, got, 4, &b, m);
+    cr_assert_eq(r.n_over, 0, "pad-last order allowed (err/tol %g)", r.max_err_over_tol);
+    /* a position off by 100 times that is not */
+    got[1] = (float)((1 - (off1 + 100 * ((double)pn - off1))) * x[0] + (off1 + 100 * ((double)pn - off1)) * x[1]);
+    cr_assert_gt(judge(y, got, 4, &b, m).n_over, 0);
+    bounds_free(&b);
+}
