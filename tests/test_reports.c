@@ -220,6 +220,21 @@ Test(reports, waivers_turn_expected_failures_into_waived_and_stale_ones_are_repo
     cr_assert_eq(run(refused, 8), EXIT_USAGE);
 }
 
+/* an op's worst err/tol and max ULP are over the cases judged, not the waived divergences */
+Test(reports, an_ops_worst_leaves_out_its_waived_cases)
+{
+    cJSON *r = cJSON_Parse("{\"summary\": {}, \"ops\": {}, \"cases\": ["
+        "{\"op\": \"roi_align\", \"status\": \"passed\", \"outputs\": [{\"max_err_over_tol\": 0.1, \"max_ulp\": 2}]},"
+        "{\"op\": \"roi_align\", \"status\": \"waived\", \"outputs\": [{\"max_err_over_tol\": 1e6, \"max_ulp\": 1e9}]},"
+        "{\"op\": \"roi_align\", \"status\": \"failed\", \"outputs\": [{\"max_err_over_tol\": 3, \"max_ulp\": 40}]}]}");
+    report_summarize(r);
+    cJSON *o = cJSON_GetObjectItem(cJSON_GetObjectItem(r, "ops"), "roi_align");
+    cr_assert_float_eq(cJSON_GetObjectItem(o, "max_err_over_tol")->valuedouble, 3.0, 0);
+    cr_assert_float_eq(cJSON_GetObjectItem(o, "max_ulp")->valuedouble, 40.0, 0);
+    cr_assert_float_eq(cJSON_GetObjectItem(o, "waived")->valuedouble, 1.0, 0, "still counted");
+    cJSON_Delete(r);
+}
+
 Test(reports, rerun_selects_the_failures_of_a_previous_report, .init = setup, .fini = teardown)
 {
     char rep[128], prev[256];
