@@ -182,7 +182,7 @@ static int parse_shape(cursor_t *c, shape_t *s, const char *path, char *err, siz
 /* Parses the dict; *itemsize becomes 4 or 8, or 2 where wide16 allows 16-bit types (then
  * *bf16 says whether the 16 bits are a bfloat16 carried as '<u2'). */
 static int parse_header(const char *h, size_t n, const char *path, shape_t *shape, int *itemsize,
-                        int wide16, int *bf16, char *err, size_t errlen)
+                        int wide16, int *bf16, int *fortran, char *err, size_t errlen)
 {
     cursor_t c = {h, n, 0};
     int have_descr = 0, have_fortran = 0, have_shape = 0;
@@ -223,11 +223,10 @@ static int parse_header(const char *h, size_t n, const char *path, shape_t *shap
             }
             have_descr = 1;
         } else if (kl == 13 && memcmp(key, "fortran_order", 13) == 0 && !have_fortran) {
-            if (accept_word(&c, "True")) {
-                set_err(err, errlen, "%s: Fortran order not supported, save C-contiguous", path);
-                return -1;
-            }
-            if (!accept_word(&c, "False")) {
+            /* NumPy saves an array that is only Fortran-contiguous (a transpose) in Fortran order */
+            if (accept_word(&c, "True")) *fortran = 1;
+            else if (accept_word(&c, "False")) *fortran = 0;
+            else {
                 set_err(err, errlen, "%s: bad header: 'fortran_order' must be True or False", path);
                 return -1;
             }
@@ -261,6 +260,26 @@ static int parse_header(const char *h, size_t n, const char *path, shape_t *shap
 }
 
 /* ---- reading ---- */
+
+/* data read in Fortran order (first index fastest) put in C order (last index fastest) */
+static int fortran_to_c(tensor_t *t)
+{
+    const shape_t *s = &t->shape;
+    int64_t n = shape_numel(s);
+    if (s->rank < 2 || n < 2) return 0;
+    double *f = malloc(sizeof(double) * (size_t)n);
+    if (!f) return -1;
+    memcpy(f, t->data, sizeof(double) * (size_t)n);
+    int64_t idx[CONFORM_MAX_RANK] = {0};
+    for (int64_t c = 0; c < n; c++) {
+        int64_t off = 0;
+        for (int d = s->rank - 1; d >= 0; d--) off = off * s->dims[d] + idx[d];
+        t->data[c] = f[off];
+        for (int d = s->rank - 1; d >= 0 && ++idx[d] == s->dims[d]; d--) idx[d] = 0; /* next C index */
+    }
+    free(f);
+    return 0;
+}
 
 double npy_half_to_double(uint16_t h)
 {
@@ -454,8 +473,8 @@ static int read_found(const char *path, tensor_t *t, int wide16, const char **fo
     hdr[hlen] = '\0';
 
     shape_t shape;
-    int itemsize = 0, bf16 = 0;
-    if (parse_header(hdr, (size_t)hlen, path, &shape, &itemsize, wide16, &bf16, err, errlen) != 0) goto fail;
+    int itemsize = 0, bf16 = 0, fortran = 0;
+    if (parse_header(hdr, (size_t)hlen, path, &shape, &itemsize, wide16, &bf16, &fortran, err, errlen) != 0) goto fail;
     *found = itemsize == 8 ? "<f8" : itemsize == 4 ? "<f4" : bf16 ? "<u2" : "<f2";
     free(hdr);
     hdr = NULL;
@@ -486,6 +505,12 @@ static int read_found(const char *path, tensor_t *t, int wide16, const char **fo
         goto fail;
     }
     if (read_body(f, path, itemsize, bf16, t, numel, err, errlen) != 0) {
+        tensor_free(t);
+        memset(t, 0, sizeof *t);
+        goto fail;
+    }
+    if (fortran && fortran_to_c(t) != 0) {
+        set_err(err, errlen, "%s: out of memory reordering %lld Fortran-order elements", path, (long long)numel);
         tensor_free(t);
         memset(t, 0, sizeof *t);
         goto fail;
