@@ -61,14 +61,18 @@ static int is_f32(double v) { return (double)(float)v == v; }
 
 /* Rounding error of a position v = base + offset in float32, whose integer base (exact) includes
  * -pad. In the spec's order (torchvision, mmcv, the Ascend kernels) base + offset is one rounding
- * at |v|. nnabla adds the offset before subtracting the pad: one rounding at |v + pad|, then the
- * subtraction, exact unless v + pad < 0 (then a second one, at |v|). The larger of the two; 0
- * when both forms are exact. */
+ * at |v|. nnabla adds the offset before subtracting the pad: one rounding at |v + pad|, then
+ * x - pad with x = fl(v + pad), exact when x >= pad (a multiple of ulp(x) no larger than x: every
+ * v >= 0), else one more at |v| unless v + pad and v are both float32 numbers. The larger of the
+ * two forms; 0 when both are exact. */
 static double pos_error(double v, int64_t pad, double pos_rel_err)
 {
-    double spec = is_f32(v) ? 0.0 : pos_rel_err * fabs(v), vp = v + (double)pad;
-    double pad_last = (is_f32(vp) ? 0.0 : pos_rel_err * fabs(vp)) + (vp < 0 && !is_f32(v) ? pos_rel_err * fabs(v) : 0.0);
-    return fmax(spec, pad_last);
+    double spec = is_f32(v) ? 0.0 : pos_rel_err * fabs(v);
+    if (pad == 0) return spec;
+    double vp = v + (double)pad;
+    double first = is_f32(vp) ? 0.0 : pos_rel_err * fabs(vp);
+    double second = v < 0 && !(is_f32(vp) && is_f32(v)) ? pos_rel_err * fabs(v) : 0.0;
+    return fmax(spec, first + second);
 }
 
 /* Largest |difference| between vertically (*sy) and horizontally (*sx) neighbouring values of the
