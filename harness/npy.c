@@ -341,19 +341,20 @@ static int read_body(FILE *f, const char *path, int itemsize, int bf16, tensor_t
 
 int npy_read(const char *path, tensor_t *t, char *err, size_t errlen) { return npy_read_ex(path, t, 0, err, errlen); }
 
-static int read_found(const char *path, tensor_t *t, int wide16, const char **found, char *err, size_t errlen);
+static int read_found(const char *path, tensor_t *t, int wide16, int allow_fortran, const char **found, char *err,
+                      size_t errlen);
 
 int npy_read_ex(const char *path, tensor_t *t, int wide16, char *err, size_t errlen)
 {
     const char *found;
-    return read_found(path, t, wide16, &found, err, errlen);
+    return read_found(path, t, wide16, 0, &found, err, errlen);
 }
 
 int npy_read_dtype(const char *path, tensor_t *t, const dtype_desc *dt, char *err, size_t errlen)
 {
     const char *found;
     char why[CONFORM_NPY_ERR];
-    if (read_found(path, t, NPY_BF16_AS_U2, &found, why, sizeof why)) {
+    if (read_found(path, t, NPY_BF16_AS_U2, 1, &found, why, sizeof why)) {
         char *hint = strstr(why, " (" NPY_DTYPE_HINT);
         if (hint) { /* the general list of what the reader takes: here one dtype is expected */
             *hint = '\0';
@@ -402,7 +403,10 @@ int npy_read_raw(const char *path, const shape_t *s, const dtype_desc *dt, tenso
     return 0;
 }
 
-static int read_found(const char *path, tensor_t *t, int wide16, const char **found, char *err, size_t errlen)
+/* allow_fortran: a device's output (a `dir:` file) may come in Fortran order; the files given on
+ * the command line are C order, as the harness contract says */
+static int read_found(const char *path, tensor_t *t, int wide16, int allow_fortran, const char **found, char *err,
+                      size_t errlen)
 {
     unsigned char pre[12];
     char *hdr = NULL;
@@ -475,6 +479,10 @@ static int read_found(const char *path, tensor_t *t, int wide16, const char **fo
     shape_t shape;
     int itemsize = 0, bf16 = 0, fortran = 0;
     if (parse_header(hdr, (size_t)hlen, path, &shape, &itemsize, wide16, &bf16, &fortran, err, errlen) != 0) goto fail;
+    if (fortran && !allow_fortran) {
+        set_err(err, errlen, "%s: Fortran order not supported, save C-contiguous", path);
+        goto fail;
+    }
     *found = itemsize == 8 ? "<f8" : itemsize == 4 ? "<f4" : bf16 ? "<u2" : "<f2";
     free(hdr);
     hdr = NULL;

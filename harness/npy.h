@@ -21,7 +21,8 @@ double npy_half_to_double(uint16_t h);
 double npy_bf16_to_double(uint16_t b);
 
 /* Reads a file that must hold exactly dtype dt (its npy_descr), with a message naming the file,
- * the dtype expected and the one found. */
+ * the dtype expected and the one found. For a `dir:` directory's files: Fortran order (what
+ * np.save writes for a transposed array) is read in C order too. */
 int npy_read_dtype(const char *path, tensor_t *t, const dtype_desc *dt, char *err, size_t errlen);
 /* A headerless C-order file (the .bin of msOpST, TTK and the CANN samples) of shape s at dtype dt;
  * a size other than numel * itemsize is refused with both byte counts. */
