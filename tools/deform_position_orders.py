@@ -10,56 +10,80 @@ Copies an export directory and writes y for its deformable_offsets cases, for
 
     tools/deform_position_orders.py DIR COPY spec|pad_last
 """
-import json, os, shutil, sys
+import os
+import sys
+
 import numpy as np
-if len(sys.argv) != 4 or sys.argv[3] not in ('spec', 'pad_last'):
-    sys.exit(__doc__.strip().splitlines()[-1].strip())
-src, dst, order = sys.argv[1], sys.argv[2], sys.argv[3]
-shutil.rmtree(dst, ignore_errors=True); shutil.copytree(src, dst)
-m = json.load(open(os.path.join(dst, 'manifest.json')))
-f32 = np.float32
-def pos(base_no_pad, pad, off):
-    if order == 'spec':
-        return (f32(base_no_pad - pad) + off).astype(f32)
-    return ((f32(base_no_pad) + off).astype(f32) - f32(pad)).astype(f32)
-n_done = 0
-for c in m['cases']:
-    if c['op'] != 'deformable_offsets' or c.get('expect_error'): continue
-    a = c['attrs']
-    kh, kw = a['ksize']
-    hw = (2, 3) if a.get('data_format', 'NHWC') == 'NCHW' else (1, 2)
-    s, d = a.get('strides', [1]*4), a.get('dilations', [1]*4)
-    sh, sw, dh, dw = s[hw[0]], s[hw[1]], d[hw[0]], d[hw[1]]
-    pt, pb, pl, pr = a.get('pads', [0]*4); dg = int(a.get('deformable_groups', 1))
-    x = np.load(os.path.join(dst, c['inputs']['x'])).astype(f32)
-    off = np.load(os.path.join(dst, c['inputs']['offsets'])).astype(f32)
-    N, H, W, C = x.shape; _, Ho, Wo, OC = off.shape
-    K = kh * kw; dgK = dg * K
-    if OC != 3 * dgK or dg == 0 or C % dg: continue
+
+from deform_window_lines import geometry
+from export_copy import copy_export
+
+F = np.float32
+
+
+def position(base_no_pad, pad, off, order):
+    """the float32 sample position base_no_pad - pad + off in the given order"""
+    if order == "spec":
+        return (F(base_no_pad - pad) + off).astype(F)
+    return ((F(base_no_pad) + off).astype(F) - F(pad)).astype(F)
+
+
+def forward(root, case, order):
+    """y [N, Ho*kh, Wo*kw, C] of spec 5 in float32, or None when the shapes do not fit"""
+    kh, kw, sh, sw, dh, dw, (pt, _, pl, _), dg = geometry(case["attrs"])
+    x = np.load(os.path.join(root, case["inputs"]["x"])).astype(F)
+    off = np.load(os.path.join(root, case["inputs"]["offsets"])).astype(F)
+    N, H, W, C = x.shape
+    _, Ho, Wo, OC = off.shape
+    K = kh * kw
+    dgK = dg * K
+    if OC != 3 * dgK or dg == 0 or C % dg:
+        return None
     cpg = C // dg
-    y = np.zeros((N, Ho * kh, Wo * kw, C), f32)
-    xp = np.zeros((N, H + 4, W + 4, C), f32); xp[:, 2:H + 2, 2:W + 2] = x   # zero ring for corner reads
-    with np.errstate(all='ignore'):
-        for g in range(dg):
-            for i in range(kh):
-                for j in range(kw):
-                    k = g * K + i * kw + j
-                    px = pos((np.arange(Wo) * sw + j * dw)[None, None, :], pl, off[..., k])
-                    py = pos((np.arange(Ho) * sh + i * dh)[None, :, None], pt, off[..., dgK + k])
-                    mk = off[..., 2 * dgK + k]
-                    fin = np.isfinite(px) & np.isfinite(py)
-                    pxc = np.where(fin, np.clip(px, -2, W), f32(-2)); pyc = np.where(fin, np.clip(py, -2, H), f32(-2))
-                    h0 = np.floor(pyc).astype(np.int64); w0 = np.floor(pxc).astype(np.int64)
-                    lh = (pyc - f32(1) * h0).astype(f32); lw = (pxc - w0).astype(f32)
-                    hh = (f32(1) - lh).astype(f32); hw_ = (f32(1) - lw).astype(f32)
-                    nn = np.arange(N)[:, None, None]
-                    def V(r, q):
-                        return xp[nn, r + 2, q + 2][..., g * cpg:(g + 1) * cpg]
-                    v = (hh * hw_)[..., None] * V(h0, w0) + (hh * lw)[..., None] * V(h0, w0 + 1) \
-                        + (lh * hw_)[..., None] * V(h0 + 1, w0) + (lh * lw)[..., None] * V(h0 + 1, w0 + 1)
-                    v = (mk[..., None] * v.astype(f32)).astype(f32)
-                    v = np.where(fin[..., None], v, f32(0))
-                    y[:, i::kh, j::kw, g * cpg:(g + 1) * cpg] = v
-    np.save(os.path.join(dst, c['outputs']['y']['path']), y)
-    n_done += 1
-print(order, 'wrote', n_done)
+    y = np.zeros((N, Ho * kh, Wo * kw, C), F)
+    xp = np.zeros((N, H + 4, W + 4, C), F)  # a ring of zeros: corners outside the plane read 0
+    xp[:, 2:H + 2, 2:W + 2] = x
+    nn = np.arange(N)[:, None, None]
+    for g in range(dg):
+        for i in range(kh):
+            for j in range(kw):
+                k = g * K + i * kw + j
+                px = position((np.arange(Wo) * sw + j * dw)[None, None, :], pl, off[..., k], order)
+                py = position((np.arange(Ho) * sh + i * dh)[None, :, None], pt, off[..., dgK + k], order)
+                fin = np.isfinite(px) & np.isfinite(py)
+                # beyond the window every corner is in the zero ring: clipping changes no value
+                pxc = np.where(fin, np.clip(px, -2, W), F(-2))
+                pyc = np.where(fin, np.clip(py, -2, H), F(-2))
+                h0, w0 = np.floor(pyc).astype(np.int64), np.floor(pxc).astype(np.int64)
+                lh, lw = (pyc - h0).astype(F), (pxc - w0).astype(F)
+                hh, hw = (F(1) - lh).astype(F), (F(1) - lw).astype(F)
+
+                def corner(r, q):
+                    return xp[nn, r + 2, q + 2][..., g * cpg:(g + 1) * cpg]
+
+                v = ((hh * hw)[..., None] * corner(h0, w0) + (hh * lw)[..., None] * corner(h0, w0 + 1)
+                     + (lh * hw)[..., None] * corner(h0 + 1, w0) + (lh * lw)[..., None] * corner(h0 + 1, w0 + 1))
+                v = (off[..., 2 * dgK + k][..., None] * v.astype(F)).astype(F)
+                y[:, i::kh, j::kw, g * cpg:(g + 1) * cpg] = np.where(fin[..., None], v, F(0))
+    return y
+
+
+def main(argv):
+    usage = __doc__.strip().splitlines()[-1].strip()
+    dst, m, (order,) = copy_export(argv, usage, 1)
+    if order not in ("spec", "pad_last"):
+        sys.exit(usage)
+    written = 0
+    for case in m["cases"]:
+        if case["op"] != "deformable_offsets" or case.get("expect_error"):
+            continue
+        with np.errstate(all="ignore"):
+            y = forward(dst, case, order)
+        if y is not None:
+            np.save(os.path.join(dst, case["outputs"]["y"]["path"]), y)
+            written += 1
+    print("%s: %d deformable_offsets cases written in the %s order" % (dst, written, order))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -11,12 +11,12 @@ they were all that divergence.
 
     tools/deform_window_lines.py DIR COPY
 """
-import json
 import os
-import shutil
 import sys
 
 import numpy as np
+
+from export_copy import copy_export
 
 
 def load(path, dtype):
@@ -71,12 +71,7 @@ def zero_window_lines(root, case, dtype):
 
 
 def main(argv):
-    if len(argv) != 2:
-        sys.exit(__doc__.strip().splitlines()[-1].strip())
-    src, dst = argv
-    shutil.rmtree(dst, ignore_errors=True)
-    shutil.copytree(src, dst)
-    m = json.load(open(os.path.join(dst, "manifest.json")))
+    dst, m, _ = copy_export(argv, __doc__.strip().splitlines()[-1].strip())
     changed = sum(zero_window_lines(dst, c, m["dtype"]) for c in m["cases"]
                   if c["op"] == "deformable_offsets_grad" and not c.get("expect_error"))
     print("%s: %d nonzero gradients of samples exactly on a window line set to 0" % (dst, changed))

@@ -18,13 +18,13 @@ its roi_align_rotated(_grad) cases for `conform run --impl dir:COPY` to judge
 
     tools/rotated_float32_order.py DIR COPY
 """
-import json
 import math
 import os
-import shutil
 import sys
 
 import numpy as np
+
+from export_copy import copy_export
 
 F = np.float32
 
@@ -152,12 +152,7 @@ def backward(case, root, a):
 
 
 def main(argv):
-    if len(argv) != 2:
-        sys.exit(__doc__.strip().splitlines()[-1].strip())
-    src, dst = argv
-    shutil.rmtree(dst, ignore_errors=True)
-    shutil.copytree(src, dst)
-    m = json.load(open(os.path.join(dst, "manifest.json")))
+    dst, m, _ = copy_export(argv, __doc__.strip().splitlines()[-1].strip())
     if m["dtype"] != "float32":
         sys.exit("a float32 export is needed (this is a float32 kernel)")
     written, skipped = 0, {}
