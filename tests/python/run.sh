@@ -20,6 +20,13 @@ else
   echo "SKIPPED python helper test (tests/python/test_conform_check.py): no python3 with numpy"
 fi
 
+if py=$(find_python "import numpy"); then
+  echo "float32 forms test ($py)"
+  "$py" "$here/test_float32_forms.py" "$CONFORM" || exit 1
+else
+  echo "SKIPPED float32 forms test (tests/python/test_float32_forms.py): no python3 with numpy"
+fi
+
 if py=$(find_python "import numpy, torch, torchvision"); then
   echo "torch runner test ($py)"
   "$py" "$here/test_torch_runner.py" "$CONFORM" || exit 1
