@@ -63,7 +63,7 @@ PLUGIN_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARN) -O2 -fPIC -shared -Iharness
 ZOO_IDS = $(shell grep -o '^ZOO_BUG.[a-z0-9_]*' tests/zoo/zoo_bugs.h | cut -c9-)
 ZOO_PLUGINS = $(BUILD)/zoo/none.so $(ZOO_IDS:%=$(BUILD)/zoo/%.so)
 
-.PHONY: all deps test zoo zoo-docs models device-torch test-unit test-san conformance smoke verify bench clean install install-check fuzz fuzz-ci fuzz-build deps-fuzz test-valgrind
+.PHONY: all deps deps-test test zoo zoo-docs models device-torch test-unit test-san conformance smoke verify bench clean install install-check fuzz fuzz-ci fuzz-build deps-fuzz test-valgrind
 all: deps
 	@$(MAKE) --no-print-directory $(CONFORM) $(TESTS) $(PLUGINS)
 
@@ -126,7 +126,16 @@ $(TESTS): $(TEST_OBJ) $(HAR_OBJ) $(LIBOPT) $(LIBREF)
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
 
 # Unit tests (Criterion), then the reference proofs and the smoke suite.
-test: all
+# numpy for the Python tests of make test (the helper, the float32 forms): installed when root;
+# optional otherwise (those tests are skipped, saying so). torch is never installed here.
+deps-test:
+	@dpkg -s python3-numpy >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ]; then echo "installing: python3-numpy"; \
+	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-numpy) >/dev/null || \
+	      echo "note: apt-get install python3-numpy failed: the numpy tests will be skipped"; \
+	  else echo "note: without python3-numpy the numpy tests are skipped (sudo apt-get install -y python3-numpy)"; fi; }
+
+test: all deps-test
 	$(TESTS) --jobs $(THREADS)
 	@$(MAKE) --no-print-directory install-check
 	$(CONFORM) verify
