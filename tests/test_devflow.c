@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "scratch.h"
+#include "test_files.h"
 #include "cli.h"
 #include "dtype.h"
 #include "impl.h"
@@ -46,20 +47,9 @@ static const char *sub(const char *name)
     return buf[k];
 }
 
-static cJSON *load(const char *path)
-{
-    char err[512];
-    cJSON *j = read_json_file(path, err, sizeof err);
-    cr_assert(j, "%s", err);
-    return j;
-}
+static cJSON *load(const char *path) { return test_json(path); }
 
-static cJSON *report(const char *rep)
-{
-    char p[300];
-    snprintf(p, sizeof p, "%s/report.json", rep);
-    return load(p);
-}
+static cJSON *report(const char *rep) { return test_report(rep, NULL); }
 
 static const cJSON *find_case(const cJSON *r, const char *id)
 {
@@ -87,19 +77,7 @@ static double summary(const cJSON *r, const char *key)
     return cJSON_GetObjectItem(cJSON_GetObjectItem(r, "summary"), key)->valuedouble;
 }
 
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    cr_assert(f, "%s", path);
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *s = malloc((size_t)n + 1);
-    cr_assert_eq(fread(s, 1, (size_t)n, f), (size_t)n);
-    s[n] = '\0';
-    fclose(f);
-    return s;
-}
+static char *slurp(const char *path) { return test_slurp(path); }
 
 /* the path (under the export) of one output or input of a case, from the manifest */
 static void file_of(const char *ex, const char *id, const char *kind, const char *name, char *buf, size_t len)
@@ -189,6 +167,15 @@ static cJSON *judge_spoiled(void (*spoil)(const char *ex), int expect_rc)
 
 static void victim_output(const char *ex, char *buf, size_t len) { file_of(ex, VICTIM, "outputs", "output", buf, len); }
 
+/* the victim's status (NULL: not checked) and words of its message (NULL: none) after spoil */
+static void expect_victim(void (*spoil)(const char *ex), int expect_rc, const char *status, const char *words)
+{
+    cJSON *r = judge_spoiled(spoil, expect_rc);
+    if (status) cr_assert_str_eq(status_of(r, VICTIM), status);
+    if (words) cr_assert(strstr(message_of(r, VICTIM), words), "%s", message_of(r, VICTIM));
+    cJSON_Delete(r);
+}
+
 static void spoil_nothing(const char *ex) { (void)ex; }
 
 static void remove_output(const char *ex)
@@ -200,9 +187,7 @@ static void remove_output(const char *ex)
 
 Test(devflow, an_untouched_directory_passes, .init = setup, .fini = teardown)
 {
-    cJSON *r = judge_spoiled(spoil_nothing, EXIT_OK);
-    cr_assert_str_eq(status_of(r, VICTIM), "passed");
-    cJSON_Delete(r);
+    expect_victim(spoil_nothing, EXIT_OK, "passed", NULL);
 }
 
 Test(devflow, a_missing_output_is_its_own_status_in_every_format, .init = setup, .fini = teardown)
@@ -287,11 +272,7 @@ static void wrong_shape(const char *ex)
 
 Test(devflow, a_wrong_shape_fails_the_case_naming_both_shapes, .init = setup, .fini = teardown)
 {
-    cJSON *r = judge_spoiled(wrong_shape, EXIT_FAIL);
-    cr_assert_str_eq(status_of(r, VICTIM), "failed");
-    const char *m = message_of(r, VICTIM);
-    cr_assert(strstr(m, "output.npy has shape [2,3], expected [16,8,3,3]"), "%s", m);
-    cJSON_Delete(r);
+    expect_victim(wrong_shape, EXIT_FAIL, "failed", "output.npy has shape [2,3], expected [16,8,3,3]");
 }
 
 static void float64_output(const char *ex)
@@ -306,11 +287,7 @@ static void float64_output(const char *ex)
 
 Test(devflow, a_float64_file_where_float32_is_expected_fails_the_case, .init = setup, .fini = teardown)
 {
-    cJSON *r = judge_spoiled(float64_output, EXIT_FAIL);
-    cr_assert_str_eq(status_of(r, VICTIM), "failed");
-    const char *m = message_of(r, VICTIM);
-    cr_assert(strstr(m, "dtype '<f8', expected '<f4' (float32)"), "%s", m);
-    cJSON_Delete(r);
+    expect_victim(float64_output, EXIT_FAIL, "failed", "dtype '<f8', expected '<f4' (float32)");
 }
 
 static void truncate_output(const char *ex)
@@ -326,11 +303,7 @@ static void truncate_output(const char *ex)
 
 Test(devflow, a_truncated_file_fails_the_case, .init = setup, .fini = teardown)
 {
-    cJSON *r = judge_spoiled(truncate_output, EXIT_FAIL);
-    cr_assert_str_eq(status_of(r, VICTIM), "failed");
-    const char *m = message_of(r, VICTIM);
-    cr_assert(strstr(m, "output.npy: truncated data: expected 4608 bytes, file holds 4598"), "%s", m);
-    cJSON_Delete(r);
+    expect_victim(truncate_output, EXIT_FAIL, "failed", "output.npy: truncated data: expected 4608 bytes, file holds 4598");
 }
 
 static void not_npy(const char *ex)
@@ -344,9 +317,7 @@ static void not_npy(const char *ex)
 
 Test(devflow, a_file_that_is_not_npy_fails_the_case, .init = setup, .fini = teardown)
 {
-    cJSON *r = judge_spoiled(not_npy, EXIT_FAIL);
-    cr_assert(strstr(message_of(r, VICTIM), "bad magic: not a .npy file"), "%s", message_of(r, VICTIM));
-    cJSON_Delete(r);
+    expect_victim(not_npy, EXIT_FAIL, NULL, "bad magic: not a .npy file");
 }
 
 static void edit_input(const char *ex)
@@ -363,11 +334,7 @@ static void edit_input(const char *ex)
 
 Test(devflow, inputs_edited_after_the_export_are_an_error_naming_the_file, .init = setup, .fini = teardown)
 {
-    cJSON *r = judge_spoiled(edit_input, EXIT_FAIL);
-    cr_assert_str_eq(status_of(r, VICTIM), "error");
-    const char *m = message_of(r, VICTIM);
-    cr_assert(strstr(m, "input.npy changed since the export (FNV-1a 64 of the file"), "%s", m);
-    cJSON_Delete(r);
+    expect_victim(edit_input, EXIT_FAIL, "error", "input.npy changed since the export (FNV-1a 64 of the file");
 }
 
 static void raw_output(const char *ex, long drop)
@@ -392,16 +359,10 @@ static void short_bin(const char *ex) { raw_output(ex, 1); }
 
 Test(devflow, a_raw_bin_beside_the_npy_is_read_and_its_size_checked, .init = setup, .fini = teardown)
 {
-    cJSON *r = judge_spoiled(right_bin, EXIT_OK);
-    cr_assert_str_eq(status_of(r, VICTIM), "passed");
-    cJSON_Delete(r);
+    expect_victim(right_bin, EXIT_OK, "passed", NULL);
     scratch_remove(dir);
     scratch_make(dir, sizeof dir, "devflow");
-    r = judge_spoiled(short_bin, EXIT_FAIL);
-    cr_assert_str_eq(status_of(r, VICTIM), "failed");
-    const char *m = message_of(r, VICTIM);
-    cr_assert(strstr(m, "output.bin: 4604 bytes, expected 4608 ([16,8,3,3] of float32"), "%s", m);
-    cJSON_Delete(r);
+    expect_victim(short_bin, EXIT_FAIL, "failed", "output.bin: 4604 bytes, expected 4608 ([16,8,3,3] of float32");
 }
 
 Test(devflow, a_manifest_from_another_suite_gives_a_verdict_per_case, .init = setup, .fini = teardown)

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "scratch.h"
+#include "sigterm_run.h"
 #include "cli.h"
 #include "report.h"
 #include "suite.h"
@@ -29,21 +30,7 @@ Test(hostile, sigterm_leaves_a_valid_report_that_says_interrupted, .init = setup
     /* a plugin that hangs in roi_align keeps the run busy until the signal comes */
     const char *argv[] = {"conform", "run", "cases/smoke.json", "--impl", "plugin:build/plugins/faulty_hang.so", "--timeout",
                           "60", "--report-dir", rep, "--quiet", "--filter", "smoke/*grid*"};
-    pid_t pid = fork();
-    cr_assert(pid >= 0);
-    if (pid == 0) _exit(cmd_run(12, (char **)argv));
-    usleep(500000);
-    kill(pid, SIGTERM);
-    int status;
-    cr_assert_eq(waitpid(pid, &status, 0), pid);
-    cr_assert(WIFEXITED(status), "the run must end on its own terms, not die of the signal");
-    cr_assert_eq(WEXITSTATUS(status), EXIT_FAIL);
-    char path[256], err[256];
-    snprintf(path, sizeof path, "%s/report.json", rep);
-    cJSON *r = read_json_file(path, err, sizeof err);
-    cr_assert(r, "%s", err);
-    cr_assert(cJSON_IsTrue(cJSON_GetObjectItem(r, "interrupted")));
-    cr_assert_gt(cJSON_GetObjectItem(r, "cases_not_run")->valuedouble, 0);
+    cJSON *r = sigterm_run(argv, 12, rep);
     cJSON_Delete(r);
     /* nothing half-written: no temporary files left beside the reports */
     char cmd[300];

@@ -10,6 +10,8 @@
 #include <unistd.h>
 
 #include "scratch.h"
+#include "test_files.h"
+#include "sigterm_run.h"
 #include "cli.h"
 #include "jobs.h"
 #include "report.h"
@@ -20,14 +22,7 @@ static void setup(void) { scratch_make_quiet(dir, sizeof dir, "jobs"); }
 
 static void teardown(void) { scratch_remove(dir); }
 
-static cJSON *load(const char *sub)
-{
-    char p[256], err[256];
-    snprintf(p, sizeof p, "%s/%s/report.json", dir, sub);
-    cJSON *j = read_json_file(p, err, sizeof err);
-    cr_assert(j, "%s", err);
-    return j;
-}
+static cJSON *load(const char *sub) { return test_report(dir, sub); }
 
 /* a report without what legitimately differs between these runs: the command line and timings */
 static char *without_timings(cJSON *r)
@@ -173,17 +168,6 @@ Test(jobs, sigterm_with_two_jobs_leaves_a_valid_report_that_says_interrupted, .i
     /* a plugin that hangs in roi_align keeps both workers busy until the signal comes */
     const char *argv[] = {"conform", "run", "cases/smoke.json", "--impl", "plugin:build/plugins/faulty_hang.so", "--timeout",
                           "60", "--report-dir", rep, "--quiet", "--filter", "smoke/*grid*", "--jobs", "2"};
-    pid_t pid = fork();
-    cr_assert(pid >= 0);
-    if (pid == 0) _exit(cmd_run(14, (char **)argv));
-    usleep(500000);
-    kill(pid, SIGTERM);
-    int status;
-    cr_assert_eq(waitpid(pid, &status, 0), pid);
-    cr_assert(WIFEXITED(status), "the run must end on its own terms, not die of the signal");
-    cr_assert_eq(WEXITSTATUS(status), EXIT_FAIL);
-    cJSON *r = load("r");
-    cr_assert(cJSON_IsTrue(cJSON_GetObjectItem(r, "interrupted")));
-    cr_assert_gt(cJSON_GetObjectItem(r, "cases_not_run")->valuedouble, 0);
+    cJSON *r = sigterm_run(argv, 14, rep);
     cJSON_Delete(r);
 }

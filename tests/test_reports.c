@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "scratch.h"
+#include "test_files.h"
 #include "cli.h"
 #include "compare.h"
 #include "report.h"
@@ -20,29 +21,13 @@ static void teardown(void) { scratch_remove(dir); }
 
 static int run(const char **argv, int argc) { return cmd_run(argc, (char **)argv); }
 
-static cJSON *load(const char *sub)
-{
-    char p[256], err[256];
-    snprintf(p, sizeof p, "%s/%s/report.json", dir, sub);
-    cJSON *j = read_json_file(p, err, sizeof err);
-    cr_assert(j, "%s", err);
-    return j;
-}
+static cJSON *load(const char *sub) { return test_report(dir, sub); }
 
 static char *slurp(const char *sub, const char *name)
 {
     char p[256];
     snprintf(p, sizeof p, "%s/%s/%s", dir, sub, name);
-    FILE *f = fopen(p, "rb");
-    cr_assert(f, "missing %s", p);
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    rewind(f);
-    char *s = malloc((size_t)n + 1);
-    cr_assert_eq(fread(s, 1, (size_t)n, f), (size_t)n);
-    s[n] = 0;
-    fclose(f);
-    return s;
+    return test_slurp(p);
 }
 
 Test(reports, one_run_writes_four_formats, .init = setup, .fini = teardown)

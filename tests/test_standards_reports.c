@@ -11,6 +11,7 @@
 #include "npy.h"
 #include "report.h"
 #include "scratch.h"
+#include "test_files.h"
 #include "standards.h"
 
 static char dir[64];
@@ -19,28 +20,9 @@ static void setup(void) { scratch_make_quiet(dir, sizeof dir, "std"); }
 
 static void teardown(void) { scratch_remove(dir); }
 
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    cr_assert(f, "missing %s", path);
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    rewind(f);
-    char *s = malloc((size_t)n + 1);
-    cr_assert_eq(fread(s, 1, (size_t)n, f), (size_t)n);
-    s[n] = 0;
-    fclose(f);
-    return s;
-}
+static char *slurp(const char *path) { return test_slurp(path); }
 
-static cJSON *load(const char *sub)
-{
-    char p[256], err[256];
-    snprintf(p, sizeof p, "%s/%s/report.json", dir, sub);
-    cJSON *j = read_json_file(p, err, sizeof err);
-    cr_assert(j, "%s", err);
-    return j;
-}
+static cJSON *load(const char *sub) { return test_report(dir, sub); }
 
 static int run_into(const char *sub, const char *filter, const char *impl, const char *gate)
 {
