@@ -137,13 +137,14 @@ void ref_roi_sample_fwd(const double *plane, int64_t H, int64_t W, double y, dou
         a->abs_sum += av;
         a->n_terms += 4;
         a->pos_err += pe;
+    } else if (av > 0) {
+        /* outside, so ambiguous: a kernel that keeps the sample also rounds its terms, so the
+           element's abs_sum and n_terms cover that branch (what a bfloat16 kernel's rounding of
+           it needs) */
+        a->abs_sum += av;
+        a->n_terms += 4;
     }
-    if (cls == SAMPLE_AMBIGUOUS) {
-        a->ambig += av + pe;
-        /* a kernel that keeps the sample also rounds its terms: the element's abs_sum and
-           n_terms cover that branch (what a bfloat16 kernel's rounding of it needs) */
-        if (!inside && av > 0) { a->abs_sum += av; a->n_terms += 4; }
-    }
+    if (cls == SAMPLE_AMBIGUOUS) a->ambig += av + pe;
 }
 
 void ref_roi_sample_bwd(const ref_plane_out *o, int64_t H, int64_t W, double y, double x, double dy, double dx,
@@ -164,15 +165,14 @@ void ref_roi_sample_bwd(const ref_plane_out *o, int64_t H, int64_t W, double y, 
                 if (o->abs_sum) o->abs_sum[e] += fabs(t);
                 if (o->n_terms) o->n_terms[e] += 1;
                 if (o->pos_err) o->pos_err[e] += pe;
-            }
-            if (!as_alternative && cls != SAMPLE_AMBIGUOUS) continue;
-            if (o->ambig) o->ambig[e] += fabs(t) + pe;
-            /* a term only another branch adds (another sample count, or the sample kept) is
-               rounded by a kernel on that branch: abs_sum and n_terms cover it too */
-            if ((as_alternative || !inside) && fabs(t) > 0) {
+            } else if (fabs(t) > 0) {
+                /* a term only another branch adds (another sample count, or the sample kept:
+                   outside, so ambiguous) is rounded by a kernel on that branch: abs_sum and
+                   n_terms cover it too */
                 if (o->abs_sum) o->abs_sum[e] += fabs(t);
                 if (o->n_terms) o->n_terms[e] += 1;
             }
+            if ((as_alternative || cls == SAMPLE_AMBIGUOUS) && o->ambig) o->ambig[e] += fabs(t) + pe;
         }
     /* pixels across a cell edge the float twin may reach */
     if (inside && !as_alternative && o->pos_err) ref_plane_neighbour_pos_err(o->pos_err, H, W, fabs(go) / count, &r, dy, dx);

@@ -57,8 +57,6 @@ static void sample_pos(const ref_deformable_params *p, const double *off_n, int6
     *m = o[2 * dgK + k];
 }
 
-static int is_f32(double v) { return (double)(float)v == v; }
-
 /* Rounding error of a position v = base + offset in float32, whose integer base (exact) includes
  * -pad. In the spec's order (torchvision, mmcv, the Ascend kernels) base + offset is one rounding
  * at |v|. nnabla adds the offset before subtracting the pad: one rounding at |v + pad|, then
@@ -67,11 +65,11 @@ static int is_f32(double v) { return (double)(float)v == v; }
  * two forms; 0 when both are exact. */
 static double pos_error(double v, int64_t pad, double pos_rel_err)
 {
-    double spec = is_f32(v) ? 0.0 : pos_rel_err * fabs(v);
+    double spec = ref_is_f32(v) ? 0.0 : pos_rel_err * fabs(v);
     if (pad == 0) return spec;
     double vp = v + (double)pad;
-    double first = is_f32(vp) ? 0.0 : pos_rel_err * fabs(vp);
-    double second = v < 0 && !(is_f32(vp) && is_f32(v)) ? pos_rel_err * fabs(v) : 0.0;
+    double first = ref_is_f32(vp) ? 0.0 : pos_rel_err * fabs(vp);
+    double second = v < 0 && !(ref_is_f32(vp) && ref_is_f32(v)) ? pos_rel_err * fabs(v) : 0.0;
     return fmax(spec, first + second);
 }
 

@@ -23,6 +23,9 @@ void ref_bilinear_rule_clamped(int64_t H, int64_t W, double y, double x, ref_bil
 void ref_local_slopes(const double *plane, int64_t H, int64_t W, const ref_bilinear *b,
                       double *sy, double *sx);
 
+/* v is a float32 number: a float32 evaluation that yields it exactly has no rounding error */
+static inline int ref_is_f32(double v) { return (double)(float)v == v; }
+
 /* Bound on the change of a rule-A value when the sample moves by (dy, dx). */
 static inline double ref_value_pos_err(double sy, double sx, double dy, double dx)
 {

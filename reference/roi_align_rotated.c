@@ -49,7 +49,7 @@ static roi_geom roi_geometry(const ref_roi_align_rotated_params *p, const double
     double ext = fabs(g.Hr) + fabs(g.Wr);
     /* an angle given in double that float32 cannot hold is read rounded by u*|angle|: it turns
        every sample about the centre by up to that much times the extent */
-    if ((double)(float)roi[5] != roi[5] && isfinite(roi[5])) ext *= 1.0 + fabs(roi[5]);
+    if (!ref_is_f32(roi[5]) && isfinite(roi[5])) ext *= 1.0 + fabs(roi[5]);
     g.mag_y = fabs(roi[2] * s) + off + ext;
     g.mag_x = fabs(roi[1] * s) + off + ext;
     g.cr.gh_lo = g.cr.gh_hi = g.gh;
