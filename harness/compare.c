@@ -18,16 +18,22 @@ int compare_bin(const double *edges, double v)
 
 static double at(const double *a, int64_t i) { return a ? a[i] : 0.0; }
 
-double compare_tolerance(const tol_inputs *t, int64_t i, double *ambig)
+/* eta: dtype_eta_of_u(t->u), looked up once per comparison rather than per element */
+static double tolerance(const tol_inputs *t, int64_t i, double eta, double *ambig)
 {
     double k_val = t->model ? t->model->k_val : 0.0;
     *ambig = at(t->ambig, i);
     /* each of the k_val + n_terms roundings may also underflow: eta of the dtype u belongs to */
     double tol = t->u * (k_val + at(t->n_terms, i)) * at(t->abs_sum, i) + at(t->pos_err, i) +
-                 dtype_eta_of_u(t->u) * (k_val + at(t->n_terms, i));
+                 eta * (k_val + at(t->n_terms, i));
     /* a bound that is not a number allows nothing: it must never let an element through */
     if (isnan(*ambig)) *ambig = 0;
     return isnan(tol) ? 0.0 : tol;
+}
+
+double compare_tolerance(const tol_inputs *t, int64_t i, double *ambig)
+{
+    return tolerance(t, i, dtype_eta_of_u(t->u), ambig);
 }
 
 static double ulp_f32(double v)
@@ -39,12 +45,13 @@ static double ulp_f32(double v)
     return ldexp(1.0, e - 24);
 }
 
-/* the ULP of the dtype whose unit roundoff is u at scale: float32's scaled by its precision, and
-   never finer than the dtype's smallest subnormal (a float16 value below 2^-25 rounds to 0, an
-   error under half an ULP, not thousands of float32-sized ones) */
-static double ulp_of_dtype(double scale, double u)
+/* the ULP of the dtype whose unit roundoff is u (eta its subnormal rounding bound) at scale:
+   float32's scaled by its precision, and never finer than the dtype's smallest subnormal (a
+   float16 value below 2^-25 rounds to 0, an error under half an ULP, not thousands of
+   float32-sized ones) */
+static double ulp_of_dtype(double scale, double u, double eta)
 {
-    return fmax(ulp_f32(scale) * (u / CONFORM_U_F32), 2.0 * dtype_eta_of_u(u));
+    return fmax(ulp_f32(scale) * (u / CONFORM_U_F32), 2.0 * eta);
 }
 
 double compare_ulps(double ref, double got) { return fabs(got - ref) / ulp_f32(ref); }
@@ -58,8 +65,6 @@ double compare_scale(const tol_inputs *t, int64_t i, double ref)
     double s = fmax(fabs(ref), m);
     return isfinite(s) ? s : fabs(ref);
 }
-
-double compare_scaled_ulps(double scale, double err) { return err / ulp_f32(scale); }
 
 static int same_nonfinite(double ref, double got)
 {
@@ -75,10 +80,11 @@ static void compare_any(const double *ref, const float *got_f32, const double *g
     r->worst_index = -1;
     double worst_ratio = -1.0;
     int got_all_zero = 1, ref_clearly_nonzero = 0;
+    const double eta = dtype_eta_of_u(t->u);
     for (int64_t i = 0; i < n; i++) {
         double g = got_f32 ? (double)got_f32[i] : got_f64[i], f = ref[i];
         if (g != 0.0) got_all_zero = 0;
-        double ambig, tol = compare_tolerance(t, i, &ambig);
+        double ambig, tol = tolerance(t, i, eta, &ambig);
         if (!isfinite(f) || !isfinite(g)) {
             if (!same_nonfinite(f, g)) {
                 r->n_nonfinite_mismatch++;
@@ -113,7 +119,7 @@ static void compare_any(const double *ref, const float *got_f32, const double *g
            not against itself. A zero scale (or a subnormal one) has no meaningful ULP: such
            elements are judged by err/tol alone */
         double scale = compare_scale(t, i, f);
-        double ulps = scale >= FLT_MIN ? err / ulp_of_dtype(scale, t->u) : 0.0;
+        double ulps = scale >= FLT_MIN ? err / ulp_of_dtype(scale, t->u, eta) : 0.0;
         if (ulps > r->max_ulp) r->max_ulp = ulps;
         double ratio = err == 0 ? 0 : (tol > 0 ? err / tol : INFINITY);
         if (ratio > r->max_err_over_tol) r->max_err_over_tol = ratio;

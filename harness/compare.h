@@ -56,8 +56,6 @@ double compare_ulps(double ref, double got);
  * the magnitude its tolerance is built on (tol = u (k_val + n_terms) times that), so an element
  * within its tolerance is within about k_val + n_terms ULPs of it; |ref| alone without bounds. */
 double compare_scale(const tol_inputs *t, int64_t i, double ref);
-/* err in float32 ULPs of scale */
-double compare_scaled_ulps(double scale, double err);
 void compare_f32(const double *ref, const float *got, int64_t n, const tol_inputs *t, compare_result *r);
 /* the same for outputs held in double (any dtype, decoded) */
 void compare_f64(const double *ref, const double *got, int64_t n, const tol_inputs *t, compare_result *r);

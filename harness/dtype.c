@@ -98,14 +98,14 @@ static uint16_t bf16_bits(double x)
     return (uint16_t)(u >> 16);
 }
 
-static double half_value(uint16_t h)
+double dtype_half_value(uint16_t h)
 {
     int e = (h >> 10) & 0x1f, m = h & 0x3ff;
     double v = e == 0 ? ldexp((double)m, -24) : e == 31 ? (m ? NAN : INFINITY) : ldexp((double)(m | 0x400), e - 25);
     return h >> 15 ? -v : v;
 }
 
-static double bf16_value(uint16_t b)
+double dtype_bf16_value(uint16_t b)
 {
     uint32_t u = (uint32_t)b << 16;
     float f;
@@ -140,7 +140,7 @@ void dtype_decode(conform_dtype id, const void *src, double *dst, int64_t n)
         } else {
             uint16_t b;
             memcpy(&b, s + 2 * i, 2);
-            dst[i] = id == CONFORM_DTYPE_FLOAT16 ? half_value(b) : bf16_value(b);
+            dst[i] = id == CONFORM_DTYPE_FLOAT16 ? dtype_half_value(b) : dtype_bf16_value(b);
         }
     }
 }

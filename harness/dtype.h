@@ -28,6 +28,9 @@ const char *dtype_names(void);
 double dtype_round(conform_dtype id, double x);
 /* eta of the dtype whose unit roundoff is u (0 for a u that is none of them) */
 double dtype_eta_of_u(double u);
+/* the value of float16 bits and of bfloat16 bits (the top half of a float32) */
+double dtype_half_value(uint16_t h);
+double dtype_bf16_value(uint16_t b);
 /* every element of a rounded in place */
 void dtype_round_array(conform_dtype id, double *a, int64_t n);
 /* n values (each already representable, else rounded) stored little-endian at dst. */

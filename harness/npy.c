@@ -281,20 +281,9 @@ static int fortran_to_c(tensor_t *t)
     return 0;
 }
 
-double npy_half_to_double(uint16_t h)
-{
-    int sign = h >> 15, e = (h >> 10) & 0x1f, m = h & 0x3ff;
-    double v = e == 0 ? ldexp((double)m, -24) : e == 31 ? (m ? NAN : INFINITY) : ldexp((double)(m | 0x400), e - 25);
-    return sign ? -v : v;
-}
+double npy_half_to_double(uint16_t h) { return dtype_half_value(h); }
 
-double npy_bf16_to_double(uint16_t b)
-{
-    uint32_t u = (uint32_t)b << 16;
-    float v;
-    memcpy(&v, &u, sizeof v);
-    return (double)v;
-}
+double npy_bf16_to_double(uint16_t b) { return dtype_bf16_value(b); }
 
 static int read_body(FILE *f, const char *path, int itemsize, int bf16, tensor_t *t, int64_t numel, char *err,
                      size_t errlen)

@@ -33,7 +33,9 @@ void *guarded_alloc(int64_t n, const dtype_desc *dt)
     memcpy(base, &bytes, sizeof bytes);
     unsigned char *raw = base + 64;
     for (int64_t i = 0; i < GUARD_BYTES; i++) raw[i] = raw[GUARD_BYTES + body + i] = guard_byte(i);
-    for (int64_t i = 0; i < n; i++) dtype_nan(dt->id, raw + GUARD_BYTES + i * dt->itemsize);
+    unsigned char nan[8];
+    dtype_nan(dt->id, nan); /* once, then copied: encoding is per element work */
+    for (int64_t i = 0; i < n; i++) memcpy(raw + GUARD_BYTES + i * dt->itemsize, nan, (size_t)dt->itemsize);
     return raw + GUARD_BYTES;
 }
 

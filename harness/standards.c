@@ -1,6 +1,7 @@
 /* The named precision standards. Numbers and sources: docs/standards.md. Every constant below is a
  * number of the standard it belongs to, not a tuning of ours. */
 #include "standards.h"
+#include "dtype.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -16,32 +17,16 @@ std_dtype std_dtype_from_u(double u)
     return STD_FLOAT32;
 }
 
-const char *std_dtype_name(std_dtype dt)
+static conform_dtype conform_of(std_dtype dt)
 {
-    static const char *const names[] = {"float32", "float16", "bfloat16", "float64"};
-    return names[dt];
+    static const conform_dtype ids[] = {CONFORM_DTYPE_FLOAT32, CONFORM_DTYPE_FLOAT16, CONFORM_DTYPE_BFLOAT16,
+                                        CONFORM_DTYPE_FLOAT64};
+    return ids[dt];
 }
 
-/* significand bits after the point, smallest normal exponent, largest finite value */
-static double round_binary(double x, int frac_bits, int emin, double max_finite)
-{
-    if (x == 0 || !isfinite(x)) return x;
-    int e = ilogb(x);
-    if (e < emin) e = emin; /* subnormals: the quantum of the smallest normal binade */
-    double q = ldexp(1.0, e - frac_bits);
-    double r = nearbyint(x / q) * q; /* the default rounding mode: to nearest, ties to even */
-    return fabs(r) > max_finite ? copysign(INFINITY, x) : r;
-}
+const char *std_dtype_name(std_dtype dt) { return dtype_get(conform_of(dt))->name; }
 
-double std_round_to(std_dtype dt, double x)
-{
-    switch (dt) {
-    case STD_FLOAT16: return round_binary(x, 10, -14, 65504.0);
-    case STD_BFLOAT16: return round_binary(x, 7, -126, 3.3895313892515355e38);
-    case STD_FLOAT32: return (double)(float)x;
-    default: return x;
-    }
-}
+double std_round_to(std_dtype dt, double x) { return dtype_round(conform_of(dt), x); }
 
 /* ---- shared pieces --------------------------------------------------------------------------- */
 
