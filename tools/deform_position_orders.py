@@ -15,8 +15,7 @@ import sys
 
 import numpy as np
 
-from deform_window_lines import geometry
-from export_copy import copy_export
+from export_dir import copy_export, deform_geometry
 
 F = np.float32
 
@@ -30,7 +29,7 @@ def position(base_no_pad, pad, off, order):
 
 def forward(root, case, order):
     """y [N, Ho*kh, Wo*kw, C] of spec 5 in float32, or None when the shapes do not fit"""
-    kh, kw, sh, sw, dh, dw, (pt, _, pl, _), dg = geometry(case["attrs"])
+    kh, kw, sh, sw, dh, dw, (pt, _, pl, _), dg = deform_geometry(case["attrs"])
     x = np.load(os.path.join(root, case["inputs"]["x"])).astype(F)
     off = np.load(os.path.join(root, case["inputs"]["offsets"])).astype(F)
     N, H, W, C = x.shape

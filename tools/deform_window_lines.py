@@ -16,7 +16,7 @@ import sys
 
 import numpy as np
 
-from export_copy import copy_export
+from export_dir import copy_export, deform_geometry
 
 
 def load(path, dtype):
@@ -33,20 +33,12 @@ def save(path, a, dtype):
         np.save(path, a.astype(np.load(path).dtype))
 
 
-def geometry(a):
-    """(kh, kw, sh, sw, dh, dw, pads, dg) of spec 5: strides and dilations per data_format"""
-    kh, kw = a["ksize"]
-    hw = (2, 3) if a.get("data_format", "NHWC") == "NCHW" else (1, 2)
-    s, d = a.get("strides", [1, 1, 1, 1]), a.get("dilations", [1, 1, 1, 1])
-    return kh, kw, s[hw[0]], s[hw[1]], d[hw[0]], d[hw[1]], a.get("pads", [0, 0, 0, 0]), int(a.get("deformable_groups", 1))
-
-
 def zero_window_lines(root, case, dtype):
     """zeroes, in place, the gradients of samples exactly on a window line; returns how many were not 0"""
     go_path = os.path.join(root, case["outputs"]["grad_offsets"]["path"])
     if not os.path.exists(go_path):
         return 0
-    kh, kw, sh, sw, dh, dw, (pt, _, pl, _), dg = geometry(case["attrs"])
+    kh, kw, sh, sw, dh, dw, (pt, _, pl, _), dg = deform_geometry(case["attrs"])
     off = load(os.path.join(root, case["inputs"]["offsets"]), dtype)
     _, H, W, _ = case["input_shapes"]["x"]
     _, Ho, Wo, _ = off.shape
@@ -58,14 +50,13 @@ def zero_window_lines(root, case, dtype):
             for j in range(kw):
                 k = g * K + i * kw + j
                 # the position as the spec forms it: exact integer base + offset, one float32 rounding
-                px = (np.float32(1) * (np.arange(Wo) * sw - pl + j * dw)[None, None, :] + off[..., k]).astype(np.float32)
-                py = (np.float32(1) * (np.arange(Ho) * sh - pt + i * dh)[None, :, None] + off[..., dgK + k]).astype(np.float32)
+                px = ((np.arange(Wo) * sw - pl + j * dw)[None, None, :] + off[..., k]).astype(np.float32)
+                py = ((np.arange(Ho) * sh - pt + i * dh)[None, :, None] + off[..., dgK + k]).astype(np.float32)
                 on = (((px == -1) | (px == W)) & (py >= -1) & (py <= H)) | (((py == -1) | (py == H)) & (px >= -1) & (px <= W))
                 for t in range(3):  # x offset, y offset, mask
                     plane = go[..., t * dgK + k]
                     changed += int(np.count_nonzero(plane[on]))
-                    plane[on] = 0
-                    go[..., t * dgK + k] = plane
+                    plane[on] = 0  # a view of go
     save(go_path, go, dtype)
     return changed
 

@@ -24,7 +24,7 @@ import sys
 
 import numpy as np
 
-from export_copy import copy_export
+from export_dir import copy_export
 
 F = np.float32
 

@@ -28,6 +28,8 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from export_dir import deform_geometry  # tools/, beside this script
+
 SCHEMA = "conform-export"
 SUPPORTED_SCHEMA_VERSIONS = (1,)
 
@@ -210,14 +212,6 @@ def run_grid_sampler_2d_backward(t, a):
 
 
 # ---- deformable_offsets(_grad): torchvision.ops.deform_conv2d, one kernel point per call ------------
-def deform_geometry(a):
-    kh, kw = attr(a, "ksize")
-    hw = (2, 3) if attr(a, "data_format", "NHWC") == "NCHW" else (1, 2)
-    strides, dilations = attr(a, "strides", [1, 1, 1, 1]), attr(a, "dilations", [1, 1, 1, 1])
-    return (kh, kw, strides[hw[0]], strides[hw[1]], dilations[hw[0]], dilations[hw[1]],
-            attr(a, "pads", [0, 0, 0, 0]), int(attr(a, "deformable_groups", 1)))
-
-
 def deformable_y(x_nhwc, offsets, a):
     """y[n, ho*kh+i, wo*kw+j, c] of spec 5 through deform_conv2d.
 

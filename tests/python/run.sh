@@ -16,14 +16,10 @@ find_python() {   # find_python "import numpy"
 if py=$(find_python "import numpy"); then
   echo "python helper test ($py)"
   "$py" "$here/test_conform_check.py" || exit 1
-else
-  echo "SKIPPED python helper test (tests/python/test_conform_check.py): no python3 with numpy"
-fi
-
-if py=$(find_python "import numpy"); then
   echo "float32 forms test ($py)"
   "$py" "$here/test_float32_forms.py" "$CONFORM" || exit 1
 else
+  echo "SKIPPED python helper test (tests/python/test_conform_check.py): no python3 with numpy"
   echo "SKIPPED float32 forms test (tests/python/test_float32_forms.py): no python3 with numpy"
 fi
 

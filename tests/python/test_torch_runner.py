@@ -4,11 +4,10 @@ skips it, saying so, where they are missing):
     conform export cases/smoke.json (the six ops torch has without mmcv) -> torch_runner.py (CPU)
     -> conform run --impl dir: with cases/waivers_pytorch_cpu.json
 
-Asserts that every case passes or is waived, apart from the known failures listed below, each with
-its reason; that every op has passing cases; and that one perturbed output of a passing case fails.
+Asserts that every case passes or is waived (the waivers name each divergence with its reason),
+that every op has passing cases, and that one perturbed output of a passing case fails.
 
 usage: python3 tests/python/test_torch_runner.py [build/conform]"""
-import fnmatch
 import json
 import os
 import shutil
@@ -22,15 +21,6 @@ ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)),
 CONFORM = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else os.environ.get("CONFORM", "build/conform"))
 OPS = ["roi_align", "roi_align_v2_backward", "grid_sampler_2d", "grid_sampler_2d_backward",
        "deformable_offsets", "deformable_offsets_grad"]
-
-# Failures that are not divergences of PyTorch from the spec (those are waived in
-# cases/waivers_pytorch_cpu.json): (b) false failures of the tolerance model on PyTorch's float32
-# bicubic coefficients (the `tolerance` branch derives the missing error term), and (d) the
-# reference's nearest grid gradient, which is NaN for a NaN pixel where spec 7.4 says 0 (PyTorch 0).
-KNOWN = {
-    # none: the bicubic bound now covers PyTorch's cc2(t+1) form, and nearest's grid_grad is 0
-}
-
 
 def run(cmd, **kw):
     print("+ " + " ".join(cmd), flush=True)
@@ -57,7 +47,7 @@ def main():
     for c in cases:
         if c["status"] == "passed":
             passed[c["op"]] += 1
-        elif c["status"] != "waived" and not any(fnmatch.fnmatchcase(c["id"], k) for k in KNOWN):
+        elif c["status"] != "waived":
             unexpected.append("%s %s: %s" % (c["status"], c["id"], c["message"]))
     assert not unexpected, "unexpected verdicts on PyTorch CPU:\n" + "\n".join(unexpected)
     assert all(passed.values()), "every op must have passing cases: %s" % passed
@@ -74,9 +64,8 @@ def main():
     proc = run(judge + ["--filter", victim["id"], "--report-dir", rep + "2"], stdout=subprocess.DEVNULL)
     assert proc.returncode == 1, "a perturbed output must fail (exit %d)" % proc.returncode
 
-    print("torch runner test passed: %s passed per op, %d waived, %d known (b)/(d) failures"
-          % (passed, sum(c["status"] == "waived" for c in cases),
-             sum(c["status"] not in ("passed", "waived") for c in cases)))
+    print("torch runner test passed: %s passed per op, %d waived"
+          % (passed, sum(c["status"] == "waived" for c in cases)))
     shutil.rmtree(tmp, ignore_errors=True)
 
 
