@@ -392,25 +392,33 @@ static void zero(double *t, int64_t n)
     if (t) memset(t, 0, sizeof(double) * (size_t)n);
 }
 
-/* sums of |term| of the point's grid gradient over all channels, at each weight's evaluation
-   magnitude, times |mult|: (x, y) */
-static void grid_gradient_abs_sums(const ref_grid_sampler_params *p, const point *pt, const double *grad_output,
-                                   const double *input, int64_t n, int64_t q, double ax[2])
+/* One pass over the channels for the point's grid-gradient bounds: ax, the sums of |term| at each
+   weight's evaluation magnitude times |mult| (x, y); with pe, also the position-error sums
+   (pe_x, pe_y, before the multiplier) and sum_g = sum |g| max|plane| (vmax) */
+static void grid_gradient_sums(const ref_grid_sampler_params *p, const point *pt, const double *grad_output,
+                               const double *input, int64_t n, int64_t q, const double *vmax, double ax[2],
+                               double *pe, double *sum_g)
 {
     const int64_t HW = p->H * p->W, P = p->Ho * p->Wo;
-    double abs_x = 0, abs_y = 0;
+    const double dx = pt->dx, dy = pt->dy;
+    double abs_x = 0, abs_y = 0, pe_x = 0, pe_y = 0, sg = 0;
     for (int64_t c = 0; c < p->C; c++) {
         const double *plane = input + (n * p->C + c) * HW;
         const double ag = fabs(grad_output[(n * p->C + c) * P + q]);
+        if (pe) sg += ag * (vmax ? vmax[n * p->C + c] : 0);
         for (int j = 0; j < pt->y.n; j++)
             for (int i = 0; i < pt->x.n; i++) {
                 double v = fabs(plane[pt->y.idx[j] * p->W + pt->x.idx[i]]) * ag;
                 abs_x += v * cross(pt->x.dm[i], pt->y.w[j], pt->y.m[j], pt->x.dw[i]);
                 abs_y += v * cross(pt->x.m[i], pt->y.dw[j], pt->y.dm[j], pt->x.w[i]);
+                if (!pe) continue;
+                pe_x += v * (fabs(pt->x.d2w[i] * pt->y.w[j]) * dx + fabs(pt->x.dw[i] * pt->y.dw[j]) * dy);
+                pe_y += v * (fabs(pt->x.dw[i] * pt->y.dw[j]) * dx + fabs(pt->x.w[i] * pt->y.d2w[j]) * dy);
             }
     }
     ax[0] = fabs(pt->x.mult) * abs_x;
     ax[1] = fabs(pt->y.mult) * abs_y;
+    if (pe) { pe[0] = pe_x; pe[1] = pe_y; *sum_g = sg; }
 }
 
 void f64_grid_sampler_2d_bwd__ref(const ref_grid_sampler_params *p, const double *grad_output,
@@ -504,30 +512,18 @@ void f64_grid_sampler_2d_bwd__ref(const ref_grid_sampler_params *p, const double
             grid_grad[(n * P + q) * 2] = gg[0];
             grid_grad[(n * P + q) * 2 + 1] = gg[1];
             if (!bg) continue;
-            double pe_x = 0, pe_y = 0, sum_g = 0;
-            for (int64_t c = 0; c < p->C; c++) {
-                const double *plane = input + (n * p->C + c) * HW;
-                const double ag = fabs(grad_output[(n * p->C + c) * P + q]);
-                sum_g += ag * (vmax ? vmax[n * p->C + c] : 0);
-                for (int j = 0; j < pt.y.n; j++)
-                    for (int i = 0; i < pt.x.n; i++) {
-                        double v = fabs(plane[pt.y.idx[j] * p->W + pt.x.idx[i]]) * ag;
-                        pe_x += v * (fabs(pt.x.d2w[i] * pt.y.w[j]) * dx + fabs(pt.x.dw[i] * pt.y.dw[j]) * dy);
-                        pe_y += v * (fabs(pt.x.dw[i] * pt.y.dw[j]) * dx + fabs(pt.x.w[i] * pt.y.d2w[j]) * dy);
-                    }
-            }
+            double ax[2], pxy[2], sum_g;
+            grid_gradient_sums(p, &pt, grad_output, input, n, q, vmax, ax, pxy, &sum_g);
             /* bilinear: d gix / d iy = sum of +-v g (and likewise), already in pe_x / pe_y through
                |dw_x dw_y| = 1; bicubic adds the remainder of its third derivatives */
             double rem = p->interpolation_mode == 2 ? 2 * CUBIC_K2 * (dx + dy) * (dx + dy) * sum_g : 0;
-            double ax[2];
-            grid_gradient_abs_sums(p, &pt, grad_output, input, n, q, ax);
-            double pe[2] = {fabs(pt.x.mult) * (pe_x + rem), fabs(pt.y.mult) * (pe_y + rem)};
+            double pe[2] = {fabs(pt.x.mult) * (pxy[0] + rem), fabs(pt.y.mult) * (pxy[1] + rem)};
             double nt = (double)(p->C * pt.x.n * pt.y.n) + 1;
             double am[2] = {0, 0}, alt_ax[2] = {0, 0}, alt_nt = 0;
             for (int a = 0; (amb & 2) && a < 8; a++) {
                 double ga[2], aa[2];
                 grid_gradient(p, &alt[a], grad_output, input, n, q, ga);
-                grid_gradient_abs_sums(p, &alt[a], grad_output, input, n, q, aa);
+                grid_gradient_sums(p, &alt[a], grad_output, input, n, q, NULL, aa, NULL, NULL);
                 for (int k = 0; k < 2; k++) {
                     am[k] = fmax(am[k], fabs(ga[k] - gg[k]) + pe[k]);
                     alt_ax[k] = fmax(alt_ax[k], aa[k]);
