@@ -10,16 +10,11 @@
 #include "dtype.h"
 #include "op.h"
 #include "report.h"
+#include "report_buf.h"
 
 /* ---- a growing string ------------------------------------------------------------------------ */
 
-typedef struct {
-    char *s;
-    size_t n, cap;
-} buf_t;
-
-static void put(buf_t *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void put(buf_t *b, const char *fmt, ...)
+void put(buf_t *b, const char *fmt, ...)
 {
     va_list ap;
     for (;;) {
@@ -37,8 +32,7 @@ static void put(buf_t *b, const char *fmt, ...)
     }
 }
 
-/* text escaped for XML/HTML (quot included: also fine in attributes) */
-static void put_esc(buf_t *b, const char *t)
+void put_esc(buf_t *b, const char *t)
 {
     for (; t && *t; t++) {
         switch (*t) {

@@ -1,13 +1,13 @@
 /* The named standards in a report: per-op counts, the gate (--gate-on), and their Markdown and
  * HTML sections. Everything is read back from the cases' "standards" objects, so a merged report
  * gets the same numbers as one run. */
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "report.h"
 #include "standards.h"
+#include "report_buf.h"
 
 static const cJSON *item(const cJSON *o, const char *k) { return cJSON_GetObjectItemCaseSensitive(o, k); }
 static const char *str(const cJSON *o, const char *k)
@@ -161,33 +161,6 @@ void report_standards_summarize(cJSON *report)
 
 /* ---- Markdown and HTML sections -------------------------------------------------------------- */
 
-typedef struct {
-    char *s;
-    size_t n, cap;
-} text_t;
-
-static void add(text_t *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void add(text_t *t, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    int k = vsnprintf(NULL, 0, fmt, ap);
-    va_end(ap);
-    if (k < 0) return;
-    if (t->n + (size_t)k + 1 > t->cap) {
-        size_t cap = t->cap ? t->cap : 1024;
-        while (cap < t->n + (size_t)k + 1) cap *= 2;
-        char *s = realloc(t->s, cap);
-        if (!s) return;
-        t->s = s;
-        t->cap = cap;
-    }
-    va_start(ap, fmt);
-    vsnprintf(t->s + t->n, t->cap - t->n, fmt, ap);
-    va_end(ap);
-    t->n += (size_t)k;
-}
-
 static double numv(const cJSON *o, const char *k)
 {
     const cJSON *v = item(o, k);
@@ -205,40 +178,40 @@ static const char *gated_text(const cJSON *report, char *buf, size_t len)
 }
 
 /* one row per op: the derived verdict, then each standard's cases passed / judged */
-static void table(text_t *t, const cJSON *report, int html)
+static void table(buf_t *t, const cJSON *report, int html)
 {
     const char *row0 = html ? "<tr><th>" : "| ", *sep = html ? "</th><th>" : " | ", *end = html ? "</th></tr>\n" : " |\n";
-    add(t, "%sop%sderived bound", row0, sep);
-    for (int k = 0; k < N_STANDARDS; k++) add(t, "%s%s", sep, conform_standards[k].name);
-    add(t, "%scommercial levels%s", sep, end);
+    put(t, "%sop%sderived bound", row0, sep);
+    for (int k = 0; k < N_STANDARDS; k++) put(t, "%s%s", sep, conform_standards[k].name);
+    put(t, "%scommercial levels%s", sep, end);
     if (!html) {
-        add(t, "|---|---:|");
-        for (int k = 0; k < N_STANDARDS; k++) add(t, "---:|");
-        add(t, "---|\n");
+        put(t, "|---|---:|");
+        for (int k = 0; k < N_STANDARDS; k++) put(t, "---:|");
+        put(t, "---|\n");
     }
     const cJSON *o;
     const char *d0 = html ? "<tr><td>" : "| ", *dsep = html ? "</td><td>" : " | ", *dend = html ? "</td></tr>\n" : " |\n";
     cJSON_ArrayForEach(o, item(report, "ops")) {
         const cJSON *s = item(o, "standards");
-        add(t, "%s%s%s%.0f/%.0f", d0, o->string, dsep, numv(o, "passed"), numv(o, "total"));
+        put(t, "%s%s%s%.0f/%.0f", d0, o->string, dsep, numv(o, "passed"), numv(o, "total"));
         for (int k = 0; k < N_STANDARDS; k++) {
             const cJSON *e = item(s, conform_standards[k].name);
-            if (numv(e, "judged") > 0) add(t, "%s%.0f/%.0f", dsep, numv(e, "passed"), numv(e, "judged"));
-            else add(t, "%sn/a", dsep);
+            if (numv(e, "judged") > 0) put(t, "%s%.0f/%.0f", dsep, numv(e, "passed"), numv(e, "judged"));
+            else put(t, "%sn/a", dsep);
         }
-        add(t, "%s", dsep);
+        put(t, "%s", dsep);
         const cJSON *l;
         int first = 1;
         cJSON_ArrayForEach(l, item(s, "commercial_levels")) {
-            add(t, "%s%s: %.0f", first ? "" : ", ", l->string, l->valuedouble);
+            put(t, "%s%s: %.0f", first ? "" : ", ", l->string, l->valuedouble);
             first = 0;
         }
-        add(t, "%s", dend);
+        put(t, "%s", dend);
     }
 }
 
 /* cases where the derived verdict and a standard disagree, with the standards that differ */
-static void disagreements(text_t *t, const cJSON *report, int html, int limit)
+static void disagreements(buf_t *t, const cJSON *report, int html, int limit)
 {
     int n = 0, more = 0;
     const cJSON *c;
@@ -255,38 +228,42 @@ static void disagreements(text_t *t, const cJSON *report, int html, int limit)
         if (!differ[0]) continue;
         if (n++ >= limit) { more++; continue; }
         if (n == 1)
-            add(t, html ? "<table><tr><th>case</th><th>derived bound</th><th>standards that say otherwise</th></tr>\n"
+            put(t, html ? "<table><tr><th>case</th><th>derived bound</th><th>standards that say otherwise</th></tr>\n"
                         : "| case | derived bound | standards that say otherwise |\n|---|---|---|\n");
-        add(t, html ? "<tr><td><code>%s</code></td><td>%s</td><td>%s</td></tr>\n" : "| `%s` | %s | %s |\n", str(c, "id"),
-            derived_ok ? "passed" : "failed", differ);
+        if (html) {
+            put(t, "<tr><td><code>");
+            put_esc(t, str(c, "id")); /* ids come from suite files */
+            put(t, "</code></td><td>%s</td><td>%s</td></tr>\n", derived_ok ? "passed" : "failed", differ);
+        } else
+            put(t, "| `%s` | %s | %s |\n", str(c, "id"), derived_ok ? "passed" : "failed", differ);
     }
-    if (html && n) add(t, "</table>\n");
-    if (more) add(t, html ? "<p>... and %d more (see report.json)</p>\n" : "\n... and %d more (see report.json)\n", more);
-    if (!n) add(t, html ? "<p>None: every standard agrees with the derived verdict.</p>\n" : "None: every standard agrees with the derived verdict.\n");
+    if (html && n) put(t, "</table>\n");
+    if (more) put(t, html ? "<p>... and %d more (see report.json)</p>\n" : "\n... and %d more (see report.json)\n", more);
+    if (!n) put(t, html ? "<p>None: every standard agrees with the derived verdict.</p>\n" : "None: every standard agrees with the derived verdict.\n");
 }
 
 char *report_standards_markdown(const cJSON *report)
 {
-    text_t t = {0};
+    buf_t t = {0};
     char gated[256];
-    add(&t, "\n## Named precision standards\n\nCases passing each standard, of those it judged, beside the derived bound "
+    put(&t, "\n## Named precision standards\n\nCases passing each standard, of those it judged, beside the derived bound "
             "(docs/standards.md). The verdict and exit code are gated on **%s**.\n\n",
         gated_text(report, gated, sizeof gated));
     table(&t, report, 0);
-    add(&t, "\n### Where a standard and the derived bound disagree\n\n");
+    put(&t, "\n### Where a standard and the derived bound disagree\n\n");
     disagreements(&t, report, 0, 30);
     return t.s;
 }
 
 char *report_standards_html(const cJSON *report)
 {
-    text_t t = {0};
+    buf_t t = {0};
     char gated[256];
-    add(&t, "<h2>Named precision standards</h2>\n<p>Cases passing each standard, of those it judged, beside the derived "
+    put(&t, "<h2>Named precision standards</h2>\n<p>Cases passing each standard, of those it judged, beside the derived "
             "bound (docs/standards.md). The verdict and exit code are gated on <b>%s</b>.</p>\n<table>",
         gated_text(report, gated, sizeof gated));
     table(&t, report, 1);
-    add(&t, "</table>\n<h3>Where a standard and the derived bound disagree</h3>\n");
+    put(&t, "</table>\n<h3>Where a standard and the derived bound disagree</h3>\n");
     disagreements(&t, report, 1, 100);
     return t.s;
 }

@@ -1,0 +1,17 @@
+/* A growing string for the report documents (report_formats.c, report_standards.c). */
+#ifndef CONFORM_REPORT_BUF_H
+#define CONFORM_REPORT_BUF_H
+
+#include <stddef.h>
+
+typedef struct {
+    char *s;
+    size_t n, cap;
+} buf_t;
+
+/* printf onto the end (nothing on allocation failure) */
+void put(buf_t *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* text escaped for XML/HTML (quot included: also fine in attributes) */
+void put_esc(buf_t *b, const char *t);
+
+#endif
