@@ -87,7 +87,7 @@ static void add_to_plane(void *ctx, int64_t row, int64_t col, double bound)
 {
     plane_ctx *c = ctx;
     if (row < 0 || row >= c->H || col < 0 || col >= c->W) return;
-    c->pos_err[row * c->W + col] += c->scale * bound;
+    c->pos_err[row * c->W + col] += c->scale * fmin(bound, 1.0); /* a weight is at most 1 */
 }
 
 void ref_plane_neighbour_pos_err(double *pos_err, int64_t H, int64_t W, double scale, const ref_bilinear *r,
@@ -131,7 +131,14 @@ void ref_roi_sample_fwd(const double *plane, int64_t H, int64_t W, double y, dou
             av += fabs(t);
         }
     ref_local_slopes(plane, H, W, &r, &sy, &sx);
-    double pe = ref_value_pos_err(sy, sx, dy, dx);
+    /* capped: a sample moving anywhere within its box stays within the range of the taps it reaches
+       (at |position| near 2^24 the first-order term alone passes the plane's whole range) */
+    double lo, hi;
+    ref_tap_range(plane, H, W, 1, y, x, dy, dx, 1, &lo, &hi);
+    double pe = fmin(ref_value_pos_err(sy, sx, dy, dx), isnan(hi - lo) ? INFINITY : hi - lo);
+    /* an ambiguous sample adds 0 or a value of [lo, hi]: it changes the bin's sum by at most the
+       range of {0} and the taps, of which the position term already counted pe when it is inside */
+    double reach0 = isnan(hi - lo) ? INFINITY : fmax(hi, 0) - fmin(lo, 0);
     if (inside) {
         a->sum += v;
         a->abs_sum += av;
@@ -144,7 +151,7 @@ void ref_roi_sample_fwd(const double *plane, int64_t H, int64_t W, double y, dou
         a->abs_sum += av;
         a->n_terms += 4;
     }
-    if (cls == SAMPLE_AMBIGUOUS) a->ambig += av + pe;
+    if (cls == SAMPLE_AMBIGUOUS) a->ambig += fmin(av + pe, inside ? fmax(reach0 - pe, 0) : reach0);
 }
 
 void ref_roi_sample_bwd(const ref_plane_out *o, int64_t H, int64_t W, double y, double x, double dy, double dx,
@@ -172,7 +179,10 @@ void ref_roi_sample_bwd(const ref_plane_out *o, int64_t H, int64_t W, double y, 
                 if (o->abs_sum) o->abs_sum[e] += fabs(t);
                 if (o->n_terms) o->n_terms[e] += 1;
             }
-            if ((as_alternative || cls == SAMPLE_AMBIGUOUS) && o->ambig) o->ambig[e] += fabs(t) + pe;
+            /* capped: the corner's weight stays in [0, 1] on every branch, so its term moves by at
+               most |go| / count, of which the position term already counted pe */
+            double cap = fabs(go) / count, amb = fmin(fabs(t) + pe, inside && !as_alternative ? fmax(cap - pe, 0) : cap);
+            if ((as_alternative || cls == SAMPLE_AMBIGUOUS) && o->ambig) o->ambig[e] += amb;
         }
     /* pixels across a cell edge the float twin may reach */
     if (inside && !as_alternative && o->pos_err) ref_plane_neighbour_pos_err(o->pos_err, H, W, fabs(go) / count, &r, dy, dx);
@@ -203,4 +213,49 @@ void ref_roi_element(ref_bin_acc a, int64_t gh, int64_t gw, const ref_count_rang
     if (bounds->n_terms) bounds->n_terms[e] = n_terms;
     if (bounds->pos_err) bounds->pos_err[e] = a.pos_err / count;
     if (bounds->ambig) bounds->ambig[e] = ambig;
+}
+
+/* ---- the range a bilinear sample can reach --------------------------------------------------- */
+
+/* the taps [*a, *b] of an axis of n pixels a position in [v - d, v + d] reaches; *out: some tap
+   lies outside the plane (clamped onto it when clamp) */
+static void axis_reach(double v, double d, int64_t n, int clamped, int64_t *a, int64_t *b, int *out)
+{
+    double lo = floor(v - d), hi = floor(v + d) + 1;
+    if (!isfinite(lo) || !isfinite(hi)) { lo = -1; hi = (double)n; } /* any tap */
+    *out = lo < 0 || hi > (double)(n - 1);
+    if (clamped) { lo = clamp(lo, 0, (double)(n - 1)); hi = clamp(hi, 0, (double)(n - 1)); }
+    else { lo = fmax(lo, 0); hi = fmin(hi, (double)(n - 1)); }
+    *a = (int64_t)lo;
+    *b = (int64_t)hi;
+}
+
+void ref_tap_range(const double *plane, int64_t H, int64_t W, int64_t cs, double y, double x, double dy, double dx,
+                   int clamped, double *lo, double *hi)
+{
+    int64_t r0, r1, c0, c1;
+    int oy, ox;
+    axis_reach(y, dy, H, clamped, &r0, &r1, &oy);
+    axis_reach(x, dx, W, clamped, &c0, &c1, &ox);
+    double mn = INFINITY, mx = -INFINITY;
+    if (!clamped && (oy || ox)) mn = mx = 0; /* a tap beyond the zero-padded plane */
+    for (int64_t r = r0; r <= r1; r++)
+        for (int64_t c = c0; c <= c1; c++) {
+            double v = plane[(r * W + c) * cs];
+            if (v < mn) mn = v;
+            if (v > mx) mx = v;
+            if (isnan(v)) mn = mx = NAN; /* nothing bounds a NaN tap: no cap */
+        }
+    if (mn > mx) mn = mx = 0; /* no tap at all */
+    *lo = mn;
+    *hi = mx;
+}
+
+double ref_tap_spread(const double *plane, int64_t H, int64_t W, int64_t cs, double y, double x, double dy,
+                      double dx, int clamped)
+{
+    double lo, hi;
+    ref_tap_range(plane, H, W, cs, y, x, dy, dx, clamped, &lo, &hi);
+    double s = hi - lo;
+    return isnan(s) ? INFINITY : s;
 }

@@ -126,7 +126,9 @@ void f64_deformable_offsets_fwd__ref(const ref_deformable_params *p, const doubl
                                     if (bounds && bounds->pos_err) {
                                         double sy, sx;
                                         slopes(p, xn, &s, c, &sy, &sx);
-                                        pe = fabs(m) * ref_value_pos_err(sy, sx, dy, dx);
+                                        /* capped by the zero-padded taps' range the box reaches */
+                                        pe = fabs(m) * fmin(ref_value_pos_err(sy, sx, dy, dx),
+                                                            ref_tap_spread(xn + c, p->H, p->W, p->C, py, px, dy, dx, 0));
                                     }
                                 }
                                 y[e] = val;
@@ -199,7 +201,7 @@ static void add_neighbour(void *ctx, int64_t row, int64_t col, double bound)
 {
     neighbour_ctx *nc = ctx;
     if (row < 0 || row >= nc->H || col < 0 || col >= nc->W) return;
-    nc->pos_err[(row * nc->W + col) * nc->C] += nc->scale * bound;
+    nc->pos_err[(row * nc->W + col) * nc->C] += nc->scale * fmin(bound, 1.0); /* a weight is at most 1 */
 }
 
 void f64_deformable_offsets_bwd__ref(const ref_deformable_params *p, const double *grad, const double *x,
@@ -278,9 +280,13 @@ void f64_deformable_offsets_bwd__ref(const ref_deformable_params *p, const doubl
                             for (int64_t c = c0; c < c1; c++) {
                                 double sy, sx, gm = fabs(G[c] * m);
                                 slopes(p, xn, &sc, c, &sy, &sx);
-                                pe[0] += gm * 2.0 * sx * dy; /* x-offset gradient: linear in py in a cell */
-                                pe[1] += gm * 2.0 * sy * dx; /* y-offset gradient: linear in px */
-                                pe[2] += fabs(G[c]) * ref_value_pos_err(sy, sx, dy, dx);
+                                /* caps: the value stays within the range of the zero-padded taps the
+                                   box reaches (spread), and an offset gradient, a difference of two
+                                   such taps, within [-spread, spread] */
+                                double spread = ref_tap_spread(xn + c, p->H, p->W, p->C, py, px, dy, dx, 0);
+                                pe[0] += gm * fmin(2.0 * sx * dy, 2.0 * spread); /* x-offset gradient: linear in py in a cell */
+                                pe[1] += gm * fmin(2.0 * sy * dx, 2.0 * spread); /* y-offset gradient: linear in px */
+                                pe[2] += fabs(G[c]) * fmin(ref_value_pos_err(sy, sx, dy, dx), spread);
                                 if (!tx[2]) continue;
                                 for (int u = 0; u < 2; u++)
                                     for (int v = 0; v < 2; v++) {
