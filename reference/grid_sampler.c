@@ -173,6 +173,10 @@ typedef struct {
        half-widths the values see: bilinear and nearest sample at the padded coordinate, so a
        coordinate clipped by border padding (or reflection's clip) beyond its box has none left */
     double px_lo, px_hi, py_lo, py_hi, pdx, pdy;
+    /* the box spans more than one cell (|coordinate| near 2^24 and beyond, reflected): the probes
+       at its corners and edge midpoints miss cells in between, so the point may take any value
+       (and scatter to any pixel) within its reach */
+    int wide;
 } point;
 
 /* Whether every float32 evaluation form of spec 7.1 computes the unnormalized coordinate of the
@@ -239,6 +243,8 @@ static void point_at(const ref_grid_sampler_params *p, const double *g, double p
     double cy = pad_coord(pt->iy, p->H, p->padding_mode, p->align_corners, &d);
     pt->pdx = p->interpolation_mode == 2 ? pt->dx : fmin(pt->dx, fmax(cx - pt->px_lo, pt->px_hi - cx));
     pt->pdy = p->interpolation_mode == 2 ? pt->dy : fmin(pt->dy, fmax(cy - pt->py_lo, pt->py_hi - cy));
+    pt->wide = p->interpolation_mode == 2 ? !(2 * pt->dx < 1 && 2 * pt->dy < 1)
+                                          : !(pt->px_hi - pt->px_lo < 1 && pt->py_hi - pt->py_lo < 1);
 }
 
 /* Weight bounds of the cubic convolution (A = -0.75), per axis, maxima over t in [0, 1] (at t =
@@ -403,9 +409,10 @@ void f64_grid_sampler_2d_fwd__ref(const ref_grid_sampler_params *p, const double
                 }
                 /* caps: no position in the box moves the value further than value_reach; the
                    ambiguity covers the rest of that reach beyond the position term */
-                const double reach = (pos_err > 0 || amb) ? value_reach(p, &pt, plane, output[e]) : 0;
+                const double reach = (pos_err > 0 || amb || pt.wide) ? value_reach(p, &pt, plane, output[e]) : 0;
                 pos_err = fmin(pos_err, reach);
                 for (int a = 0; amb && a < 8; a++) ambig = fmax(ambig, fabs(sample(&alt[a], plane, p->W) - output[e]) + pos_err);
+                if (pt.wide) ambig = fmax(reach - pos_err, 0);
                 if (ambig > 0) ambig = fmin(ambig, fmax(reach - pos_err, 0));
                 /* a kernel on another branch rounds that branch's terms: abs_sum and n_terms of
                    the largest */
@@ -502,6 +509,15 @@ static void grid_gradient_sums(const ref_grid_sampler_params *p, const point *pt
     if (pe) { pe[0] = pe_x; pe[1] = pe_y; *sum_g = sg; }
 }
 
+/* adds v to every pixel of the rectangle the point's box reaches in one plane of t */
+static void scatter_reach(const ref_grid_sampler_params *p, const point *pt, double *t, double v)
+{
+    const int64_t r0 = (int64_t)fmax(floor(pt->py_lo), 0), r1 = (int64_t)fmin(floor(pt->py_hi) + 1, (double)(p->H - 1));
+    const int64_t c0 = (int64_t)fmax(floor(pt->px_lo), 0), c1 = (int64_t)fmin(floor(pt->px_hi) + 1, (double)(p->W - 1));
+    for (int64_t r = r0; r <= r1; r++)
+        for (int64_t c = c0; c <= c1; c++) t[r * p->W + c] += v;
+}
+
 /* reach[k]: the most the position can move grid gradient component k from its value gg[k] */
 static void grid_reach(const ref_grid_sampler_params *p, const point *pt, const double *grad_output,
                        const double *input, int64_t n, int64_t q, const double gg[2], double reach[2])
@@ -593,6 +609,8 @@ void f64_grid_sampler_2d_bwd__ref(const ref_grid_sampler_params *p, const double
                         }
                     if (bi && isfinite(go))
                         for (int k = 0; k < n_extra; k++) bi->pos_err[plane + extra_idx[k]] += fabs(go) * extra_w[k];
+                    /* a wide box: every pixel it reaches may gain or lose a weight of the point */
+                    if (bi && bi->ambig && pt.wide) scatter_reach(p, &pt, bi->ambig + plane, fabs(go) * w_spread);
                     /* a tie of nearest: the pixel another rounding picks may get g instead (each
                        pixel reachable within the box gains or loses g once, at most) */
                     for (int k = 0; k < n_tie && bi && bi->ambig; k++) {
@@ -626,6 +644,8 @@ void f64_grid_sampler_2d_bwd__ref(const ref_grid_sampler_params *p, const double
             for (int k = 0; k < 2; k++) pe[k] = fmin(pe[k], reach[k]);
             double nt = (double)(p->C * pt.x.n * pt.y.n) + 1;
             double am[2] = {0, 0}, alt_ax[2] = {0, 0}, alt_nt = 0;
+            /* a wide box: any value of its reach (nearest has no grid gradient) */
+            for (int k = 0; k < 2 && pt.wide && p->interpolation_mode != 1; k++) am[k] = fmax(reach[k] - pe[k], 0);
             for (int a = 0; (amb & 2) && a < 8; a++) {
                 double ga[2], aa[2];
                 grid_gradient(p, &alt[a], grad_output, input, n, q, ga);
