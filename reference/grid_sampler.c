@@ -387,7 +387,7 @@ void f64_grid_sampler_2d_fwd__ref(const ref_grid_sampler_params *p, const double
             point pt, alt[8];
             point_at(p, g, pre, 0, 0, &pt);
             int amb = bounds ? ambiguity(p, g, pre) & 1 : 0;
-            for (int a = 0; amb && a < 8; a++) point_at(p, g, pre, shifts[a][0], shifts[a][1], &alt[a]);
+            for (int a = 0; (amb || pt.wide) && a < 8; a++) point_at(p, g, pre, shifts[a][0], shifts[a][1], &alt[a]);
             for (int64_t c = 0; c < p->C; c++) {
                 const double *plane = input + (n * p->C + c) * HW;
                 const int64_t e = (n * p->C + c) * P + q;
