@@ -73,6 +73,12 @@ double ref_tap_spread(const double *plane, int64_t H, int64_t W, int64_t cs, dou
 
 /* ---- the RoIAlign family (roi_align, roi_align_rotated): bins of rule-A samples ------------- */
 
+/* Whether every float32 form of an axis of sample positions start + p bin + (i + 0.5) bin / g computes
+ * each position exactly, where start = c1 s - off and the extent is (c2 + plus) s - off - start (or
+ * c2 s, its clamp 1): see bilinear.c. roi_align passes its corners, roi_align_rotated at angle 0 its
+ * centre and size. */
+int ref_axis_exact(double c1, double c2, double s, double plus, double off, double mag, int64_t pooled, int64_t g);
+
 /* ceil(q) of an adaptive sample count, 0 when q is not finite (nothing can be sampled) */
 int64_t ref_adaptive_count(double q);
 /* the divisor of a bin: gh gw, at least 1 */
