@@ -1,0 +1,28 @@
+build2/harness/cmd/cmd_export.o: harness/cmd/cmd_export.c \
+ harness/core/cli.h harness/core/op.h /usr/include/cjson/cJSON.h \
+ optimized/conform_opt.h reference/conform_ref.h harness/core/tensor.h \
+ harness/core/export.h harness/impl/impl.h harness/conform_plugin.h \
+ harness/core/dtype.h harness/core/op.h harness/core/suite.h \
+ harness/core/npy.h harness/core/dtype.h harness/report/report.h \
+ harness/judge/runner.h harness/judge/compare.h harness/judge/standards.h \
+ harness/core/select.h harness/core/suite.h
+harness/core/cli.h:
+harness/core/op.h:
+/usr/include/cjson/cJSON.h:
+optimized/conform_opt.h:
+reference/conform_ref.h:
+harness/core/tensor.h:
+harness/core/export.h:
+harness/impl/impl.h:
+harness/conform_plugin.h:
+harness/core/dtype.h:
+harness/core/op.h:
+harness/core/suite.h:
+harness/core/npy.h:
+harness/core/dtype.h:
+harness/report/report.h:
+harness/judge/runner.h:
+harness/judge/compare.h:
+harness/judge/standards.h:
+harness/core/select.h:
+harness/core/suite.h:

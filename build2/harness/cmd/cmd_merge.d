@@ -1,0 +1,11 @@
+build2/harness/cmd/cmd_merge.o: harness/cmd/cmd_merge.c \
+ harness/core/cli.h harness/core/op.h /usr/include/cjson/cJSON.h \
+ optimized/conform_opt.h reference/conform_ref.h harness/core/tensor.h \
+ harness/report/report.h
+harness/core/cli.h:
+harness/core/op.h:
+/usr/include/cjson/cJSON.h:
+optimized/conform_opt.h:
+reference/conform_ref.h:
+harness/core/tensor.h:
+harness/report/report.h:

@@ -1,0 +1,10 @@
+build2/harness/core/suite.o: harness/core/suite.c harness/core/suite.h \
+ harness/core/op.h /usr/include/cjson/cJSON.h optimized/conform_opt.h \
+ reference/conform_ref.h harness/core/tensor.h harness/core/fill.h
+harness/core/suite.h:
+harness/core/op.h:
+/usr/include/cjson/cJSON.h:
+optimized/conform_opt.h:
+reference/conform_ref.h:
+harness/core/tensor.h:
+harness/core/fill.h:

@@ -1,0 +1,12 @@
+build2/harness/ops/roi_align_rotated/verify_roi_align_rotated.o: \
+ harness/ops/roi_align_rotated/verify_roi_align_rotated.c \
+ harness/core/fill.h /usr/include/cjson/cJSON.h harness/core/tensor.h \
+ harness/judge/verify.h harness/core/op.h optimized/conform_opt.h \
+ reference/conform_ref.h
+harness/core/fill.h:
+/usr/include/cjson/cJSON.h:
+harness/core/tensor.h:
+harness/judge/verify.h:
+harness/core/op.h:
+optimized/conform_opt.h:
+reference/conform_ref.h:

@@ -1,0 +1,10 @@
+build2/tests/test_roi_align.o: tests/test_roi_align.c tests/ref_check.h \
+ harness/judge/compare.h harness/core/op.h /usr/include/cjson/cJSON.h \
+ optimized/conform_opt.h reference/conform_ref.h harness/core/tensor.h
+tests/ref_check.h:
+harness/judge/compare.h:
+harness/core/op.h:
+/usr/include/cjson/cJSON.h:
+optimized/conform_opt.h:
+reference/conform_ref.h:
+harness/core/tensor.h:
