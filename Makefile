@@ -10,7 +10,11 @@ THREADS ?= 2
 
 WARN     = -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wno-unused-parameter -Wno-format-truncation
 OPT      = -O2 -g
-BASE_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARN) $(OPT) -fopenmp -Ireference -Ioptimized -Iharness
+# the harness's rooms (docs/architecture.md): every folder is on the include path, so a file
+# names a header by its own name wherever it lives
+HAR_DIRS = harness $(sort $(dir $(wildcard harness/*/*.c harness/*/*.h harness/ops/*/*.c)))
+HAR_INC  = $(patsubst %/,%,$(HAR_DIRS:%=-I%))
+BASE_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARN) $(OPT) -fopenmp -Ireference -Ioptimized $(HAR_INC)
 SAN_FLAGS = -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 
 ifeq ($(SANITIZE),1)
@@ -34,7 +38,7 @@ AVX512_SRC = $(wildcard optimized/*__avx512.c)
 # what each ISA's microkernels may use, for every build of them (isa.c checks the same at run time)
 AVX2_FLAGS   = -mavx2 -mfma
 AVX512_FLAGS = -mavx512f -mavx512bw -mavx512dq -mavx512vl -mavx512cd -mfma
-HAR_SRC  = $(filter-out harness/main.c,$(wildcard harness/*.c))
+HAR_SRC  = $(wildcard harness/*/*.c harness/ops/*/*.c)
 TEST_SRC = $(wildcard tests/*.c)
 
 REF_OBJ  = $(REF_SRC:%.c=$(BUILD)/%.o)
@@ -228,7 +232,7 @@ FUZZ_CC = clang
 # `omp simd` asks for, and gcc-only -W options are unknown to clang
 FUZZ_WARN = $(WARN) -Wno-unknown-warning-option -Wno-pass-failed
 FUZZ_FLAGS = -std=c11 -D_GNU_SOURCE -g -O1 -fopenmp -fsanitize=address,undefined -fno-sanitize-recover=all \
-	-Ireference -Ioptimized -Iharness $(PKG_CFLAGS) -Wno-unused-command-line-argument $(FUZZ_WARN)
+	-Ireference -Ioptimized $(HAR_INC) $(PKG_CFLAGS) -Wno-unused-command-line-argument $(FUZZ_WARN)
 FUZZ_SRC = $(REF_SRC) $(OPT_SRC) $(HAR_SRC)
 FUZZ_OBJ = $(FUZZ_SRC:%.c=build-fuzz/%.o) $(AVX2_SRC:%.c=build-fuzz/%.o) $(AVX512_SRC:%.c=build-fuzz/%.o)
 

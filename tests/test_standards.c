@@ -1,6 +1,6 @@
 /* The named precision standards at their thresholds: just inside passes, just outside fails, for
  * each dtype a standard defines. The numbers here are restated from the sources (docs/standards.md)
- * so a change of a constant in harness/standards.c shows up as a failure. */
+ * so a change of a constant in harness/judge/standards.c shows up as a failure. */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdlib.h>

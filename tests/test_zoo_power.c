@@ -1,4 +1,4 @@
-/* The suite power a run attaches to its report (harness/zoo_power.c, docs/zoo.md): the committed
+/* The suite power a run attaches to its report (harness/report/zoo_power.c, docs/zoo.md): the committed
  * measurement of the suites the run loaded, and whether it is still current. */
 #include <criterion/criterion.h>
 #include <stdio.h>
