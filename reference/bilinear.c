@@ -3,7 +3,6 @@
 #include "ref_internal.h"
 
 #include <math.h>
-#include <omp.h>
 
 int ref_bilinear_rule(int64_t H, int64_t W, double y, double x, ref_bilinear *b)
 {
@@ -208,7 +207,7 @@ void ref_roi_element(ref_bin_acc a, int64_t gh, int64_t gw, const ref_count_rang
 
 int64_t ref_channel_block(int64_t N, int64_t C)
 {
-    const int64_t want = 2 * (int64_t)omp_get_max_threads(), per_n = N > 0 ? (want + N - 1) / N : 1;
+    const int64_t want = 2 * (int64_t)ref_get_threads(), per_n = N > 0 ? (want + N - 1) / N : 1;
     const int64_t cb = (C + per_n - 1) / per_n;
     return cb > 0 ? cb : 1;
 }

@@ -94,52 +94,68 @@ static double clamp(double v, double lo, double hi) { return v < lo ? lo : v > h
 
 /* ---- forward ---------------------------------------------------------------------------- */
 
-void f64_deformable_offsets_fwd__ref(const ref_deformable_params *p, const double *x, const double *offsets,
-                                     double *y, ref_bounds *bounds)
+/* The forward's tensors, for one output row of it */
+typedef struct {
+    const ref_deformable_params *p;
+    const double *x, *offsets;
+    double *y;
+    ref_bounds *bounds;
+} fwd_ctx;
+
+/* Output row (n, ho): independent of every other row */
+static void forward_row(void *ctx, int64_t nh)
 {
+    const fwd_ctx *f = ctx;
+    const ref_deformable_params *p = f->p;
+    const double *x = f->x, *offsets = f->offsets;
+    double *y = f->y;
+    ref_bounds *bounds = f->bounds;
     const int64_t K = p->kh * p->kw, cpg = p->dg > 0 ? p->C / p->dg : 0;
     const int64_t YH = p->Ho * p->kh, YW = p->Wo * p->kw;
     const double pre = bounds ? bounds->pos_rel_err : 0.0;
-    /* output rows (n, ho) are independent (threads: omp_get_max_threads, the caller's choice) */
-#pragma omp parallel for schedule(dynamic, 1)
-    for (int64_t nh = 0; nh < p->N * p->Ho; nh++) {
-        const int64_t n = nh / p->Ho, ho = nh % p->Ho;
-        const double *xn = x + n * p->H * p->W * p->C, *off_n = offsets + n * p->Ho * p->Wo * 3 * p->dg * K;
-        for (int64_t wo = 0; wo < p->Wo; wo++)
-            for (int64_t g = 0; g < p->dg; g++)
-                for (int64_t i = 0; i < p->kh; i++)
-                    for (int64_t j = 0; j < p->kw; j++) {
-                        double py, px, m;
-                        sample_pos(p, off_n, ho, wo, g, i, j, &py, &px, &m);
-                        const int64_t e0 = ((n * YH + ho * p->kh + i) * YW + wo * p->kw + j) * p->C;
-                        const int finite = isfinite(py) && isfinite(px);
-                        const cell s = finite ? cell_at(p, py, px) : (cell){0, 0, 0, 0, 0, 0};
-                        const double dy = pos_error(py, p->pt, pre), dx = pos_error(px, p->pl, pre);
-                        for (int64_t c = g * cpg; c < (g + 1) * cpg; c++) {
-                            const int64_t e = e0 + c;
-                            double val = 0, av = 0, pe = 0;
-                            if (finite) { /* a non-finite position samples nothing (spec 0) */
-                                double v1 = V(p, xn, s.h0, s.w0, c), v2 = V(p, xn, s.h0, s.w0 + 1, c);
-                                double v3 = V(p, xn, s.h0 + 1, s.w0, c), v4 = V(p, xn, s.h0 + 1, s.w0 + 1, c);
-                                val = m * (s.hh * s.hw * v1 + s.hh * s.lw * v2 + s.lh * s.hw * v3 +
-                                           s.lh * s.lw * v4);
-                                av = fabs(m) * (fabs(s.hh * s.hw * v1) + fabs(s.hh * s.lw * v2) +
-                                                fabs(s.lh * s.hw * v3) + fabs(s.lh * s.lw * v4));
-                                if (bounds && bounds->pos_err) {
-                                    double sy, sx;
-                                    slopes(p, xn, &s, c, &sy, &sx);
-                                    pe = fabs(m) * ref_value_pos_err(sy, sx, dy, dx);
-                                }
+    const int64_t n = nh / p->Ho, ho = nh % p->Ho;
+    const double *xn = x + n * p->H * p->W * p->C, *off_n = offsets + n * p->Ho * p->Wo * 3 * p->dg * K;
+    for (int64_t wo = 0; wo < p->Wo; wo++)
+        for (int64_t g = 0; g < p->dg; g++)
+            for (int64_t i = 0; i < p->kh; i++)
+                for (int64_t j = 0; j < p->kw; j++) {
+                    double py, px, m;
+                    sample_pos(p, off_n, ho, wo, g, i, j, &py, &px, &m);
+                    const int64_t e0 = ((n * YH + ho * p->kh + i) * YW + wo * p->kw + j) * p->C;
+                    const int finite = isfinite(py) && isfinite(px);
+                    const cell s = finite ? cell_at(p, py, px) : (cell){0, 0, 0, 0, 0, 0};
+                    const double dy = pos_error(py, p->pt, pre), dx = pos_error(px, p->pl, pre);
+                    for (int64_t c = g * cpg; c < (g + 1) * cpg; c++) {
+                        const int64_t e = e0 + c;
+                        double val = 0, av = 0, pe = 0;
+                        if (finite) { /* a non-finite position samples nothing (spec 0) */
+                            double v1 = V(p, xn, s.h0, s.w0, c), v2 = V(p, xn, s.h0, s.w0 + 1, c);
+                            double v3 = V(p, xn, s.h0 + 1, s.w0, c), v4 = V(p, xn, s.h0 + 1, s.w0 + 1, c);
+                            val = m * (s.hh * s.hw * v1 + s.hh * s.lw * v2 + s.lh * s.hw * v3 +
+                                       s.lh * s.lw * v4);
+                            av = fabs(m) * (fabs(s.hh * s.hw * v1) + fabs(s.hh * s.lw * v2) +
+                                            fabs(s.lh * s.hw * v3) + fabs(s.lh * s.lw * v4));
+                            if (bounds && bounds->pos_err) {
+                                double sy, sx;
+                                slopes(p, xn, &s, c, &sy, &sx);
+                                pe = fabs(m) * ref_value_pos_err(sy, sx, dy, dx);
                             }
-                            y[e] = val;
-                            if (!bounds) continue;
-                            if (bounds->abs_sum) bounds->abs_sum[e] = av;
-                            if (bounds->n_terms) bounds->n_terms[e] = finite ? 4 : 0;
-                            if (bounds->pos_err) bounds->pos_err[e] = pe;
-                            if (bounds->ambig) bounds->ambig[e] = 0; /* continuous in the position */
                         }
+                        y[e] = val;
+                        if (!bounds) continue;
+                        if (bounds->abs_sum) bounds->abs_sum[e] = av;
+                        if (bounds->n_terms) bounds->n_terms[e] = finite ? 4 : 0;
+                        if (bounds->pos_err) bounds->pos_err[e] = pe;
+                        if (bounds->ambig) bounds->ambig[e] = 0; /* continuous in the position */
                     }
-    }
+                }
+}
+
+void f64_deformable_offsets_fwd__ref(const ref_deformable_params *p, const double *x, const double *offsets,
+                                     double *y, ref_bounds *bounds)
+{
+    fwd_ctx f = {p, x, offsets, y, bounds};
+    ref_parallel_for(p->N * p->Ho, forward_row, &f);
 }
 
 /* ---- backward --------------------------------------------------------------------------- */
@@ -211,6 +227,7 @@ typedef struct {
     double *grad_x, *grad_offsets;
     double *tx[4], *to[4]; /* bounds of grad_x and grad_offsets: abs_sum, n_terms, pos_err, ambig */
     double pre;
+    int64_t cb, nb; /* the grad_x pass: nb blocks of cb channels per image */
 } bwd_ctx;
 
 /* The offset gradients' jumps of a sample (ambig of grad_offsets): every branch rounding can
@@ -329,13 +346,38 @@ static void backward_sample(const bwd_ctx *b, int64_t n, int64_t ho, int64_t wo,
     if (to[3]) offset_ambiguity(b, xn, G, c0, c1, py, px, dy, dx, &s, m, sum, pe, eot);
 }
 
+static void backward_offsets_row(void *ctx, int64_t nh)
+{
+    const bwd_ctx *b = ctx;
+    const ref_deformable_params *p = b->p;
+    for (int64_t wo = 0; wo < p->Wo; wo++)
+        for (int64_t g = 0; g < p->dg; g++)
+            for (int64_t i = 0; i < p->kh; i++)
+                for (int64_t j = 0; j < p->kw; j++) backward_sample(b, nh / p->Ho, nh % p->Ho, wo, g, i, j, 0, 0, 1);
+}
+
+static void backward_grad_x_block(void *ctx, int64_t nc)
+{
+    const bwd_ctx *b = ctx;
+    const ref_deformable_params *p = b->p;
+    const int64_t n = nc / b->nb, cx0 = nc % b->nb * b->cb, cx1 = cx0 + b->cb, cpg = p->C / p->dg;
+    for (int64_t ho = 0; ho < p->Ho; ho++)
+        for (int64_t wo = 0; wo < p->Wo; wo++)
+            for (int64_t g = 0; g < p->dg; g++) {
+                if ((g + 1) * cpg <= cx0 || g * cpg >= cx1) continue; /* no channel of this block */
+                for (int64_t i = 0; i < p->kh; i++)
+                    for (int64_t j = 0; j < p->kw; j++) backward_sample(b, n, ho, wo, g, i, j, cx0, cx1, 0);
+            }
+}
+
 void f64_deformable_offsets_bwd__ref(const ref_deformable_params *p, const double *grad, const double *x,
                                      const double *offsets, double *grad_x, double *grad_offsets,
                                      ref_bounds *bx, ref_bounds *bo)
 {
     const int64_t dgK = p->dg * p->kh * p->kw;
     const int64_t nx = p->N * p->H * p->W * p->C, no = p->N * p->Ho * p->Wo * 3 * dgK;
-    bwd_ctx b = {p, grad, x, offsets, grad_x, grad_offsets, {NULL}, {NULL}, bx ? bx->pos_rel_err : bo ? bo->pos_rel_err : 0.0};
+    bwd_ctx b = {p, grad, x, offsets, grad_x, grad_offsets, {NULL}, {NULL}, bx ? bx->pos_rel_err : bo ? bo->pos_rel_err : 0.0,
+                 0, 0};
     if (bx) { b.tx[0] = bx->abs_sum; b.tx[1] = bx->n_terms; b.tx[2] = bx->pos_err; b.tx[3] = bx->ambig; }
     if (bo) { b.to[0] = bo->abs_sum; b.to[1] = bo->n_terms; b.to[2] = bo->pos_err; b.to[3] = bo->ambig; }
     for (int64_t e = 0; e < nx; e++) {
@@ -348,24 +390,10 @@ void f64_deformable_offsets_bwd__ref(const ref_deformable_params *p, const doubl
     }
     if (p->dg <= 0) return;
     /* grad_offsets: each sample writes its own elements, so output rows (n, ho) are independent */
-#pragma omp parallel for schedule(dynamic, 1)
-    for (int64_t nh = 0; nh < p->N * p->Ho; nh++)
-        for (int64_t wo = 0; wo < p->Wo; wo++)
-            for (int64_t g = 0; g < p->dg; g++)
-                for (int64_t i = 0; i < p->kh; i++)
-                    for (int64_t j = 0; j < p->kw; j++) backward_sample(&b, nh / p->Ho, nh % p->Ho, wo, g, i, j, 0, 0, 1);
+    ref_parallel_for(p->N * p->Ho, backward_offsets_row, &b);
     /* grad_x: blocks of channels of one image, every sample in order within a block, so each pixel
        sums its terms in sample order whatever thread runs the block */
-    const int64_t cb = ref_channel_block(p->N, p->C), nb = (p->C + cb - 1) / cb;
-#pragma omp parallel for schedule(dynamic, 1)
-    for (int64_t nc = 0; nc < p->N * nb; nc++) {
-        const int64_t n = nc / nb, cx0 = nc % nb * cb, cx1 = cx0 + cb;
-        for (int64_t ho = 0; ho < p->Ho; ho++)
-            for (int64_t wo = 0; wo < p->Wo; wo++)
-                for (int64_t g = 0; g < p->dg; g++) {
-                    if ((g + 1) * (p->C / p->dg) <= cx0 || g * (p->C / p->dg) >= cx1) continue;
-                    for (int64_t i = 0; i < p->kh; i++)
-                        for (int64_t j = 0; j < p->kw; j++) backward_sample(&b, n, ho, wo, g, i, j, cx0, cx1, 0);
-                }
-    }
+    b.cb = ref_channel_block(p->N, p->C);
+    b.nb = (p->C + b.cb - 1) / b.cb;
+    ref_parallel_for(p->N * b.nb, backward_grad_x_block, &b);
 }

@@ -294,50 +294,69 @@ static void slopes(const double *plane, int64_t H, int64_t W, int64_t y0, int64_
 
 /* ---- forward ------------------------------------------------------------------------------------ */
 
+/* The forward's tensors, for one output row of it */
+typedef struct {
+    const ref_grid_sampler_params *p;
+    const double *input, *grid;
+    double *output;
+    ref_bounds *bounds;
+} fwd_ctx;
+
+/* The points of output row (n, ho), every channel: independent of every other row */
+static void forward_row(void *ctx, int64_t nh)
+{
+    const fwd_ctx *f = ctx;
+    const ref_grid_sampler_params *p = f->p;
+    const double *input = f->input, *grid = f->grid;
+    double *output = f->output;
+    ref_bounds *bounds = f->bounds;
+    const int64_t HW = p->H * p->W, P = p->Ho * p->Wo, n = nh / p->Ho;
+    const double pre = bounds ? bounds->pos_rel_err : 0.0;
+    for (int64_t q = nh % p->Ho * p->Wo; q < (nh % p->Ho + 1) * p->Wo; q++) {
+        const double *g = grid + (n * P + q) * 2;
+        point pt, alt[8];
+        point_at(p, g, pre, 0, 0, &pt);
+        int amb = bounds ? ambiguity(p, g, pre) & 1 : 0;
+        for (int a = 0; amb && a < 8; a++) point_at(p, g, pre, shifts[a][0], shifts[a][1], &alt[a]);
+        for (int64_t c = 0; c < p->C; c++) {
+            const double *plane = input + (n * p->C + c) * HW;
+            const int64_t e = (n * p->C + c) * P + q;
+            output[e] = sample(&pt, plane, p->W);
+            if (!bounds) continue;
+            double abs_sum = sample_abs_sum(&pt, plane, p->W), n_terms = (double)(pt.x.n * pt.y.n);
+            double pos_err = 0, ambig = 0;
+            for (int j = 0; p->interpolation_mode == 2 && j < pt.y.n; j++)
+                for (int i = 0; i < pt.x.n; i++) {
+                    double v = fabs(plane[pt.y.idx[j] * p->W + pt.x.idx[i]]);
+                    pos_err += v * (fabs(pt.x.dw[i] * pt.y.w[j]) * pt.dx + fabs(pt.x.w[i] * pt.y.dw[j]) * pt.dy);
+                }
+            if (p->interpolation_mode == 0 && (pt.x.n || pt.y.n)) {
+                double sy, sx;
+                slopes(plane, p->H, p->W, pt.y.base, pt.x.base, &sy, &sx);
+                pos_err = ref_value_pos_err(sy, sx, pt.dy, pt.dx);
+            } else if (p->interpolation_mode == 2 && pt.x.n && pt.y.n) {
+                pos_err += CUBIC_K2 * (pt.dx + pt.dy) * (pt.dx + pt.dy) * plane_max(plane, HW);
+            }
+            for (int a = 0; amb && a < 8; a++) ambig = fmax(ambig, fabs(sample(&alt[a], plane, p->W) - output[e]) + pos_err);
+            /* a kernel on another branch rounds that branch's terms: abs_sum and n_terms of
+               the largest */
+            for (int a = 0; ambig > 0 && a < 8; a++) {
+                abs_sum = fmax(abs_sum, sample_abs_sum(&alt[a], plane, p->W));
+                n_terms = fmax(n_terms, (double)(alt[a].x.n * alt[a].y.n));
+            }
+            if (bounds->abs_sum) bounds->abs_sum[e] = abs_sum;
+            if (bounds->n_terms) bounds->n_terms[e] = n_terms;
+            if (bounds->pos_err) bounds->pos_err[e] = pos_err;
+            if (bounds->ambig) bounds->ambig[e] = ambig;
+        }
+    }
+}
+
 void f64_grid_sampler_2d_fwd__ref(const ref_grid_sampler_params *p, const double *input, const double *grid,
                                   double *output, ref_bounds *bounds)
 {
-    const int64_t HW = p->H * p->W, P = p->Ho * p->Wo;
-    const double pre = bounds ? bounds->pos_rel_err : 0.0;
-    for (int64_t n = 0; n < p->N; n++)
-        for (int64_t q = 0; q < P; q++) {
-            const double *g = grid + (n * P + q) * 2;
-            point pt, alt[8];
-            point_at(p, g, pre, 0, 0, &pt);
-            int amb = bounds ? ambiguity(p, g, pre) & 1 : 0;
-            for (int a = 0; amb && a < 8; a++) point_at(p, g, pre, shifts[a][0], shifts[a][1], &alt[a]);
-            for (int64_t c = 0; c < p->C; c++) {
-                const double *plane = input + (n * p->C + c) * HW;
-                const int64_t e = (n * p->C + c) * P + q;
-                output[e] = sample(&pt, plane, p->W);
-                if (!bounds) continue;
-                double abs_sum = sample_abs_sum(&pt, plane, p->W), n_terms = (double)(pt.x.n * pt.y.n);
-                double pos_err = 0, ambig = 0;
-                for (int j = 0; p->interpolation_mode == 2 && j < pt.y.n; j++)
-                    for (int i = 0; i < pt.x.n; i++) {
-                        double v = fabs(plane[pt.y.idx[j] * p->W + pt.x.idx[i]]);
-                        pos_err += v * (fabs(pt.x.dw[i] * pt.y.w[j]) * pt.dx + fabs(pt.x.w[i] * pt.y.dw[j]) * pt.dy);
-                    }
-                if (p->interpolation_mode == 0 && (pt.x.n || pt.y.n)) {
-                    double sy, sx;
-                    slopes(plane, p->H, p->W, pt.y.base, pt.x.base, &sy, &sx);
-                    pos_err = ref_value_pos_err(sy, sx, pt.dy, pt.dx);
-                } else if (p->interpolation_mode == 2 && pt.x.n && pt.y.n) {
-                    pos_err += CUBIC_K2 * (pt.dx + pt.dy) * (pt.dx + pt.dy) * plane_max(plane, HW);
-                }
-                for (int a = 0; amb && a < 8; a++) ambig = fmax(ambig, fabs(sample(&alt[a], plane, p->W) - output[e]) + pos_err);
-                /* a kernel on another branch rounds that branch's terms: abs_sum and n_terms of
-                   the largest */
-                for (int a = 0; ambig > 0 && a < 8; a++) {
-                    abs_sum = fmax(abs_sum, sample_abs_sum(&alt[a], plane, p->W));
-                    n_terms = fmax(n_terms, (double)(alt[a].x.n * alt[a].y.n));
-                }
-                if (bounds->abs_sum) bounds->abs_sum[e] = abs_sum;
-                if (bounds->n_terms) bounds->n_terms[e] = n_terms;
-                if (bounds->pos_err) bounds->pos_err[e] = pos_err;
-                if (bounds->ambig) bounds->ambig[e] = ambig;
-            }
-        }
+    fwd_ctx f = {p, input, grid, output, bounds};
+    ref_parallel_for(p->N * p->Ho, forward_row, &f);
 }
 
 /* ---- backward ----------------------------------------------------------------------------------- */
@@ -544,6 +563,42 @@ static void grid_grad_point(const ref_grid_sampler_params *p, const point_work *
     }
 }
 
+/* The backward's tensors, for one output row (grid_grad) or one block of channels (input_grad) */
+typedef struct {
+    const ref_grid_sampler_params *p;
+    const double *grad_output, *input, *grid;
+    double *input_grad, *grid_grad;
+    const ref_bounds *bi, *bg;
+    const double *vmax;
+    double pre;
+    int extras;     /* input_grad's pos_err reaches the taps across a cell edge */
+    int64_t cb, nb; /* input_grad: nb blocks of cb channels per image */
+} bwd_ctx;
+
+static void grid_grad_row(void *ctx, int64_t nh)
+{
+    const bwd_ctx *x = ctx;
+    const ref_grid_sampler_params *p = x->p;
+    const int64_t P = p->Ho * p->Wo, n = nh / p->Ho;
+    for (int64_t q = nh % p->Ho * p->Wo; q < (nh % p->Ho + 1) * p->Wo; q++) {
+        point_work w;
+        point_setup(p, x->grid + (n * P + q) * 2, x->pre, x->bi != NULL, 0, &w);
+        grid_grad_point(p, &w, x->grad_output, x->input, n, q, x->vmax, x->grid_grad, x->bg);
+    }
+}
+
+static void input_grad_block(void *ctx, int64_t nc)
+{
+    const bwd_ctx *x = ctx;
+    const ref_grid_sampler_params *p = x->p;
+    const int64_t P = p->Ho * p->Wo, n = nc / x->nb, c0 = nc % x->nb * x->cb, c1 = c0 + x->cb < p->C ? c0 + x->cb : p->C;
+    for (int64_t q = 0; q < P; q++) {
+        point_work w;
+        point_setup(p, x->grid + (n * P + q) * 2, x->pre, x->bi != NULL, x->extras, &w);
+        input_grad_point(p, &w, x->grad_output, n, q, c0, c1, x->input_grad, x->bi);
+    }
+}
+
 void f64_grid_sampler_2d_bwd__ref(const ref_grid_sampler_params *p, const double *grad_output,
                                   const double *input, const double *grid, double *input_grad,
                                   double *grid_grad, ref_bounds *bounds)
@@ -560,30 +615,16 @@ void f64_grid_sampler_2d_bwd__ref(const ref_grid_sampler_params *p, const double
         vmax = malloc(sizeof(double) * (size_t)(p->N * p->C + 1));
         for (int64_t k = 0; vmax && k < p->N * p->C; k++) vmax[k] = plane_max(input + k * HW, HW);
     }
-    /* grid_grad: every point writes its own two elements (threads: omp_get_max_threads, the
-       caller's choice) */
-    if (p->output_mask[1]) {
-#pragma omp parallel for schedule(dynamic, 16)
-        for (int64_t nq = 0; nq < p->N * P; nq++) {
-            point_work w;
-            point_setup(p, grid + nq * 2, pre, bounds != NULL, 0, &w);
-            grid_grad_point(p, &w, grad_output, input, nq / P, nq % P, vmax, grid_grad, bg);
-        }
-    }
+    bwd_ctx x = {p, grad_output, input, grid, input_grad, grid_grad, bi, bg, vmax, pre,
+                 bi && bi->pos_err && p->interpolation_mode != 1, 0, 0};
+    /* grid_grad: every point writes its own two elements, so output rows are independent */
+    if (p->output_mask[1]) ref_parallel_for(p->N * p->Ho, grid_grad_row, &x);
     /* input_grad: blocks of channels of one image, every point in order within a block, so each
        pixel sums its terms in point order whatever thread runs the block */
     if (p->output_mask[0]) {
-        const int extras = bi && bi->pos_err && p->interpolation_mode != 1;
-        const int64_t cb = ref_channel_block(p->N, p->C), nb = (p->C + cb - 1) / cb;
-#pragma omp parallel for schedule(dynamic, 1)
-        for (int64_t nc = 0; nc < p->N * nb; nc++) {
-            const int64_t n = nc / nb, c0 = nc % nb * cb, c1 = c0 + cb < p->C ? c0 + cb : p->C;
-            for (int64_t q = 0; q < P; q++) {
-                point_work w;
-                point_setup(p, grid + (n * P + q) * 2, pre, bounds != NULL, extras, &w);
-                input_grad_point(p, &w, grad_output, n, q, c0, c1, input_grad, bi);
-            }
-        }
+        x.cb = ref_channel_block(p->N, p->C);
+        x.nb = (p->C + x.cb - 1) / x.cb;
+        ref_parallel_for(p->N * x.nb, input_grad_block, &x);
     }
     free(vmax);
 }

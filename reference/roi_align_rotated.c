@@ -112,26 +112,37 @@ static ref_bin_acc bin_with_counts(const void *ctx, int64_t gh, int64_t gw)
     return forward_bin(b->p, b->g, b->plane, b->ph, b->pw, gh, gw, b->pre);
 }
 
+/* The forward's tensors, for one (roi, channel) of it */
+typedef struct {
+    const ref_roi_align_rotated_params *p;
+    const double *x, *rois;
+    double *y;
+    ref_bounds *bounds;
+} fwd_ctx;
+
+/* Every element of roi k, channel c = kc mod C: independent of every other (roi, channel) */
+static void forward_roi_channel(void *ctx, int64_t kc)
+{
+    const fwd_ctx *f = ctx;
+    const ref_roi_align_rotated_params *p = f->p;
+    const int64_t PH = p->pooled_h, PW = p->pooled_w, k = kc / p->C, c = kc % p->C;
+    const double pre = f->bounds ? f->bounds->pos_rel_err : 0.0;
+    roi_geom g = roi_geometry(p, f->rois + 6 * k, pre);
+    const double *plane = g.b >= 0 ? f->x + (g.b * p->C + c) * p->H * p->W : NULL;
+    for (int64_t ph = 0; ph < PH; ph++)
+        for (int64_t pw = 0; pw < PW; pw++) {
+            const bin_ctx bc = {p, &g, plane, ph, pw, pre};
+            const ref_bin_acc a = plane ? bin_with_counts(&bc, g.gh, g.gw) : (ref_bin_acc){0, 0, 0, 0, 0};
+            ref_roi_element(a, g.gh, g.gw, &g.cr, plane ? bin_with_counts : NULL, &bc, f->y,
+                            ((k * p->C + c) * PH + ph) * PW + pw, f->bounds);
+        }
+}
+
 static void forward_nchw(const ref_roi_align_rotated_params *p, const double *x, const double *rois, double *y,
                          ref_bounds *bounds)
 {
-    const int64_t PH = p->pooled_h, PW = p->pooled_w, plane_size = p->H * p->W;
-    const double pre = bounds ? bounds->pos_rel_err : 0.0;
-    /* every (roi, channel) is independent: one thread computes all of its elements (omp_get_max_threads
-       threads, the caller's choice), each in the same order as alone */
-#pragma omp parallel for schedule(dynamic, 1)
-    for (int64_t kc = 0; kc < p->K * p->C; kc++) {
-        const int64_t k = kc / p->C, c = kc % p->C;
-        roi_geom g = roi_geometry(p, rois + 6 * k, pre);
-        const double *plane = g.b >= 0 ? x + (g.b * p->C + c) * plane_size : NULL;
-        for (int64_t ph = 0; ph < PH; ph++)
-            for (int64_t pw = 0; pw < PW; pw++) {
-                const bin_ctx bc = {p, &g, plane, ph, pw, pre};
-                const ref_bin_acc a = plane ? bin_with_counts(&bc, g.gh, g.gw) : (ref_bin_acc){0, 0, 0, 0, 0};
-                ref_roi_element(a, g.gh, g.gw, &g.cr, plane ? bin_with_counts : NULL, &bc, y,
-                                ((k * p->C + c) * PH + ph) * PW + pw, bounds);
-            }
-    }
+    fwd_ctx f = {p, x, rois, y, bounds};
+    ref_parallel_for(p->K * p->C, forward_roi_channel, &f);
 }
 
 /* ---- backward (NCHW, rois [K, 6]) --------------------------------------------------------- */
@@ -186,26 +197,38 @@ static void backward_plane(const ref_roi_align_rotated_params *p, const roi_geom
     }
 }
 
+/* The backward's tensors and the rois' geometry, for one (image, channel) plane of it */
+typedef struct {
+    const ref_roi_align_rotated_params *p;
+    const roi_geom *geo;
+    const double *x_grad;
+    double *y_grad, *bt[4];
+    int with_bounds;
+    double pre;
+} bwd_ctx;
+
+static void backward_plane_item(void *ctx, int64_t bc)
+{
+    const bwd_ctx *x = ctx;
+    const ref_roi_align_rotated_params *p = x->p;
+    const int64_t b = bc / p->C, c = bc % p->C;
+    ref_plane_out o = {plane_of(x->y_grad, b, c, p), plane_of(x->bt[0], b, c, p), plane_of(x->bt[1], b, c, p),
+                       plane_of(x->bt[2], b, c, p), plane_of(x->bt[3], b, c, p)};
+    backward_plane(p, x->geo, x->x_grad, b, c, &o, x->with_bounds, x->pre);
+}
+
 static void backward_nchw(const ref_roi_align_rotated_params *p, const double *x_grad, const double *rois,
                           double *y_grad, ref_bounds *bounds)
 {
-    const double pre = bounds ? bounds->pos_rel_err : 0.0;
-    double *bt[4] = {NULL, NULL, NULL, NULL};
-    if (bounds) { bt[0] = bounds->abs_sum; bt[1] = bounds->n_terms; bt[2] = bounds->pos_err; bt[3] = bounds->ambig; }
     roi_geom *geo = malloc(sizeof *geo * (size_t)(p->K > 0 ? p->K : 1));
     if (!geo) { /* out of memory: a reference that cannot run says so loudly */
         for (int64_t i = 0; i < p->B * p->C * p->H * p->W; i++) y_grad[i] = NAN;
         return;
     }
-    for (int64_t k = 0; k < p->K; k++) geo[k] = roi_geometry(p, rois + 6 * k, pre);
-    /* planes are independent (threads: omp_get_max_threads, the caller's choice) */
-#pragma omp parallel for schedule(dynamic, 1)
-    for (int64_t bc = 0; bc < p->B * p->C; bc++) {
-        const int64_t b = bc / p->C, c = bc % p->C;
-        ref_plane_out o = {plane_of(y_grad, b, c, p), plane_of(bt[0], b, c, p), plane_of(bt[1], b, c, p),
-                           plane_of(bt[2], b, c, p), plane_of(bt[3], b, c, p)};
-        backward_plane(p, geo, x_grad, b, c, &o, bounds != NULL, pre);
-    }
+    bwd_ctx x = {p, geo, x_grad, y_grad, {NULL, NULL, NULL, NULL}, bounds != NULL, bounds ? bounds->pos_rel_err : 0.0};
+    if (bounds) { x.bt[0] = bounds->abs_sum; x.bt[1] = bounds->n_terms; x.bt[2] = bounds->pos_err; x.bt[3] = bounds->ambig; }
+    for (int64_t k = 0; k < p->K; k++) geo[k] = roi_geometry(p, rois + 6 * k, x.pre);
+    ref_parallel_for(p->B * p->C, backward_plane_item, &x);
     free(geo);
 }
 
@@ -214,15 +237,13 @@ static void backward_nchw(const ref_roi_align_rotated_params *p, const double *x
 /* [N, S, C] <-> [N, C, S] (to_cl = 1: channels-first to channels-last) */
 static void permute(const double *src, double *dst, int64_t N, int64_t S, int64_t C, int to_cl)
 {
-#pragma omp parallel for schedule(static)
-    for (int64_t nc = 0; nc < N * C; nc++) {
-        const int64_t n = nc / C, c = nc % C;
-        for (int64_t i = 0; i < S; i++) {
-            int64_t cf = (n * C + c) * S + i, cl = (n * S + i) * C + c;
-            if (to_cl) dst[cl] = src[cf];
-            else dst[cf] = src[cl];
-        }
-    }
+    for (int64_t n = 0; n < N; n++)
+        for (int64_t c = 0; c < C; c++)
+            for (int64_t i = 0; i < S; i++) {
+                int64_t cf = (n * C + c) * S + i, cl = (n * S + i) * C + c;
+                if (to_cl) dst[cl] = src[cf];
+                else dst[cf] = src[cl];
+            }
 }
 
 static double *alloc_doubles(int64_t n) { return malloc(sizeof(double) * (size_t)(n > 0 ? n : 1)); }

@@ -2,7 +2,6 @@
  * (the best ISA here) give bitwise the same numbers at 1, 2 and 4 threads, on every case of the smoke
  * suite (every op and direction, the layouts, the adaptive counts, the ambiguous points). */
 #include <criterion/criterion.h>
-#include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -30,7 +29,7 @@ static double *reference_with_bounds(const problem_t *p, int threads, int64_t n[
         b[o] = (ref_bounds){op->tol[o].k_pos * CONFORM_U_F32, q + n[o], q + 2 * n[o], q + 3 * n[o], q + 4 * n[o]};
         q += 5 * n[o];
     }
-    omp_set_num_threads(threads);
+    ref_set_threads(threads);
     op->reference(p, out, b);
     return all;
 }

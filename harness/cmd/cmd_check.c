@@ -1,6 +1,7 @@
 /* conform check: outputs computed elsewhere (a device dump, another library) judged against the
  * reference with tolerances derived for the dtype they were computed in. */
 #include <math.h>
+#include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,9 +49,10 @@ int cmd_check(int argc, char **argv)
 {
     if (argc < 3 || argv[2][0] == '-')
         return usage_error("check: usage: conform check OP [--attr N=V]... --input N=F.npy... --actual N=F.npy|F.bin... "
-                           "[--dtype float32|float16|bfloat16|float64] [--report-dir DIR]");
+                           "[--dtype float32|float16|bfloat16|float64] [--report-dir DIR] [--threads N]");
     const op_desc *op = op_find(argv[2]);
     if (!op) return usage_error("check: unknown op '%s' (see conform list)", argv[2]);
+    ref_set_threads(omp_get_max_threads()); /* every core for the golden unless --threads says */
     problem_args a;
     memset(&a, 0, sizeof a);
     const dtype_desc *dt = dtype_get(CONFORM_DTYPE_FLOAT32);
@@ -73,6 +75,13 @@ int cmd_check(int argc, char **argv)
             continue;
         }
         if (!strcmp(o, "--report-dir") && v) { report_dir = v; i++; continue; }
+        if (!strcmp(o, "--threads")) { /* the golden's (default: every core) */
+            conform_exec ex = {CONFORM_ISA_AUTO, 0};
+            if (parse_threads_arg(v, &ex)) return EXIT_USAGE;
+            ref_set_threads(ex.threads);
+            i++;
+            continue;
+        }
         if (!strcmp(o, "--gate-on")) {
             if ((gate_mask = standards_parse_list(v, err, sizeof err)) < 0) return usage_error("%s", err);
             i++;

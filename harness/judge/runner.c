@@ -209,6 +209,8 @@ void run_case(const case_t *c, uint64_t seed, const run_env *env, case_result *r
     int rc = case_build(c, seed, &p, err, sizeof err);
     double *exact_in[CONFORM_MAX_TENSORS] = {0}, *exact_ref[CONFORM_MAX_TENSORS] = {0};
     const int has_expect = cJSON_GetObjectItemCaseSensitive(c->spec, "expect") != NULL;
+    const int ref_threads = env->ref_threads > 0 ? env->ref_threads : env->ex.threads;
+    ref_set_threads(ref_threads); /* the golden's */
     if (!rc) round_inputs(&p, dt, has_expect ? exact_in : NULL);
     if (!rc) rc = op->validate(&p, err, sizeof err);
     if (rc) {
