@@ -203,25 +203,44 @@ device-torch: all
 	$(CONFORM) run cases/conformance.json --impl dir:$(TORCH_EXPORT) --threads $(THREADS) \
 	  --report-dir reports/torch-$(TORCH_DEVICE)-$(TORCH_DTYPE) $(if $(TORCH_WAIVERS),--waivers $(TORCH_WAIVERS))
 
-# make install PREFIX=...: the two kernel libraries, their headers and pkg-config files
+# make install PREFIX=...: the tool, its data, the kernel libraries and the Python helper
+#   bin/conform                     finds its data at ../share/conform (or $CONFORM_DATA)
+#   share/conform/                  cases/ (suites, golden vectors, waivers, check examples),
+#                                   docs/zoo_power.json (the suites' measured power)
+#   lib/, include/conform/, lib/pkgconfig/   the two kernel libraries, headers, pkg-config files
+#   <site>/conform_check.py, conform_pytest.py and a dist-info naming the pytest plugin, where
+#   <site> is the folder of PREFIX that $(PYTHON) already reads (/usr: /usr/lib/python3/dist-packages,
+#   /usr/local: /usr/local/lib/python3.X/dist-packages); for any other PREFIX it is
+#   PREFIX/lib/python3.X/site-packages, and PREFIX/bin/python3 is made that prefix's interpreter
+#   (a pyvenv.cfg over $(PYTHON), with the system's packages): run it, no PYTHONPATH needed
 PREFIX ?= /usr/local
+PYTHON ?= /usr/bin/python3
 VERSION = 0.1.0
+PY_SITE = $(shell $(PYTHON) tools/python_site.py $(PREFIX))
 install: all
-	install -d $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/include/conform
-	install -m 644 $(LIBREF) $(LIBOPT) $(DESTDIR)$(PREFIX)/lib/
-	install -m 644 reference/conform_ref.h optimized/conform_opt.h harness/conform_plugin.h $(DESTDIR)$(PREFIX)/include/conform/
-	for p in conform-ref conform-opt; do \
+	@install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/include/conform \
+	  $(DESTDIR)$(PREFIX)/share/conform/docs
+	@install -m 755 $(CONFORM) $(DESTDIR)$(PREFIX)/bin/conform
+	@cp -R cases $(DESTDIR)$(PREFIX)/share/conform/
+	@install -m 644 docs/zoo_power.json $(DESTDIR)$(PREFIX)/share/conform/docs/
+	@install -m 644 $(LIBREF) $(LIBOPT) $(DESTDIR)$(PREFIX)/lib/
+	@install -m 644 reference/conform_ref.h optimized/conform_opt.h harness/conform_plugin.h $(DESTDIR)$(PREFIX)/include/conform/
+	@for p in conform-ref conform-opt; do \
 	  sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' tools/pkgconfig/$$p.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/$$p.pc; \
 	done
+	@$(PYTHON) tools/python_site.py $(PREFIX) --install "$(DESTDIR)" --version $(VERSION) python/conform_check.py python/conform_pytest.py
+	@echo "installed conform $(VERSION) into $(DESTDIR)$(PREFIX) (Python helper: $(PY_SITE))"
 
-# an out-of-tree program built against an installed copy with pkg-config
+# an out-of-tree program built against an installed copy with pkg-config; the installed conform
+# and Python helper used from another directory (tests/install_check.sh)
 install-check: all
 	@rm -rf $(BUILD)/prefix
 	@$(MAKE) --no-print-directory install PREFIX=$(abspath $(BUILD)/prefix) >/dev/null
-	$(CC) -std=c11 $(WARN) examples/link_example.c \
+	@$(CC) -std=c11 $(WARN) examples/link_example.c \
 	  $$(PKG_CONFIG_PATH=$(abspath $(BUILD)/prefix)/lib/pkgconfig pkg-config --cflags --libs conform-ref conform-opt) \
 	  -o $(BUILD)/link_example
-	$(BUILD)/link_example
+	@$(BUILD)/link_example >/dev/null
+	@tests/install_check.sh $(abspath $(BUILD)/prefix)
 
 # libFuzzer targets (clang), each run for FUZZ_SECONDS from its committed seed corpus; new
 # inputs go to build-fuzz/corpus, crashes to build-fuzz/ (see fuzz/README.md)

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "datadir.h"
 #include "jobs.h"
 #include "report.h"
 #include "runner.h"
@@ -220,7 +221,10 @@ static int run_suites(int argc, char **argv)
         seed_set = 1;
     }
     run_env env = {ex, &impl, policy};
-    if (!waiver_path && !access("cases/waivers.json", R_OK)) waiver_path = "cases/waivers.json";
+    char waiver_found[4096];
+    if (waiver_path) waiver_path = conform_suite_path(waiver_path, waiver_found, sizeof waiver_found);
+    else if (!access(conform_data_file("cases/waivers.json", waiver_found, sizeof waiver_found), R_OK))
+        waiver_path = waiver_found; /* the default waivers, when there are some */
     waivers_t waivers;
     if (waivers_load(waiver_path, &waivers) || (rerun_path && load_rerun(rerun_path, statuses, &sel))) {
         waivers_free(&waivers);
