@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "help.h"
 #include "npy.h"
 #include "report.h"
 #include "runner.h"
@@ -50,7 +51,7 @@ int cmd_check(int argc, char **argv)
         return usage_error("check: usage: conform check OP [--attr N=V]... --input N=F.npy... --actual N=F.npy|F.bin... "
                            "[--dtype float32|float16|bfloat16|float64] [--report-dir DIR]");
     const op_desc *op = op_find(argv[2]);
-    if (!op) return usage_error("check: unknown op '%s' (see conform list)", argv[2]);
+    if (!op) return cli_unknown_op("check", argv[2]);
     problem_args a;
     memset(&a, 0, sizeof a);
     const dtype_desc *dt = dtype_get(CONFORM_DTYPE_FLOAT32);
@@ -80,7 +81,7 @@ int cmd_check(int argc, char **argv)
         }
         int t = problem_args_take(&a, argc, argv, &i);
         if (t < 0) return EXIT_USAGE;
-        if (!t) return usage_error("check: unknown option '%s'", o);
+        if (!t) return cli_unknown_option("check", o, v);
     }
     if (a.n_shape) return usage_error("check: inputs come from files (--input NAME=FILE.npy)");
     /* without --dtype, a raw file's name may say it: out_float16.bin */

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "help.h"
 #include "datadir.h"
 #include "fill.h"
 #include "report.h"
@@ -305,9 +306,9 @@ int cmd_verify(int argc, char **argv)
         if (!strcmp(argv[i], "--op") && i + 1 < argc) only = argv[++i];
         else if (!strcmp(argv[i], "--golden-dir") && i + 1 < argc) verify_golden_dir = argv[++i];
         else if (!strcmp(argv[i], "--report-dir") && i + 1 < argc) report_dir = argv[++i];
-        else return usage_error("verify: unknown option '%s' (usage: verify [--op OP] [--golden-dir DIR] [--report-dir DIR])", argv[i]);
+        else return cli_unknown_option("verify", argv[i], i + 1 < argc ? argv[i + 1] : NULL);
     }
-    if (only && !op_find(only)) return usage_error("verify: unknown op '%s' (see conform list)", only);
+    if (only && !op_find(only)) return cli_unknown_op("--op", only);
     cJSON *root = cJSON_CreateObject();
     cJSON_AddStringToObject(root, "schema", "conform-verify");
     cJSON_AddNumberToObject(root, "schema_version", 1);
