@@ -13,7 +13,7 @@
 const char *conform_data_dir(void);
 /* DATA/rel into buf (returns buf); rel as given when the data directory is "." */
 const char *conform_data_file(const char *rel, char *buf, size_t n);
-/* A suite path as the user typed it: itself when it exists or is absolute, else the data
+/* A data file path as given (a suite, waivers, the zoo power table): itself when it exists or is absolute, else the data
  * directory's file of that name when that exists (`conform run cases/smoke.json` from anywhere). */
 const char *conform_suite_path(const char *given, char *buf, size_t n);
 

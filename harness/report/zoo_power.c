@@ -78,7 +78,7 @@ void zoo_power_attach(cJSON *report, const suite_t *suites, int n_suites, const 
 {
     char err[512];
     char where[4096];
-    cJSON *root = read_json_file(conform_data_file(power_path, where, sizeof where), err, sizeof err);
+    cJSON *root = read_json_file(conform_suite_path(power_path, where, sizeof where), err, sizeof err);
     if (!root) return; /* no measurement here (e.g. run outside the source tree): nothing to say */
     cJSON *list = cJSON_CreateArray();
     for (int i = 0; i < n_suites; i++) {
