@@ -69,7 +69,7 @@ PLUGIN_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARN) -O2 -fPIC -shared -Iharness
 ZOO_IDS = $(shell grep -o '^ZOO_BUG.[a-z0-9_]*' tests/zoo/zoo_bugs.h | cut -c9-)
 ZOO_PLUGINS = $(BUILD)/zoo/none.so $(ZOO_IDS:%=$(BUILD)/zoo/%.so)
 
-.PHONY: all build-all deps deps-test test zoo zoo-docs models device-torch test-unit test-san conformance smoke verify bench clean install install-check fuzz fuzz-ci fuzz-build deps-fuzz test-valgrind
+.PHONY: all build-all test-browser deps deps-test test zoo zoo-docs models device-torch test-unit test-san conformance smoke verify bench clean install install-check fuzz fuzz-ci fuzz-build deps-fuzz test-valgrind
 all: deps
 	@$(MAKE) --no-print-directory build-all
 build-all: $(CONFORM) $(TESTS) $(PLUGINS)
@@ -153,7 +153,18 @@ test: all deps-test
 	  "smoke suite" "$(CONFORM) run cases/smoke.json --report-dir $(BUILD)/smoke-report --threads $(THREADS) --quiet" \
 	  "python" "tests/python/run.sh $(CONFORM)" \
 	  "zoo" "$(MAKE) --no-print-directory zoo" \
+	  "report rendering" "$(PYTHON) tests/reports_browser.py $(CONFORM) $(BUILD)/browser" \
 	  "repository paths" "tests/repo_paths.sh"
+
+# the reports' first screens in headless Chromium (tests/reports_browser.py; screenshots in
+# $(BUILD)/browser/). make test runs it where chromium is installed and skips it, saying so,
+# elsewhere: unlike numpy (a few MB), chromium is a download of about 100 MB and 300 MB installed,
+# too much for every fresh CI machine. This target installs it (as root) and runs it.
+test-browser: all
+	@command -v chromium >/dev/null || { [ "$$(id -u)" = 0 ] && \
+	  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; } || \
+	  { echo "error: run: sudo apt-get install -y chromium" >&2; exit 1; }
+	$(PYTHON) tests/reports_browser.py $(CONFORM) $(BUILD)/browser
 
 # every faulty kernel of the zoo fails its own op and no other; the bug-free build passes all
 zoo: all

@@ -28,7 +28,8 @@ CONFORM_DATA=/nonexistent "$prefix/bin/conform" run --list >/dev/null 2>&1 && fa
 py=$prefix/bin/python3
 "$py" -c 'import conform_check' || fail "the prefix's python3 cannot import conform_check"
 if ! "$py" -c 'import numpy' 2>/dev/null; then
-  echo "SKIPPED installed Python check: no numpy"; exit 0
+  echo "SKIPPED installed Python check: no numpy"
+  echo "installed: conform ran $n_inst cases listed, a shard run, verify; python import only"; exit 0
 fi
 cat >"$work/test_kernel.py" <<'PY'
 import numpy as np
@@ -55,6 +56,9 @@ sed -i "s|%r|'$prefix'|" "$work/test_kernel.py"
 if "$py" -c 'import pytest' 2>/dev/null; then
   "$py" -m pytest -q -p no:cacheprovider "$work/test_kernel.py" >"$work/pytest.log" 2>&1 || { cat "$work/pytest.log"; fail "pytest with the conform plugin failed"; }
   grep -q '2 passed' "$work/pytest.log" || { cat "$work/pytest.log"; fail "the pytest plugin's fixtures did not run"; }
+  plugin="pytest plugin"
 else
   echo "SKIPPED pytest plugin check: no pytest for $py (apt-get install python3-pytest)"
+  plugin="no pytest"
 fi
+echo "installed: from another directory, $n_inst cases listed, a shard run, verify, a Python check, $plugin"

@@ -147,9 +147,12 @@ int cmd_check(int argc, char **argv)
         compare_f64(ref[o], got[o].data, n, &t, &out->cmp);
         if (out->cmp.n_over || out->cmp.all_zero) {
             snprintf(r.status, sizeof r.status, "failed");
-            snprintf(r.message, sizeof r.message, "%s: %lld of %lld elements beyond the %s tolerance (worst at %lld: ref %.9g, got %.9g, tol %.3g)",
-                     out->name, (long long)out->cmp.n_over, (long long)n, dt->name, (long long)out->cmp.worst_index,
-                     out->cmp.worst_ref, out->cmp.worst_got, out->cmp.worst_tol);
+            char at[96];
+            snprintf(r.message, sizeof r.message, "%s: %lld of %lld elements beyond the %s tolerance (worst at %s: ref %.9g, got %.9g, tol %.3g)",
+                     out->name, (long long)out->cmp.n_over, (long long)n, dt->name,
+                     index_str(&out->shape, out->cmp.worst_index, at, sizeof at), out->cmp.worst_ref, out->cmp.worst_got,
+                     out->cmp.worst_tol);
+            case_heat_map(out, ref[o], got[o].data, &t); /* where the errors sit, in check's HTML too */
         }
     }
     double *values[CONFORM_MAX_TENSORS] = {0};
@@ -178,6 +181,7 @@ int cmd_check(int argc, char **argv)
     if (report_dir && (mkdir_p(report_dir, err, sizeof err) || report_write_all(report, report_dir, err, sizeof err)))
         rc = usage_error("%s", err);
     cJSON_Delete(report);
+    case_result_free(&r);
     for (int o = 0; o < op->n_outputs; o++) {
         free(ref[o]);
         for (int t = 0; t < 4; t++) free(bt[o][t]);

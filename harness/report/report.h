@@ -48,5 +48,7 @@ int report_gated(const cJSON *report);
 void report_case_standards_failed(const cJSON *c, char *buf, size_t len);
 char *report_standards_markdown(const cJSON *report);
 char *report_standards_html(const cJSON *report);
+/* the cases a named standard and the derived bound disagree on, as a collapsed section */
+char *report_disagreements(const cJSON *report, int html);
 
 #endif
