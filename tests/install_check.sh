@@ -54,7 +54,7 @@ PY
 sed -i "s|%r|'$prefix'|" "$work/test_kernel.py"
 "$py" "$work/test_kernel.py" >/dev/null || fail "the installed helper did not judge a kernel"
 if "$py" -c 'import pytest' 2>/dev/null; then
-  "$py" -m pytest -q -p no:cacheprovider "$work/test_kernel.py" >"$work/pytest.log" 2>&1 || { cat "$work/pytest.log"; fail "pytest with the conform plugin failed"; }
+  "$py" -m pytest -q -p no:cacheprovider --basetemp="$work/pytest" "$work/test_kernel.py" >"$work/pytest.log" 2>&1 || { cat "$work/pytest.log"; fail "pytest with the conform plugin failed"; }
   grep -q '2 passed' "$work/pytest.log" || { cat "$work/pytest.log"; fail "the pytest plugin's fixtures did not run"; }
   plugin="pytest plugin"
 else
