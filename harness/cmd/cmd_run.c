@@ -97,7 +97,7 @@ static void record_case(const job_case *jc, cJSON *case_json, void *ctx)
     if (status_fails(status_parse(st))) {
         const cJSON *w = waiver_for(t->waivers, cs->id);
         if (w) {
-            cJSON_ReplaceItemInObject(case_json, "status", cJSON_CreateString("waived"));
+            cJSON_ReplaceItemInObject(case_json, "status", cJSON_CreateString(status_name(CASE_WAIVED)));
             cJSON_AddItemToObject(case_json, "waiver", cJSON_Duplicate(w, 1));
             cJSON_AddStringToObject(case_json, "waived_status", st);
         } else {
@@ -283,6 +283,7 @@ static int run_suites(int argc, char **argv)
     command_line(argc, argv, cmd, sizeof cmd);
     cJSON *report = report_new(cmd, conform_isa_name(ex.isa), ex.threads);
     cJSON_AddStringToObject(report, "impl", impl_name(&impl));
+    cJSON_AddItemToObject(report, "runner", impl_provenance(&impl));
     report_set_dtype(report, impl.dtype->name, impl.dtype->u);
     cJSON *js = cJSON_GetObjectItemCaseSensitive(report, "suites");
     for (int s = 0; s < n_suites; s++) {
