@@ -1,13 +1,13 @@
 #!/bin/sh
 # The Python tests of `make test`: each runs with the first python3 that has what it needs
-# ($PYTHON, then python3 on PATH, then /usr/bin/python3), and is skipped, saying so, where none has.
+# ($PYTHON, then /usr/bin/python3, then python3 on PATH), and is skipped, saying so, where none has.
 # usage: tests/python/run.sh build/conform
 CONFORM=${1:-build/conform}
 export CONFORM
 here=$(dirname "$0")
 
 find_python() {   # find_python "import numpy"
-  for p in ${PYTHON:-} python3 /usr/bin/python3; do
+  for p in ${PYTHON:-} /usr/bin/python3 python3; do
     command -v "$p" >/dev/null 2>&1 && "$p" -c "$1" >/dev/null 2>&1 && { command -v "$p"; return 0; }
   done
   return 1
@@ -26,6 +26,9 @@ fi
 if py=$(find_python "import numpy, torch, torchvision"); then
   echo "torch runner test ($py)"
   "$py" "$here/test_torch_runner.py" "$CONFORM" || exit 1
+  echo "torch runner npu table test, through a recording stand-in for torch_npu ($py)"
+  "$py" "$here/test_torch_npu_routes.py" "$CONFORM" || exit 1
 else
   echo "SKIPPED torch runner test (tests/python/test_torch_runner.py): no python3 with numpy, torch and torchvision"
+  echo "SKIPPED torch runner npu table test (tests/python/test_torch_npu_routes.py): no python3 with numpy, torch and torchvision"
 fi
