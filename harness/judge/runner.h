@@ -2,34 +2,13 @@
 #ifndef CONFORM_RUNNER_H
 #define CONFORM_RUNNER_H
 
-#include "compare.h"
+#include "judge.h"
 #include "impl.h"
 #include "standards.h"
 #include "status.h"
 #include "suite.h"
 
 /* A case's status: status.h */
-typedef struct {
-    char name[64];
-    shape_t shape;
-    int skipped;
-    const dtype_desc *dt; /* the dtype its tolerance was derived for */
-    compare_result cmp;
-    int guard_ok;
-    int64_t guard_offset; /* element offset of the first guard write (negative: before the buffer) */
-    /* where the errors sit, for failing outputs: the tensor seen as [rows, cols] (leading dims x
-       last two dims), folded into at most HEAT x HEAT cells holding the largest err/tol */
-    int heat_rows, heat_cols;
-    float *heat;
-    int has_expect;
-    double expect_max_abs_err;
-    int expect_ok;
-    /* the named precision standards, judged beside the derived bound (standards_run.c) */
-    int has_standards;
-    int bench_is_self; /* commercial-ratio's benchmark is the implementation under test itself */
-    std_result standards[N_STANDARDS];
-} output_result;
-
 typedef struct {
     case_status status;
     char message[CONFORM_ERR_LEN];
@@ -38,8 +17,6 @@ typedef struct {
     output_result out[CONFORM_MAX_TENSORS];
     double time_ref_s, time_opt_s;
 } case_result;
-
-#define HEAT 32
 
 typedef struct {
     conform_exec ex;
