@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "help.h"
 #include "npy.h"
 #include "report.h"
 #include "runner.h"
@@ -59,7 +60,7 @@ static int parse_check_args(int argc, char **argv, check_args *x)
     if (argc < 3 || argv[2][0] == '-')
         return usage_error("check: usage: conform check OP [--attr N=V]... --input N=F.npy... --actual N=F.npy|F.bin... "
                            "[--dtype float32|float16|bfloat16|float64] [--report-dir DIR]");
-    if (!(x->op = op_find(argv[2]))) return usage_error("check: unknown op '%s' (see conform list)", argv[2]);
+    if (!(x->op = op_find(argv[2]))) return cli_unknown_op("check", argv[2]);
     x->dt = dtype_get(CONFORM_DTYPE_FLOAT32);
     char err[CONFORM_ERR_LEN];
     for (int i = 3; i < argc; i++) {
@@ -81,7 +82,7 @@ static int parse_check_args(int argc, char **argv, check_args *x)
         } else {
             int t = problem_args_take(&x->a, argc, argv, &i);
             if (t < 0) return EXIT_USAGE;
-            if (!t) return usage_error("check: unknown option '%s'", o);
+            if (!t) return cli_unknown_option("check", o, v);
         }
     }
     if (x->a.n_shape) return usage_error("check: inputs come from files (--input NAME=FILE.npy)");

@@ -94,13 +94,15 @@ int judge_values(const tol_inputs *t, const double *ref, const double *got, int6
     compare_f64(ref, got, n, t, &out->cmp);
     if (m->n_over) heat_map(out, ref, got, t);
     msg[0] = 0;
+    char at[96];
     if (m->all_zero) snprintf(msg, len, "%s: all zeros where the reference is not", out->name);
     else if (m->n_nonfinite_mismatch)
-        snprintf(msg, len, "%s: %lld elements NaN/Inf on one side only (first at %lld: ref %.9g, got %.9g)", out->name,
-                 (long long)m->n_nonfinite_mismatch, (long long)m->worst_index, m->worst_ref, m->worst_got);
+        snprintf(msg, len, "%s: %lld elements NaN/Inf on one side only (first at %s: ref %.9g, got %.9g)", out->name,
+                 (long long)m->n_nonfinite_mismatch, index_str(&out->shape, m->worst_index, at, sizeof at), m->worst_ref,
+                 m->worst_got);
     else if (m->n_over)
-        snprintf(msg, len, "%s: %lld of %lld elements beyond tolerance (worst at %lld: ref %.9g, got %.9g, tol %.3g)",
-                 out->name, (long long)m->n_over, (long long)m->n, (long long)m->worst_index, m->worst_ref, m->worst_got,
-                 m->worst_tol);
+        snprintf(msg, len, "%s: %lld of %lld elements beyond tolerance (worst at %s: ref %.9g, got %.9g, tol %.3g)",
+                 out->name, (long long)m->n_over, (long long)m->n, index_str(&out->shape, m->worst_index, at, sizeof at),
+                 m->worst_ref, m->worst_got, m->worst_tol);
     return msg[0] != 0;
 }

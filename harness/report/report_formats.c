@@ -292,15 +292,16 @@ char *report_markdown(const cJSON *report)
             num(o, "passed"), num(o, "failed"), num(o, "error"), num(o, "waived"), num(o, "ambiguous_elements"),
             num(o, "max_err_over_tol"), num(o, "max_ulp"));
     put(&b, "\n%s.\n", COMPARE_ULP_MEANING);
-    char *named = report_standards_markdown(report);
-    put(&b, "%s", named ? named : "");
-    free(named);
     put(&b, "\n## Failures\n\n");
     if (count_failing(s) == 0) put(&b, "None.\n");
     else {
         put(&b, "| case | status | why | repro |\n|---|---|---|---|\n");
         md_case_rows(&b, report, NULL, 50);
     }
+    char *named = report_standards_markdown(report), *disagree = report_disagreements(report, 0);
+    put(&b, "%s%s", named ? named : "", disagree ? disagree : "");
+    free(named);
+    free(disagree);
     if (num(s, "waived") > 0) {
         put(&b, "\n## Waived\n\n| case | status | why | repro |\n|---|---|---|---|\n");
         md_case_rows(&b, report, "waived", 50);
@@ -439,25 +440,85 @@ static void svg_histogram(buf_t *b, const char *title, const double *counts, con
     put(b, "</svg></figure>\n");
 }
 
-static void svg_heatmap(buf_t *b, const cJSON *h, const char *name)
+/* the coordinates over dims [d0, d1) of shape of a flat index over those dims, as "[i,j]" */
+static void coords_text(const cJSON *shape, int d0, int d1, long long flat, char *buf, size_t len)
+{
+    long long idx[8] = {0};
+    for (int d = d1 - 1; d >= d0 && d - d0 < 8; d--) {
+        long long n = (long long)cJSON_GetArrayItem(shape, d)->valuedouble;
+        idx[d - d0] = n > 0 ? flat % n : 0;
+        flat = n > 0 ? flat / n : 0;
+    }
+    size_t at = 0;
+    buf[0] = '\0';
+    for (int d = d0; d < d1 && d - d0 < 8 && at < len; d++)
+        at += (size_t)snprintf(buf + at, len - at, "%s%lld", d == d0 ? "[" : ",", idx[d - d0]);
+    if (at < len) snprintf(buf + at, len - at, d1 > d0 ? "]" : "[]");
+}
+
+/* white at 0, blue deepening with log10(err/tol) from 1e-6 to 1, red beyond the bound */
+static void heat_colour(double v, char *buf, size_t len)
+{
+    double t = v <= 0 ? 0 : fmin(1, fmax(0, (log10(v) + 6) / 6));
+    if (v > 1) snprintf(buf, len, "rgb(200,40,40)");
+    else snprintf(buf, len, "rgb(%d,%d,255)", (int)(255 - 180 * t), (int)(255 - 140 * t));
+}
+
+/* The heat map of one output: cells hold the largest err/tol of the elements folded into them;
+ * rows are the leading dims, columns the last two; each axis is labelled with the coordinates of
+ * its first, middle and last cell, and a colour scale follows. */
+static void svg_heatmap(buf_t *b, const cJSON *h, const cJSON *out)
 {
     int rows = (int)num(h, "rows"), cols = (int)num(h, "cols");
-    const cJSON *cells = item(h, "max_err_over_tol");
+    const cJSON *cells = item(h, "max_err_over_tol"), *shape = item(out, "shape");
+    int rank = cJSON_GetArraySize(shape), split = rank >= 2 ? rank - 2 : 0;
     if (rows <= 0 || cols <= 0 || cJSON_GetArraySize(cells) != rows * cols) return;
-    int cw = cols > 16 ? 10 : 20, chh = rows > 16 ? 10 : 20;
-    put(b, "<figure><figcaption>where the errors sit in %s (rows: leading dims, columns: last two dims; colour: "
-           "log10 err/tol, red beyond the bound)</figcaption><svg width=\"%d\" height=\"%d\">", name, cols * cw + 2,
-        rows * chh + 2);
+    long long nrows = 1, ncols = 1;
+    for (int d = 0; d < rank; d++) *(d < split ? &nrows : &ncols) *= (long long)cJSON_GetArrayItem(shape, d)->valuedouble;
+    int cw = cols > 16 ? 10 : 20, chh = rows > 16 ? 10 : 20, L = 90, T = 34, gw = cols * cw, gh = rows * chh;
+    int width = L + (gw > 330 ? gw : 330) + 10, height = T + gh + 58;
+    char lab[96], colour[32], dims[96] = "";
+    for (int d = 0, at = 0; d < rank && at < (int)sizeof dims; d++)
+        at += snprintf(dims + at, sizeof dims - (size_t)at, "%s%.0f%s", d ? "," : "[", cJSON_GetArrayItem(shape, d)->valuedouble,
+                       d == rank - 1 ? "]" : "");
+    put(b, "<figure><figcaption>where the errors sit in <b>%s</b> %s: each cell the largest err/tol of its elements"
+           "</figcaption><svg class=\"heat\" width=\"%d\" height=\"%d\" font-size=\"10\">",
+        str(out, "name"), dims, width, height);
     for (int r = 0; r < rows; r++)
         for (int c = 0; c < cols; c++) {
             double v = cJSON_GetArrayItem(cells, r * cols + c)->valuedouble;
-            /* white at 0, blue within the bound, red beyond */
-            double t = v <= 0 ? 0 : fmin(1, fmax(0, (log10(v) + 6) / 6));
-            int red = v > 1 ? 200 : (int)(255 - 180 * t), green = v > 1 ? 40 : (int)(255 - 140 * t),
-                blue = v > 1 ? 40 : 255;
-            put(b, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"rgb(%d,%d,%d)\"><title>%.3g</title></rect>",
-                1 + c * cw, 1 + r * chh, cw, chh, red, green, blue, v);
+            heat_colour(v, colour, sizeof colour);
+            put(b, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"%s\" stroke=\"#eee\" stroke-width=\".5\">"
+                   "<title>%.3g</title></rect>", L + c * cw, T + r * chh, cw, chh, colour, v);
         }
+    put(b, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"none\" stroke=\"#888\"/>", L, T, gw, gh);
+    /* axes: the first, middle and last cell of each, by the coordinates of the first element in it */
+    int rt[3] = {0, rows / 2, rows - 1}, ct[3] = {0, cols / 2, cols - 1};
+    for (int k = 0; k < 3; k++) {
+        if (k && rt[k] == rt[k - 1]) continue;
+        coords_text(shape, 0, split, (rt[k] * nrows + rows - 1) / rows, lab, sizeof lab);
+        put(b, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">%s</text>", L - 4, T + rt[k] * chh + chh / 2 + 4, lab);
+    }
+    for (int k = 0; k < 3; k++) {
+        if (k && ct[k] == ct[k - 1]) continue;
+        coords_text(shape, split, rank, (ct[k] * ncols + cols - 1) / cols, lab, sizeof lab);
+        put(b, "<text x=\"%d\" y=\"%d\" text-anchor=\"%s\">%s</text>", L + ct[k] * cw + cw / 2, T - 6,
+            k == 0 ? "start" : k == 2 ? "end" : "middle", lab);
+    }
+    put(b, "<text x=\"%d\" y=\"12\">columns: dims %d-%d (last two)</text>", L, split, rank - 1);
+    put(b, "<text x=\"4\" y=\"%d\" transform=\"rotate(-90 10 %d)\">rows: dims 0-%d</text>", T + gh, T + gh,
+        split > 0 ? split - 1 : 0);
+    /* the colour scale */
+    static const double stops[] = {0, 1e-6, 1e-4, 1e-2, 0.1, 1, 2};
+    static const char *const names[] = {"0", "1e-6", "1e-4", "0.01", "0.1", "1", "&gt;1"};
+    int y = T + gh + 18;
+    put(b, "<text x=\"%d\" y=\"%d\">err/tol:</text>", L - 84, y + 10);
+    for (int k = 0; k < 7; k++) {
+        heat_colour(stops[k], colour, sizeof colour);
+        put(b, "<rect x=\"%d\" y=\"%d\" width=\"40\" height=\"12\" fill=\"%s\" stroke=\"#888\" stroke-width=\".5\"/>"
+               "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">%s</text>", L + k * 46, y, colour, L + k * 46 + 20, y + 26,
+            names[k]);
+    }
     put(b, "</svg></figure>\n");
 }
 
@@ -485,7 +546,7 @@ static void html_case_table(buf_t *b, const cJSON *report, const char *op, int f
             put_esc(b, str(c, "repro"));
             put(b, "</code>");
             cJSON_ArrayForEach(o, item(c, "outputs"))
-                if (item(o, "heatmap")) svg_heatmap(b, item(o, "heatmap"), str(o, "name"));
+                if (item(o, "heatmap")) svg_heatmap(b, item(o, "heatmap"), o);
         }
         put(b, "</td></tr>\n");
     }
@@ -508,7 +569,8 @@ char *report_html(const cJSON *report)
             "td,th{border:1px solid #ccc;padding:3px 8px;font-size:13px;text-align:left;vertical-align:top}"
             "th{background:#f2f2f2}%s{background:#fdecea}%s{background:#fff8e1}"
             ".verdict{font-size:1.4em;font-weight:bold;color:%s}figure{display:inline-block;margin:0 2em 1em 0}"
-            "figcaption{font-size:12px;color:#555}code{font-size:12px}\n</style></head><body>\n",
+            "figcaption{font-size:12px;color:#555}code{font-size:12px}td{overflow-wrap:anywhere}td:first-child{max-width:26em}"
+            "details>summary>h2,details>summary>h3{display:inline}svg.heat text{fill:#333}\n</style></head><body>\n",
         failing, skipped, pass ? "#1e8449" : "#c0392b");
     put(&b, "<h1>conform report</h1>\n<p class=\"verdict\">%s: %.0f cases, %.0f passed, %.0f failed, %.0f error, %.0f waived</p>\n",
         pass ? "PASS" : "FAIL", num(s, "total"), num(s, "passed"), num(s, "failed"), num(s, "error"), num(s, "waived"));
@@ -537,13 +599,14 @@ char *report_html(const cJSON *report)
             num(o, "failed"), num(o, "error"), num(o, "waived"), num(o, "ambiguous_elements"), num(o, "max_err_over_tol"),
             num(o, "max_ulp"));
     put(&b, "</table>\n<p>%s.</p>\n", COMPARE_ULP_MEANING);
-    char *named = report_standards_html(report);
-    put(&b, "%s", named ? named : "");
-    free(named);
     if (count_failing(s) > 0) {
         put(&b, "<h2>Failures</h2>\n");
         html_case_table(&b, report, NULL, 1);
     }
+    char *named = report_standards_html(report), *disagree = report_disagreements(report, 1);
+    put(&b, "%s%s", named ? named : "", disagree ? disagree : "");
+    free(named);
+    free(disagree);
     const cJSON *edges = item(report, "histogram_edges");
     char lr[COMPARE_HIST_BINS][16], lu[COMPARE_HIST_BINS][16];
     const char *plr[COMPARE_HIST_BINS], *plu[COMPARE_HIST_BINS];
