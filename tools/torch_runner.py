@@ -8,19 +8,26 @@ that run elsewhere").
     build/conform run cases/conformance.json --impl dir:/tmp/exp --report-dir /tmp/exp-report \
         --waivers cases/waivers_pytorch_cpu.json
 
-Needs numpy and torch; torchvision for roi_align and deformable_offsets, mmcv for
-roi_align_rotated (cases of an op whose library is missing are left unwritten and counted).
-The mapping of every op is in OPS below (one function per op). A case the device cannot take
-(an unsupported dtype, an input torch would read out of bounds with, an exception) is skipped
-with its reason and left unwritten (conform then reports it missing), never a crash: the cases run
-in a forked child, and a kernel that kills it (a segfault) skips its case. Exit 0 after the run whatever the cases did;
-2 on misuse (no manifest, a manifest that is not conform-export, a bad option).
+One op table per device (TABLES below): cpu and cuda run torchvision / PyTorch / mmcv; npu calls
+the torch_npu functions that reach the Ascend kernels the seed documents describe (sources in
+docs/devices.md and ../shared/research/npu_routes.md). An op a device's table cannot run here
+(its library is missing, a release known to be wrong) is declared unsupported up front, with its
+reason, in DIR/runner.json: conform reports its cases not_implemented, never failed.
+DIR/runner.json also records what ran (host, device, library versions, the exact call per op)
+and, per case, written or skipped with the reason. A case the device cannot take (an unsupported
+dtype, an input torch would read out of bounds with, an exception, an output that is not on the
+device) is skipped with its reason and left unwritten (conform reports it missing), never a
+crash: the cases run in a forked child, and a kernel that kills it (a segfault) skips its case.
+Exit 0 after the run whatever the cases did; 2 on misuse (no manifest, a manifest that is not
+conform-export, a bad option).
 """
 import argparse
 import fnmatch
 import json
 import os
+import platform
 import signal
+import socket
 import sys
 import tempfile
 
@@ -54,12 +61,14 @@ def optional_import(name):
 
 
 torchvision = optional_import("torchvision")
-mmcv_ops = None
-if optional_import("mmcv") is not None:
+mmcv = optional_import("mmcv")
+mmcv_ops, MMCV_WHY_NOT = None, "mmcv is not installed"
+if mmcv is not None:
     try:
         from mmcv import ops as mmcv_ops   # noqa: E402  (mmcv-full builds only)
-    except Exception:
-        mmcv_ops = None
+        MMCV_WHY_NOT = None
+    except Exception as e:
+        MMCV_WHY_NOT = "mmcv %s has no ops (mmcv-lite?): %s" % (getattr(mmcv, "__version__", "?"), e)
 
 
 def need(module, what):
@@ -273,21 +282,231 @@ def run_deformable_offsets_grad(t, a):
     return {"grad_x": x.grad, "grad_offsets": off.grad}
 
 
-OPS = {
-    "roi_align": run_roi_align,
-    "roi_align_v2_backward": run_roi_align_v2_backward,
-    "roi_align_rotated": run_roi_align_rotated,
-    "roi_align_rotated_grad": run_roi_align_rotated_grad,
-    "grid_sampler_2d": run_grid_sampler_2d,
-    "grid_sampler_2d_backward": run_grid_sampler_2d_backward,
-    "deformable_offsets": run_deformable_offsets,
-    "deformable_offsets_grad": run_deformable_offsets_grad,
+# ---- the npu table: torch_npu's own functions (facts: ../shared/research/npu_routes.md) -----------
+# torch_npu registers no torchvision:: kernel, so torchvision's roi_align and deform_conv2d would run
+# on the host through its CPU fallback (Ascend/pytorch torch_npu/csrc/aten/VariableFallbackKernel.cpp):
+# these functions call the NPU ops instead. NPU is the torch_npu module, or the test's recording
+# stand-in (tests/python/torch_npu_standin.py), set by open_device.
+NPU = None
+
+
+def npu_roi_end_mode(a):
+    """The manifest's roi_end_mode when it gives one (ROIAlign takes it natively), else 2 for aligned
+    and 0 otherwise: aclnnRoiAlignV2(Backward)'s own mapping (hicann/ops-cv
+    objdetect/roi_align/op_host/op_api/aclnn_roi_align_v2.cpp:200, aclnn_roi_align_v2_backward.cpp:232)."""
+    mode = int(attr(a, "roi_end_mode", -1))
+    return mode if mode >= 0 else (2 if bool(attr(a, "aligned", True)) else 0)
+
+
+def npu_roi_align(t, a):
+    """torch_npu.npu_roi_align(self, rois, spatial_scale, pooled_height, pooled_width, sample_num,
+    roi_end_mode) (Ascend/op-plugin op_plugin/config/op_plugin_functions.yaml:6877): IR ROIAlign."""
+    x, rois = t["input"], t["rois"]
+    check_batch_indices(rois, 0, x.shape[0])   # what the kernel does with such a roi is unknown
+    return {"output": NPU.npu_roi_align(x, rois, float(attr(a, "spatial_scale", 1.0)), int(attr(a, "pooled_h")),
+                                        int(attr(a, "pooled_w")), int(attr(a, "sampling_ratio", 0)),
+                                        npu_roi_end_mode(a))}
+
+
+def npu_roi_align_v2_backward(t, a):
+    """torch_npu.npu_roi_alignbk(grad, rois, xdiff_shape, pooled_width, pooled_height, spatial_scale,
+    sample_num, roi_end_mode): width BEFORE height (op_plugin_functions.yaml:6882), IR ROIAlignGrad.
+    Never torch_npu.contrib's ROIAlign backward, which passes height in the width slot
+    (Ascend/pytorch torch_npu/contrib/module/roi_align.py:45-48)."""
+    shape = [int(v) for v in attr(a, "input_shape")]
+    check_batch_indices(t["boxes"], 0, shape[0])
+    return {"grad_input": NPU.npu_roi_alignbk(t["grad_output"], t["boxes"], shape, int(attr(a, "pooled_width")),
+                                              int(attr(a, "pooled_height")), float(attr(a, "spatial_scale", 1.0)),
+                                              int(attr(a, "sampling_ratio", 0)), npu_roi_end_mode(a))}
+
+
+def npu_grid_sampler_2d_backward(t, a):
+    """aten grid_sampler_2d_backward with the output mask: op-plugin registers it as
+    aclnnGridSampler2DBackward (op_plugin_functions.yaml:2486-2496), mask passed through."""
+    mask = [bool(m) for m in attr(a, "output_mask", [1, 1])]
+    if not any(mask):
+        return {}
+    mode, pad = int(attr(a, "interpolation_mode", 0)), int(attr(a, "padding_mode", 0))
+    if mode not in GRID_MODES or pad not in GRID_PADDINGS:
+        raise Skip("interpolation_mode %d / padding_mode %d are not aten modes" % (mode, pad))
+    gi, gg = torch.ops.aten.grid_sampler_2d_backward(t["grad_output"], t["input"], t["grid"], mode, pad,
+                                                     bool(attr(a, "align_corners", False)), mask)
+    return dict(([("input_grad", gi)] if mask[0] else []) + ([("grid_grad", gg)] if mask[1] else []))
+
+
+def npu_deform_args(x, off, a, groups):
+    """The argument tail of npu_deformable_conv2d(bk) for spec 5's attributes: kernel_size [kh, kw],
+    stride and dilation in NCHW order [1, 1, h, w], padding [top, bottom, left, right]
+    (op_plugin/ops/aclops/DeformableConv2dKernelNpu.cpp:71-123 reorders them to NHWC for the IR op)."""
+    if bool(attr(a, "modulated", True)) is not True:
+        raise Skip("modulated = false: the DeformableOffsets kernel only supports modulated = true "
+                   "(hicann/ops-nn conv/deformable_offsets/op_graph/deformable_offsets_proto.h)")
+    kh, kw, sh, sw, dh, dw, pads, dg = deform_geometry(a)
+    C = x.shape[3]
+    if kh * kw > 2048 or kh * kw * C // groups > 65535:   # npu_deformable_conv2d's documented limits
+        raise Skip("ksize %dx%d with C = %d exceeds npu_deformable_conv2d's K_H*K_W <= 2048, "
+                   "K_H*K_W*C/groups <= 65535" % (kh, kw, C))
+    return ([kh, kw], [1, 1, sh, sw], [int(p) for p in pads], [1, 1, dh, dw], groups, dg, True)
+
+
+def npu_deformable_offsets(t, a):
+    """Output [1] of torch_npu.npu_deformable_conv2d(input NCHW, weight, offset NCHW, None, ...) is the
+    DeformableOffsets result, NCHW [N, C, Ho*kh, Wo*kw] (DeformableConv2dKernelNpu.cpp:255-277); the
+    offset channels are [x, y, mask][dg][kh][kw], conform's order (op-plugin
+    test/test_base_ops/test_deformable_conv2d.py:30-42). The weight is irrelevant to output [1]."""
+    x, off = t["x"], t["offsets"]
+    tail = npu_deform_args(x, off, a, 1)
+    kh, kw = tail[0]
+    w = torch.zeros((1, x.shape[3], kh, kw), dtype=x.dtype, device=x.device)
+    _, y = NPU.npu_deformable_conv2d(x.permute(0, 3, 1, 2), w, off.permute(0, 3, 1, 2), None, *tail)
+    return {"y": y.permute(0, 2, 3, 1)}
+
+
+def npu_deformable_offsets_grad(t, a):
+    """npu_deformable_conv2dbk(input, grad_output, offset_out, weight, offset, ...) takes the gradient
+    of output [0] = conv(offset_out, weight, stride = ksize) (op_plugin/config/derivatives.yaml:112-114;
+    DeformableConv2dKernelNpu.cpp:175-252): grad y is injected through a grouped one-hot weight,
+    groups = C, w[c*K + i*kw + j, 0, i, j] = 1, so the conv's input gradient is exactly grad y and
+    feeds DeformableOffsetsGrad. Conv HF32 is off (open_device)."""
+    x, off, g = t["x"], t["offsets"], t["grad"]
+    if not bool(torch.isfinite(g).all()):
+        raise Skip("a non-finite grad: the one-hot conv this route passes it through spreads it as "
+                   "0 * NaN over each (c, ho, wo) block (npu_routes.md 1.7)")
+    N, H, W, C = x.shape
+    tail = npu_deform_args(x, off, a, C)
+    kh, kw = tail[0]
+    K, Ho, Wo = kh * kw, off.shape[1], off.shape[2]
+    w = torch.eye(K, dtype=x.dtype, device=x.device).reshape(K, 1, kh, kw).repeat(C, 1, 1, 1)
+    go = g.reshape(N, Ho, kh, Wo, kw, C).permute(0, 5, 2, 4, 1, 3).reshape(N, C * K, Ho, Wo)
+    x_nchw, off_nchw = x.permute(0, 3, 1, 2), off.permute(0, 3, 1, 2)
+    _, y = NPU.npu_deformable_conv2d(x_nchw, w, off_nchw, None, *tail)
+    gx, _, goff, _ = NPU.npu_deformable_conv2dbk(x_nchw, go, y, w, off_nchw, *tail)
+    return {"grad_x": gx.permute(0, 2, 3, 1), "grad_offsets": goff.permute(0, 2, 3, 1)}
+
+
+def rotated_backward_ext():
+    """mmcv's compiled roi_align_rotated_backward (mmcv/ops/roi_align_rotated.py's ext_module)"""
+    import importlib
+    return importlib.import_module("mmcv.ops.roi_align_rotated").ext_module
+
+
+def npu_roi_align_rotated_grad(t, a):
+    """mmcv's NPU backward sends pooled_h = aligned_width and pooled_w = aligned_height to
+    RoiAlignRotatedGrad (open-mmlab/mmcv mmcv/ops/csrc/pytorch/npu/roi_align_rotated_npu.cpp,
+    roi_align_rotated_backward_npu, at main 15e67ca6): calling it with the pooled sizes exchanged
+    cancels the swap."""
+    g = t["x_grad"]
+    nhwc = attr(a, "data_format", "NCHW") == "NHWC"
+    shape = [int(v) for v in attr(a, "y_grad_shape")]
+    rois = t["rois"].t() if nhwc else t["rois"]
+    if nhwc:
+        g, shape = g.permute(0, 3, 1, 2), [shape[0], shape[3], shape[1], shape[2]]
+    check_batch_indices(rois, 0, shape[0])
+    ph, pw = int(attr(a, "pooled_h")), int(attr(a, "pooled_w"))
+    gi = torch.zeros(shape, dtype=g.dtype, device=g.device)
+    rotated_backward_ext().roi_align_rotated_backward(
+        g.contiguous(), rois.contiguous(), gi, pooled_height=pw, pooled_width=ph,   # exchanged: see above
+        spatial_scale=float(attr(a, "spatial_scale", 1.0)), sampling_ratio=int(attr(a, "sampling_ratio", 0)),
+        aligned=bool(attr(a, "aligned", True)), clockwise=bool(attr(a, "clockwise", False)))
+    return {"y_grad": gi.permute(0, 2, 3, 1) if nhwc else gi}
+
+
+# ---- op tables per device ---------------------------------------------------------------------------
+class Route:
+    """One op on one device: fn(tensors, attrs) -> {output: tensor}, the exact call it makes (for
+    runner.json and the reports) and why_not() -> None or why the op cannot run here."""
+    def __init__(self, fn, call, why_not=lambda: None):
+        self.fn, self.call, self.why_not = fn, call, why_not
+
+
+def lacks(module, what):
+    return lambda: None if module is not None else "%s is not installed" % what
+
+
+def mmcv_why_not():
+    return MMCV_WHY_NOT
+
+
+# mmcv's NPU roi_align_rotated adapter is right (x NHWC, rois [6, n]) only after mmcv commits
+# 6ba6b7e6 (#3238, 2025-02-18) and a5d21aae (2025-03-24), in no release: v2.2.0 passes NCHW and
+# [n, 6] (npu_routes.md 1.3). The version string of a build from main still reads 2.2.0, so the
+# user attests the build with --mmcv-from-main.
+MMCV_LAST_WRONG_RELEASE = (2, 2, 0)
+MMCV_FROM_MAIN = False
+
+
+def mmcv_npu_why_not():
+    if MMCV_WHY_NOT:
+        return MMCV_WHY_NOT
+    v = getattr(mmcv, "__version__", "0")
+    nums = tuple(int(p) for p in v.split("+")[0].split(".")[:3] if p.isdigit())
+    if nums <= MMCV_LAST_WRONG_RELEASE and not MMCV_FROM_MAIN:
+        return ("mmcv %s: its NPU roi_align_rotated adapter passes NCHW and [n, 6] rois where the kernel "
+                "takes NHWC and [6, n] (fixed only in mmcv main after 6ba6b7e6); build mmcv from main "
+                "with FORCE_NPU=1 and pass --mmcv-from-main" % v)
+    return None
+
+
+ROTATED_CALL = ("mmcv.ops.roi_align_rotated(x NCHW, rois [n, 6], (pooled_h, pooled_w), spatial_scale, "
+                "sampling_ratio, aligned, clockwise)")
+COMMON_ROUTES = {
+    "grid_sampler_2d": Route(run_grid_sampler_2d, "torch.nn.functional.grid_sample(input, grid, mode, padding_mode, "
+                             "align_corners)"),
 }
+CPU_TABLE = dict(COMMON_ROUTES, **{
+    "roi_align": Route(run_roi_align, "torchvision.ops.roi_align(input, rois, (pooled_h, pooled_w), spatial_scale, "
+                       "sampling_ratio, aligned) (roi_end_mode 1: rois x2, y2 + 1, aligned false)",
+                       lacks(torchvision, "torchvision")),
+    "roi_align_v2_backward": Route(run_roi_align_v2_backward, "autograd of torchvision.ops.roi_align",
+                                   lacks(torchvision, "torchvision")),
+    "roi_align_rotated": Route(run_roi_align_rotated, ROTATED_CALL, mmcv_why_not),
+    "roi_align_rotated_grad": Route(run_roi_align_rotated_grad, "autograd of " + ROTATED_CALL, mmcv_why_not),
+    "grid_sampler_2d_backward": Route(run_grid_sampler_2d_backward, "autograd of torch.nn.functional.grid_sample "
+                                      "(requires_grad from output_mask)"),
+    "deformable_offsets": Route(run_deformable_offsets, "torchvision.ops.deform_conv2d, one call per kernel point "
+                                "with a one-hot grouped weight", lacks(torchvision, "torchvision")),
+    "deformable_offsets_grad": Route(run_deformable_offsets_grad, "autograd of the deformable_offsets route",
+                                     lacks(torchvision, "torchvision")),
+})
+
+
+def npu_has(name):
+    return lambda: None if hasattr(NPU, name) else "this torch_npu has no %s" % name
+
+
+NPU_TABLE = dict(COMMON_ROUTES, **{
+    "roi_align": Route(npu_roi_align, "torch_npu.npu_roi_align(input, rois, spatial_scale, pooled_h, pooled_w, "
+                       "sampling_ratio, roi_end_mode if given else 2 if aligned else 0)", npu_has("npu_roi_align")),
+    "roi_align_v2_backward": Route(npu_roi_align_v2_backward, "torch_npu.npu_roi_alignbk(grad_output, boxes, "
+                                   "input_shape, pooled_width, pooled_height, spatial_scale, sampling_ratio, "
+                                   "roi_end_mode if given else 2 if aligned else 0)", npu_has("npu_roi_alignbk")),
+    "roi_align_rotated": Route(run_roi_align_rotated, ROTATED_CALL + " (mmcv NPU: RoiAlignRotated, NHWC, [6, n])",
+                               mmcv_npu_why_not),
+    "roi_align_rotated_grad": Route(npu_roi_align_rotated_grad, "mmcv ext roi_align_rotated_backward(grad NCHW, rois, "
+                                    "grad_input, pooled_height=pooled_w, pooled_width=pooled_h, ...): exchanged to "
+                                    "cancel mmcv's pooled swap (RoiAlignRotatedGrad)", mmcv_npu_why_not),
+    "grid_sampler_2d_backward": Route(npu_grid_sampler_2d_backward, "torch.ops.aten.grid_sampler_2d_backward(grad_output, "
+                                      "input, grid, interpolation_mode, padding_mode, align_corners, output_mask)"),
+    "deformable_offsets": Route(npu_deformable_offsets, "torch_npu.npu_deformable_conv2d(x NCHW, zeros [1, C, kh, kw], "
+                                "offsets NCHW, None, [kh, kw], [1, 1, sh, sw], [pt, pb, pl, pr], [1, 1, dh, dw], 1, "
+                                "deformable_groups, True)[1], NHWC", npu_has("npu_deformable_conv2d")),
+    "deformable_offsets_grad": Route(npu_deformable_offsets_grad, "torch_npu.npu_deformable_conv2dbk(x NCHW, grad y "
+                                     "as [N, C*kh*kw, Ho, Wo], offset_out, one-hot weight [C*kh*kw, 1, kh, kw], "
+                                     "offsets NCHW, [kh, kw], [1, 1, sh, sw], pads, [1, 1, dh, dw], groups C, "
+                                     "deformable_groups, True), conv HF32 off", npu_has("npu_deformable_conv2dbk")),
+})
+TABLES = {"cpu": CPU_TABLE, "cuda": CPU_TABLE, "npu": NPU_TABLE}
 
 
 # ---- one case -------------------------------------------------------------------------------------
-def run_case(root, case, dtype_name, device, compute_dtype):
-    """Writes the computed outputs of one case; returns None, or raises Skip with the reason."""
+class Unsupported(Skip):
+    """The op cannot run on this device at all (declared in runner.json; conform: not_implemented)."""
+
+
+def run_case(root, case, dtype_name, dev, compute_dtype):
+    """Writes the computed outputs of one case; returns None, or raises Skip with the reason.
+    dev: (torch.device, op table, unsupported {op: reason})."""
+    device, table, unsupported = dev
     outputs = case.get("outputs", {})
     for o in outputs.values():   # a stale file from an earlier run must not be judged
         p = os.path.join(root, o["path"])
@@ -295,13 +514,15 @@ def run_case(root, case, dtype_name, device, compute_dtype):
             os.unlink(p)
     if "expect_error" in case:
         raise Skip("the case expects a validation error (%s); nothing to compute" % case["expect_error"])
-    fn = OPS.get(case.get("op"))
-    if fn is None:
-        raise Skip("no torch mapping for op %r" % case.get("op"))
+    op = case.get("op")
+    if op in unsupported:
+        raise Unsupported(unsupported[op])
+    if op not in table:
+        raise Unsupported("no %s mapping for op %r" % (device.type, op))
     try:
         tensors = {name: load_input(os.path.join(root, rel), dtype_name, device, compute_dtype)
                    for name, rel in case.get("inputs", {}).items()}
-        got = fn(tensors, case.get("attrs", {}))
+        got = table[op].fn(tensors, case.get("attrs", {}))
     except Skip:
         raise
     except Exception as e:   # the device refused the case: its reason, never a crash
@@ -313,6 +534,8 @@ def run_case(root, case, dtype_name, device, compute_dtype):
             continue
         if name not in got or got[name] is None:
             raise Skip("output %s was not produced" % name)
+        if got[name].device.type != device.type:   # a host fallback must never pass as a device run
+            raise Skip("output %s is on %s, not on %s" % (name, got[name].device, device))
         arr = to_numpy(got[name], dtype_name)
         if list(arr.shape) != list(o["shape"]):
             raise Skip("output %s has shape %s, the manifest says %s" % (name, list(arr.shape), o["shape"]))
@@ -348,13 +571,104 @@ def load_manifest(root):
     return m
 
 
-def pick_device(name):
+def load_torch_npu():
+    """torch_npu, imported after TORCH_NPU_FALLBACK_CPU_DISABLE=1 so that an op without an NPU
+    kernel raises instead of running on the host (Ascend/pytorch
+    torch_npu/csrc/core/npu/register/OptionsManager.cpp:60-66). CONFORM_TORCH_NPU_STANDIN=FILE loads
+    FILE instead: a test's recording stand-in, named as such in runner.json and every report."""
+    os.environ["TORCH_NPU_FALLBACK_CPU_DISABLE"] = "1"
+    standin = os.environ.get("CONFORM_TORCH_NPU_STANDIN")
+    if standin:
+        import importlib.util
+        spec = importlib.util.spec_from_file_location("torch_npu_standin", standin)
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+        return mod
+    return optional_import("torch_npu")
+
+
+def open_device(name):
+    """(torch.device, the device's op table, {op: why it cannot run}, provenance) for --device."""
+    global NPU
+    info = {"device": name}
     if name == "npu":
-        if optional_import("torch_npu") is None:
+        NPU = load_torch_npu()
+        if NPU is None:
             die("--device npu needs torch_npu (pip install torch-npu matching torch %s)" % torch.__version__)
-    elif name == "cuda" and not torch.cuda.is_available():
-        die("--device cuda: torch.cuda.is_available() is false")
-    return torch.device(name)
+        standin = getattr(NPU, "STANDIN", None)
+        device = torch.device(standin["device"] if standin else "npu")
+        info["torch_npu"] = "STAND-IN: %s" % standin["what"] if standin else getattr(NPU, "__version__", "?")
+        info["device_name"] = standin["device_name"] if standin else torch.npu.get_device_name(0)
+        if not standin:   # fp32 convolutions may run in HF32 by default (torch_npu/npu/npu_config.py:189-200)
+            torch.npu.conv.allow_hf32 = False
+            info["conv_allow_hf32"] = False
+        info["cann"] = cann_version()
+    elif name == "cuda":
+        if not torch.cuda.is_available():
+            die("--device cuda: torch.cuda.is_available() is false")
+        device = torch.device("cuda")
+        info["device_name"] = torch.cuda.get_device_name(0)
+    else:
+        device = torch.device("cpu")
+        info["device_name"] = cpu_name()
+    table = TABLES[name]
+    unsupported = {op: r.why_not() for op, r in table.items() if r.why_not()}
+    info["ops"] = {op: dict(call=r.call, supported=op not in unsupported,
+                            **({"reason": unsupported[op]} if op in unsupported else {}))
+                   for op, r in sorted(table.items())}
+    return (device, table, unsupported), info
+
+
+def cpu_name():
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def cann_version():
+    """The CANN toolkit's version from its install directory, where readable (set_env.sh exports
+    ASCEND_HOME_PATH and ASCEND_TOOLKIT_HOME: hicann/runtime scripts/package/runtime/set_env.sh)."""
+    for var in ("ASCEND_HOME_PATH", "ASCEND_TOOLKIT_HOME"):
+        root = os.environ.get(var)
+        for rel in ("version.cfg", "compiler/version.info", "runtime/version.info"):
+            try:
+                with open(os.path.join(root or "/nonexistent", rel)) as f:
+                    for line in f:
+                        if "version=" in line.replace(" ", ""):
+                            return line.split("=", 1)[1].strip()
+            except OSError:
+                continue
+    return None
+
+
+def provenance(args, m, info):
+    """DIR/runner.json without its cases: what ran, where, with which libraries."""
+    versions = {"python": platform.python_version(), "torch": torch.__version__,
+                "torchvision": getattr(torchvision, "__version__", None), "mmcv": getattr(mmcv, "__version__", None),
+                "numpy": np.__version__}
+    for k in ("torch_npu", "cann"):
+        if k in info:
+            versions[k] = info.pop(k)
+    return dict({"schema": "conform-runner", "schema_version": 1, "runner": "tools/torch_runner.py",
+                 "host": socket.gethostname(), "dtype": m["dtype"],
+                 "compute_dtype": args.compute_dtype or m["dtype"], "versions": versions,
+                 "mmcv_from_main": bool(args.mmcv_from_main)}, **info)
+
+
+def write_json_atomic(path, obj):
+    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path) or ".", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w") as f:
+            json.dump(obj, f, indent=1, sort_keys=True)
+        os.replace(tmp, path)
+    except BaseException:
+        os.unlink(tmp)
+        raise
 
 
 def parse_args(argv):
@@ -368,6 +682,9 @@ def parse_args(argv):
     p.add_argument("--op", action="append", help="only this op (repeatable)")
     p.add_argument("--threads", type=int, help="torch.set_num_threads")
     p.add_argument("--quiet", action="store_true", help="no line per skipped case")
+    p.add_argument("--mmcv-from-main", action="store_true",
+                   help="npu: mmcv was built from main at or after 6ba6b7e6 with FORCE_NPU=1 (its version "
+                        "string cannot tell; releases up to 2.2.0 pass the wrong layouts to RoiAlignRotated)")
     p.add_argument("--no-isolate", action="store_true",
                    help="run in this process (a crashing torch kernel then ends the run)")
     return p.parse_args(argv)
@@ -378,30 +695,33 @@ def selected(m, args):
             if fnmatch.fnmatchcase(str(c.get("id", "?")), args.filter) and (not args.op or c.get("op") in args.op)]
 
 
-def run_cases(cases, args, dtype_name, report, starting=lambda i: None):
-    """Runs cases in this process: starting(index) before each, report(index, skip_reason or None)
-    after it."""
-    device = pick_device(args.device)
+def run_cases(cases, args, dtype_name, report, starting=lambda i: None, opened=lambda info: None):
+    """Runs cases in this process: opened(provenance) once the device is open, starting(index)
+    before each case, report(index, None, or (skip reason, unsupported)) after it."""
+    global MMCV_FROM_MAIN
+    MMCV_FROM_MAIN = args.mmcv_from_main
+    dev, info = open_device(args.device)
+    opened(info)
     if args.threads:
         torch.set_num_threads(args.threads)
     compute = DTYPES[args.compute_dtype][0] if args.compute_dtype else None
     for i, case in enumerate(cases):
         starting(i)
         try:
-            run_case(args.dir, case, dtype_name, device, compute)
+            run_case(args.dir, case, dtype_name, dev, compute)
             report(i, None)
         except Skip as e:
-            report(i, str(e))
+            report(i, (str(e), isinstance(e, Unsupported)))
 
 
-def run_isolated(cases, args, dtype_name, report):
+def run_isolated(cases, args, dtype_name, report, opened):
     """The cases in a forked child; when a torch kernel kills it (a segfault, SIGFPE), the case it
     was running is reported skipped with the signal and a new child goes on with the next case."""
     start = 0
     while start < len(cases):
         rd, wr = os.pipe()
         pid = os.fork()
-        if pid == 0:   # child: one line per event, "S i" before a case, "D i reason" after it
+        if pid == 0:   # child: one line per event: "P info" once, "S i" before a case, "D i reason" after it
             os.close(rd)
             out = os.fdopen(wr, "w", buffering=1)
 
@@ -409,7 +729,8 @@ def run_isolated(cases, args, dtype_name, report):
                 out.write("D %d %s\n" % (start + i, json.dumps(reason)))
             try:
                 run_cases(cases[start:], args, dtype_name, tell,
-                          starting=lambda i: out.write("S %d\n" % (start + i)))
+                          starting=lambda i: out.write("S %d\n" % (start + i)),
+                          opened=lambda info: out.write("P %s\n" % json.dumps(info)))
                 code = 0
             except SystemExit as e:
                 code = e.code if isinstance(e.code, int) else 2
@@ -420,7 +741,9 @@ def run_isolated(cases, args, dtype_name, report):
         with os.fdopen(rd) as events:
             for line in events:
                 kind, rest = line[0], line[2:].rstrip("\n")
-                if kind == "S":
+                if kind == "P":
+                    opened(json.loads(rest))
+                elif kind == "S":
                     running = int(rest)
                 else:
                     idx, reason = rest.split(" ", 1)
@@ -433,8 +756,8 @@ def run_isolated(cases, args, dtype_name, report):
             start = done_upto if os.WIFSIGNALED(status) else len(cases)
             continue
         sig = os.WTERMSIG(status) if os.WIFSIGNALED(status) else 0
-        report(running, "the torch kernel killed the process (signal %d, %s)"
-               % (sig, signal.Signals(sig).name if sig else "no signal"))
+        report(running, ("the torch kernel killed the process (signal %d, %s)"
+                         % (sig, signal.Signals(sig).name if sig else "no signal"), False))
         start = running + 1
 
 
@@ -442,21 +765,44 @@ def main(argv=None):
     args = parse_args(argv)
     m = load_manifest(args.dir)
     cases = selected(m, args)
-    counts = {}   # op -> [written, skipped]
+    record = os.path.join(args.dir, "runner.json")
+    if os.path.exists(record):   # a stale record must not describe this run
+        os.unlink(record)
+    counts = {}   # op -> [written, skipped, unsupported]
+    info, per_case = {}, {}
 
-    def report(i, reason):
-        c = counts.setdefault(cases[i].get("op", "?"), [0, 0])
-        c[0 if reason is None else 1] += 1
-        if reason is not None and not args.quiet:
-            print("skipped %s: %s" % (cases[i].get("id", "?"), reason), flush=True)
+    def opened(i):
+        if not info:
+            info.update(i)
 
-    (run_cases if args.no_isolate else run_isolated)(cases, args, m["dtype"], report)
-    print("%-26s %8s %8s" % ("op", "written", "skipped"))
-    for op, (w, sk) in sorted(counts.items()):
-        print("%-26s %8d %8d" % (op, w, sk))
-    print("%-26s %8d %8d   (device %s, dtype %s%s)" % (
-        "total", sum(c[0] for c in counts.values()), sum(c[1] for c in counts.values()), args.device,
-        m["dtype"], ", computed in " + args.compute_dtype if args.compute_dtype else ""))
+    def report(i, outcome):
+        cid, op = str(cases[i].get("id", "?")), cases[i].get("op", "?")
+        c = counts.setdefault(op, [0, 0, 0])
+        if outcome is None:
+            c[0] += 1
+            per_case[cid] = {"status": "written"}
+            return
+        reason, unsupported = outcome
+        c[2 if unsupported else 1] += 1
+        per_case[cid] = {"status": "skipped", "reason": reason}
+        if not unsupported and not args.quiet:
+            print("skipped %s: %s" % (cid, reason), flush=True)
+
+    (run_cases if args.no_isolate else run_isolated)(cases, args, m["dtype"], report, opened=opened)
+    if info:
+        rec = provenance(args, m, info)
+        rec["cases"] = per_case
+        write_json_atomic(record, rec)
+        for op, o in sorted(rec["ops"].items()):
+            if not o["supported"] and op in counts:
+                print("%s: not run on this device: %s" % (op, o["reason"]))
+    print("%-26s %8s %8s %12s" % ("op", "written", "skipped", "unsupported"))
+    for op, (w, sk, un) in sorted(counts.items()):
+        print("%-26s %8d %8d %12d" % (op, w, sk, un))
+    tot = [sum(c[k] for c in counts.values()) for k in range(3)]
+    print("%-26s %8d %8d %12d   (device %s, dtype %s%s)" % (
+        "total", tot[0], tot[1], tot[2], args.device, m["dtype"],
+        ", computed in " + args.compute_dtype if args.compute_dtype else ""))
     return 0
 
 

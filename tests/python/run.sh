@@ -26,6 +26,9 @@ fi
 if py=$(find_python "import numpy, torch, torchvision"); then
   echo "torch runner test ($py)"
   "$py" "$here/test_torch_runner.py" "$CONFORM" || exit 1
+  echo "torch runner npu table test, through a recording stand-in for torch_npu ($py)"
+  "$py" "$here/test_torch_npu_routes.py" "$CONFORM" || exit 1
 else
   echo "SKIPPED torch runner test (tests/python/test_torch_runner.py): no python3 with numpy, torch and torchvision"
+  echo "SKIPPED torch runner npu table test (tests/python/test_torch_npu_routes.py): no python3 with numpy, torch and torchvision"
 fi
