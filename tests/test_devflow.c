@@ -973,3 +973,92 @@ Test(devflow, files_written_as_one_set_are_all_or_none, .init = setup, .fini = t
     cr_assert_str_eq(s, "new");
     free(s);
 }
+
+/* ---- the runner's record, DIR/runner.json (tools/torch_runner.py) ------------------------------- */
+
+static void write_text(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    cr_assert(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+static const char *const RECORD =
+    "{\"schema\": \"conform-runner\", \"schema_version\": 1, \"runner\": \"tools/torch_runner.py\", \"device\": \"npu\","
+    " \"device_name\": \"Test NPU 910\", \"host\": \"box\", \"versions\": {\"torch\": \"1.13\", \"mmcv\": null},"
+    " \"ops\": {\"roi_align\": {\"supported\": %s, \"reason\": \"mmcv is not installed\", \"call\": \"torch_npu.npu_roi_align(...)\"}},"
+    " \"cases\": {\"" VICTIM "\": {\"status\": \"skipped\", \"reason\": \"the device refused it\"}}}";
+
+static void declared_unsupported(const char *ex)
+{
+    char p[300], text[1024];
+    snprintf(p, sizeof p, "%s/runner.json", ex);
+    snprintf(text, sizeof text, RECORD, "false");
+    write_text(p, text);
+}
+
+static int contains(const char *file, const char *words)
+{
+    char p[300];
+    snprintf(p, sizeof p, "%s/%s", sub("rep"), file);
+    char *s = slurp(p);
+    int found = strstr(s, words) != NULL;
+    free(s);
+    return found;
+}
+
+Test(devflow, an_op_the_runner_declares_unsupported_is_not_implemented_and_every_format_says_what_ran, .init = setup,
+     .fini = teardown)
+{
+    const char *ex = sub("ex");
+    cr_assert_eq(EXPORT("cases/smoke.json", "--filter", GRID, "--out", ex, "--outputs", "optimized"), EXIT_OK);
+    declared_unsupported(ex);
+    char impl[300];
+    snprintf(impl, sizeof impl, "dir:%s", ex);
+    cr_assert_eq(RUN("cases/smoke.json", "--filter", GRID, "--impl", impl, "--report-dir", sub("rep"), "--quiet"), EXIT_OK,
+                 "an op the device cannot run is never a failure");
+    cJSON *r = report(sub("rep"));
+    cr_assert_eq(summary(r, "not_implemented"), 8);
+    cr_assert_str_eq(status_of(r, VICTIM), "not_implemented");
+    cr_assert_str_eq(message_of(r, VICTIM), "roi_align: not run on this device: mmcv is not installed");
+    const cJSON *run = cJSON_GetObjectItem(r, "runner");
+    cr_assert_str_eq(cJSON_GetObjectItem(run, "device_name")->valuestring, "Test NPU 910");
+    cr_assert_null(cJSON_GetObjectItem(run, "cases"), "per-case records stay in the case messages");
+    cr_assert(contains("report.md", "## What ran") && contains("report.md", "Test NPU 910"));
+    cr_assert(contains("report.md", "| roi_align | not on this device | mmcv is not installed |"));
+    cr_assert(contains("report.html", "<h2>What ran</h2>") && contains("report.html", "mmcv not found"));
+    cr_assert(contains("junit.xml", "<property name=\"runner.device\" value=\"npu\"/>"));
+    cr_assert(contains("junit.xml", "<property name=\"runner.op.roi_align\" value=\"not run on this device: mmcv"));
+    cJSON_Delete(r);
+}
+
+static void skipped_by_the_runner(const char *ex)
+{
+    char p[300], text[1024];
+    snprintf(p, sizeof p, "%s/runner.json", ex);
+    snprintf(text, sizeof text, RECORD, "true");
+    write_text(p, text);
+    remove_output(ex);
+}
+
+Test(devflow, a_missing_output_carries_the_reason_the_runner_recorded, .init = setup, .fini = teardown)
+{
+    expect_victim(skipped_by_the_runner, EXIT_FAIL, "missing", "(the runner skipped it: the device refused it)");
+}
+
+static void bad_record(const char *ex)
+{
+    char p[300];
+    snprintf(p, sizeof p, "%s/runner.json", ex);
+    write_text(p, "{\"schema\": \"conform-runner\", \"ops\": [");
+}
+
+Test(devflow, a_bad_runner_record_is_noted_and_ignored, .init = setup, .fini = teardown)
+{
+    cJSON *r = judge_spoiled(bad_record, EXIT_OK);
+    const cJSON *note = cJSON_GetObjectItem(cJSON_GetObjectItem(r, "runner"), "note");
+    cr_assert(cJSON_IsString(note) && strstr(note->valuestring, "runner.json ignored"), "%s",
+              cJSON_IsString(note) ? note->valuestring : "no note");
+    cJSON_Delete(r);
+}

@@ -283,6 +283,7 @@ static int run_suites(int argc, char **argv)
     command_line(argc, argv, cmd, sizeof cmd);
     cJSON *report = report_new(cmd, conform_isa_name(ex.isa), ex.threads);
     cJSON_AddStringToObject(report, "impl", impl_name(&impl));
+    cJSON_AddItemToObject(report, "runner", impl_provenance(&impl));
     report_set_dtype(report, impl.dtype->name, impl.dtype->u);
     cJSON *js = cJSON_GetObjectItemCaseSensitive(report, "suites");
     for (int s = 0; s < n_suites; s++) {

@@ -49,7 +49,27 @@ void impl_close(impl_t *impl)
 
 const char *impl_name(const impl_t *impl) { return impl->kind->name(impl); }
 
-int impl_supports(const impl_t *impl, const op_desc *op) { return !impl->kind->supports || impl->kind->supports(impl, op); }
+int impl_supports(const impl_t *impl, const op_desc *op)
+{
+    return !impl_why_not(impl, op) && (!impl->kind->supports || impl->kind->supports(impl, op));
+}
+
+const char *impl_why_not(const impl_t *impl, const op_desc *op)
+{
+    return impl->kind->why_not ? impl->kind->why_not(impl, op) : NULL;
+}
+
+cJSON *impl_provenance(const impl_t *impl)
+{
+    cJSON *o = impl->kind->provenance ? impl->kind->provenance(impl) : cJSON_CreateObject();
+    if (!cJSON_GetObjectItemCaseSensitive(o, "kind")) {
+        char kind[16];
+        snprintf(kind, sizeof kind, "%.*s", (int)strcspn(impl->kind->prefix, ":"), impl->kind->prefix);
+        cJSON_AddStringToObject(o, "kind", kind);
+    }
+    if (!cJSON_GetObjectItemCaseSensitive(o, "name")) cJSON_AddStringToObject(o, "name", impl_name(impl));
+    return o;
+}
 
 exec_status impl_inputs(const impl_t *impl, const case_t *c, problem_t *p, const exec_policy *policy, char *err,
                         size_t errlen)
@@ -122,7 +142,7 @@ static exec_status optimized_outputs(const impl_t *impl, const case_t *c, const 
 }
 
 const impl_kind impl_kind_optimized = {"optimized", "optimized", optimized_open, NULL, optimized_name, NULL, NULL,
-                                       optimized_outputs, NULL};
+                                       optimized_outputs, NULL, NULL, NULL};
 
 /* ---- plugin: a user's shared library, ABI 1 (float32) or 2 (any dtype) ----------------------- */
 
@@ -145,6 +165,10 @@ static int plugin_open(impl_t *impl, const char *arg, const dtype_desc *dtype, c
         return -1;
     }
     impl->abi_version = pl->abi_version;
+    /* optional, for every ABI version: a plugin says what it is beyond its name */
+    const char *(*version)(void);
+    *(void **)&version = dlsym(impl->handle, CONFORM_PLUGIN_VERSION_SYMBOL);
+    impl->plugin_version = version ? version() : NULL;
     if (pl->abi_version == CONFORM_PLUGIN_ABI_V1 && pl->supports && pl->run) impl->plugin = pl;
     else if (pl->abi_version == CONFORM_PLUGIN_ABI_V2 && ((const conform_plugin_v2 *)pl)->supports &&
              ((const conform_plugin_v2 *)pl)->run)
@@ -175,6 +199,17 @@ static const char *plugin_name(const impl_t *impl)
 {
     const char *name = impl->plugin ? impl->plugin->name : impl->plugin_v2 ? impl->plugin_v2->name : NULL;
     return name ? name : impl->path;
+}
+
+static cJSON *plugin_provenance(const impl_t *impl)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "kind", "plugin");
+    cJSON_AddStringToObject(o, "name", plugin_name(impl));
+    if (impl->plugin_version) cJSON_AddStringToObject(o, "version", impl->plugin_version);
+    cJSON_AddStringToObject(o, "path", impl->path);
+    cJSON_AddNumberToObject(o, "abi_version", impl->abi_version);
+    return o;
 }
 
 static int plugin_supports(const impl_t *impl, const op_desc *op)
@@ -225,7 +260,7 @@ static exec_status plugin_outputs(const impl_t *impl, const case_t *c, const pro
 }
 
 const impl_kind impl_kind_plugin = {"plugin:", "plugin:PATH.so", plugin_open, plugin_close, plugin_name, plugin_supports,
-                                    NULL, plugin_outputs, NULL};
+                                    NULL, plugin_outputs, NULL, NULL, plugin_provenance};
 
 /* ---- isolation ------------------------------------------------------------------------------- */
 

@@ -7,6 +7,8 @@
 
 #include <signal.h>
 
+#include <cJSON.h>
+
 #include "conform_plugin.h"
 #include "dtype.h"
 #include "op.h"
@@ -24,6 +26,7 @@ typedef struct {
     int abi_version;
     const conform_plugin *plugin;       /* ABI 1 */
     const conform_plugin_v2 *plugin_v2; /* ABI 2 */
+    const char *plugin_version;         /* conform_plugin_version(), when the plugin defines it */
     impl_dir *dir;
 } impl_t;
 
@@ -63,6 +66,10 @@ struct impl_kind {
                            const exec_policy *policy, int *code, char *msg, size_t msglen);
     /* the run seed the kind is bound to (dir: the export's); NULL or 0: none */
     int (*pinned_seed)(const impl_t *impl, uint64_t *seed);
+    /* why op cannot run at all (dir: the runner declared it unsupported on its device), or NULL */
+    const char *(*why_not)(const impl_t *impl, const op_desc *op);
+    /* what ran, for the reports (a new object the caller owns): name, version, device, calls */
+    cJSON *(*provenance)(const impl_t *impl);
 };
 
 extern const impl_kind impl_kind_optimized, impl_kind_plugin, impl_kind_dir;
@@ -73,6 +80,11 @@ int impl_open(const char *spec, const dtype_desc *dtype, impl_t *impl, char *err
 void impl_close(impl_t *impl);
 const char *impl_name(const impl_t *impl);
 int impl_supports(const impl_t *impl, const op_desc *op);
+/* Why the implementation cannot run op (dir: the runner's declared reason), or NULL. */
+const char *impl_why_not(const impl_t *impl, const op_desc *op);
+/* What ran, as an object for report.json's "runner" (the caller owns it): kind, name, version,
+ * and for dir: everything DIR/runner.json records but its per-case list. */
+cJSON *impl_provenance(const impl_t *impl);
 exec_status impl_inputs(const impl_t *impl, const case_t *c, problem_t *p, const exec_policy *policy, char *err,
                         size_t errlen);
 exec_status impl_outputs(const impl_t *impl, const case_t *c, const problem_t *p, void **out, const conform_exec *ex,

@@ -24,6 +24,8 @@
 
 struct impl_dir {
     cJSON *manifest;
+    cJSON *runner; /* DIR/runner.json (what the runner ran and skipped), NULL when absent or unreadable */
+    char runner_note[CONFORM_ERR_LEN]; /* why there is no runner record */
     cJSON *by_id; /* id -> the manifest's case (references) */
     char suites[256]; /* the suites the export holds, for messages */
     uint64_t seed;
@@ -31,6 +33,31 @@ struct impl_dir {
 };
 
 static const cJSON *item(const cJSON *o, const char *k) { return cJSON_GetObjectItemCaseSensitive(o, k); }
+
+/* DIR/runner.json, written by tools/torch_runner.py (schema conform-runner 1): optional, and
+   untrusted like every file of DIR: a bad one is noted in the reports and ignored, never fatal. */
+static void read_runner(impl_t *impl)
+{
+    char path[700], why[CONFORM_ERR_LEN];
+    snprintf(path, sizeof path, "%s/runner.json", impl->path);
+    struct stat st;
+    if (stat(path, &st)) {
+        snprintf(impl->dir->runner_note, sizeof impl->dir->runner_note,
+                 "no runner.json: the runner that wrote these outputs did not record itself");
+        return;
+    }
+    cJSON *r = S_ISREG(st.st_mode) ? read_json_file(path, why, sizeof why) : NULL;
+    if (!S_ISREG(st.st_mode)) snprintf(why, sizeof why, "%s: not a regular file", path);
+    const cJSON *schema = item(r, "schema"), *version = item(r, "schema_version"), *ops = item(r, "ops");
+    if (r && !(cJSON_IsString(schema) && !strcmp(schema->valuestring, "conform-runner") && cJSON_IsNumber(version) &&
+               version->valueint == 1 && (!ops || cJSON_IsObject(ops)))) {
+        snprintf(why, sizeof why, "%s: not a conform-runner record of schema_version 1", path);
+        cJSON_Delete(r);
+        r = NULL;
+    }
+    if (!r) snprintf(impl->dir->runner_note, sizeof impl->dir->runner_note, "runner.json ignored: %s", why);
+    impl->dir->runner = r;
+}
 
 static int dir_open(impl_t *impl, const char *arg, const dtype_desc *dtype, char *err, size_t errlen)
 {
@@ -73,6 +100,7 @@ static int dir_open(impl_t *impl, const char *arg, const dtype_desc *dtype, char
         size_t used = strlen(impl->dir->suites);
         snprintf(impl->dir->suites + used, sizeof impl->dir->suites - used, "%s'%s'", used ? ", " : "", s->valuestring);
     }
+    read_runner(impl);
     impl->dir->by_id = cJSON_CreateObject();
     cJSON_ArrayForEach(c, cases) {
         const cJSON *id = item(c, "id");
@@ -87,6 +115,7 @@ static void dir_close(impl_t *impl)
     if (!impl->dir) return;
     cJSON_Delete(impl->dir->by_id);
     cJSON_Delete(impl->dir->manifest);
+    cJSON_Delete(impl->dir->runner);
     free(impl->dir);
     impl->dir = NULL;
 }
@@ -97,6 +126,33 @@ static int dir_pinned_seed(const impl_t *impl, uint64_t *seed)
 {
     *seed = impl->dir->seed;
     return 1;
+}
+
+/* The runner's reason when it declared op unsupported on its device ("ops": {op: {"supported":
+   false, "reason": ...}}), else NULL: the op's cases are not_implemented, never failures. */
+static const char *dir_why_not(const impl_t *impl, const op_desc *op)
+{
+    const cJSON *o = item(item(impl->dir->runner, "ops"), op->name), *reason = item(o, "reason");
+    if (!cJSON_IsFalse(item(o, "supported"))) return NULL;
+    return cJSON_IsString(reason) ? reason->valuestring : "declared unsupported by the runner (no reason given)";
+}
+
+/* everything runner.json records but its per-case list (that is in each case's message) */
+static cJSON *dir_provenance(const impl_t *impl)
+{
+    cJSON *o = impl->dir->runner ? cJSON_Duplicate(impl->dir->runner, 1) : cJSON_CreateObject();
+    cJSON_DeleteItemFromObjectCaseSensitive(o, "cases");
+    cJSON_DeleteItemFromObjectCaseSensitive(o, "kind");
+    cJSON_AddStringToObject(o, "kind", "dir");
+    if (!impl->dir->runner) cJSON_AddStringToObject(o, "note", impl->dir->runner_note);
+    return o;
+}
+
+/* what the runner said of a case it did not write ("cases": {id: {"status", "reason"}}), or NULL */
+static const char *runner_skip_reason(const impl_t *impl, const char *id)
+{
+    const cJSON *reason = item(item(item(impl->dir->runner, "cases"), id), "reason");
+    return cJSON_IsString(reason) ? reason->valuestring : NULL;
 }
 
 /* the manifest's entry for the case, or NULL with a message that says why it is not there */
@@ -363,6 +419,11 @@ static exec_status read_outputs(void *ctx, char *msg, size_t msglen)
         }
     }
     snprintf(msg, msglen, "%s", first);
+    const char *skipped = worst == EXEC_MISSING ? runner_skip_reason(impl, x->c->id) : NULL;
+    if (skipped) {
+        size_t used = strlen(msg);
+        snprintf(msg + used, msglen - used, " (the runner skipped it: %s)", skipped);
+    }
     return worst;
 }
 
@@ -375,4 +436,4 @@ static exec_status dir_outputs(const impl_t *impl, const case_t *c, const proble
 }
 
 const impl_kind impl_kind_dir = {"dir:", "dir:DIR", dir_open, dir_close, dir_name, NULL, dir_inputs, dir_outputs,
-                                 dir_pinned_seed};
+                                 dir_pinned_seed, dir_why_not, dir_provenance};

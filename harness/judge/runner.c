@@ -224,8 +224,10 @@ void run_case(const case_t *c, uint64_t seed, const run_env *env, case_result *r
         return;
     }
     if (!impl_supports(env->impl, op)) {
+        const char *why = impl_why_not(env->impl, op);
         snprintf(r->status, sizeof r->status, "not_implemented");
-        snprintf(r->message, sizeof r->message, "%s does not implement %s", impl_name(env->impl), op->name);
+        if (why) snprintf(r->message, sizeof r->message, "%s: not run on this device: %s", op->name, why);
+        else snprintf(r->message, sizeof r->message, "%s does not implement %s", impl_name(env->impl), op->name);
         release(&p, exact_in);
         return;
     }

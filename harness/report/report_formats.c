@@ -225,6 +225,7 @@ void report_print_summary(const cJSON *report, FILE *f)
     const cJSON *w;
     cJSON_ArrayForEach(w, item(report, "stale_waivers"))
         fprintf(f, "stale waiver: '%s' matches no failing case any more (%s)\n", str(w, "pattern"), str(w, "link"));
+    report_runner_summary(report, f);
     fprintf(f, "isa %s, threads %.0f, %.1f s; proofs of the references: %.0f run, %.0f failed\n", str(report, "isa"),
             num(report, "threads"), num(s, "duration_s"), num(s, "proofs"), num(s, "proofs_failed"));
     if (report_gated(report)) {
@@ -280,7 +281,10 @@ char *report_markdown(const cJSON *report)
         put_md(&b, str(sp, "summary"));
         put(&b, "\n\n");
     }
-    put(&b, "## By op\n\n| op | cases | passed | failed | error | waived | ambiguous | worst err/tol | max ULP |\n"
+    char *ran = report_runner_markdown(report);
+    put(&b, "%s", ran ? ran : "");
+    free(ran);
+    put(&b, "\n## By op\n\n| op | cases | passed | failed | error | waived | ambiguous | worst err/tol | max ULP |\n"
             "|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
     cJSON_ArrayForEach(o, item(report, "ops"))
         put(&b, "| %s | %.0f | %.0f | %.0f | %.0f | %.0f | %.0f | %.3g | %.3g |\n", o->string, num(o, "total"),
@@ -348,6 +352,7 @@ char *report_junit(const cJSON *report)
 {
     buf_t b = {0};
     const cJSON *s = item(report, "summary"), *o, *c;
+    char *props = report_runner_junit(report);
     put(&b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
     put(&b, "<testsuites name=\"conform\" tests=\"%.0f\" failures=\"%.0f\" errors=\"%.0f\" skipped=\"%.0f\" time=\"%.3f\">\n",
         num(s, "total") + num(s, "proofs"),
@@ -360,6 +365,7 @@ char *report_junit(const cJSON *report)
             report_gated(report) ? num(o, "gate_failed") : num(o, "failed") + num(o, "crashed") + num(o, "timeout") + num(o, "missing"),
             report_gated(report) ? 0 : num(o, "error"),
             num(o, "waived") + num(o, "not_implemented"));
+        put(&b, "%s", props ? props : ""); /* what ran, in every suite: <properties> belong to a testsuite */
         cJSON_ArrayForEach(c, item(report, "cases")) {
             if (strcmp(str(c, "op"), o->string)) continue;
             put(&b, "    <testcase classname=\"conform.%s\" name=\"", o->string);
@@ -407,6 +413,7 @@ char *report_junit(const cJSON *report)
         put(&b, "\"/>\n    </testcase>\n");
     }
     put(&b, "  </testsuite>\n</testsuites>\n");
+    free(props);
     return b.s;
 }
 
@@ -513,6 +520,9 @@ char *report_html(const cJSON *report)
         put_esc(&b, str(sp, "summary"));
         put(&b, "</p>\n");
     }
+    char *ran = report_runner_html(report);
+    put(&b, "%s", ran ? ran : "");
+    free(ran);
     put(&b, "<h2>By op</h2>\n<table><tr><th>op</th><th>cases</th><th>passed</th><th>failed</th><th>error</th><th>waived</th>"
             "<th>ambiguous</th><th>worst err/tol</th><th>max ULP</th></tr>\n");
     cJSON_ArrayForEach(o, item(report, "ops"))
