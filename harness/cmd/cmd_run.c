@@ -7,6 +7,8 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "help.h"
+#include "datadir.h"
 #include "jobs.h"
 #include "report.h"
 #include "runner.h"
@@ -94,10 +96,10 @@ static void record_case(const job_case *jc, cJSON *case_json, void *ctx)
     const char *message = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(case_json, "message"));
     char st[16];
     snprintf(st, sizeof st, "%s", status ? status : "error");
-    if (strcmp(st, "passed") && strcmp(st, "not_implemented")) {
+    if (status_fails(status_parse(st))) {
         const cJSON *w = waiver_for(t->waivers, cs->id);
         if (w) {
-            cJSON_ReplaceItemInObject(case_json, "status", cJSON_CreateString("waived"));
+            cJSON_ReplaceItemInObject(case_json, "status", cJSON_CreateString(status_name(CASE_WAIVED)));
             cJSON_AddItemToObject(case_json, "waiver", cJSON_Duplicate(w, 1));
             cJSON_AddStringToObject(case_json, "waived_status", st);
         } else {
@@ -152,7 +154,7 @@ static int run_suites(int argc, char **argv)
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "--filter") && v) { sel.filter = v; i++; }
         else if (!strcmp(a, "--op") && v) {
-            if (!op_find(v)) return usage_error("--op: unknown op '%s' (see conform list)", v);
+            if (!op_find(v)) return cli_unknown_op("--op", v);
             if (sel.n_ops == MAX_OPS) return usage_error("--op: at most %d", MAX_OPS);
             sel.ops[sel.n_ops++] = v;
             i++;
@@ -198,7 +200,7 @@ static int run_suites(int argc, char **argv)
         }
         else if (!strcmp(a, "--list") || !strcmp(a, "--dry-run")) dry = 1;
         else if (!strcmp(a, "--quiet")) quiet = 1;
-        else if (a[0] == '-') return usage_error("run: unknown option '%s' (see conform --help)", a);
+        else if (a[0] == '-') return cli_unknown_option("run", a, v);
         else if (n_suites == MAX_SUITES) return usage_error("run: at most %d suites", MAX_SUITES);
         else suites[n_suites++] = a;
     }
@@ -220,7 +222,10 @@ static int run_suites(int argc, char **argv)
         seed_set = 1;
     }
     run_env env = {ex, &impl, policy};
-    if (!waiver_path && !access("cases/waivers.json", R_OK)) waiver_path = "cases/waivers.json";
+    char waiver_found[4096];
+    if (waiver_path) waiver_path = conform_suite_path(waiver_path, waiver_found, sizeof waiver_found);
+    else if (!access(conform_data_file("cases/waivers.json", waiver_found, sizeof waiver_found), R_OK))
+        waiver_path = waiver_found; /* the default waivers, when there are some */
     waivers_t waivers;
     if (waivers_load(waiver_path, &waivers) || (rerun_path && load_rerun(rerun_path, statuses, &sel))) {
         waivers_free(&waivers);

@@ -62,5 +62,7 @@ char *report_runner_markdown(const cJSON *report);
 char *report_runner_html(const cJSON *report);
 char *report_runner_junit(const cJSON *report);
 char *report_standards_html(const cJSON *report);
+/* the cases a named standard and the derived bound disagree on, as a collapsed section */
+char *report_disagreements(const cJSON *report, int html);
 
 #endif
