@@ -55,7 +55,7 @@ int report_gated(const cJSON *report);
 void report_case_standards_failed(const cJSON *c, char *buf, size_t len);
 char *report_standards_markdown(const cJSON *report);
 /* "what ran" (report.json's "runner", report_runner.c): a summary line and each op the runner
-   declared unsupported with its reason; a report.md / report.html section; JUnit <properties>.
+   declared unsupported with its reason; a report.md / report.html section; JUnit <property> lines.
    The char * ones are malloc'd (NULL when the report has no runner). */
 void report_runner_summary(const cJSON *report, FILE *f);
 char *report_runner_markdown(const cJSON *report);
