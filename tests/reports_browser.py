@@ -25,6 +25,8 @@ W, H = 1280, 800
 SELECT = ["cases/smoke.json", "--threads", "2", "--quiet"]
 OPS = ["--op", "roi_align", "--op", "roi_align_rotated"]
 
+STATUSES = ["passed", "failed", "error", "waived", "crashed", "timeout", "not_implemented", "missing"]
+
 PROBE = """<script>
 window.addEventListener('load', function () {
   var seen = [], walk = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
@@ -74,7 +76,7 @@ def run(name, *extra):
     ops = [] if "--op" in extra else OPS
     p = subprocess.run([CONFORM, "run"] + SELECT + ops + ["--report-dir", d] + list(extra), stdout=subprocess.PIPE,
                        stderr=subprocess.STDOUT, universal_newlines=True)
-    return d, p.returncode, p.stdout.strip().splitlines()[-2]   # the last line names the report files
+    return d, p.returncode, p.stdout.strip().splitlines()[-1]
 
 
 def device_dir_with_missing_outputs():
@@ -135,7 +137,9 @@ def main():
             expect(re.search(r'<testsuites[^>]*failures="%d"' % (int(summary["failed"]) + n), junit) or
                    ('missing="%d"' % n) in junit, "missing: junit.xml does not count the missing outputs", junit[:400])
             expect(re.search(r"roi_align_rotated[^|]*\|[^|]*\|", text), "missing: no roi_align_rotated row on the first screen", text)
-        expect(re.search(r"^\d+ passed, \d+ failed", last) or "passed" in last, "%s: console's last line: %s" % (name, last), last)
+        want = "%d passed, %d failed" % (summary["passed"], summary["failed"]) + "".join(
+            ", %d %s" % (summary[k], k.replace("_", " ")) for k in STATUSES[2:] if summary[k])
+        expect(last == want, "%s: the console's last line is '%s', not '%s'" % (name, last, want), last)
     print("screenshots: " + ", ".join(sorted(glob.glob(os.path.join(OUT, "*.png")))))
     return 0
 

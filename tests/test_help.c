@@ -101,6 +101,7 @@ Test(help, usage_errors_echo_the_refused_value_and_the_allowed_ones)
         {"export --out /nonexistent/x --outputs dir:/x", {"--outputs", "'dir:/x'", "plugin:PATH.so"}},
         {"eval roi_align --attr pooled_h", {"--attr", "'pooled_h'", "NAME=VALUE"}},
         {"run --filter", {"--filter", "got nothing", "PATTERN"}},
+        {"run --rerun /nonexistent/report.json --status failed,bogus", {"--status", "'bogus'", "not_implemented"}},
     };
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
         cr_assert_eq(conform(cases[k].args), 2, "conform %s", cases[k].args);

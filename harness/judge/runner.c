@@ -204,8 +204,9 @@ static int prepare_case(const case_t *c, uint64_t seed, const run_env *env, prob
         snprintf(r->message, sizeof r->message, "accepted, but the case expects a refusal containing '%s'", expect_error);
         return 1;
     }
-    if (impl_inputs(env->impl, c, p, err, sizeof err) || op->validate(p, err, sizeof err)) {
-        r->status = CASE_ERROR;
+    exec_status in = impl_inputs(env->impl, c, p, &env->policy, err, sizeof err);
+    if (in != EXEC_OK || op->validate(p, err, sizeof err)) {
+        r->status = in == EXEC_TIMEOUT ? CASE_TIMEOUT : CASE_ERROR;
         snprintf(r->message, sizeof r->message, "%s", err);
         return 1;
     }
@@ -251,27 +252,28 @@ static int execute_case(const case_t *c, const problem_t *p, const run_env *env,
     judge_ref_compute(p, &b->ref);
     double t1 = now_seconds();
     int code;
-    char why[CONFORM_ERR_LEN], m[200];
+    char why[CONFORM_ERR_LEN];
     exec_status es = impl_outputs(env->impl, c, p, b->got, &env->ex, &env->policy, &code, why, sizeof why);
     double t2 = now_seconds();
     r->time_ref_s = t1 - t0;
     r->time_opt_s = t2 - t1;
-    switch (es) {
-    case EXEC_OK: return 0;
-    case EXEC_CRASHED:
-        snprintf(m, sizeof m, "%s crashed: killed by %s (signal %d)", impl_name(env->impl), signal_name(code), code);
-        set_status(r, CASE_CRASHED, "%s", m);
-        break;
-    case EXEC_TIMEOUT:
-        snprintf(m, sizeof m, "%s gave no result within %.0f s", impl_name(env->impl), env->policy.timeout_s);
-        set_status(r, CASE_TIMEOUT, "%s", m);
-        break;
-    case EXEC_MISSING:
-    case EXEC_BAD_OUTPUT: set_status(r, es == EXEC_MISSING ? CASE_MISSING : CASE_FAILED, "%s", why); break;
-    default:
-        snprintf(m, sizeof m, "%s returned error code %d%s", impl_name(env->impl), code,
-                 code == CONFORM_E_ISA ? " (ISA not available)" : code == CONFORM_E_NOMEM ? " (out of memory)" : "");
-        set_status(r, CASE_ERROR, "%s", m);
+    if (es == EXEC_OK) return 0;
+    {
+        char m[CONFORM_ERR_LEN];
+        if (es == EXEC_CRASHED) {
+            snprintf(m, sizeof m, "%s crashed: killed by %s (signal %d)", impl_name(env->impl), signal_name(code), code);
+            set_status(r, CASE_CRASHED, "%s", m);
+        } else if (es == EXEC_TIMEOUT) {
+            snprintf(m, sizeof m, "%s gave no result within %.0f s%s%.*s", impl_name(env->impl), env->policy.timeout_s,
+                     why[0] ? ": " : "", (int)sizeof m / 2, why);
+            set_status(r, CASE_TIMEOUT, "%s", m);
+        } else if (es == EXEC_MISSING || es == EXEC_BAD_OUTPUT || es == EXEC_REFUSED) {
+            set_status(r, es == EXEC_MISSING ? CASE_MISSING : es == EXEC_REFUSED ? CASE_ERROR : CASE_FAILED, "%s", why);
+        } else {
+            snprintf(m, sizeof m, "%s returned error code %d%s", impl_name(env->impl), code,
+                     code == CONFORM_E_ISA ? " (ISA not available)" : code == CONFORM_E_NOMEM ? " (out of memory)" : "");
+            set_status(r, CASE_ERROR, "%s", m);
+        }
     }
     return -1;
 }
