@@ -279,7 +279,7 @@ static int run_suites(int argc, char **argv)
         if (impl.kind != &impl_kind_optimized)
             snprintf(q3, sizeof q3, " --impl %s%s%s", shell_quote(impl_spec, q1, sizeof q1), dtype ? " --dtype " : "",
                      dtype ? dtype->name : "");
-        snprintf((char *)todo[i].repro, REPRO_LEN, "build/conform run %s --filter %s --seed %llu --isa %s --threads %d%s",
+        snprintf((char *)todo[i].repro, REPRO_LEN, "%s run %s --filter %s --seed %llu --isa %s --threads %d%s", conform_program(),
                  shell_quote(todo[i].c->suite_path, q1, sizeof q1), shell_quote(todo[i].c->id, q2, sizeof q2),
                  (unsigned long long)run_seeds[i], conform_isa_name(ex.isa), ex.threads, q3);
     }
