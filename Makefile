@@ -262,7 +262,7 @@ install-check: all
 
 # libFuzzer targets (clang), each run for FUZZ_SECONDS from its committed seed corpus; new
 # inputs go to build-fuzz/corpus, crashes to build-fuzz/ (see fuzz/README.md)
-FUZZ_TARGETS = npy suite attrs ops
+FUZZ_TARGETS = npy suite attrs ops manifest
 FUZZ_SECONDS ?= 20
 FUZZ_CC = clang
 # the project's warnings, as errors, under clang too; -O1 does not run the loop vectorizer that
@@ -313,10 +313,11 @@ FUZZ_RUNS_npy = 40000
 FUZZ_RUNS_suite = 20000
 FUZZ_RUNS_attrs = 60000
 FUZZ_RUNS_ops = 1500
+FUZZ_RUNS_manifest = 4000
 fuzz-ci: fuzz-build
 	@for t in $(FUZZ_TARGETS); do \
 	  mkdir -p build-fuzz/corpus-ci/$$t; rm -f build-fuzz/corpus-ci/$$t/*; \
-	  runs=$$(case $$t in npy) echo $(FUZZ_RUNS_npy);; suite) echo $(FUZZ_RUNS_suite);; attrs) echo $(FUZZ_RUNS_attrs);; *) echo $(FUZZ_RUNS_ops);; esac); \
+	  runs=$$(case $$t in npy) echo $(FUZZ_RUNS_npy);; suite) echo $(FUZZ_RUNS_suite);; attrs) echo $(FUZZ_RUNS_attrs);; manifest) echo $(FUZZ_RUNS_manifest);; *) echo $(FUZZ_RUNS_ops);; esac); \
 	  echo "fuzz_$$t: $$runs runs, seed 1"; \
 	  build-fuzz/fuzz_$$t -seed=1 -runs=$$runs -timeout=30 -rss_limit_mb=4096 -print_final_stats=1 \
 	    -artifact_prefix=build-fuzz/fuzz_$$t- build-fuzz/corpus-ci/$$t fuzz/corpus/$$t 2>build-fuzz/fuzz_$$t.log || \

@@ -336,8 +336,9 @@ static int run_suites(int argc, char **argv)
     report_apply_gate(report, gate_mask);
     zoo_power_attach(report, loaded, n_suites, ZOO_POWER_FILE);
     report_summarize(report);
-    if (report_write_all(report, report_dir, err, sizeof err)) rc = usage_error("%s", err);
-    printf("\nreports: %s/report.{json,md,html}, %s/junit.xml\n", report_dir, report_dir);
+    if (report_write_all(report, report_dir, err, sizeof err))
+        rc = usage_error("%s: no report was written (the previous one in %s, if any, is unchanged)", err, report_dir);
+    else printf("\nreports: %s/report.{json,md,html}, %s/junit.xml\n", report_dir, report_dir);
     report_print_summary(report, stdout); /* ends with the line counting every status */
     if (rc == EXIT_OK && (!report_all_passed(report) || interrupted)) rc = EXIT_FAIL;
     cJSON_Delete(report);

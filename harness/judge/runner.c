@@ -237,8 +237,9 @@ void run_case(const case_t *c, uint64_t seed, const run_env *env, case_result *r
         release(&p, exact_in);
         return;
     }
-    if (impl_inputs(env->impl, c, &p, err, sizeof err) || op->validate(&p, err, sizeof err)) {
-        r->status = CASE_ERROR;
+    exec_status in = impl_inputs(env->impl, c, &p, &env->policy, err, sizeof err);
+    if (in != EXEC_OK || op->validate(&p, err, sizeof err)) {
+        r->status = in == EXEC_TIMEOUT ? CASE_TIMEOUT : CASE_ERROR;
         snprintf(r->message, sizeof r->message, "%s", err);
         release(&p, exact_in);
         return;
@@ -280,15 +281,16 @@ void run_case(const case_t *c, uint64_t seed, const run_env *env, case_result *r
     r->time_ref_s = t1 - t0;
     r->time_opt_s = t2 - t1;
     if (es != EXEC_OK) {
-        char m[200];
+        char m[CONFORM_ERR_LEN];
         if (es == EXEC_CRASHED) {
             snprintf(m, sizeof m, "%s crashed: killed by %s (signal %d)", impl_name(env->impl), signal_name(code), code);
             set_status(r, CASE_CRASHED, "%s", m);
         } else if (es == EXEC_TIMEOUT) {
-            snprintf(m, sizeof m, "%s gave no result within %.0f s", impl_name(env->impl), env->policy.timeout_s);
+            snprintf(m, sizeof m, "%s gave no result within %.0f s%s%.*s", impl_name(env->impl), env->policy.timeout_s,
+                     why[0] ? ": " : "", (int)sizeof m / 2, why);
             set_status(r, CASE_TIMEOUT, "%s", m);
-        } else if (es == EXEC_MISSING || es == EXEC_BAD_OUTPUT) {
-            set_status(r, es == EXEC_MISSING ? CASE_MISSING : CASE_FAILED, "%s", why);
+        } else if (es == EXEC_MISSING || es == EXEC_BAD_OUTPUT || es == EXEC_REFUSED) {
+            set_status(r, es == EXEC_MISSING ? CASE_MISSING : es == EXEC_REFUSED ? CASE_ERROR : CASE_FAILED, "%s", why);
         } else {
             snprintf(m, sizeof m, "%s returned error code %d%s", impl_name(env->impl), code,
                      code == CONFORM_E_ISA ? " (ISA not available)" : code == CONFORM_E_NOMEM ? " (out of memory)" : "");
