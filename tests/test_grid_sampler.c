@@ -10,6 +10,7 @@
 
 #include "ref_check.h"
 #include "compare.h"
+#include "judge.h"
 #include "opt_internal.h"
 #include "verify.h"
 
@@ -123,9 +124,7 @@ Test(grid_sampler_published, nonfinite_coordinates_sample_nothing)
 
 typedef struct {
     problem_t p;
-    double *ref[2];
-    double *bt[2][4];
-    ref_bounds b[2];
+    judge_ref ref;
     float *in[3];
 } harness_case;
 
@@ -145,13 +144,7 @@ static void build(const op_desc *op, int im, int pm, int ac, int64_t C, int64_t 
     int rc = proof_problem(op, attrs, op->n_inputs == 2 ? fs : bs,
                            "{\"grid\": {\"lo\": -2, \"hi\": 2, \"special_frac\": 0.2, \"nan_frac\": 0.02}}", seed, &h->p, &r);
     cr_assert_eq(rc, 0, "%s", r.detail);
-    for (int o = 0; o < op->n_outputs; o++) {
-        int64_t n = shape_numel(&h->p.out_shape[o]) + 1;
-        h->ref[o] = calloc((size_t)n, sizeof(double));
-        for (int t = 0; t < 4; t++) h->bt[o][t] = calloc((size_t)n, sizeof(double));
-        h->b[o] = (ref_bounds){op->tol[o].k_pos * CONFORM_U_F32, h->bt[o][0], h->bt[o][1], h->bt[o][2], h->bt[o][3]};
-    }
-    op->reference(&h->p, h->ref, h->b);
+    cr_assert_eq(judge_reference(&h->p, DTYPE_FLOAT32, &h->ref), 0);
     for (int i = 0; i < op->n_inputs; i++) {
         int64_t n = tensor_numel(&h->p.in[i]);
         h->in[i] = malloc(sizeof(float) * (size_t)(n + 1));
@@ -161,10 +154,7 @@ static void build(const op_desc *op, int im, int pm, int ac, int64_t C, int64_t 
 
 static void release(harness_case *h)
 {
-    for (int o = 0; o < 2; o++) {
-        free(h->ref[o]);
-        for (int t = 0; t < 4; t++) free(h->bt[o][t]);
-    }
+    judge_ref_free(&h->ref);
     for (int i = 0; i < 3; i++) free(h->in[i]);
     problem_free(&h->p);
 }
@@ -181,14 +171,18 @@ static void run_and_check(const op_desc *op, harness_case *h, conform_isa isa, c
         conform_exec ex = {isa, t + 1};
         cr_assert_eq(op->optimized(&h->p, (const float **)h->in, got[t], &ex), CONFORM_OK);
         for (int o = 0; o < op->n_outputs; o++) {
-            int64_t n = shape_numel(&h->p.out_shape[o]);
-            tol_inputs ti = {DTYPE_FLOAT32, &op->tol[o], h->bt[o][0], h->bt[o][1], h->bt[o][2], h->bt[o][3]};
-            compare_result cr;
-            compare_f32(h->ref[o], got[t][o], n, &ti, &cr);
-            cr_assert_eq(cr.n_over + cr.n_nonfinite_mismatch, 0,
-                         "%s %s threads %d %s: %lld over tolerance, %lld non-finite mismatches, worst at %lld: ref %.9g got %.9g tol %.3g",
-                         what, conform_isa_name(isa), t + 1, op->outputs[o].name, (long long)cr.n_over,
-                         (long long)cr.n_nonfinite_mismatch, (long long)cr.worst_index, cr.worst_ref, cr.worst_got, cr.worst_tol);
+            /* judged as run judges it (judge.h) */
+            int64_t n = h->ref.n[o];
+            double *g = malloc(sizeof(double) * (size_t)(n + 1));
+            for (int64_t i = 0; i < n; i++) g[i] = got[t][o][i];
+            output_result out;
+            memset(&out, 0, sizeof out);
+            judge_output_init(&h->p, &h->ref, o, &out);
+            char msg[400];
+            int failed = judge_output(&h->ref, o, g, &out, msg, sizeof msg);
+            cr_assert(!failed, "%s %s threads %d: %s", what, conform_isa_name(isa), t + 1, msg);
+            free(out.heat);
+            free(g);
         }
     }
     for (int o = 0; o < op->n_outputs; o++) {

@@ -1,5 +1,6 @@
 /* conform run: suites -> cases -> both paths -> verdicts -> reports in every format. */
 #include <fnmatch.h>
+#include <omp.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -221,7 +222,10 @@ static int run_suites(int argc, char **argv)
         seed = (long long)pinned;
         seed_set = 1;
     }
-    run_env env = {ex, &impl, policy};
+    /* the golden of a case uses every core, also beside other jobs: its threads take work in chunks
+       and sleep when idle, so two goldens share the cores as one would, and the last big case of a
+       suite gets them all (its numbers are the same for every thread count) */
+    run_env env = {ex, &impl, policy, threads_given ? ex.threads : omp_get_max_threads()};
     char waiver_found[4096];
     if (waiver_path) waiver_path = conform_suite_path(waiver_path, waiver_found, sizeof waiver_found);
     else if (!access(conform_data_file("cases/waivers.json", waiver_found, sizeof waiver_found), R_OK))
