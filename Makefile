@@ -69,7 +69,7 @@ PLUGIN_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARN) -O2 -fPIC -shared -Iharness
 ZOO_IDS = $(shell grep -o '^ZOO_BUG.[a-z0-9_]*' tests/zoo/zoo_bugs.h | cut -c9-)
 ZOO_PLUGINS = $(BUILD)/zoo/none.so $(ZOO_IDS:%=$(BUILD)/zoo/%.so)
 
-.PHONY: all build-all test-browser deps deps-test test zoo zoo-docs models device-torch test-unit test-san conformance smoke verify bench clean install install-check fuzz fuzz-ci fuzz-build deps-fuzz test-valgrind
+.PHONY: all build-all test-browser deps deps-test test zoo zoo-docs models device-torch test-unit test-san conformance smoke verify bench bench-contention clean install install-check fuzz fuzz-ci fuzz-build deps-fuzz test-valgrind
 all: deps
 	@$(MAKE) --no-print-directory build-all
 build-all: $(CONFORM) $(TESTS) $(PLUGINS)
@@ -206,6 +206,11 @@ models: all
 
 bench: all
 	tools/bench.sh $(CONFORM)
+
+# the optimized kernels with one core held by a busy process: t(--threads cores) / t(--threads 1)
+# per op (issue 28: at most 1.3)
+bench-contention: all
+	tools/bench_contention.sh $(CONFORM)
 
 # PyTorch as a device (README "Testing your own kernels"): export the default suite, run it with
 # tools/torch_runner.py on TORCH_DEVICE, judge it with that device's waivers when there are some.

@@ -73,6 +73,7 @@ int cmd_bench(int argc, char **argv)
         else return cli_unknown_option("bench", o, v);
     }
     if (resolve_isa(&ex)) return EXIT_USAGE;
+    ref_set_threads(ex.threads); /* the reference's too */
     problem_t p;
     int rc = problem_from_args(op, &a, &p);
     if (rc) { problem_free(&p); return rc; }
@@ -108,7 +109,7 @@ int cmd_bench(int argc, char **argv)
         cJSON_AddStringToObject(jr, "op", op->name);
         cJSON_AddStringToObject(jr, "impl", which == 1 ? "reference" : "optimized");
         cJSON_AddStringToObject(jr, "isa", which == 1 ? "double" : conform_isa_name(ex.isa));
-        cJSON_AddNumberToObject(jr, "threads", which == 1 ? 1 : ex.threads);
+        cJSON_AddNumberToObject(jr, "threads", ex.threads);
         cJSON_AddNumberToObject(jr, "median_s", median);
         cJSON_AddNumberToObject(jr, "min_s", t[0]);
         cJSON_AddNumberToObject(jr, "floor_s", floor_s);
@@ -118,7 +119,7 @@ int cmd_bench(int argc, char **argv)
                "\"median_s\": %.6g, \"min_s\": %.6g, \"max_s\": %.6g, \"bytes\": %.0f, "
                "\"stream_gbs\": %.2f, \"floor_s\": %.6g, \"median_over_floor\": %.3g}\n",
                op->name, which == 1 ? "reference" : "optimized", which == 1 ? "double" : conform_isa_name(ex.isa),
-               which == 1 ? 1 : ex.threads, reps, median, t[0], t[reps - 1], bytes, bandwidth / 1e9, floor_s,
+               ex.threads, reps, median, t[0], t[reps - 1], bytes, bandwidth / 1e9, floor_s,
                floor_s > 0 ? median / floor_s : 0);
         free(t);
     }

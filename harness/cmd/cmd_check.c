@@ -1,6 +1,7 @@
 /* conform check: outputs computed elsewhere (a device dump, another library) judged against the
  * reference with tolerances derived for the dtype they were computed in. */
 #include <math.h>
+#include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,9 +60,10 @@ static int parse_check_args(int argc, char **argv, check_args *x)
     memset(x, 0, sizeof *x);
     if (argc < 3 || argv[2][0] == '-')
         return usage_error("check: usage: conform check OP [--attr N=V]... --input N=F.npy... --actual N=F.npy|F.bin... "
-                           "[--dtype float32|float16|bfloat16|float64] [--report-dir DIR]");
+                           "[--dtype float32|float16|bfloat16|float64] [--report-dir DIR] [--threads N]");
     if (!(x->op = op_find(argv[2]))) return cli_unknown_op("check", argv[2]);
     x->dt = dtype_get(CONFORM_DTYPE_FLOAT32);
+    ref_set_threads(omp_get_max_threads()); /* every core for the golden unless --threads says */
     char err[CONFORM_ERR_LEN];
     for (int i = 3; i < argc; i++) {
         const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -75,6 +77,11 @@ static int parse_check_args(int argc, char **argv, check_args *x)
             i++;
         } else if (!strcmp(o, "--report-dir") && v) {
             x->report_dir = v;
+            i++;
+        } else if (!strcmp(o, "--threads")) { /* the golden's (default: every core) */
+            conform_exec ex = {CONFORM_ISA_AUTO, 0};
+            if (parse_threads_arg(v, &ex)) return EXIT_USAGE;
+            ref_set_threads(ex.threads);
             i++;
         } else if (!strcmp(o, "--gate-on")) {
             if ((x->gate_mask = standards_parse_list(v, err, sizeof err)) < 0) return usage_error("%s", err);

@@ -36,6 +36,7 @@ int cmd_eval(int argc, char **argv)
     if (!dir) return usage_error("eval: --output-dir DIR is required");
     if (a.n_shape) return usage_error("eval: inputs come from files (--input NAME=FILE.npy)");
     if (resolve_isa(&ex)) return EXIT_USAGE;
+    ref_set_threads(ex.threads); /* the reference's too */
     problem_t p;
     int rc = problem_from_args(op, &a, &p);
     if (rc) { problem_free(&p); return rc; }

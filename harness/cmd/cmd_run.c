@@ -1,5 +1,6 @@
 /* conform run: suites -> cases -> both paths -> verdicts -> reports in every format. */
 #include <fnmatch.h>
+#include <omp.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -292,7 +293,7 @@ static int plan_cases(const run_opts *o, const suite_t *loaded, const impl_t *im
         if (impl->kind != &impl_kind_optimized)
             snprintf(q3, sizeof q3, " --impl %s%s%s", shell_quote(o->impl_spec, q1, sizeof q1), o->dtype ? " --dtype " : "",
                      o->dtype ? o->dtype->name : "");
-        snprintf((char *)todo[i].repro, REPRO_LEN, "build/conform run %s --filter %s --seed %llu --isa %s --threads %d%s",
+        snprintf((char *)todo[i].repro, REPRO_LEN, "%s run %s --filter %s --seed %llu --isa %s --threads %d%s", conform_program(),
                  shell_quote(todo[i].c->suite_path, q1, sizeof q1), shell_quote(todo[i].c->id, q2, sizeof q2), seed,
                  conform_isa_name(ex->isa), ex->threads, q3);
     }
@@ -379,7 +380,10 @@ static int run_selected(int argc, char **argv, const run_opts *o, const suite_t 
     char *repros = calloc((size_t)total + 1, REPRO_LEN);
     conform_exec ex;
     int n_jobs, n_todo = plan_cases(o, loaded, impl, todo, repros, &ex, &n_jobs);
-    run_env env = {ex, impl, o->policy};
+    /* the golden of a case uses every core, also beside other jobs: its threads take work in chunks
+       and sleep when idle, so two goldens share the cores as one would, and the last big case of a
+       suite gets them all (its numbers are the same for every thread count) */
+    run_env env = {ex, impl, o->policy, o->threads_given ? o->ex.threads : omp_get_max_threads()};
     cJSON *report = report_header(argc, argv, o, impl, &ex, loaded);
     int rc = run_cases(o, loaded, &env, todo, n_todo, n_jobs, report, waivers, total);
     cJSON_Delete(report);

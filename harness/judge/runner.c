@@ -304,6 +304,7 @@ void run_case(const case_t *c, uint64_t seed, const run_env *env, case_result *r
     memset(r, 0, sizeof *r);
     r->status = CASE_PASSED;
     r->seed = seed;
+    ref_set_threads(env->ref_threads > 0 ? env->ref_threads : env->ex.threads); /* the golden's */
     problem_t p;
     double *exact_in[CONFORM_MAX_TENSORS] = {0}, *exact_ref[CONFORM_MAX_TENSORS] = {0};
     if (!prepare_case(c, seed, env, &p, exact_in, r)) {

@@ -22,6 +22,7 @@ typedef struct {
     conform_exec ex;
     const impl_t *impl;
     exec_policy policy;
+    int ref_threads; /* the golden's threads (0: ex.threads); its numbers are the same for any count */
 } run_env;
 
 void run_case(const case_t *c, uint64_t seed, const run_env *env, case_result *r);
