@@ -134,5 +134,8 @@ static int run(const char *op, int na, const conform_plugin_attr *a, int ni, con
 static const conform_plugin plugin = {CONFORM_PLUGIN_ABI_V1, "example plain roi_align", supports, run};
 
 const conform_plugin *conform_plugin_entry(void) { return &plugin; }
+
+/* optional: shown in every report's "what ran" */
+const char *conform_plugin_version(void) { return "example 1.0 (plain C, ABI 1)"; }
 #endif
 #endif

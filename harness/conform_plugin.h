@@ -108,7 +108,14 @@ typedef struct {
                const conform_tensor_in *inputs, int n_outputs, conform_tensor_out *outputs);
 } conform_plugin_v2;
 
-/* The one symbol conform looks up. It returns a pointer to a conform_plugin (version 1) or a
+/* Optional, for every ABI version: what the plugin is beyond its name (its version, the library
+ * or toolkit it calls, a stand-in if it is one), shown in every report ("what ran"):
+ *     const char *conform_plugin_version(void) { return "mykernels 1.2 (CANN 8.0.RC3)"; }
+ * A plugin without it still loads; its reports then carry its name only. */
+#define CONFORM_PLUGIN_VERSION_SYMBOL "conform_plugin_version"
+const char *conform_plugin_version(void);
+
+/* The one symbol conform needs. It returns a pointer to a conform_plugin (version 1) or a
  * conform_plugin_v2 (version 2); conform reads abi_version first, then the rest. A version-2
  * plugin casts: return (const conform_plugin *)&my_v2_plugin; */
 const conform_plugin *conform_plugin_entry(void);

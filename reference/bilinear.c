@@ -295,3 +295,9 @@ int ref_axis_exact(double c1, double c2, double s, double plus, double off, doub
     return (2 * mag + 2) / unit <= 16777216.0; /* 2^24 */
 }
 
+int64_t ref_channel_block(int64_t N, int64_t C)
+{
+    const int64_t want = 2 * (int64_t)ref_get_threads(), per_n = N > 0 ? (want + N - 1) / N : 1;
+    const int64_t cb = (C + per_n - 1) / per_n;
+    return cb > 0 ? cb : 1;
+}

@@ -1,6 +1,6 @@
 /* conform reference kernels: double-precision golden implementations.
  *
- * Every kernel follows ../shared/spec/ops.md literally: straight loops, double everywhere,
+ * Every kernel follows docs/spec/ops.md literally: straight loops, double everywhere,
  * libc/libm only. Callers validate shapes and attributes first (the harness does); the kernels
  * assume valid parameters. Backward kernels zero their outputs themselves.
  *
@@ -13,6 +13,13 @@
 #include <stdint.h>
 
 #define CONFORM_REF_VERSION 1
+
+/* Threads the kernels below use (default 1). Every kernel gives bitwise the same numbers, bounds
+ * included, for every count: forward kernels split independent outputs, backward kernels split
+ * the scatter so that each element still sums its terms in the single-threaded order. The threads
+ * are started and joined within each call (none outlives it: a process may fork afterwards). */
+void ref_set_threads(int n);
+int ref_get_threads(void);
 
 /* Per-element inputs of the tolerance model, filled alongside one output tensor.
  * pos_rel_err is an input: the relative error assumed for a sample position computed in the

@@ -66,6 +66,10 @@ Test(plugins, the_example_plugin_conforms, .init = setup, .fini = teardown)
     cr_assert_eq(count(r, "roi_align_rotated", "not_implemented") + count(r, "roi_align_rotated", "passed"),
                  total(r, "roi_align_rotated"), "refusals expected by a case still pass; the rest are not_implemented");
     cr_assert_gt(count(r, "roi_align_rotated", "not_implemented"), 0);
+    /* what ran: the name and the optional version string the plugin reports */
+    const cJSON *run = cJSON_GetObjectItem(r, "runner");
+    cr_assert_str_eq(cJSON_GetObjectItem(run, "name")->valuestring, "example plain roi_align");
+    cr_assert_str_eq(cJSON_GetObjectItem(run, "version")->valuestring, "example 1.0 (plain C, ABI 1)");
     cJSON_Delete(r);
 }
 

@@ -39,7 +39,7 @@ static double *plane_values(int64_t n, unsigned *s)
 static void assert_below_reach(const op_desc *op, int out, const double *ref, const ref_bounds *b, int64_t n,
                                const double *reach_each, double reach, const char *what)
 {
-    tol_inputs t = {CONFORM_U_F32, &op->tol[out], b->abs_sum, b->n_terms, b->pos_err, b->ambig};
+    tol_inputs t = {DTYPE_FLOAT32, &op->tol[out], b->abs_sum, b->n_terms, b->pos_err, b->ambig};
     float *moved = malloc(sizeof(float) * (size_t)n);
     for (int64_t i = 0; i < n; i++) {
         double ambig, tol = compare_tolerance(&t, i, &ambig), r = reach_each ? reach_each[i] : reach;

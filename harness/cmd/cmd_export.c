@@ -2,11 +2,13 @@
  * same per-case seeds), then rounded to the dtype, so the device and the reference read the same
  * numbers. `--outputs IMPL` also writes an implementation's outputs where a device would, for a
  * round trip without one. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
+#include "help.h"
 #include "export.h"
 #include "impl.h"
 #include "npy.h"
@@ -205,7 +207,7 @@ int cmd_export(int argc, char **argv)
         else if (!strcmp(a, "--outputs") && v) { outputs = v; i++; }
         else if (!strcmp(a, "--filter") && v) { sel.filter = v; i++; }
         else if (!strcmp(a, "--op") && v) {
-            if (!op_find(v)) return usage_error("--op: unknown op '%s' (see conform list)", v);
+            if (!op_find(v)) return cli_unknown_op("--op", v);
             if (sel.n_ops == MAX_OPS) return usage_error("--op: at most %d", MAX_OPS);
             sel.ops[sel.n_ops++] = v;
             i++;
@@ -214,7 +216,7 @@ int cmd_export(int argc, char **argv)
         else if (!strcmp(a, "--seed")) { if (parse_int_arg(a, v, 0, 4294967295LL, &seed)) return EXIT_USAGE; seed_set = 1; i++; }
         else if (!strcmp(a, "--threads")) { if (parse_threads_arg(v, &x.ex)) return EXIT_USAGE; i++; }
         else if (!strcmp(a, "--isa")) { if (parse_isa_arg(v, &x.ex)) return EXIT_USAGE; i++; }
-        else if (a[0] == '-') return usage_error("export: unknown option '%s' (see conform --help)", a);
+        else if (a[0] == '-') return cli_unknown_option("export", a, v);
         else if (n_suites == MAX_SUITES) return usage_error("export: at most %d suites", MAX_SUITES);
         else paths[n_suites++] = a;
     }
@@ -225,7 +227,7 @@ int cmd_export(int argc, char **argv)
     impl_t impl;
     char err[CONFORM_ERR_LEN];
     if (outputs) {
-        if (!strncmp(outputs, "dir:", 4)) return usage_error("--outputs takes optimized or plugin:PATH.so, got '%s'", outputs);
+        if (!strncmp(outputs, "dir:", 4)) return cli_bad_value("--outputs", outputs, "optimized, plugin:PATH.so");
         /* the optimized kernels compute in float32 and store 16-bit results rounded, as a device
            computing 16-bit data in float32 does; float32 results held to float64 bounds would
            fail, so a float64 export takes its outputs from a plugin */
@@ -242,17 +244,21 @@ int cmd_export(int argc, char **argv)
     }
     if (!total) { rc = usage_error("export: no case matches the selection"); goto out; }
     if (mkdir_p(out_dir, err, sizeof err)) { rc = usage_error("%s", err); goto out; }
+    char mpath[1100];
+    snprintf(mpath, sizeof mpath, "%s/manifest.json", out_dir);
+    /* an earlier export's manifest would vouch for the files this one overwrites: gone before the
+       first file is written, back only when every file is */
+    if (remove(mpath) && errno != ENOENT) { rc = usage_error("%s: cannot remove (%s)", mpath, strerror(errno)); goto out; }
     /* one seed for every suite, as run uses --seed: the manifest's seed regenerates every case */
     uint64_t run_seed = seed_set ? (uint64_t)seed : loaded[0].seed;
     cJSON *m = manifest_new(argc, argv, &x, loaded, n_suites, run_seed), *cases = cJSON_GetObjectItem(m, "cases");
     for (int s = 0; s < n_suites && rc == EXIT_OK; s++)
         for (int c = 0; c < loaded[s].n_cases && rc == EXIT_OK; c++)
             if (selected(&sel, &loaded[s].cases[c]) && export_case(&x, &loaded[s], c, run_seed, cases, err, sizeof err))
-                rc = usage_error("export: %s", err);
-    char mpath[1100];
-    snprintf(mpath, sizeof mpath, "%s/manifest.json", out_dir);
+                rc = usage_error("export: %s (%s holds no manifest: nothing there is usable until an export finishes)", err, out_dir);
     /* the manifest last: a directory without one was never finished */
-    if (rc == EXIT_OK && write_json_atomic(mpath, m, err, sizeof err)) rc = usage_error("%s", err);
+    if (rc == EXIT_OK && write_json_atomic(mpath, m, err, sizeof err))
+        rc = usage_error("export: %s (%s holds no manifest: nothing there is usable until an export finishes)", err, out_dir);
     if (rc == EXIT_OK)
         printf("exported %d cases at %s to %s%s%s\n", total, x.dt->name, mpath, x.impl ? ", outputs from " : "",
                x.impl ? impl_name(x.impl) : "");

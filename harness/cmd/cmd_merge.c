@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "help.h"
 #include "report.h"
 
 /* The kind of implementation a report judged ("optimized", "plugin", "dir"): shards of one run
@@ -43,7 +44,7 @@ int cmd_merge(int argc, char **argv)
     int n = 0;
     for (int i = 2; i < argc; i++) {
         if (!strcmp(argv[i], "--report-dir") && i + 1 < argc) out_dir = argv[++i];
-        else if (argv[i][0] == '-') return usage_error("merge: unknown option '%s' (usage: merge --report-dir OUT DIR...)", argv[i]);
+        else if (argv[i][0] == '-') return cli_unknown_option("merge", argv[i], NULL);
         else if (n == 256) return usage_error("merge: at most 256 reports");
         else dirs[n++] = argv[i];
     }
@@ -129,7 +130,8 @@ int cmd_merge(int argc, char **argv)
                                      cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(e, "waiver"), 1));
         cJSON_ReplaceItemInObject(merged, "duration_s", cJSON_CreateNumber(duration));
         report_summarize(merged);
-        if (mkdir_p(out_dir, err, sizeof err) || report_write_all(merged, out_dir, err, sizeof err)) rc = usage_error("%s", err);
+        if (mkdir_p(out_dir, err, sizeof err) || report_write_all(merged, out_dir, err, sizeof err))
+            rc = usage_error("merge: %s: no report was written (the previous one in %s, if any, is unchanged)", err, out_dir);
         else {
             report_print_summary(merged, stdout);
             printf("merged %d reports into %s\n", n, out_dir);

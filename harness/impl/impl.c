@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -48,11 +49,32 @@ void impl_close(impl_t *impl)
 
 const char *impl_name(const impl_t *impl) { return impl->kind->name(impl); }
 
-int impl_supports(const impl_t *impl, const op_desc *op) { return !impl->kind->supports || impl->kind->supports(impl, op); }
-
-int impl_inputs(const impl_t *impl, const case_t *c, problem_t *p, char *err, size_t errlen)
+int impl_supports(const impl_t *impl, const op_desc *op)
 {
-    return impl->kind->inputs ? impl->kind->inputs(impl, c, p, err, errlen) : 0;
+    return !impl_why_not(impl, op) && (!impl->kind->supports || impl->kind->supports(impl, op));
+}
+
+const char *impl_why_not(const impl_t *impl, const op_desc *op)
+{
+    return impl->kind->why_not ? impl->kind->why_not(impl, op) : NULL;
+}
+
+cJSON *impl_provenance(const impl_t *impl)
+{
+    cJSON *o = impl->kind->provenance ? impl->kind->provenance(impl) : cJSON_CreateObject();
+    if (!cJSON_GetObjectItemCaseSensitive(o, "kind")) {
+        char kind[16];
+        snprintf(kind, sizeof kind, "%.*s", (int)strcspn(impl->kind->prefix, ":"), impl->kind->prefix);
+        cJSON_AddStringToObject(o, "kind", kind);
+    }
+    if (!cJSON_GetObjectItemCaseSensitive(o, "name")) cJSON_AddStringToObject(o, "name", impl_name(impl));
+    return o;
+}
+
+exec_status impl_inputs(const impl_t *impl, const case_t *c, problem_t *p, const exec_policy *policy, char *err,
+                        size_t errlen)
+{
+    return impl->kind->inputs ? impl->kind->inputs(impl, c, p, policy, err, errlen) : EXEC_OK;
 }
 
 exec_status impl_outputs(const impl_t *impl, const case_t *c, const problem_t *p, void **out, const conform_exec *ex,
@@ -120,7 +142,7 @@ static exec_status optimized_outputs(const impl_t *impl, const case_t *c, const 
 }
 
 const impl_kind impl_kind_optimized = {"optimized", "optimized", optimized_open, NULL, optimized_name, NULL, NULL,
-                                       optimized_outputs, NULL};
+                                       optimized_outputs, NULL, NULL, NULL};
 
 /* ---- plugin: a user's shared library, ABI 1 (float32) or 2 (any dtype) ----------------------- */
 
@@ -143,6 +165,10 @@ static int plugin_open(impl_t *impl, const char *arg, const dtype_desc *dtype, c
         return -1;
     }
     impl->abi_version = pl->abi_version;
+    /* optional, for every ABI version: a plugin says what it is beyond its name */
+    const char *(*version)(void);
+    *(void **)&version = dlsym(impl->handle, CONFORM_PLUGIN_VERSION_SYMBOL);
+    impl->plugin_version = version ? version() : NULL;
     if (pl->abi_version == CONFORM_PLUGIN_ABI_V1 && pl->supports && pl->run) impl->plugin = pl;
     else if (pl->abi_version == CONFORM_PLUGIN_ABI_V2 && ((const conform_plugin_v2 *)pl)->supports &&
              ((const conform_plugin_v2 *)pl)->run)
@@ -173,6 +199,17 @@ static const char *plugin_name(const impl_t *impl)
 {
     const char *name = impl->plugin ? impl->plugin->name : impl->plugin_v2 ? impl->plugin_v2->name : NULL;
     return name ? name : impl->path;
+}
+
+static cJSON *plugin_provenance(const impl_t *impl)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "kind", "plugin");
+    cJSON_AddStringToObject(o, "name", plugin_name(impl));
+    if (impl->plugin_version) cJSON_AddStringToObject(o, "version", impl->plugin_version);
+    cJSON_AddStringToObject(o, "path", impl->path);
+    cJSON_AddNumberToObject(o, "abi_version", impl->abi_version);
+    return o;
 }
 
 static int plugin_supports(const impl_t *impl, const op_desc *op)
@@ -223,9 +260,34 @@ static exec_status plugin_outputs(const impl_t *impl, const case_t *c, const pro
 }
 
 const impl_kind impl_kind_plugin = {"plugin:", "plugin:PATH.so", plugin_open, plugin_close, plugin_name, plugin_supports,
-                                    NULL, plugin_outputs, NULL};
+                                    NULL, plugin_outputs, NULL, NULL, plugin_provenance};
 
 /* ---- isolation ------------------------------------------------------------------------------- */
+
+/* Waits for a child under the policy: 0 with its status, or -1 once the timeout (or a stop) has
+   killed it. */
+static int wait_child(pid_t pid, const exec_policy *policy, int *status)
+{
+    struct timespec start, now, nap = {0, 200000};
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    for (;;) {
+        pid_t w = waitpid(pid, status, WNOHANG);
+        if (w == pid) return 0;
+        if (w < 0 && errno != EINTR) { /* not ours to wait for any more: say it died */
+            *status = SIGKILL;
+            return 0;
+        }
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        double el = (double)(now.tv_sec - start.tv_sec) + 1e-9 * (double)(now.tv_nsec - start.tv_nsec);
+        if ((policy->timeout_s > 0 && el > policy->timeout_s) || (policy->stop && *policy->stop)) {
+            kill(pid, SIGKILL);
+            waitpid(pid, status, 0);
+            return -1;
+        }
+        nanosleep(&nap, NULL);
+        if (nap.tv_nsec < 20000000) nap.tv_nsec *= 2; /* poll fast for short kernels, gently for long */
+    }
+}
 
 exec_status impl_exec(impl_kernel_fn fn, const impl_t *impl, const problem_t *p, const void **in, void **out,
                       const conform_exec *ex, const exec_policy *policy, int *code)
@@ -250,23 +312,8 @@ exec_status impl_exec(impl_kernel_fn fn, const impl_t *impl, const problem_t *p,
         int rc = fn(impl, p, in, out, ex);
         _exit(rc == 0 ? 0 : (rc & 0x7f) | 0x80);
     }
-    struct timespec start, now, nap = {0, 200000};
-    clock_gettime(CLOCK_MONOTONIC, &start);
     int status = 0;
-    for (;;) {
-        pid_t w = waitpid(pid, &status, WNOHANG);
-        if (w == pid) break;
-        if (w < 0 && errno != EINTR) return EXEC_CRASHED;
-        clock_gettime(CLOCK_MONOTONIC, &now);
-        double el = (double)(now.tv_sec - start.tv_sec) + 1e-9 * (double)(now.tv_nsec - start.tv_nsec);
-        if ((policy->timeout_s > 0 && el > policy->timeout_s) || (policy->stop && *policy->stop)) {
-            kill(pid, SIGKILL);
-            waitpid(pid, &status, 0);
-            return EXEC_TIMEOUT;
-        }
-        nanosleep(&nap, NULL);
-        if (nap.tv_nsec < 20000000) nap.tv_nsec *= 2; /* poll fast for short kernels, gently for long */
-    }
+    if (wait_child(pid, policy, &status)) return EXEC_TIMEOUT;
     if (WIFSIGNALED(status)) {
         *code = WTERMSIG(status);
         return EXEC_CRASHED;
@@ -275,4 +322,37 @@ exec_status impl_exec(impl_kernel_fn fn, const impl_t *impl, const problem_t *p,
     if (rc == 0) return EXEC_OK;
     *code = rc & 0x80 ? (int)(signed char)(rc | 0x80) : rc; /* the kernel's negative codes survive */
     return EXEC_KERNEL_ERROR;
+}
+
+exec_status impl_isolated_io(impl_io_fn fn, void *ctx, const exec_policy *policy, char *msg, size_t msglen)
+{
+    typedef struct {
+        exec_status st;
+        char msg[CONFORM_ERR_LEN];
+    } io_result;
+    io_result *r = policy->isolate ? mmap(NULL, sizeof *r, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0)
+                                   : MAP_FAILED;
+    if (r == MAP_FAILED) return fn(ctx, msg, msglen); /* not isolated, or no memory to share: in place */
+    r->st = EXEC_CRASHED;
+    r->msg[0] = '\0';
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        r->st = fn(ctx, r->msg, sizeof r->msg);
+        _exit(0);
+    }
+    if (pid < 0) { /* no process to spare: read in place rather than not at all */
+        munmap(r, sizeof *r);
+        return fn(ctx, msg, msglen);
+    }
+    int status = 0;
+    exec_status st = wait_child(pid, policy, &status) ? EXEC_TIMEOUT : r->st;
+    if (st == EXEC_TIMEOUT)
+        snprintf(msg, msglen, "no file read within %.0f s%s%s", policy->timeout_s, r->msg[0] ? ": stalled at " : "", r->msg);
+    else if (st == EXEC_CRASHED)
+        snprintf(msg, msglen, "the process reading the files died (status %d)%s%s", status, r->msg[0] ? " at " : "", r->msg);
+    else
+        snprintf(msg, msglen, "%s", r->msg);
+    munmap(r, sizeof *r);
+    return st;
 }

@@ -7,6 +7,8 @@
 
 #include <signal.h>
 
+#include <cJSON.h>
+
 #include "conform_plugin.h"
 #include "dtype.h"
 #include "op.h"
@@ -24,6 +26,7 @@ typedef struct {
     int abi_version;
     const conform_plugin *plugin;       /* ABI 1 */
     const conform_plugin_v2 *plugin_v2; /* ABI 2 */
+    const char *plugin_version;         /* conform_plugin_version(), when the plugin defines it */
     impl_dir *dir;
 } impl_t;
 
@@ -33,7 +36,9 @@ typedef enum {
     EXEC_CRASHED,      /* *code: the signal */
     EXEC_TIMEOUT,
     EXEC_MISSING,      /* an output was never produced (a device wrote no file): msg names it */
-    EXEC_BAD_OUTPUT    /* an output is unreadable or of the wrong shape, dtype or size: msg says */
+    EXEC_BAD_OUTPUT,   /* an output is unreadable or of the wrong shape, dtype or size: msg says */
+    EXEC_REFUSED       /* a file of the implementation breaks a rule (a path leaving its directory):
+                          msg names the path and the rule */
 } exec_status;
 
 typedef struct {
@@ -51,14 +56,20 @@ struct impl_kind {
     const char *(*name)(const impl_t *impl);
     int (*supports)(const impl_t *impl, const op_desc *op);
     /* Where a case's inputs come from: NULL keeps the generated ones (rounded to the dtype);
-       otherwise replaces p's inputs, or returns -1 with err when it cannot. */
-    int (*inputs)(const impl_t *impl, const case_t *c, problem_t *p, char *err, size_t errlen);
+       otherwise replaces p's inputs (read under the policy's timeout), or returns why it cannot
+       with err (EXEC_TIMEOUT: the reads stalled). */
+    exec_status (*inputs)(const impl_t *impl, const case_t *c, problem_t *p, const exec_policy *policy, char *err,
+                          size_t errlen);
     /* The outputs at impl->dtype into out[o] (numel * itemsize bytes each; p->out_skipped says
        which the op was asked not to compute). */
     exec_status (*outputs)(const impl_t *impl, const case_t *c, const problem_t *p, void **out, const conform_exec *ex,
                            const exec_policy *policy, int *code, char *msg, size_t msglen);
     /* the run seed the kind is bound to (dir: the export's); NULL or 0: none */
     int (*pinned_seed)(const impl_t *impl, uint64_t *seed);
+    /* why op cannot run at all (dir: the runner declared it unsupported on its device), or NULL */
+    const char *(*why_not)(const impl_t *impl, const op_desc *op);
+    /* what ran, for the reports (a new object the caller owns): name, version, device, calls */
+    cJSON *(*provenance)(const impl_t *impl);
 };
 
 extern const impl_kind impl_kind_optimized, impl_kind_plugin, impl_kind_dir;
@@ -69,7 +80,13 @@ int impl_open(const char *spec, const dtype_desc *dtype, impl_t *impl, char *err
 void impl_close(impl_t *impl);
 const char *impl_name(const impl_t *impl);
 int impl_supports(const impl_t *impl, const op_desc *op);
-int impl_inputs(const impl_t *impl, const case_t *c, problem_t *p, char *err, size_t errlen);
+/* Why the implementation cannot run op (dir: the runner's declared reason), or NULL. */
+const char *impl_why_not(const impl_t *impl, const op_desc *op);
+/* What ran, as an object for report.json's "runner" (the caller owns it): kind, name, version,
+ * and for dir: everything DIR/runner.json records but its per-case list. */
+cJSON *impl_provenance(const impl_t *impl);
+exec_status impl_inputs(const impl_t *impl, const case_t *c, problem_t *p, const exec_policy *policy, char *err,
+                        size_t errlen);
 exec_status impl_outputs(const impl_t *impl, const case_t *c, const problem_t *p, void **out, const conform_exec *ex,
                          const exec_policy *policy, int *code, char *msg, size_t msglen);
 /* The run seed a kind pins (dir: the export's), or 0 when it has none. */
@@ -79,5 +96,12 @@ int impl_pinned_seed(const impl_t *impl, uint64_t *seed);
 typedef int (*impl_kernel_fn)(const impl_t *impl, const problem_t *p, const void **in, void **out, const conform_exec *ex);
 exec_status impl_exec(impl_kernel_fn fn, const impl_t *impl, const problem_t *p, const void **in, void **out,
                       const conform_exec *ex, const exec_policy *policy, int *code);
+
+/* Reads of an implementation's files (a device directory on a network file system may stall, for
+ * ever): fn runs in a child process under the policy's timeout when it isolates, in place when not.
+ * fn's status and msg come back through shared memory; its other results must be written to
+ * shared memory too. A stall is EXEC_TIMEOUT, msg naming what fn said it was reading. */
+typedef exec_status (*impl_io_fn)(void *ctx, char *msg, size_t msglen);
+exec_status impl_isolated_io(impl_io_fn fn, void *ctx, const exec_policy *policy, char *msg, size_t msglen);
 
 #endif

@@ -2,45 +2,15 @@
 #ifndef CONFORM_RUNNER_H
 #define CONFORM_RUNNER_H
 
-#include "compare.h"
+#include "judge.h"
 #include "impl.h"
 #include "standards.h"
+#include "status.h"
 #include "suite.h"
 
-/* Case statuses:
- *   passed  every output element within its tolerance (ambiguous ones within the widened one),
- *           guard bands intact, expected values matched, or refused as the case expected
- *   failed  an element beyond its tolerance, a non-finite mismatch, an all-zero output, a write
- *           outside an output, a reference off the case's expected values, or an input accepted
- *           that the case expected to be refused
- *   error   the case could not be run: refused by validation unexpectedly, or a kernel error
- *   crashed the implementation died on a signal (SIGSEGV, SIGBUS, SIGFPE, abort, ...)
- *   timeout the implementation gave no result within the per-case time limit
- *   not_implemented  a plugin that does not provide the op (neither a pass nor a failure)
- *   missing an output the implementation never produced (dir: no file where the manifest says) */
+/* A case's status: status.h */
 typedef struct {
-    char name[64];
-    shape_t shape;
-    int skipped;
-    double u; /* unit roundoff the tolerance was derived for */
-    compare_result cmp;
-    int guard_ok;
-    int64_t guard_offset; /* element offset of the first guard write (negative: before the buffer) */
-    /* where the errors sit, for failing outputs: the tensor seen as [rows, cols] (leading dims x
-       last two dims), folded into at most HEAT x HEAT cells holding the largest err/tol */
-    int heat_rows, heat_cols;
-    float *heat;
-    int has_expect;
-    double expect_max_abs_err;
-    int expect_ok;
-    /* the named precision standards, judged beside the derived bound (standards_run.c) */
-    int has_standards;
-    int bench_is_self; /* commercial-ratio's benchmark is the implementation under test itself */
-    std_result standards[N_STANDARDS];
-} output_result;
-
-typedef struct {
-    char status[16];
+    case_status status;
     char message[CONFORM_ERR_LEN];
     uint64_t seed;
     int n_out;
@@ -48,12 +18,11 @@ typedef struct {
     double time_ref_s, time_opt_s;
 } case_result;
 
-#define HEAT 32
-
 typedef struct {
     conform_exec ex;
     const impl_t *impl;
     exec_policy policy;
+    int ref_threads; /* the golden's threads (0: ex.threads); its numbers are the same for any count */
 } run_env;
 
 void run_case(const case_t *c, uint64_t seed, const run_env *env, case_result *r);

@@ -13,6 +13,13 @@
 int mkdir_p(const char *dir, char *err, size_t errlen);
 int write_text_atomic(const char *path, const char *text, char *err, size_t errlen);
 int write_json_atomic(const char *path, const cJSON *j, char *err, size_t errlen);
+/* n files as one: every text is written and synced beside its path before any is renamed into
+ * place, so a full disk (or a file-size limit) leaves the previous files whole. 0, or -1 with err
+ * naming the file and the reason, and no temporary file left. */
+#define WRITE_MAX_FILES 8
+int write_texts_atomic(int n, const char *const *paths, const char *const *texts, char *err, size_t errlen);
+/* cJSON_Print with a final newline (malloc'd), or NULL when out of memory */
+char *json_text(const cJSON *j);
 /* Parses a JSON file; NULL with err set. */
 cJSON *read_json_file(const char *path, char *err, size_t errlen);
 /* A command line as one shell-safe string. */
@@ -47,6 +54,15 @@ int report_gated(const cJSON *report);
 /* The named standards a case fails, comma-separated ("none", or "not judged"). */
 void report_case_standards_failed(const cJSON *c, char *buf, size_t len);
 char *report_standards_markdown(const cJSON *report);
+/* "what ran" (report.json's "runner", report_runner.c): a summary line and each op the runner
+   declared unsupported with its reason; a report.md / report.html section; JUnit <property> lines.
+   The char * ones are malloc'd (NULL when the report has no runner). */
+void report_runner_summary(const cJSON *report, FILE *f);
+char *report_runner_markdown(const cJSON *report);
+char *report_runner_html(const cJSON *report);
+char *report_runner_junit(const cJSON *report);
 char *report_standards_html(const cJSON *report);
+/* the cases a named standard and the derived bound disagree on, as a collapsed section */
+char *report_disagreements(const cJSON *report, int html);
 
 #endif
