@@ -10,7 +10,7 @@ that run elsewhere").
 
 One op table per device (TABLES below): cpu and cuda run torchvision / PyTorch / mmcv; npu calls
 the torch_npu functions that reach the Ascend kernels the seed documents describe (sources in
-docs/devices.md and ../shared/research/npu_routes.md). An op a device's table cannot run here
+docs/devices.md and beside each entry of the npu table). An op a device's table cannot run here
 (its library is missing, a release known to be wrong) is declared unsupported up front, with its
 reason, in DIR/runner.json: conform reports its cases not_implemented, never failed.
 DIR/runner.json also records what ran (host, device, library versions, the exact call per op)
@@ -282,7 +282,7 @@ def run_deformable_offsets_grad(t, a):
     return {"grad_x": x.grad, "grad_offsets": off.grad}
 
 
-# ---- the npu table: torch_npu's own functions (facts: ../shared/research/npu_routes.md) -----------
+# ---- the npu table: torch_npu's own functions (each entry names its public source) ------------------
 # torch_npu registers no torchvision:: kernel, so torchvision's roi_align and deform_conv2d would run
 # on the host through its CPU fallback (Ascend/pytorch torch_npu/csrc/aten/VariableFallbackKernel.cpp):
 # these functions call the NPU ops instead. NPU is the torch_npu module, or the test's recording
