@@ -1,4 +1,0 @@
-build2/harness/report/fsio.o: harness/report/fsio.c \
- harness/report/report.h /usr/include/cjson/cJSON.h
-harness/report/report.h:
-/usr/include/cjson/cJSON.h:

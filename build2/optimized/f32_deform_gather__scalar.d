@@ -1,5 +1,0 @@
-build2/optimized/f32_deform_gather__scalar.o: \
- optimized/f32_deform_gather__scalar.c optimized/opt_internal.h \
- optimized/conform_opt.h
-optimized/opt_internal.h:
-optimized/conform_opt.h:

@@ -1,5 +1,0 @@
-build2/optimized/f32_grid_bilinear_fwd__scalar.o: \
- optimized/f32_grid_bilinear_fwd__scalar.c optimized/opt_internal.h \
- optimized/conform_opt.h
-optimized/opt_internal.h:
-optimized/conform_opt.h:
