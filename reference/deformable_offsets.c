@@ -196,7 +196,12 @@ static branches axis_branches(double v, double d, int64_t n, int64_t h0, double 
 {
     branches b;
     double r = nearbyint(v);
-    if (d > 0 && fabs(v - r) <= d && r >= -1.0 && r <= (double)n) {
+    /* One-sided at the window lines: every float32 form of the position (base + offset rounded
+       once, or the pad added and subtracted, or any chain of correctly rounded steps) is monotone
+       in the exact position, so a position below -1 rounds to at most -1 and one above n to at
+       least n: outside under the spec's strict test either way, only the spec's 0 is legal. */
+    const int beyond = (r == -1.0 && v < -1.0) || (r == (double)n && v > (double)n);
+    if (d > 0 && fabs(v - r) <= d && r >= -1.0 && r <= (double)n && !beyond) {
         int64_t k = (int64_t)r;
         b.count = 2;
         b.h0[0] = k - 1; b.l[0] = 1.0; b.in[0] = k >= 0 && k <= n;     /* just below the line */
