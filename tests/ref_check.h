@@ -36,7 +36,7 @@ static inline float *to_float(const double *x, int64_t n)
 static inline void check_against_bounds(const double *ref, const float *got, int64_t n, const ref_bounds *b,
                                         const tol_model *tol, const char *what)
 {
-    tol_inputs t = {CONFORM_U_F32, tol, b->abs_sum, b->n_terms, b->pos_err, b->ambig};
+    tol_inputs t = {DTYPE_FLOAT32, tol, b->abs_sum, b->n_terms, b->pos_err, b->ambig};
     compare_result r;
     compare_f32(ref, got, n, &t, &r);
     cr_assert_eq(r.n_over, 0, "%s: %lld elements over tolerance, worst at %lld: ref %.9g got %.9g tol %.3g", what,

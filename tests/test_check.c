@@ -60,7 +60,7 @@ static double *tolerances(int64_t *n, tensor_t *out)
     ref_bounds bounds = {16 * CONFORM_U_F32, b[0], b[1], b[2], b[3]};
     f64_roi_align_fwd__ref(&p, x.data, r.data, ref, &bounds);
     static const tol_model tm = {6, "", 16, ""};
-    tol_inputs t = {CONFORM_U_F32, &tm, b[0], b[1], b[2], b[3]};
+    tol_inputs t = {DTYPE_FLOAT32, &tm, b[0], b[1], b[2], b[3]};
     double *tol = calloc((size_t)*n, 8);
     for (int64_t i = 0; i < *n; i++) {
         double amb;
@@ -125,7 +125,7 @@ static double *derived_tolerances(const char *opname, int n_args, const char **a
     }
     op->reference(&p, ref, bounds);
     *n = shape_numel(&p.out_shape[o]);
-    tol_inputs t = {CONFORM_U_F32, &op->tol[o], b[o][0], b[o][1], b[o][2], b[o][3]};
+    tol_inputs t = {DTYPE_FLOAT32, &op->tol[o], b[o][0], b[o][1], b[o][2], b[o][3]};
     double *tol = calloc((size_t)*n + 1, 8);
     for (int64_t i = 0; i < *n; i++) {
         double amb;

@@ -19,7 +19,7 @@ static tol_inputs inputs(void)
         pos_err[i] = 0;
         ambig[i] = 0;
     }
-    return (tol_inputs){CONFORM_U_F32, &model, abs_sum, n_terms, pos_err, ambig};
+    return (tol_inputs){DTYPE_FLOAT32, &model, abs_sum, n_terms, pos_err, ambig};
 }
 
 static void as_float(float *got) { for (int i = 0; i < N; i++) got[i] = (float)ref[i]; }
@@ -106,7 +106,7 @@ Test(compare, all_zero_reference_and_output_is_not_all_zero_failure)
 {
     double z[3] = {0, 0, 0}, a[3] = {0, 0, 0}, n[3] = {0, 0, 0};
     float got[3] = {0, 0, 0};
-    tol_inputs t = {CONFORM_U_F32, &model, a, n, NULL, NULL};
+    tol_inputs t = {DTYPE_FLOAT32, &model, a, n, NULL, NULL};
     compare_result r;
     compare_f32(z, got, 3, &t, &r);
     cr_assert(!r.all_zero);
@@ -130,7 +130,7 @@ Test(compare, nan_against_nan_and_same_infinity_pass)
 {
     double f[3] = {NAN, INFINITY, -INFINITY}, a[3] = {0, 0, 0};
     float got[3] = {NAN, INFINITY, -INFINITY};
-    tol_inputs t = {CONFORM_U_F32, &model, a, NULL, NULL, NULL};
+    tol_inputs t = {DTYPE_FLOAT32, &model, a, NULL, NULL, NULL};
     compare_result r;
     compare_f32(f, got, 3, &t, &r);
     cr_assert_eq(r.n_over, 0);
@@ -143,7 +143,7 @@ Test(compare, number_against_nan_reference_fails)
 {
     double f[2] = {NAN, 1.0}, a[2] = {0, 1};
     float got[2] = {0.0f, 1.0f};
-    tol_inputs t = {CONFORM_U_F32, &model, a, NULL, NULL, NULL};
+    tol_inputs t = {DTYPE_FLOAT32, &model, a, NULL, NULL, NULL};
     compare_result r;
     compare_f32(f, got, 2, &t, &r);
     cr_assert_eq(r.n_over, 1);
@@ -153,7 +153,7 @@ Test(compare, nan_bound_allows_nothing)
 {
     double f[1] = {1.0}, a[1] = {NAN};
     float got[1] = {1.0000001f};
-    tol_inputs t = {CONFORM_U_F32, &model, a, NULL, NULL, NULL};
+    tol_inputs t = {DTYPE_FLOAT32, &model, a, NULL, NULL, NULL};
     compare_result r;
     compare_f32(f, got, 1, &t, &r);
     cr_assert_eq(r.n_over, 1);
@@ -186,18 +186,18 @@ Test(compare, max_ulp_is_in_ulps_of_the_elements_scale)
 {
     double r1[2] = {1e-12, 3.0}, as[2] = {4.0, 3.0}, nt[2] = {2, 2};
     float g1[2] = {(float)(1e-12 + 3 * ldexp(1.0, -22)), 3.0f}; /* 3 ULPs of 4 (ulp(4) = 2^-21: 1.5) */
-    tol_inputs t = {CONFORM_U_F32, &model, as, nt, NULL, NULL};
+    tol_inputs t = {DTYPE_FLOAT32, &model, as, nt, NULL, NULL};
     compare_result r;
     compare_f32(r1, g1, 2, &t, &r);
     cr_assert_float_eq(r.max_ulp, 1.5, 1e-3, "ulps of the scale 4: %g", r.max_ulp);
     cr_assert_float_eq(compare_scale(&t, 0, r1[0]), 4.0, 0);
     /* without bounds the scale is |ref| */
-    tol_inputs bare = {CONFORM_U_F32, &model, NULL, NULL, NULL, NULL};
+    tol_inputs bare = {DTYPE_FLOAT32, &model, NULL, NULL, NULL, NULL};
     cr_assert_float_eq(compare_scale(&bare, 0, -2.5), 2.5, 0);
     /* a zero scale has no ULPs: judged by err/tol alone, max_ulp stays 0 */
     double z[1] = {0}, zs[1] = {0};
     float gz[1] = {1e-30f};
-    tol_inputs tz = {CONFORM_U_F32, &model, zs, NULL, NULL, NULL};
+    tol_inputs tz = {DTYPE_FLOAT32, &model, zs, NULL, NULL, NULL};
     compare_f32(z, gz, 1, &tz, &r);
     cr_assert_eq(r.max_ulp, 0.0);
     cr_assert_gt(r.n_over, 0);
@@ -208,9 +208,8 @@ Test(compare, max_ulp_is_in_ulps_of_the_elements_scale)
    ones; at 1.0 a float16 ULP is 2^-10 */
 Test(compare, float16_ulps_stop_at_the_smallest_subnormal)
 {
-    const double u16 = ldexp(1.0, -11);
     double r1[2] = {1.68e-9, 1.0}, as[2] = {1.68e-9, 1.0}, nt[2] = {4, 4}, got[2] = {0, 1.0 + ldexp(1.0, -10)};
-    tol_inputs t = {u16, &model, as, nt, NULL, NULL};
+    tol_inputs t = {dtype_get(CONFORM_DTYPE_FLOAT16), &model, as, nt, NULL, NULL};
     compare_result r;
     compare_f64(r1, got, 1, &t, &r);
     cr_assert_float_eq(r.max_ulp, 1.68e-9 / ldexp(1.0, -24), 1e-9, "%g", r.max_ulp);

@@ -89,7 +89,7 @@ Test(exact_ties, half_away_from_zero_fails_an_exact_tie)
     f64_grid_sampler_2d_fwd__ref(&p, row, grid2, &y, &b);
     cr_assert_eq(y, 3.0);
     cr_assert_eq(b.ambig[0], 0.0, "the tie at 2.5 is exact: no ambiguity hides roundf's pixel 3");
-    tol_inputs t = {CONFORM_U_F32, &op_grid_sampler_2d.tol[0], b.abs_sum, b.n_terms, b.pos_err, b.ambig};
+    tol_inputs t = {DTYPE_FLOAT32, &op_grid_sampler_2d.tol[0], b.abs_sum, b.n_terms, b.pos_err, b.ambig};
     compare_result r;
     const float bad = 4.0f;
     compare_f32(&y, &bad, 1, &t, &r);

@@ -182,7 +182,7 @@ static void run_and_check(const op_desc *op, harness_case *h, conform_isa isa, c
         cr_assert_eq(op->optimized(&h->p, (const float **)h->in, got[t], &ex), CONFORM_OK);
         for (int o = 0; o < op->n_outputs; o++) {
             int64_t n = shape_numel(&h->p.out_shape[o]);
-            tol_inputs ti = {CONFORM_U_F32, &op->tol[o], h->bt[o][0], h->bt[o][1], h->bt[o][2], h->bt[o][3]};
+            tol_inputs ti = {DTYPE_FLOAT32, &op->tol[o], h->bt[o][0], h->bt[o][1], h->bt[o][2], h->bt[o][3]};
             compare_result cr;
             compare_f32(h->ref[o], got[t][o], n, &ti, &cr);
             cr_assert_eq(cr.n_over + cr.n_nonfinite_mismatch, 0,

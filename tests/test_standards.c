@@ -11,7 +11,7 @@
 #define N_MAX 20000
 static double g[N_MAX], a[N_MAX], b[N_MAX];
 
-static std_result judge(const char *name, std_dtype dt, int64_t n, int with_bench)
+static std_result judge(const char *name, conform_dtype dt, int64_t n, int with_bench)
 {
     int s = standard_index(name);
     cr_assert(s >= 0, "%s is not in the table", name);
@@ -29,8 +29,8 @@ static void fill(int64_t n, double gv, double av)
 
 /* ---- ascend-v2-mixed ------------------------------------------------------------------------- */
 
-static const struct { std_dtype dt; double rtol, atol, cap; } v2[] = {
-    {STD_FLOAT16, 0x1p-9, 0x1p-9, 0.1}, {STD_BFLOAT16, 0x1p-6, 0x1p-6, 1.0}, {STD_FLOAT32, 0x1p-10, 0x1p-16, 0.01}};
+static const struct { conform_dtype dt; double rtol, atol, cap; } v2[] = {
+    {CONFORM_DTYPE_FLOAT16, 0x1p-9, 0x1p-9, 0.1}, {CONFORM_DTYPE_BFLOAT16, 0x1p-6, 0x1p-6, 1.0}, {CONFORM_DTYPE_FLOAT32, 0x1p-10, 0x1p-16, 0.01}};
 
 Test(standards, ascend_v2_element_bound)
 {
@@ -72,15 +72,15 @@ Test(standards, ascend_v2_cap_or_32_ulp)
     /* golden 2^20 in float32: 1 ULP = 2^-3, 32 ULP = 4, far above the cap 0.01 and within rtol */
     fill(100, 0x1p20, 0x1p20);
     a[0] = 0x1p20 + 4;
-    cr_assert(judge("ascend-v2-mixed", STD_FLOAT32, 100, 0).passed, "32 ULP beyond the cap");
+    cr_assert(judge("ascend-v2-mixed", CONFORM_DTYPE_FLOAT32, 100, 0).passed, "32 ULP beyond the cap");
     a[0] = 0x1p20 + 4.125;
-    cr_assert(!judge("ascend-v2-mixed", STD_FLOAT32, 100, 0).passed, "33 ULP beyond the cap");
+    cr_assert(!judge("ascend-v2-mixed", CONFORM_DTYPE_FLOAT32, 100, 0).passed, "33 ULP beyond the cap");
     /* float16 at 2^6: 1 ULP = 2^-4, 32 ULP = 2 */
     fill(100, 64.0, 64.0);
     a[0] = 66.0;
-    cr_assert(judge("ascend-v2-mixed", STD_FLOAT16, 100, 0).passed);
+    cr_assert(judge("ascend-v2-mixed", CONFORM_DTYPE_FLOAT16, 100, 0).passed);
     a[0] = 66.0625;
-    cr_assert(!judge("ascend-v2-mixed", STD_FLOAT16, 100, 0).passed);
+    cr_assert(!judge("ascend-v2-mixed", CONFORM_DTYPE_FLOAT16, 100, 0).passed);
 }
 
 Test(standards, ascend_v2_nonfinite)
@@ -88,14 +88,14 @@ Test(standards, ascend_v2_nonfinite)
     fill(200, 1.0, 1.0);
     g[0] = a[0] = NAN;
     g[1] = a[1] = INFINITY;
-    cr_assert(judge("ascend-v2-mixed", STD_FLOAT32, 200, 0).passed, "agreeing NaN and inf are matches");
+    cr_assert(judge("ascend-v2-mixed", CONFORM_DTYPE_FLOAT32, 200, 0).passed, "agreeing NaN and inf are matches");
     a[1] = -INFINITY;
-    cr_assert(!judge("ascend-v2-mixed", STD_FLOAT32, 200, 0).passed, "an infinity of the other sign is unbounded");
+    cr_assert(!judge("ascend-v2-mixed", CONFORM_DTYPE_FLOAT32, 200, 0).passed, "an infinity of the other sign is unbounded");
 }
 
 /* ---- ascend-v1-mere-mare --------------------------------------------------------------------- */
 
-static const struct { std_dtype dt; double t; } v1[] = {{STD_FLOAT16, 0x1p-10}, {STD_BFLOAT16, 0x1p-7}, {STD_FLOAT32, 0x1p-13}};
+static const struct { conform_dtype dt; double t; } v1[] = {{CONFORM_DTYPE_FLOAT16, 0x1p-10}, {CONFORM_DTYPE_BFLOAT16, 0x1p-7}, {CONFORM_DTYPE_FLOAT32, 0x1p-13}};
 
 Test(standards, ascend_v1_mere)
 {
@@ -124,8 +124,8 @@ Test(standards, ascend_v1_mare)
 
 Test(standards, double_thousandth_counts)
 {
-    const struct { std_dtype dt; double p; int64_t n; } cases[] = {
-        {STD_FLOAT16, 1e-3, 1000}, {STD_FLOAT32, 1e-4, 10000}, {STD_FLOAT64, 1e-4, 10000}};
+    const struct { conform_dtype dt; double p; int64_t n; } cases[] = {
+        {CONFORM_DTYPE_FLOAT16, 1e-3, 1000}, {CONFORM_DTYPE_FLOAT32, 1e-4, 10000}, {CONFORM_DTYPE_FLOAT64, 1e-4, 10000}};
     for (size_t k = 0; k < 3; k++) {
         /* p*N = 1: one element failing both rules is allowed, two are not */
         fill(cases[k].n, 1.0, 1.0);
@@ -141,7 +141,7 @@ Test(standards, double_thousandth_needs_both)
     /* many elements over the relative rule but within p absolutely: not a failure */
     fill(10000, 1.0, 1.0);
     for (int i = 0; i < 100; i++) { g[i] = 1e-6; a[i] = 2e-6; }
-    std_result r = judge("double-thousandth", STD_FLOAT32, 10000, 0);
+    std_result r = judge("double-thousandth", CONFORM_DTYPE_FLOAT32, 10000, 0);
     cr_assert(r.passed);
     cr_assert_eq(r.fig[0].value, 100); /* n_rel_over */
     /* the relative error is symmetric (max(|a|,|g|)) with a floor m = 1e-9: at a = 0 it is 1 */
@@ -149,13 +149,13 @@ Test(standards, double_thousandth_needs_both)
     a[0] = 0;
     g[1] = 2e-4;
     a[1] = 0;
-    cr_assert(!judge("double-thousandth", STD_FLOAT32, 10000, 0).passed);
+    cr_assert(!judge("double-thousandth", CONFORM_DTYPE_FLOAT32, 10000, 0).passed);
     g[0] = a[0] = NAN;
     g[1] = a[1] = 1;
-    cr_assert(judge("double-thousandth", STD_FLOAT32, 10000, 0).passed, "NaN positions agree");
+    cr_assert(judge("double-thousandth", CONFORM_DTYPE_FLOAT32, 10000, 0).passed, "NaN positions agree");
     a[0] = 0;
-    cr_assert(!judge("double-thousandth", STD_FLOAT32, 10000, 0).passed, "NaN positions differ");
-    cr_assert(!judge("double-thousandth", STD_BFLOAT16, 10000, 0).defined, "torch_npu has no bfloat16");
+    cr_assert(!judge("double-thousandth", CONFORM_DTYPE_FLOAT32, 10000, 0).passed, "NaN positions differ");
+    cr_assert(!judge("double-thousandth", CONFORM_DTYPE_BFLOAT16, 10000, 0).defined, "torch_npu has no bfloat16");
 }
 
 /* ---- commercial-ratio ------------------------------------------------------------------------ */
@@ -171,7 +171,7 @@ Test(standards, commercial_levels)
     const double e = 1e-3, unit = (e + 1e-7) / e; /* ratio = k e / (e + 1e-7) */
     const struct { double limit; const char *inside, *outside; } lv[] = {{1.2, "L2", "L1"}, {1.5, "L1", "L0"}, {2.0, "L0", "none"}};
     for (int std_i = 0; std_i < 3; std_i++) {
-        std_dtype dt = (std_dtype[]){STD_FLOAT16, STD_BFLOAT16, STD_FLOAT32}[std_i];
+        conform_dtype dt = (conform_dtype[]){CONFORM_DTYPE_FLOAT16, CONFORM_DTYPE_BFLOAT16, CONFORM_DTYPE_FLOAT32}[std_i];
         for (size_t k = 0; k < 3; k++) {
             scaled(100, e, lv[k].limit * unit * (1 - 1e-9));
             std_result r = judge("commercial-ratio", dt, 100, 1);
@@ -190,18 +190,18 @@ Test(standards, commercial_mare_limit)
     const double e = 1e-3, unit = (e + 1e-7) / e;
     scaled(10000, e, 1.0);
     a[0] = 1 + 10 * unit * e * (1 - 1e-9);
-    std_result r = judge("commercial-ratio", STD_FLOAT32, 10000, 1);
+    std_result r = judge("commercial-ratio", CONFORM_DTYPE_FLOAT32, 10000, 1);
     cr_assert_str_eq(r.level, "L0");
     a[0] = 1 + 10 * unit * e * (1 + 1e-9);
-    r = judge("commercial-ratio", STD_FLOAT32, 10000, 1);
+    r = judge("commercial-ratio", CONFORM_DTYPE_FLOAT32, 10000, 1);
     cr_assert_str_eq(r.level, "none");
     cr_assert(!r.passed);
 }
 
 Test(standards, commercial_small_values)
 {
-    const struct { std_dtype dt; double thr, err; } sv[] = {
-        {STD_FLOAT16, 0x1p-11, 0x1p-16}, {STD_BFLOAT16, 0x1p-8, 0x1p-16}, {STD_FLOAT32, 0x1p-14, 0x1p-30}};
+    const struct { conform_dtype dt; double thr, err; } sv[] = {
+        {CONFORM_DTYPE_FLOAT16, 0x1p-11, 0x1p-16}, {CONFORM_DTYPE_BFLOAT16, 0x1p-8, 0x1p-16}, {CONFORM_DTYPE_FLOAT32, 0x1p-14, 0x1p-30}};
     for (size_t k = 0; k < 3; k++) {
         fill(100, 1.0, 1.0);
         for (int i = 0; i < 10; i++) g[i] = a[i] = b[i] = sv[k].thr / 2; /* in the small-value domain */
@@ -223,18 +223,18 @@ Test(standards, commercial_small_values)
 Test(standards, commercial_needs_a_benchmark)
 {
     fill(10, 1.0, 1.0);
-    std_result r = judge("commercial-ratio", STD_FLOAT32, 10, 0);
+    std_result r = judge("commercial-ratio", CONFORM_DTYPE_FLOAT32, 10, 0);
     cr_assert(r.defined && !r.passed);
     cr_assert_str_eq(r.level, "none");
-    cr_assert(!judge("commercial-ratio", STD_FLOAT64, 10, 1).defined);
+    cr_assert(!judge("commercial-ratio", CONFORM_DTYPE_FLOAT64, 10, 1).defined);
 }
 
 /* ---- torch-assert-close ---------------------------------------------------------------------- */
 
 Test(standards, torch_assert_close_defaults)
 {
-    const struct { std_dtype dt; double rtol, atol; } tc[] = {
-        {STD_FLOAT16, 1e-3, 1e-5}, {STD_BFLOAT16, 1.6e-2, 1e-5}, {STD_FLOAT32, 1.3e-6, 1e-5}, {STD_FLOAT64, 1e-7, 1e-7}};
+    const struct { conform_dtype dt; double rtol, atol; } tc[] = {
+        {CONFORM_DTYPE_FLOAT16, 1e-3, 1e-5}, {CONFORM_DTYPE_BFLOAT16, 1.6e-2, 1e-5}, {CONFORM_DTYPE_FLOAT32, 1.3e-6, 1e-5}, {CONFORM_DTYPE_FLOAT64, 1e-7, 1e-7}};
     for (size_t k = 0; k < 4; k++) {
         double allowed = tc[k].atol + tc[k].rtol * 2.0;
         fill(5, 2.0, 2.0 + allowed * (1 - 1e-6));
@@ -244,9 +244,9 @@ Test(standards, torch_assert_close_defaults)
     }
     fill(5, 1.0, 1.0);
     g[0] = a[0] = INFINITY;
-    cr_assert(judge("torch-assert-close", STD_FLOAT32, 5, 0).passed, "equal infinities match");
+    cr_assert(judge("torch-assert-close", CONFORM_DTYPE_FLOAT32, 5, 0).passed, "equal infinities match");
     g[0] = a[0] = NAN;
-    cr_assert(!judge("torch-assert-close", STD_FLOAT32, 5, 0).passed, "equal_nan is False by default");
+    cr_assert(!judge("torch-assert-close", CONFORM_DTYPE_FLOAT32, 5, 0).passed, "equal_nan is False by default");
 }
 
 /* ---- table, dtypes, names -------------------------------------------------------------------- */
@@ -255,7 +255,7 @@ Test(standards, undefined_dtype_judges_nothing)
 {
     fill(4, 1.0, 5.0);
     for (int s = 0; s < N_STANDARDS; s++) {
-        std_input in = {g, a, b, 4, STD_FLOAT64};
+        std_input in = {g, a, b, 4, CONFORM_DTYPE_FLOAT64};
         std_result r;
         memset(&r, 0, sizeof r);
         conform_standards[s].evaluate(&in, &r);
@@ -268,18 +268,14 @@ Test(standards, undefined_dtype_judges_nothing)
 
 Test(standards, rounding_to_dtype)
 {
-    cr_assert_eq(std_round_to(STD_FLOAT16, 1 + 0x1p-11), 1.0); /* a tie goes to even */
-    cr_assert_eq(std_round_to(STD_FLOAT16, 1 + 3 * 0x1p-11), 1 + 0x1p-9);
-    cr_assert_eq(std_round_to(STD_FLOAT16, 65519.0), 65504.0);
-    cr_assert(isinf(std_round_to(STD_FLOAT16, 65520.0)));
-    cr_assert_eq(std_round_to(STD_FLOAT16, 3 * 0x1p-25), 0x1p-23); /* subnormal quantum 2^-24 */
-    cr_assert_eq(std_round_to(STD_BFLOAT16, 1 + 0x1p-8), 1.0);
-    cr_assert_eq(std_round_to(STD_BFLOAT16, 1 + 3 * 0x1p-8), 1 + 0x1p-6);
-    cr_assert_eq(std_round_to(STD_FLOAT32, 1 + 0x1p-30), 1.0);
-    cr_assert_eq(std_dtype_from_u(0), STD_FLOAT32);
-    cr_assert_eq(std_dtype_from_u(1.0 / 2048.0), STD_FLOAT16);
-    cr_assert_eq(std_dtype_from_u(1.0 / 256.0), STD_BFLOAT16);
-    cr_assert_eq(std_dtype_from_u(0x1p-53), STD_FLOAT64);
+    cr_assert_eq(dtype_round(CONFORM_DTYPE_FLOAT16, 1 + 0x1p-11), 1.0); /* a tie goes to even */
+    cr_assert_eq(dtype_round(CONFORM_DTYPE_FLOAT16, 1 + 3 * 0x1p-11), 1 + 0x1p-9);
+    cr_assert_eq(dtype_round(CONFORM_DTYPE_FLOAT16, 65519.0), 65504.0);
+    cr_assert(isinf(dtype_round(CONFORM_DTYPE_FLOAT16, 65520.0)));
+    cr_assert_eq(dtype_round(CONFORM_DTYPE_FLOAT16, 3 * 0x1p-25), 0x1p-23); /* subnormal quantum 2^-24 */
+    cr_assert_eq(dtype_round(CONFORM_DTYPE_BFLOAT16, 1 + 0x1p-8), 1.0);
+    cr_assert_eq(dtype_round(CONFORM_DTYPE_BFLOAT16, 1 + 3 * 0x1p-8), 1 + 0x1p-6);
+    cr_assert_eq(dtype_round(CONFORM_DTYPE_FLOAT32, 1 + 0x1p-30), 1.0);
 }
 
 Test(standards, gate_list)

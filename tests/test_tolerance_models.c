@@ -14,7 +14,7 @@ extern const op_desc op_roi_align, op_roi_align_v2_backward, op_grid_sampler_2d,
 /* the verdict on got, with the op's model and the reference's bounds */
 static compare_result judge(const double *ref, const float *got, int64_t n, const ref_bounds *b, const tol_model *m)
 {
-    tol_inputs t = {CONFORM_U_F32, m, b->abs_sum, b->n_terms, b->pos_err, b->ambig};
+    tol_inputs t = {DTYPE_FLOAT32, m, b->abs_sum, b->n_terms, b->pos_err, b->ambig};
     compare_result r;
     compare_f32(ref, got, n, &t, &r);
     return r;
@@ -343,8 +343,7 @@ Test(ambiguity_class, the_other_branch_is_held_to_its_own_rounding_at_bfloat16)
     f64_deformable_offsets_bwd__ref(&p, grad, x, off, gx, go, &bx, &bo);
     cr_assert_eq(go[0], 0.0, "the nominal sample is outside the window");
     cr_assert_gt(bo.ambig[0], 0, "rounding may keep it");
-    const double u = dtype_get(CONFORM_DTYPE_BFLOAT16)->u;
-    tol_inputs t = {u, m, bo.abs_sum, bo.n_terms, bo.pos_err, bo.ambig};
+    tol_inputs t = {dtype_get(CONFORM_DTYPE_BFLOAT16), m, bo.abs_sum, bo.n_terms, bo.pos_err, bo.ambig};
     double kept[12], doubled[12];
     for (int i = 0; i < 12; i++) kept[i] = doubled[i] = dtype_round(CONFORM_DTYPE_BFLOAT16, go[i]);
     kept[0] = dtype_round(CONFORM_DTYPE_BFLOAT16, 1.0390625 * 1.75);
@@ -372,7 +371,7 @@ Test(ambiguity_class, a_kept_window_line_sample_is_held_to_its_own_rounding_at_b
     f64_roi_align_fwd__ref(&p, x, rois, &y, &b);
     cr_assert_eq(y, 0.0, "the nominal sample is outside");
     cr_assert_gt(b.ambig[0], 0, "rounding may keep it");
-    tol_inputs t = {dtype_get(CONFORM_DTYPE_BFLOAT16)->u, m, b.abs_sum, b.n_terms, b.pos_err, b.ambig};
+    tol_inputs t = {dtype_get(CONFORM_DTYPE_BFLOAT16), m, b.abs_sum, b.n_terms, b.pos_err, b.ambig};
     double kept = dtype_round(CONFORM_DTYPE_BFLOAT16, x[0]), doubled = 2 * kept;
     compare_result r;
     compare_f64(&y, &kept, 1, &t, &r);

@@ -131,21 +131,21 @@ int cmd_check(int argc, char **argv)
     c.op = op;
     case_result r;
     memset(&r, 0, sizeof r);
-    snprintf(r.status, sizeof r.status, "passed");
+    r.status = CASE_PASSED;
     r.n_out = op->n_outputs;
     for (int o = 0; o < op->n_outputs; o++) {
         output_result *out = &r.out[o];
         snprintf(out->name, sizeof out->name, "%s", op->outputs[o].name);
         out->shape = p.out_shape[o];
         out->skipped = p.out_skipped[o];
-        out->u = dt->u;
+        out->dt = dt;
         out->guard_ok = 1;
         if (out->skipped) continue;
         int64_t n = shape_numel(&p.out_shape[o]);
-        tol_inputs t = {dt->u, &op->tol[o], bt[o][0], bt[o][1], bt[o][2], bt[o][3]};
+        tol_inputs t = {dt, &op->tol[o], bt[o][0], bt[o][1], bt[o][2], bt[o][3]};
         compare_f64(ref[o], got[o].data, n, &t, &out->cmp);
         if (out->cmp.n_over || out->cmp.all_zero) {
-            snprintf(r.status, sizeof r.status, "failed");
+            r.status = CASE_FAILED;
             snprintf(r.message, sizeof r.message, "%s: %lld of %lld elements beyond the %s tolerance (worst at %lld: ref %.9g, got %.9g, tol %.3g)",
                      out->name, (long long)out->cmp.n_over, (long long)n, dt->name, (long long)out->cmp.worst_index,
                      out->cmp.worst_ref, out->cmp.worst_got, out->cmp.worst_tol);
@@ -153,8 +153,8 @@ int cmd_check(int argc, char **argv)
     }
     double *values[CONFORM_MAX_TENSORS] = {0};
     for (int o = 0; o < op->n_outputs; o++) values[o] = got[o].data;
-    standards_for_inputs(&p, ref, values, std_dtype_from_u(dt->u), &r);
-    printf("%s %s (%s): %s\n", op->name, r.status, dt->name, r.message[0] ? r.message : "every element within its tolerance");
+    standards_for_inputs(&p, ref, values, dt->id, &r);
+    printf("%s %s (%s): %s\n", op->name, status_name(r.status), dt->name, r.message[0] ? r.message : "every element within its tolerance");
     printf("%-14s %12s %12s %10s %13s %9s %10s\n", "output", "max abs err", "max rel err", "max ulp", "worst err/tol", "over", "ambiguous");
     for (int o = 0; o < op->n_outputs; o++) {
         const compare_result *m = &r.out[o].cmp;

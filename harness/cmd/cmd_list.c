@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "status.h"
 
 static const char *kind_text(attr_kind k)
 {
@@ -55,6 +56,16 @@ int cmd_list(int argc, char **argv)
                 cJSON_AddItemToArray(at, t);
             }
             cJSON_AddItemToArray(ops, o);
+        }
+        /* the case statuses and whether each fails a run (status.h), for tools reading reports */
+        cJSON *st = cJSON_AddArrayToObject(root, "statuses");
+        static const char *const kinds[] = {"pass", "fail", "error", "skip"};
+        for (int s = 0; s < CASE_N_STATUS; s++) {
+            cJSON *t = cJSON_CreateObject();
+            cJSON_AddStringToObject(t, "name", status_name((case_status)s));
+            cJSON_AddStringToObject(t, "kind", kinds[status_kind_of((case_status)s)]);
+            cJSON_AddBoolToObject(t, "fails", status_fails((case_status)s));
+            cJSON_AddItemToArray(st, t);
         }
         char *s = cJSON_Print(root);
         printf("%s\n", s);

@@ -94,10 +94,10 @@ static void record_case(const job_case *jc, cJSON *case_json, void *ctx)
     const char *message = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(case_json, "message"));
     char st[16];
     snprintf(st, sizeof st, "%s", status ? status : "error");
-    if (strcmp(st, "passed") && strcmp(st, "not_implemented")) {
+    if (status_fails(status_parse(st))) {
         const cJSON *w = waiver_for(t->waivers, cs->id);
         if (w) {
-            cJSON_ReplaceItemInObject(case_json, "status", cJSON_CreateString("waived"));
+            cJSON_ReplaceItemInObject(case_json, "status", cJSON_CreateString(status_name(CASE_WAIVED)));
             cJSON_AddItemToObject(case_json, "waiver", cJSON_Duplicate(w, 1));
             cJSON_AddStringToObject(case_json, "waived_status", st);
         } else {

@@ -37,13 +37,6 @@ const dtype_desc *dtype_get(conform_dtype id)
     return &dtypes[0];
 }
 
-double dtype_eta_of_u(double u)
-{
-    for (int i = 0; i < N_DTYPES; i++)
-        if (dtypes[i].u == u) return dtypes[i].eta;
-    return 0;
-}
-
 const char *dtype_names(void) { return "float32, float16, bfloat16 or float64"; }
 
 /* Rounds to a binary format with `digits` significand bits (hidden bit included), smallest

@@ -21,13 +21,13 @@ typedef struct {
 /* NULL when name is not a dtype */
 const dtype_desc *dtype_find(const char *name);
 const dtype_desc *dtype_get(conform_dtype id);
+/* float32: the optimized path's precision, an ABI-1 plugin's, and the one of sample positions */
+#define DTYPE_FLOAT32 (dtype_get(CONFORM_DTYPE_FLOAT32))
 /* "float32, float16, bfloat16 or float64", for messages */
 const char *dtype_names(void);
 
 /* x rounded to the nearest value of the format (ties to even; overflow to infinity; NaN stays). */
 double dtype_round(conform_dtype id, double x);
-/* eta of the dtype whose unit roundoff is u (0 for a u that is none of them) */
-double dtype_eta_of_u(double u);
 /* the value of float16 bits and of bfloat16 bits (the top half of a float32) */
 double dtype_half_value(uint16_t h);
 double dtype_bf16_value(uint16_t b);

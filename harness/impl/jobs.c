@@ -133,7 +133,7 @@ static cJSON *death_verdict(const job_case *jc, int status, double bytes)
 {
     case_result r;
     memset(&r, 0, sizeof r);
-    snprintf(r.status, sizeof r.status, "crashed");
+    r.status = CASE_CRASHED;
     r.seed = jc->seed;
     if (WIFSIGNALED(status))
         snprintf(r.message, sizeof r.message,

@@ -18,14 +18,13 @@ int compare_bin(const double *edges, double v)
 
 static double at(const double *a, int64_t i) { return a ? a[i] : 0.0; }
 
-/* eta: dtype_eta_of_u(t->u), looked up once per comparison rather than per element */
-static double tolerance(const tol_inputs *t, int64_t i, double eta, double *ambig)
+static double tolerance(const tol_inputs *t, int64_t i, double *ambig)
 {
     double k_val = t->model ? t->model->k_val : 0.0;
     *ambig = at(t->ambig, i);
     /* each of the k_val + n_terms roundings may also underflow: eta of the dtype u belongs to */
-    double tol = t->u * (k_val + at(t->n_terms, i)) * at(t->abs_sum, i) + at(t->pos_err, i) +
-                 eta * (k_val + at(t->n_terms, i));
+    double tol = t->dt->u * (k_val + at(t->n_terms, i)) * at(t->abs_sum, i) + at(t->pos_err, i) +
+                 t->dt->eta * (k_val + at(t->n_terms, i));
     /* a bound that is not a number allows nothing: it must never let an element through */
     if (isnan(*ambig)) *ambig = 0;
     return isnan(tol) ? 0.0 : tol;
@@ -33,7 +32,7 @@ static double tolerance(const tol_inputs *t, int64_t i, double eta, double *ambi
 
 double compare_tolerance(const tol_inputs *t, int64_t i, double *ambig)
 {
-    return tolerance(t, i, dtype_eta_of_u(t->u), ambig);
+    return tolerance(t, i, ambig);
 }
 
 static double ulp_f32(double v)
@@ -45,13 +44,13 @@ static double ulp_f32(double v)
     return ldexp(1.0, e - 24);
 }
 
-/* the ULP of the dtype whose unit roundoff is u (eta its subnormal rounding bound) at scale:
+/* the ULP of dtype dt at scale:
    float32's scaled by its precision, and never finer than the dtype's smallest subnormal (a
    float16 value below 2^-25 rounds to 0, an error under half an ULP, not thousands of
    float32-sized ones) */
-static double ulp_of_dtype(double scale, double u, double eta)
+static double ulp_of_dtype(double scale, const dtype_desc *dt)
 {
-    return fmax(ulp_f32(scale) * (u / CONFORM_U_F32), 2.0 * eta);
+    return fmax(ulp_f32(scale) * (dt->u / CONFORM_U_F32), 2.0 * dt->eta);
 }
 
 double compare_ulps(double ref, double got) { return fabs(got - ref) / ulp_f32(ref); }
@@ -61,7 +60,7 @@ double compare_scale(const tol_inputs *t, int64_t i, double ref)
     /* the tolerance is u * (k_val + n_terms) * (abs_sum + pos_err / (u * (k_val + n_terms))):
        the bracket is the magnitude it is built on, position error included */
     double k = (t->model ? t->model->k_val : 0.0) + at(t->n_terms, i), pe = at(t->pos_err, i);
-    double m = at(t->abs_sum, i) + (k > 0 && t->u > 0 ? pe / (t->u * k) : 0.0);
+    double m = at(t->abs_sum, i) + (k > 0 ? pe / (t->dt->u * k) : 0.0);
     double s = fmax(fabs(ref), m);
     return isfinite(s) ? s : fabs(ref);
 }
@@ -80,11 +79,10 @@ static void compare_any(const double *ref, const float *got_f32, const double *g
     r->worst_index = -1;
     double worst_ratio = -1.0;
     int got_all_zero = 1, ref_clearly_nonzero = 0;
-    const double eta = dtype_eta_of_u(t->u);
     for (int64_t i = 0; i < n; i++) {
         double g = got_f32 ? (double)got_f32[i] : got_f64[i], f = ref[i];
         if (g != 0.0) got_all_zero = 0;
-        double ambig, tol = tolerance(t, i, eta, &ambig);
+        double ambig, tol = tolerance(t, i, &ambig);
         if (!isfinite(f) || !isfinite(g)) {
             if (!same_nonfinite(f, g)) {
                 r->n_nonfinite_mismatch++;
@@ -119,7 +117,7 @@ static void compare_any(const double *ref, const float *got_f32, const double *g
            not against itself. A zero scale (or a subnormal one) has no meaningful ULP: such
            elements are judged by err/tol alone */
         double scale = compare_scale(t, i, f);
-        double ulps = scale >= FLT_MIN ? err / ulp_of_dtype(scale, t->u, eta) : 0.0;
+        double ulps = scale >= FLT_MIN ? err / ulp_of_dtype(scale, t->dt) : 0.0;
         if (ulps > r->max_ulp) r->max_ulp = ulps;
         double ratio = err == 0 ? 0 : (tol > 0 ? err / tol : INFINITY);
         if (ratio > r->max_err_over_tol) r->max_err_over_tol = ratio;

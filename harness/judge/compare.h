@@ -5,6 +5,7 @@
 
 #include <stdint.h>
 
+#include "dtype.h"
 #include "op.h"
 
 #define COMPARE_HIST_BINS 10
@@ -18,7 +19,7 @@
 #define CONFORM_U_F32 (1.0 / 16777216.0)
 
 typedef struct {
-    double u; /* unit roundoff of the precision under test */
+    const dtype_desc *dt; /* the precision under test: its unit roundoff u and subnormal bound eta */
     const tol_model *model;
     const double *abs_sum, *n_terms, *pos_err, *ambig; /* reference bounds; NULL counts as 0 */
 } tol_inputs;

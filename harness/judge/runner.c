@@ -67,12 +67,12 @@ void guarded_free(void *buf)
     munmap(base, bytes);
 }
 
-static void set_status(case_result *r, const char *status, const char *fmt, const char *msg)
+static void set_status(case_result *r, case_status status, const char *fmt, const char *msg)
 {
     /* the first failure reason wins; a later error, crash or timeout outranks a failure */
-    int severe = strcmp(status, "failed") != 0;
-    if (!strcmp(r->status, "passed") || (severe && !strcmp(r->status, "failed"))) {
-        snprintf(r->status, sizeof r->status, "%s", status);
+    int severe = status != CASE_FAILED;
+    if (r->status == CASE_PASSED || (severe && r->status == CASE_FAILED)) {
+        r->status = status;
         snprintf(r->message, sizeof r->message, fmt, msg);
     }
 }
@@ -88,7 +88,7 @@ static void check_expected(const case_t *c, const problem_t *p, int o, const dou
     char err[CONFORM_ERR_LEN];
     out->has_expect = 1;
     if (!want || fill_from_json(want, n, data, "expect", err, sizeof err)) {
-        set_status(r, "error", "%s", want ? err : "no memory");
+        set_status(r, CASE_ERROR, "%s", want ? err : "no memory");
         free(want);
         return;
     }
@@ -106,7 +106,7 @@ static void check_expected(const case_t *c, const problem_t *p, int o, const dou
         char m[200];
         snprintf(m, sizeof m, "the reference %s differs from the case's expected values by %.3g", p->op->outputs[o].name,
                  out->expect_max_abs_err);
-        set_status(r, "failed", "%s", m);
+        set_status(r, CASE_FAILED, "%s", m);
     }
     free(want);
 }
@@ -199,7 +199,7 @@ static const char *signal_name(int sig)
 void run_case(const case_t *c, uint64_t seed, const run_env *env, case_result *r)
 {
     memset(r, 0, sizeof *r);
-    snprintf(r->status, sizeof r->status, "passed");
+    r->status = CASE_PASSED;
     r->seed = seed;
     const op_desc *op = c->op;
     problem_t p;
@@ -214,10 +214,10 @@ void run_case(const case_t *c, uint64_t seed, const run_env *env, case_result *r
     if (rc) {
         if (expect_error && strstr(err, expect_error)) snprintf(r->message, sizeof r->message, "refused as expected: %s", err);
         else if (expect_error) {
-            snprintf(r->status, sizeof r->status, "failed");
+            r->status = CASE_FAILED;
             snprintf(r->message, sizeof r->message, "refused with '%s', expected a message containing '%s'", err, expect_error);
         } else {
-            snprintf(r->status, sizeof r->status, "error");
+            r->status = CASE_ERROR;
             snprintf(r->message, sizeof r->message, "%s", err);
         }
         release(&p, exact_in);
@@ -225,20 +225,20 @@ void run_case(const case_t *c, uint64_t seed, const run_env *env, case_result *r
     }
     if (!impl_supports(env->impl, op)) {
         const char *why = impl_why_not(env->impl, op);
-        snprintf(r->status, sizeof r->status, "not_implemented");
+        r->status = CASE_NOT_IMPLEMENTED;
         if (why) snprintf(r->message, sizeof r->message, "%s: not run on this device: %s", op->name, why);
         else snprintf(r->message, sizeof r->message, "%s does not implement %s", impl_name(env->impl), op->name);
         release(&p, exact_in);
         return;
     }
     if (expect_error) {
-        snprintf(r->status, sizeof r->status, "failed");
+        r->status = CASE_FAILED;
         snprintf(r->message, sizeof r->message, "accepted, but the case expects a refusal containing '%s'", expect_error);
         release(&p, exact_in);
         return;
     }
     if (impl_inputs(env->impl, c, &p, err, sizeof err) || op->validate(&p, err, sizeof err)) {
-        snprintf(r->status, sizeof r->status, "error");
+        r->status = CASE_ERROR;
         snprintf(r->message, sizeof r->message, "%s", err);
         release(&p, exact_in);
         return;
@@ -262,11 +262,11 @@ void run_case(const case_t *c, uint64_t seed, const run_env *env, case_result *r
         bounds[o] = (ref_bounds){op->tol[o].k_pos * CONFORM_U_F32, bt[o][0], bt[o][1], bt[o][2], bt[o][3]};
     }
     if (oom) {
-        set_status(r, "error", "%s", "out of memory");
+        set_status(r, CASE_ERROR, "%s", "out of memory");
         goto done;
     }
     if (has_expect && exact_reference(&p, exact_in, exact_ref) < 0) {
-        set_status(r, "error", "%s", "out of memory");
+        set_status(r, CASE_ERROR, "%s", "out of memory");
         goto done;
     }
 
@@ -283,16 +283,16 @@ void run_case(const case_t *c, uint64_t seed, const run_env *env, case_result *r
         char m[200];
         if (es == EXEC_CRASHED) {
             snprintf(m, sizeof m, "%s crashed: killed by %s (signal %d)", impl_name(env->impl), signal_name(code), code);
-            set_status(r, "crashed", "%s", m);
+            set_status(r, CASE_CRASHED, "%s", m);
         } else if (es == EXEC_TIMEOUT) {
             snprintf(m, sizeof m, "%s gave no result within %.0f s", impl_name(env->impl), env->policy.timeout_s);
-            set_status(r, "timeout", "%s", m);
+            set_status(r, CASE_TIMEOUT, "%s", m);
         } else if (es == EXEC_MISSING || es == EXEC_BAD_OUTPUT) {
-            set_status(r, es == EXEC_MISSING ? "missing" : "failed", "%s", why);
+            set_status(r, es == EXEC_MISSING ? CASE_MISSING : CASE_FAILED, "%s", why);
         } else {
             snprintf(m, sizeof m, "%s returned error code %d%s", impl_name(env->impl), code,
                      code == CONFORM_E_ISA ? " (ISA not available)" : code == CONFORM_E_NOMEM ? " (out of memory)" : "");
-            set_status(r, "error", "%s", m);
+            set_status(r, CASE_ERROR, "%s", m);
         }
         goto done;
     }
@@ -303,32 +303,32 @@ void run_case(const case_t *c, uint64_t seed, const run_env *env, case_result *r
         out->skipped = p.out_skipped[o];
         if (out->skipped) continue;
         check_expected(c, &p, o, exact_ref[o] ? exact_ref[o] : ref[o], r);
-        out->u = dt->u;
+        out->dt = dt;
         out->guard_ok = guarded_check(got[o], n_out[o], dt, &out->guard_offset);
         dtype_decode(dt->id, got[o], val[o], n_out[o]);
         if (!out->guard_ok) {
             char m[160];
             snprintf(m, sizeof m, "%s: write outside the output buffer at element offset %lld", out->name,
                      (long long)out->guard_offset);
-            set_status(r, "failed", "%s", m);
+            set_status(r, CASE_FAILED, "%s", m);
         }
-        tol_inputs t = {dt->u, &op->tol[o], bt[o][0], bt[o][1], bt[o][2], bt[o][3]};
+        tol_inputs t = {dt, &op->tol[o], bt[o][0], bt[o][1], bt[o][2], bt[o][3]};
         compare_f64(ref[o], val[o], n_out[o], &t, &out->cmp);
         if (out->cmp.n_over) heat_map(out, ref[o], val[o], &t);
         char m[400];
         if (out->cmp.all_zero) {
             snprintf(m, sizeof m, "%s: all zeros where the reference is not", out->name);
-            set_status(r, "failed", "%s", m);
+            set_status(r, CASE_FAILED, "%s", m);
         } else if (out->cmp.n_nonfinite_mismatch) {
             snprintf(m, sizeof m, "%s: %lld elements NaN/Inf on one side only (first at %lld: ref %.9g, got %.9g)",
                      out->name, (long long)out->cmp.n_nonfinite_mismatch, (long long)out->cmp.worst_index,
                      out->cmp.worst_ref, out->cmp.worst_got);
-            set_status(r, "failed", "%s", m);
+            set_status(r, CASE_FAILED, "%s", m);
         } else if (out->cmp.n_over) {
             snprintf(m, sizeof m, "%s: %lld of %lld elements beyond tolerance (worst at %lld: ref %.9g, got %.9g, tol %.3g)",
                      out->name, (long long)out->cmp.n_over, (long long)out->cmp.n, (long long)out->cmp.worst_index,
                      out->cmp.worst_ref, out->cmp.worst_got, out->cmp.worst_tol);
-            set_status(r, "failed", "%s", m);
+            set_status(r, CASE_FAILED, "%s", m);
         }
     }
     standards_for_case(&p, ref, val, env, r);
@@ -383,7 +383,7 @@ cJSON *case_result_json(const case_t *c, const case_result *r, const char *repro
     cJSON *j = cJSON_CreateObject();
     cJSON_AddStringToObject(j, "id", c->id);
     cJSON_AddStringToObject(j, "op", c->op->name);
-    cJSON_AddStringToObject(j, "status", r->status);
+    cJSON_AddStringToObject(j, "status", status_name(r->status));
     if (r->message[0]) cJSON_AddStringToObject(j, "message", r->message);
     cJSON_AddNumberToObject(j, "seed", (double)r->seed);
     cJSON_AddStringToObject(j, "repro", repro);
@@ -430,7 +430,7 @@ cJSON *case_result_json(const case_t *c, const case_result *r, const char *repro
         }
         cJSON *t = cJSON_AddObjectToObject(jo, "tolerance");
         cJSON_AddStringToObject(t, "formula", "u*(k_val + n_terms)*abs_sum + pos_err, + ambig for ambiguous elements");
-        cJSON_AddNumberToObject(t, "u", out->u > 0 ? out->u : CONFORM_U_F32);
+        cJSON_AddNumberToObject(t, "u", out->dt ? out->dt->u : CONFORM_U_F32);
         cJSON_AddNumberToObject(t, "k_val", tm->k_val);
         cJSON_AddNumberToObject(t, "k_pos", tm->k_pos);
         cJSON_AddItemToObject(t, "max_applied", num(m->max_tol));

@@ -5,24 +5,15 @@
 #include "compare.h"
 #include "impl.h"
 #include "standards.h"
+#include "status.h"
 #include "suite.h"
 
-/* Case statuses:
- *   passed  every output element within its tolerance (ambiguous ones within the widened one),
- *           guard bands intact, expected values matched, or refused as the case expected
- *   failed  an element beyond its tolerance, a non-finite mismatch, an all-zero output, a write
- *           outside an output, a reference off the case's expected values, or an input accepted
- *           that the case expected to be refused
- *   error   the case could not be run: refused by validation unexpectedly, or a kernel error
- *   crashed the implementation died on a signal (SIGSEGV, SIGBUS, SIGFPE, abort, ...)
- *   timeout the implementation gave no result within the per-case time limit
- *   not_implemented  a plugin that does not provide the op (neither a pass nor a failure)
- *   missing an output the implementation never produced (dir: no file where the manifest says) */
+/* A case's status: status.h */
 typedef struct {
     char name[64];
     shape_t shape;
     int skipped;
-    double u; /* unit roundoff the tolerance was derived for */
+    const dtype_desc *dt; /* the dtype its tolerance was derived for */
     compare_result cmp;
     int guard_ok;
     int64_t guard_offset; /* element offset of the first guard write (negative: before the buffer) */
@@ -40,7 +31,7 @@ typedef struct {
 } output_result;
 
 typedef struct {
-    char status[16];
+    case_status status;
     char message[CONFORM_ERR_LEN];
     uint64_t seed;
     int n_out;

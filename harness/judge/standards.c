@@ -7,27 +7,6 @@
 #include <stdio.h>
 #include <string.h>
 
-/* ---- dtypes ---------------------------------------------------------------------------------- */
-
-std_dtype std_dtype_from_u(double u)
-{
-    if (u == 1.0 / 2048.0) return STD_FLOAT16;
-    if (u == 1.0 / 256.0) return STD_BFLOAT16;
-    if (u > 0 && u < 1e-15) return STD_FLOAT64; /* 2^-53 */
-    return STD_FLOAT32;
-}
-
-static conform_dtype conform_of(std_dtype dt)
-{
-    static const conform_dtype ids[] = {CONFORM_DTYPE_FLOAT32, CONFORM_DTYPE_FLOAT16, CONFORM_DTYPE_BFLOAT16,
-                                        CONFORM_DTYPE_FLOAT64};
-    return ids[dt];
-}
-
-const char *std_dtype_name(std_dtype dt) { return dtype_get(conform_of(dt))->name; }
-
-double std_round_to(std_dtype dt, double x) { return dtype_round(conform_of(dt), x); }
-
 /* ---- shared pieces --------------------------------------------------------------------------- */
 
 static void fig(std_result *r, const char *name, double v)
@@ -35,11 +14,11 @@ static void fig(std_result *r, const char *name, double v)
     if (r->n_fig < STD_MAX_FIGURES) r->fig[r->n_fig++] = (std_figure){name, v};
 }
 
-static int undefined_for(std_result *r, std_dtype dt)
+static int undefined_for(std_result *r, conform_dtype dt)
 {
     r->defined = 0;
     r->passed = 1;
-    snprintf(r->note, sizeof r->note, "not defined for %s by its source: nothing judged", std_dtype_name(dt));
+    snprintf(r->note, sizeof r->note, "not defined for %s by its source: nothing judged", dtype_get(dt)->name);
     return 1;
 }
 
@@ -55,10 +34,10 @@ static pair_kind pair(double g, double a)
 }
 
 /* One unit in the last place of x in dt (of the smallest normal binade for subnormals and 0). */
-static double ulp_of(std_dtype dt, double x)
+static double ulp_of(conform_dtype dt, double x)
 {
-    int frac = dt == STD_FLOAT16 ? 10 : dt == STD_BFLOAT16 ? 7 : dt == STD_FLOAT32 ? 23 : 52;
-    int emin = dt == STD_FLOAT16 ? -14 : dt == STD_FLOAT64 ? -1022 : -126;
+    int frac = dt == CONFORM_DTYPE_FLOAT16 ? 10 : dt == CONFORM_DTYPE_BFLOAT16 ? 7 : dt == CONFORM_DTYPE_FLOAT32 ? 23 : 52;
+    int emin = dt == CONFORM_DTYPE_FLOAT16 ? -14 : dt == CONFORM_DTYPE_FLOAT64 ? -1022 : -126;
     int e = x == 0 || !isfinite(x) ? emin : ilogb(x);
     return ldexp(1.0, (e < emin ? emin : e) - frac);
 }
@@ -69,9 +48,9 @@ static void ascend_v2_mixed(const std_input *in, std_result *r)
 {
     double rtol, atol, cap;
     switch (in->dtype) {
-    case STD_FLOAT16: rtol = atol = 0x1p-9; cap = 0.1; break;
-    case STD_BFLOAT16: rtol = atol = 0x1p-6; cap = 1.0; break;
-    case STD_FLOAT32: rtol = 0x1p-10; atol = 0x1p-16; cap = 0.01; break;
+    case CONFORM_DTYPE_FLOAT16: rtol = atol = 0x1p-9; cap = 0.1; break;
+    case CONFORM_DTYPE_BFLOAT16: rtol = atol = 0x1p-6; cap = 1.0; break;
+    case CONFORM_DTYPE_FLOAT32: rtol = 0x1p-10; atol = 0x1p-16; cap = 0.01; break;
     default: undefined_for(r, in->dtype); return;
     }
     const double required = 0.99;
@@ -114,9 +93,9 @@ static void ascend_v1_mere_mare(const std_input *in, std_result *r)
 {
     double t;
     switch (in->dtype) {
-    case STD_FLOAT16: t = 0x1p-10; break;
-    case STD_BFLOAT16: t = 0x1p-7; break;
-    case STD_FLOAT32: t = 0x1p-13; break;
+    case CONFORM_DTYPE_FLOAT16: t = 0x1p-10; break;
+    case CONFORM_DTYPE_BFLOAT16: t = 0x1p-7; break;
+    case CONFORM_DTYPE_FLOAT32: t = 0x1p-13; break;
     default: undefined_for(r, in->dtype); return;
     }
     double sum = 0, mare = 0;
@@ -145,9 +124,9 @@ static void double_thousandth(const std_input *in, std_result *r)
 {
     double p, m; /* torch_npu: prec16 1e-3 with minimum16 6e-8; prec 1e-4 with minimum 1e-9 */
     switch (in->dtype) {
-    case STD_FLOAT16: p = 1e-3; m = 6e-8; break;
-    case STD_FLOAT32:
-    case STD_FLOAT64: p = 1e-4; m = 1e-9; break;
+    case CONFORM_DTYPE_FLOAT16: p = 1e-3; m = 6e-8; break;
+    case CONFORM_DTYPE_FLOAT32:
+    case CONFORM_DTYPE_FLOAT64: p = 1e-4; m = 1e-9; break;
     default: undefined_for(r, in->dtype); return; /* bfloat16 is not in its numpy dtype list */
     }
     int64_t over_rel = 0, over_abs = 0, nan_mismatch = 0;
@@ -197,9 +176,9 @@ static void commercial_ratio(const std_input *in, std_result *r)
 {
     double thr, err; /* small-value domain: threshold on |golden|, error allowed there */
     switch (in->dtype) {
-    case STD_FLOAT16: thr = 0x1p-11; err = 0x1p-16; break;
-    case STD_BFLOAT16: thr = 0x1p-8; err = 0x1p-16; break;
-    case STD_FLOAT32: thr = 0x1p-14; err = 0x1p-30; break;
+    case CONFORM_DTYPE_FLOAT16: thr = 0x1p-11; err = 0x1p-16; break;
+    case CONFORM_DTYPE_BFLOAT16: thr = 0x1p-8; err = 0x1p-16; break;
+    case CONFORM_DTYPE_FLOAT32: thr = 0x1p-14; err = 0x1p-30; break;
     default: undefined_for(r, in->dtype); return;
     }
     r->defined = 1;
@@ -249,9 +228,9 @@ static void torch_assert_close(const std_input *in, std_result *r)
 {
     double rtol, atol; /* torch.testing._comparison._DTYPE_PRECISIONS */
     switch (in->dtype) {
-    case STD_FLOAT16: rtol = 1e-3; atol = 1e-5; break;
-    case STD_BFLOAT16: rtol = 1.6e-2; atol = 1e-5; break;
-    case STD_FLOAT32: rtol = 1.3e-6; atol = 1e-5; break;
+    case CONFORM_DTYPE_FLOAT16: rtol = 1e-3; atol = 1e-5; break;
+    case CONFORM_DTYPE_BFLOAT16: rtol = 1.6e-2; atol = 1e-5; break;
+    case CONFORM_DTYPE_FLOAT32: rtol = 1.3e-6; atol = 1e-5; break;
     default: rtol = 1e-7; atol = 1e-7; break;
     }
     int64_t mismatched = 0;

@@ -9,20 +9,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
-typedef enum { STD_FLOAT32, STD_FLOAT16, STD_BFLOAT16, STD_FLOAT64 } std_dtype;
+#include "dtype.h"
 
-/* The dtype whose unit roundoff is u; 0 (not set) means float32. */
-std_dtype std_dtype_from_u(double u);
-const char *std_dtype_name(std_dtype dt);
-/* x rounded to nearest-even in dt (float16 and bfloat16 with their subnormals and overflow to inf). */
-double std_round_to(std_dtype dt, double x);
-
+/* The dtype a standard judges: the dtype under test (dtype.h); a standard has numbers per dtype. */
 typedef struct {
     const double *golden; /* the double reference */
     const double *actual; /* the implementation under test, its values exactly */
     const double *bench;  /* a second implementation (commercial-ratio); NULL: none */
     int64_t n;
-    std_dtype dtype;
+    conform_dtype dtype;
 } std_input;
 
 #define STD_MAX_FIGURES 13

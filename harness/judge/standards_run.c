@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-int standards_benchmark(const problem_t *p, const float **in, std_dtype dt, const conform_exec *ex, double **bench)
+int standards_benchmark(const problem_t *p, const float **in, conform_dtype dt, const conform_exec *ex, double **bench)
 {
     const op_desc *op = p->op;
     float *out[CONFORM_MAX_TENSORS] = {0};
@@ -20,7 +20,7 @@ int standards_benchmark(const problem_t *p, const float **in, std_dtype dt, cons
     for (int o = 0; o < op->n_outputs; o++) {
         if (!rc && bench[o]) {
             int64_t n = shape_numel(&p->out_shape[o]);
-            for (int64_t i = 0; i < n; i++) bench[o][i] = std_round_to(dt, out[o][i]);
+            for (int64_t i = 0; i < n; i++) bench[o][i] = dtype_round(dt, out[o][i]);
         }
         if (rc) {
             free(bench[o]);
@@ -37,7 +37,7 @@ void standards_attach(const problem_t *p, double *const *ref, double *const *act
     for (int o = 0; o < p->op->n_outputs; o++) {
         output_result *out = &r->out[o];
         if (out->skipped || !actual[o]) continue;
-        std_input in = {ref[o], actual[o], bench ? bench[o] : NULL, shape_numel(&p->out_shape[o]), std_dtype_from_u(out->u)};
+        std_input in = {ref[o], actual[o], bench ? bench[o] : NULL, shape_numel(&p->out_shape[o]), out->dt ? out->dt->id : CONFORM_DTYPE_FLOAT32};
         standards_evaluate_all(&in, out->standards);
         out->has_standards = 1;
         out->bench_is_self = bench_is_self;
@@ -46,7 +46,7 @@ void standards_attach(const problem_t *p, double *const *ref, double *const *act
 
 /* Our optimized path on the problem's inputs as float32 (exact for every dtype but float64, whose
  * benchmark is a float32 computation anyway). bench stays NULL where it could not run. */
-static void benchmark_from_problem(const problem_t *p, std_dtype dt, const conform_exec *ex, double **bench)
+static void benchmark_from_problem(const problem_t *p, conform_dtype dt, const conform_exec *ex, double **bench)
 {
     const op_desc *op = p->op;
     float *in[CONFORM_MAX_TENSORS] = {0};
@@ -63,11 +63,8 @@ static void benchmark_from_problem(const problem_t *p, std_dtype dt, const confo
 
 void standards_for_case(const problem_t *p, double *const *ref, double *const *actual, const run_env *env, case_result *r)
 {
-    const op_desc *op = p->op;
     double *bench[CONFORM_MAX_TENSORS] = {0};
-    /* the dtype is one per case: the first computed output's */
-    std_dtype dt = STD_FLOAT32;
-    for (int o = op->n_outputs - 1; o >= 0; o--) if (!r->out[o].skipped) dt = std_dtype_from_u(r->out[o].u);
+    conform_dtype dt = env->impl->dtype->id; /* one per run */
     int self = env->impl->kind == &impl_kind_optimized;
     /* one thread: an OpenMP team started in this process would deadlock the children the run
        forks later (libgomp's pool does not survive fork) */
@@ -77,7 +74,7 @@ void standards_for_case(const problem_t *p, double *const *ref, double *const *a
     for (int o = 0; o < CONFORM_MAX_TENSORS; o++) free(bench[o]);
 }
 
-void standards_for_inputs(const problem_t *p, double *const *ref, double *const *actual, std_dtype dt, case_result *r)
+void standards_for_inputs(const problem_t *p, double *const *ref, double *const *actual, conform_dtype dt, case_result *r)
 {
     double *bench[CONFORM_MAX_TENSORS] = {0};
     conform_exec ex = {conform_isa_best(), 0};

@@ -9,7 +9,7 @@
 /* Our optimized float32 path on the same float32 inputs, in-process, each output rounded to dt
  * (what a kernel computing in dt must round to at least). bench[o] is malloc'd (NULL when skipped).
  * 0 ok, else the kernel's error code (bench freed and NULL). */
-int standards_benchmark(const problem_t *p, const float **in, std_dtype dt, const conform_exec *ex, double **bench);
+int standards_benchmark(const problem_t *p, const float **in, conform_dtype dt, const conform_exec *ex, double **bench);
 /* Evaluates every standard on each computed output of r: ref the golden, actual the values under
  * test; bench NULL or per output (NULL: no benchmark for that output). */
 void standards_attach(const problem_t *p, double *const *ref, double *const *actual, double *const *bench, int bench_is_self,
@@ -19,7 +19,7 @@ void standards_attach(const problem_t *p, double *const *ref, double *const *act
  * optimized path run here on the same inputs. */
 void standards_for_case(const problem_t *p, double *const *ref, double *const *actual, const run_env *env, case_result *r);
 /* conform check: the benchmark from the problem's inputs (as float32), then standards_attach. */
-void standards_for_inputs(const problem_t *p, double *const *ref, double *const *actual, std_dtype dt, case_result *r);
+void standards_for_inputs(const problem_t *p, double *const *ref, double *const *actual, conform_dtype dt, case_result *r);
 /* The printed table: one row per output, one column per standard. */
 void standards_print(const case_result *r, FILE *f);
 /* "standards": {name: result} of one output. */

@@ -11,6 +11,7 @@
 #include "op.h"
 #include "report.h"
 #include "report_buf.h"
+#include "status.h"
 
 /* ---- a growing string ------------------------------------------------------------------------ */
 
@@ -87,15 +88,17 @@ static double case_metric(const cJSON *c, const char *k)
     return w;
 }
 
-static const char *const statuses[] = {"passed", "failed", "error", "waived", "crashed", "timeout", "not_implemented",
-                                       "missing"};
-#define N_STATUS 8
-
-static int status_index(const char *s)
+/* a summary's (or an op's) cases of one kind of status (status.h), from its per-status counts */
+static double count_kind(const cJSON *counts, status_kind k)
 {
-    for (int i = 0; i < N_STATUS; i++) if (!strcmp(s, statuses[i])) return i;
-    return 2;
+    double n = 0;
+    for (int i = 0; i < CASE_N_STATUS; i++) if (status_kind_of((case_status)i) == k) n += num(counts, status_name((case_status)i));
+    return n;
 }
+
+static double count_failing(const cJSON *counts) { return count_kind(counts, STATUS_FAIL) + count_kind(counts, STATUS_ERROR); }
+
+static case_status case_status_of(const cJSON *c) { return status_parse(str(c, "status")); }
 
 cJSON *report_new(const char *command, const char *isa, int threads)
 {
@@ -150,7 +153,7 @@ void report_set_dtype(cJSON *report, const char *dtype, double u)
 void report_summarize(cJSON *report)
 {
     cJSON *summary = cJSON_CreateObject(), *ops = cJSON_CreateObject();
-    double count[N_STATUS] = {0}, ambiguous = 0, total = 0;
+    double count[CASE_N_STATUS] = {0}, ambiguous = 0, total = 0;
     const cJSON *c;
     cJSON_ArrayForEach(c, item(report, "cases")) {
         const char *op = str(c, "op");
@@ -158,12 +161,12 @@ void report_summarize(cJSON *report)
         if (!o) {
             o = cJSON_AddObjectToObject(ops, op);
             cJSON_AddNumberToObject(o, "total", 0);
-            for (int i = 0; i < N_STATUS; i++) cJSON_AddNumberToObject(o, statuses[i], 0);
+            for (int i = 0; i < CASE_N_STATUS; i++) cJSON_AddNumberToObject(o, status_name((case_status)i), 0);
             cJSON_AddNumberToObject(o, "ambiguous_elements", 0);
             cJSON_AddNumberToObject(o, "max_err_over_tol", 0);
             cJSON_AddNumberToObject(o, "max_ulp", 0);
         }
-        int s = status_index(str(c, "status"));
+        case_status s = case_status_of(c);
         double amb = 0;
         const cJSON *out;
         cJSON_ArrayForEach(out, item(c, "outputs")) amb += num(out, "n_ambiguous");
@@ -171,17 +174,17 @@ void report_summarize(cJSON *report)
         count[s]++;
         ambiguous += amb;
         cJSON_SetNumberValue(cJSON_GetObjectItem(o, "total"), num(o, "total") + 1);
-        cJSON_SetNumberValue(cJSON_GetObjectItem(o, statuses[s]), num(o, statuses[s]) + 1);
+        cJSON_SetNumberValue(cJSON_GetObjectItem(o, status_name(s)), num(o, status_name(s)) + 1);
         cJSON_SetNumberValue(cJSON_GetObjectItem(o, "ambiguous_elements"), num(o, "ambiguous_elements") + amb);
         /* a waived case is a known divergence: its numbers would drown the op's worst */
-        if (!strcmp(statuses[s], "waived")) continue;
+        if (s == CASE_WAIVED) continue;
         double ratio = case_metric(c, "max_err_over_tol"), ulp = case_metric(c, "max_ulp");
         if (!isfinite(ratio)) ratio = 1e308;
         if (ratio > num(o, "max_err_over_tol")) cJSON_SetNumberValue(cJSON_GetObjectItem(o, "max_err_over_tol"), ratio);
         if (ulp > num(o, "max_ulp")) cJSON_SetNumberValue(cJSON_GetObjectItem(o, "max_ulp"), ulp);
     }
     cJSON_AddNumberToObject(summary, "total", total);
-    for (int i = 0; i < N_STATUS; i++) cJSON_AddNumberToObject(summary, statuses[i], count[i]);
+    for (int i = 0; i < CASE_N_STATUS; i++) cJSON_AddNumberToObject(summary, status_name((case_status)i), count[i]);
     cJSON_AddNumberToObject(summary, "ambiguous_elements", ambiguous);
     int proofs = 0, proofs_failed = 0;
     const cJSON *p;
@@ -203,7 +206,7 @@ int report_all_passed(const cJSON *report)
     const cJSON *s = item(report, "summary");
     if (cJSON_IsTrue(item(report, "interrupted"))) return 0;
     if (report_gated(report)) return num(s, "gate_failed") == 0 && num(s, "proofs_failed") == 0;
-    return num(s, "failed") + num(s, "error") + num(s, "crashed") + num(s, "timeout") + num(s, "missing") == 0 && num(s, "proofs_failed") == 0;
+    return count_failing(s) == 0 && num(s, "proofs_failed") == 0;
 }
 
 void report_print_summary(const cJSON *report, FILE *f)
@@ -213,10 +216,10 @@ void report_print_summary(const cJSON *report, FILE *f)
             "not impl", "ambiguous", "worst err/tol", "max ulp");
     cJSON_ArrayForEach(o, item(report, "ops"))
         fprintf(f, "%-26s %6.0f %7.0f %7.0f %6.0f %7.0f %8.0f %10.0f %13.3g %9.3g\n", o->string, num(o, "total"),
-                num(o, "passed"), num(o, "failed") + num(o, "crashed") + num(o, "timeout") + num(o, "missing"), num(o, "error"), num(o, "waived"),
+                num(o, "passed"), count_kind(o, STATUS_FAIL), num(o, "error"), num(o, "waived"),
                 num(o, "not_implemented"), num(o, "ambiguous_elements"), num(o, "max_err_over_tol"), num(o, "max_ulp"));
     fprintf(f, "%-26s %6.0f %7.0f %7.0f %6.0f %7.0f %8.0f %10.0f\n", "total", num(s, "total"), num(s, "passed"),
-            num(s, "failed") + num(s, "crashed") + num(s, "timeout") + num(s, "missing"), num(s, "error"), num(s, "waived"),
+            count_kind(s, STATUS_FAIL), num(s, "error"), num(s, "waived"),
             num(s, "not_implemented"), num(s, "ambiguous_elements"));
     fprintf(f, "%s\n", COMPARE_ULP_MEANING);
     if (num(s, "crashed") + num(s, "timeout") + num(s, "missing") > 0)
@@ -235,8 +238,7 @@ void report_print_summary(const cJSON *report, FILE *f)
         fprintf(f, ": %.0f cases fail them (the derived bound's counts follow)\n", num(s, "gate_failed"));
     }
     cJSON_ArrayForEach(w, item(report, "suite_power")) fprintf(f, "suite power: %s\n", str(w, "summary"));
-    fprintf(f, "%.0f passed, %.0f failed\n", num(s, "passed") + num(s, "waived"),
-            num(s, "failed") + num(s, "error") + num(s, "crashed") + num(s, "timeout") + num(s, "missing"));
+    fprintf(f, "%.0f passed, %.0f failed\n", num(s, "passed") + num(s, "waived"), count_failing(s));
 }
 
 /* ---- Markdown -------------------------------------------------------------------------------- */
@@ -247,8 +249,7 @@ static void md_case_rows(buf_t *b, const cJSON *report, const char *want, int li
     const cJSON *c;
     cJSON_ArrayForEach(c, item(report, "cases")) {
         const char *st = str(c, "status");
-        if (want ? strcmp(st, want) != 0 : (!strcmp(st, "passed") || !strcmp(st, "waived") || !strcmp(st, "not_implemented")))
-            continue;
+        if (want ? strcmp(st, want) != 0 : !status_fails(case_status_of(c))) continue;
         if (n++ >= limit) { more++; continue; }
         put(b, "| `");
         put_md(b, str(c, "id"));
@@ -295,7 +296,7 @@ char *report_markdown(const cJSON *report)
     put(&b, "%s", named ? named : "");
     free(named);
     put(&b, "\n## Failures\n\n");
-    if (num(s, "failed") + num(s, "error") + num(s, "crashed") + num(s, "timeout") + num(s, "missing") == 0) put(&b, "None.\n");
+    if (count_failing(s) == 0) put(&b, "None.\n");
     else {
         put(&b, "| case | status | why | repro |\n|---|---|---|---|\n");
         md_case_rows(&b, report, NULL, 50);
@@ -356,15 +357,14 @@ char *report_junit(const cJSON *report)
     put(&b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
     put(&b, "<testsuites name=\"conform\" tests=\"%.0f\" failures=\"%.0f\" errors=\"%.0f\" skipped=\"%.0f\" time=\"%.3f\">\n",
         num(s, "total") + num(s, "proofs"),
-        (report_gated(report) ? num(s, "gate_failed") : num(s, "failed") + num(s, "crashed") + num(s, "timeout") + num(s, "missing")) +
+        (report_gated(report) ? num(s, "gate_failed") : count_kind(s, STATUS_FAIL)) +
             num(s, "proofs_failed"),
-        report_gated(report) ? 0 : num(s, "error"), num(s, "waived") + num(s, "not_implemented"), num(s, "duration_s"));
+        report_gated(report) ? 0 : count_kind(s, STATUS_ERROR), count_kind(s, STATUS_SKIP), num(s, "duration_s"));
     cJSON_ArrayForEach(o, item(report, "ops")) {
         put(&b, "  <testsuite name=\"%s\" tests=\"%.0f\" failures=\"%.0f\" errors=\"%.0f\" skipped=\"%.0f\">\n", o->string,
             num(o, "total"),
-            report_gated(report) ? num(o, "gate_failed") : num(o, "failed") + num(o, "crashed") + num(o, "timeout") + num(o, "missing"),
-            report_gated(report) ? 0 : num(o, "error"),
-            num(o, "waived") + num(o, "not_implemented"));
+            report_gated(report) ? num(o, "gate_failed") : count_kind(o, STATUS_FAIL),
+            report_gated(report) ? 0 : count_kind(o, STATUS_ERROR), count_kind(o, STATUS_SKIP));
         put(&b, "%s", props ? props : ""); /* what ran, in every suite: <properties> belong to a testsuite */
         cJSON_ArrayForEach(c, item(report, "cases")) {
             if (strcmp(str(c, "op"), o->string)) continue;
@@ -372,17 +372,16 @@ char *report_junit(const cJSON *report)
             put_esc(&b, str(c, "id"));
             put(&b, "\" time=\"%.6f\"", num(c, "time_ref_s") + num(c, "time_opt_s"));
             /* gated on named standards: their verdict is the test's */
-            const char *st = item(c, "gate_status") ? str(c, "gate_status") : str(c, "status");
-            if (!strcmp(st, "passed")) { put(&b, "/>\n"); continue; }
+            case_status st = status_parse(item(c, "gate_status") ? str(c, "gate_status") : str(c, "status"));
+            if (st == CASE_PASSED) { put(&b, "/>\n"); continue; }
             const char *msg = item(c, "gate_message") ? str(c, "gate_message") : str(c, "message");
-            int failure = !strcmp(st, "failed") || !strcmp(st, "crashed") || !strcmp(st, "timeout") || !strcmp(st, "missing") ||
-                          (item(c, "gate_status") && !strcmp(st, "error")); /* a gate counts every failure alike */
-            int skipped = !strcmp(st, "waived") || !strcmp(st, "not_implemented");
-            put(&b, ">\n      <%s message=\"", failure ? "failure" : skipped ? "skipped" : "error");
-            if (!strcmp(st, "not_implemented")) {
+            status_kind k = status_kind_of(st);
+            int failure = k == STATUS_FAIL || (item(c, "gate_status") && k == STATUS_ERROR); /* a gate counts every failure alike */
+            put(&b, ">\n      <%s message=\"", failure ? "failure" : k == STATUS_SKIP ? "skipped" : "error");
+            if (st == CASE_NOT_IMPLEMENTED) {
                 put_esc(&b, str(c, "message"));
                 put(&b, "\"/>\n");
-            } else if (!strcmp(st, "waived")) {
+            } else if (st == CASE_WAIVED) {
                 const cJSON *w = item(c, "waiver");
                 put(&b, "waived: ");
                 put_esc(&b, str(w, "reason"));
@@ -469,7 +468,7 @@ static void html_case_table(buf_t *b, const cJSON *report, const char *op, int f
     const cJSON *c;
     cJSON_ArrayForEach(c, item(report, "cases")) {
         const char *st = str(c, "status");
-        int bad = !strcmp(st, "failed") || !strcmp(st, "error") || !strcmp(st, "crashed") || !strcmp(st, "timeout") || !strcmp(st, "missing");
+        int bad = status_fails(status_parse(st));
         if ((op && strcmp(str(c, "op"), op)) || (failures_only && !bad)) continue;
         double amb = 0;
         const cJSON *o;
@@ -498,13 +497,19 @@ char *report_html(const cJSON *report)
     buf_t b = {0};
     const cJSON *s = item(report, "summary"), *o;
     int pass = report_all_passed(report);
+    /* a row is styled by its status's kind: every failing status alike (crashed and timeout too) */
+    char failing[160] = "", skipped[160] = "";
+    for (int i = 0; i < CASE_N_STATUS; i++) {
+        char *sel = status_fails((case_status)i) ? failing : status_kind_of((case_status)i) == STATUS_SKIP ? skipped : NULL;
+        if (sel) snprintf(sel + strlen(sel), 160 - strlen(sel), "%str.%s td", *sel ? "," : "", status_name((case_status)i));
+    }
     put(&b, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>conform report</title>\n<style>\n"
             "body{font-family:system-ui,sans-serif;margin:2em;color:#222}table{border-collapse:collapse;margin:.5em 0}"
             "td,th{border:1px solid #ccc;padding:3px 8px;font-size:13px;text-align:left;vertical-align:top}"
-            "th{background:#f2f2f2}tr.failed td,tr.error td{background:#fdecea}tr.waived td{background:#fff8e1}"
+            "th{background:#f2f2f2}%s{background:#fdecea}%s{background:#fff8e1}"
             ".verdict{font-size:1.4em;font-weight:bold;color:%s}figure{display:inline-block;margin:0 2em 1em 0}"
             "figcaption{font-size:12px;color:#555}code{font-size:12px}\n</style></head><body>\n",
-        pass ? "#1e8449" : "#c0392b");
+        failing, skipped, pass ? "#1e8449" : "#c0392b");
     put(&b, "<h1>conform report</h1>\n<p class=\"verdict\">%s: %.0f cases, %.0f passed, %.0f failed, %.0f error, %.0f waived</p>\n",
         pass ? "PASS" : "FAIL", num(s, "total"), num(s, "passed"), num(s, "failed"), num(s, "error"), num(s, "waived"));
     if (cJSON_IsTrue(item(report, "interrupted")))
@@ -528,14 +533,14 @@ char *report_html(const cJSON *report)
     cJSON_ArrayForEach(o, item(report, "ops"))
         put(&b, "<tr class=\"%s\"><td>%s</td><td>%.0f</td><td>%.0f</td><td>%.0f</td><td>%.0f</td><td>%.0f</td><td>%.0f</td>"
                 "<td>%.3g</td><td>%.3g</td></tr>\n",
-            num(o, "failed") + num(o, "error") > 0 ? "failed" : "passed", o->string, num(o, "total"), num(o, "passed"),
+            count_failing(o) > 0 ? "failed" : "passed", o->string, num(o, "total"), num(o, "passed"),
             num(o, "failed"), num(o, "error"), num(o, "waived"), num(o, "ambiguous_elements"), num(o, "max_err_over_tol"),
             num(o, "max_ulp"));
     put(&b, "</table>\n<p>%s.</p>\n", COMPARE_ULP_MEANING);
     char *named = report_standards_html(report);
     put(&b, "%s", named ? named : "");
     free(named);
-    if (num(s, "failed") + num(s, "error") + num(s, "crashed") + num(s, "timeout") + num(s, "missing") > 0) {
+    if (count_failing(s) > 0) {
         put(&b, "<h2>Failures</h2>\n");
         html_case_table(&b, report, NULL, 1);
     }

@@ -8,6 +8,7 @@
 #include "report.h"
 #include "standards.h"
 #include "report_buf.h"
+#include "status.h"
 
 static const cJSON *item(const cJSON *o, const char *k) { return cJSON_GetObjectItemCaseSensitive(o, k); }
 static const char *str(const cJSON *o, const char *k)
@@ -61,11 +62,9 @@ int report_gated(const cJSON *report) { return cJSON_IsArray(item(report, "gated
  * missing output, a write outside an output or a reference off its expected values still fails. */
 static const char *gate_status(const cJSON *c, const cJSON *names)
 {
-    const char *st = str(c, "status");
-    if (!strcmp(st, "error") || !strcmp(st, "crashed") || !strcmp(st, "timeout") || !strcmp(st, "missing") ||
-        !strcmp(st, "not_implemented"))
-        return st;
-    const char *derived = !strcmp(st, "waived") ? str(c, "waived_status") : st;
+    case_status st = status_parse(str(c, "status"));
+    if (st != CASE_PASSED && st != CASE_FAILED && st != CASE_WAIVED) return status_name(st);
+    const char *derived = st == CASE_WAIVED ? str(c, "waived_status") : status_name(st);
     int judged = 0, failed = 0;
     const cJSON *o, *n;
     cJSON_ArrayForEach(o, item(c, "outputs"))
@@ -76,7 +75,7 @@ static const char *gate_status(const cJSON *c, const cJSON *names)
         failed |= p == 0;
     }
     const char *verdict = judged || failed ? (failed ? "failed" : "passed") : derived;
-    return !strcmp(st, "waived") && !strcmp(verdict, "failed") ? "waived" : verdict;
+    return st == CASE_WAIVED && !strcmp(verdict, "failed") ? "waived" : verdict;
 }
 
 void report_apply_gate(cJSON *report, int mask)
@@ -151,8 +150,7 @@ void report_standards_summarize(cJSON *report)
             count(levels, level, 1);
         }
         const char *g = str(c, "gate_status");
-        int bad = !strcmp(g, "failed") || !strcmp(g, "error") || !strcmp(g, "crashed") || !strcmp(g, "timeout") ||
-                  !strcmp(g, "missing");
+        int bad = status_known(g) && status_fails(status_parse(g));
         gate_failed += bad;
         if (op && report_gated(report)) count(op, "gate_failed", bad);
     }
@@ -216,9 +214,9 @@ static void disagreements(buf_t *t, const cJSON *report, int html, int limit)
     int n = 0, more = 0;
     const cJSON *c;
     cJSON_ArrayForEach(c, item(report, "cases")) {
-        const char *st = str(c, "status");
-        int derived_ok = !strcmp(st, "passed");
-        if (!derived_ok && strcmp(st, "failed") && strcmp(st, "waived")) continue;
+        case_status st = status_parse(str(c, "status"));
+        int derived_ok = st == CASE_PASSED;
+        if (!derived_ok && st != CASE_FAILED && st != CASE_WAIVED) continue;
         char differ[256] = "";
         for (int k = 0; k < N_STANDARDS; k++) {
             int p = case_passes(c, conform_standards[k].name);
