@@ -64,14 +64,18 @@ static int roi_attrs(int64_t ph, int64_t pw, float scale, int64_t sr, const aclT
     return same_dtype(feat, boxes, "boxes");
 }
 
+/* t[0] the input (features or gradOutput), t[1] boxes, t[2] the output; i[3]: the backward */
 static aclnnStatus roi_align_v2_run(aclOpExecutor *e)
 {
-    const aclTensor *x = &e->t[0], *boxes = &e->t[1], *out = &e->t[2];
-    ref_roi_align_params p = roi_params(e, x->dims, boxes->dims[0]);
-    double *vx = si_load(x), *vb = si_load(boxes), *vo = calloc((size_t)(si_numel(4, out->dims) + 1), sizeof(double));
-    if (vx && vb && vo) f64_roi_align_fwd__ref(&p, vx, vb, vo, NULL);
+    const aclTensor *in = &e->t[0], *boxes = &e->t[1], *out = &e->t[2];
+    ref_roi_align_params p = roi_params(e, e->i[3] ? out->dims : in->dims, boxes->dims[0]);
+    double *vi = si_load(in), *vb = si_load(boxes), *vo = calloc((size_t)(si_numel(4, out->dims) + 1), sizeof(double));
+    if (vi && vb && vo) {
+        if (e->i[3]) f64_roi_align_bwd__ref(&p, vi, vb, vo, NULL);
+        else f64_roi_align_fwd__ref(&p, vi, vb, vo, NULL);
+    }
     if (vo) si_store(out, vo);
-    free(vx); free(vb); free(vo);
+    free(vi); free(vb); free(vo);
     return ACLNN_SUCCESS;
 }
 
@@ -100,17 +104,6 @@ aclnnStatus aclnnRoiAlignV2(void *workspace, uint64_t workspaceSize, aclOpExecut
     return second_stage(workspace, workspaceSize, executor, "aclnnRoiAlignV2");
 }
 
-static aclnnStatus roi_align_v2_backward_run(aclOpExecutor *e)
-{
-    const aclTensor *go = &e->t[0], *boxes = &e->t[1], *gi = &e->t[2];
-    ref_roi_align_params p = roi_params(e, gi->dims, boxes->dims[0]);
-    double *vg = si_load(go), *vb = si_load(boxes), *vo = calloc((size_t)(si_numel(4, gi->dims) + 1), sizeof(double));
-    if (vg && vb && vo) f64_roi_align_bwd__ref(&p, vg, vb, vo, NULL);
-    if (vo) si_store(gi, vo);
-    free(vg); free(vb); free(vo);
-    return ACLNN_SUCCESS;
-}
-
 aclnnStatus aclnnRoiAlignV2BackwardGetWorkspaceSize(const aclTensor *gradOutput, const aclTensor *boxes,
                                                     const aclIntArray *inputShape, int64_t pooledHeight, int64_t pooledWidth,
                                                     float spatialScale, int64_t samplingRatio, bool aligned,
@@ -127,10 +120,11 @@ aclnnStatus aclnnRoiAlignV2BackwardGetWorkspaceSize(const aclTensor *gradOutput,
     CHECK(si_dims_are(gradOutput, "gradOutput", 4,
                       (int64_t[]){boxes->dims[0], inputShape->v[1], pooledHeight, pooledWidth}));
     CHECK(si_dims_are(gradInput, "gradInput", 4, inputShape->v));
-    aclOpExecutor *e = si_executor(roi_align_v2_backward_run);
+    aclOpExecutor *e = si_executor(roi_align_v2_run);
     if (e) {
         e->t[0] = *gradOutput; e->t[1] = *boxes; e->t[2] = *gradInput;
-        e->i[0] = pooledHeight; e->i[1] = pooledWidth; e->i[2] = samplingRatio; e->f = spatialScale; e->b[0] = aligned;
+        e->i[0] = pooledHeight; e->i[1] = pooledWidth; e->i[2] = samplingRatio; e->i[3] = 1;
+        e->f = spatialScale; e->b[0] = aligned;
     }
     return first_stage(e, workspaceSize, executor);
 }

@@ -189,23 +189,17 @@ aclTensor *aclCreateTensor(const int64_t *viewDims, uint64_t viewDimsNum, aclDat
     return t;
 }
 
-aclIntArray *aclCreateIntArray(const int64_t *value, uint64_t size)
-{
-    aclIntArray *a = size <= SI_MAX_RANK ? calloc(1, sizeof *a) : NULL;
-    if (!a) return NULL;
-    a->n = size;
-    if (size) memcpy(a->v, value, sizeof(int64_t) * size);
-    return a;
-}
-
-aclBoolArray *aclCreateBoolArray(const bool *value, uint64_t size)
-{
-    aclBoolArray *a = size <= SI_MAX_RANK ? calloc(1, sizeof *a) : NULL;
-    if (!a) return NULL;
-    a->n = size;
-    if (size) memcpy(a->v, value, sizeof(bool) * size);
-    return a;
-}
+#define CREATE_ARRAY(fn, A, T)                                                                                     \
+    A *fn(const T *value, uint64_t size)                                                                          \
+    {                                                                                                             \
+        A *a = size <= SI_MAX_RANK ? calloc(1, sizeof *a) : NULL;                                                 \
+        if (!a) return NULL;                                                                                      \
+        a->n = size;                                                                                              \
+        if (size) memcpy(a->v, value, sizeof(T) * size);                                                          \
+        return a;                                                                                                 \
+    }
+CREATE_ARRAY(aclCreateIntArray, aclIntArray, int64_t)
+CREATE_ARRAY(aclCreateBoolArray, aclBoolArray, bool)
 
 aclnnStatus aclDestroyTensor(const aclTensor *tensor) { free((void *)tensor); return ACLNN_SUCCESS; }
 aclnnStatus aclDestroyIntArray(const aclIntArray *array) { free((void *)array); return ACLNN_SUCCESS; }
