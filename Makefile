@@ -7,6 +7,8 @@ BUILD   ?= build
 PKGS     = gsl criterion libcjson
 DEB_PKGS = libgsl-dev libcriterion-dev libcjson-dev pkg-config python3
 THREADS ?= 2
+# the one Python interpreter of every target and document (Debian's; PYTHON=... for another)
+PYTHON  ?= /usr/bin/python3
 
 WARN     = -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wno-unused-parameter -Wno-format-truncation
 OPT      = -O2 -g
@@ -67,9 +69,11 @@ PLUGIN_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARN) -O2 -fPIC -shared -Iharness
 ZOO_IDS = $(shell grep -o '^ZOO_BUG.[a-z0-9_]*' tests/zoo/zoo_bugs.h | cut -c9-)
 ZOO_PLUGINS = $(BUILD)/zoo/none.so $(ZOO_IDS:%=$(BUILD)/zoo/%.so)
 
-.PHONY: ascend-plugin ascend-standin all deps deps-test test zoo zoo-docs models device-torch test-unit test-san conformance smoke verify bench clean install install-check fuzz fuzz-ci fuzz-build deps-fuzz test-valgrind
+.PHONY: ascend-plugin ascend-standin all build-all test-browser deps deps-test test zoo zoo-docs models device-torch test-unit test-san conformance smoke verify bench clean install install-check fuzz fuzz-ci fuzz-build deps-fuzz test-valgrind
 all: deps
-	@$(MAKE) --no-print-directory $(CONFORM) $(TESTS) $(PLUGINS)
+	@$(MAKE) --no-print-directory build-all
+build-all: $(CONFORM) $(TESTS) $(PLUGINS)
+	@:
 
 deps:
 	@missing=""; for p in $(DEB_PKGS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
@@ -96,23 +100,23 @@ $(BUILD)/%.o: %.c
 
 $(BUILD)/plugins/plugin_roi_align.so: examples/plugin_roi_align.c harness/conform_plugin.h
 	@mkdir -p $(dir $@)
-	$(CC) $(PLUGIN_CFLAGS) $< -o $@ -lm
+	@echo "CC $(notdir $@)"; $(CC) $(PLUGIN_CFLAGS) $< -o $@ -lm
 # ABI 2: the example's kernel in float (float32, float16, bfloat16) and in double (float64)
 $(BUILD)/plugins/plugin_roi_align_v2.so: examples/plugin_roi_align_v2.c examples/plugin_roi_align.c harness/conform_plugin.h
 	@mkdir -p $(dir $@)
-	$(CC) $(PLUGIN_CFLAGS) $< -o $@ -lm
+	@echo "CC $(notdir $@)"; $(CC) $(PLUGIN_CFLAGS) $< -o $@ -lm
 $(BUILD)/plugins/plugin_roi_align_v2_f64.so: examples/plugin_roi_align_v2.c examples/plugin_roi_align.c harness/conform_plugin.h
 	@mkdir -p $(dir $@)
-	$(CC) $(PLUGIN_CFLAGS) -DEXAMPLE_REAL=double $< -o $@ -lm
+	@echo "CC $(notdir $@)"; $(CC) $(PLUGIN_CFLAGS) -DEXAMPLE_REAL=double $< -o $@ -lm
 $(BUILD)/plugins/faulty_v2_aligned.so: tests/plugins/plugin_faulty_v2.c examples/plugin_roi_align_v2.c examples/plugin_roi_align.c harness/conform_plugin.h
 	@mkdir -p $(dir $@)
-	$(CC) $(PLUGIN_CFLAGS) $< -o $@ -lm
+	@echo "CC $(notdir $@)"; $(CC) $(PLUGIN_CFLAGS) $< -o $@ -lm
 $(BUILD)/plugins/faulty_v2_aligned_f64.so: tests/plugins/plugin_faulty_v2.c examples/plugin_roi_align_v2.c examples/plugin_roi_align.c harness/conform_plugin.h
 	@mkdir -p $(dir $@)
-	$(CC) $(PLUGIN_CFLAGS) -DEXAMPLE_REAL=double $< -o $@ -lm
+	@echo "CC $(notdir $@)"; $(CC) $(PLUGIN_CFLAGS) -DEXAMPLE_REAL=double $< -o $@ -lm
 $(BUILD)/plugins/faulty_%.so: tests/plugins/plugin_faulty.c examples/plugin_roi_align.c harness/conform_plugin.h
 	@mkdir -p $(dir $@)
-	$(CC) $(PLUGIN_CFLAGS) -DFAULT=$(FAULT_$*) $< -o $@ -lm
+	@echo "CC $(notdir $@)"; $(CC) $(PLUGIN_CFLAGS) -DFAULT=$(FAULT_$*) $< -o $@ -lm
 
 $(BUILD)/zoo/%.so: tests/zoo/zoo_kernels.c tests/zoo/zoo_bugs.h harness/conform_plugin.h
 	@mkdir -p $(dir $@)
@@ -123,9 +127,9 @@ $(LIBREF): $(REF_OBJ)
 $(LIBOPT): $(OPT_OBJ)
 	@rm -f $@; ar rcs $@ $^
 $(CONFORM): $(BUILD)/harness/main.o $(HAR_OBJ) $(LIBOPT) $(LIBREF)
-	$(CC) $(OPT) -o $@ $^ $(LDLIBS) -ldl
+	@echo "LD $@"; $(CC) $(OPT) -o $@ $^ $(LDLIBS) -ldl
 $(TESTS): $(TEST_OBJ) $(HAR_OBJ) $(LIBOPT) $(LIBREF)
-	$(CC) $(OPT) -o $@ $^ $(LDLIBS) $(CRIT_LIBS) -ldl
+	@echo "LD $@"; $(CC) $(OPT) -o $@ $^ $(LDLIBS) $(CRIT_LIBS) -ldl
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
 
@@ -139,25 +143,40 @@ deps-test:
 	      echo "note: apt-get install python3-numpy failed: the numpy tests will be skipped"; \
 	  else echo "note: without python3-numpy the numpy tests are skipped (sudo apt-get install -y python3-numpy)"; fi; }
 
+# one line per part with its time and count (tests/parts.sh; logs in $(BUILD)/test-logs), then
+# "N passed, N failed" alone on the last line
 test: all deps-test
-	$(TESTS) --jobs $(THREADS)
-	@$(MAKE) --no-print-directory install-check
-	$(CONFORM) verify
-	$(CONFORM) run cases/smoke.json --report-dir $(BUILD)/smoke-report --threads $(THREADS) --quiet
-	tests/python/run.sh $(CONFORM)
-	@$(MAKE) --no-print-directory ascend-standin
-	@$(MAKE) --no-print-directory zoo
+	@tests/parts.sh $(BUILD)/test-logs \
+	  "unit tests" "$(TESTS) --jobs $(THREADS)" \
+	  "install" "$(MAKE) --no-print-directory install-check" \
+	  "reference proofs" "$(CONFORM) verify" \
+	  "smoke suite" "$(CONFORM) run cases/smoke.json --report-dir $(BUILD)/smoke-report --threads $(THREADS) --quiet" \
+	  "python" "tests/python/run.sh $(CONFORM)" \
+	  "ascend stand-in" "$(MAKE) --no-print-directory ascend-standin" \
+	  "zoo" "$(MAKE) --no-print-directory zoo" \
+	  "report rendering" "$(PYTHON) tests/reports_browser.py $(CONFORM) $(BUILD)/browser" \
+	  "repository paths" "tests/repo_paths.sh"
+
+# the reports' first screens in headless Chromium (tests/reports_browser.py; screenshots in
+# $(BUILD)/browser/). make test runs it where chromium is installed and skips it, saying so,
+# elsewhere: unlike numpy (a few MB), chromium is a download of about 100 MB and 300 MB installed,
+# too much for every fresh CI machine. This target installs it (as root) and runs it.
+test-browser: all
+	@command -v chromium >/dev/null || { [ "$$(id -u)" = 0 ] && \
+	  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; } || \
+	  { echo "error: run: sudo apt-get install -y chromium" >&2; exit 1; }
+	$(PYTHON) tests/reports_browser.py $(CONFORM) $(BUILD)/browser
 
 # every faulty kernel of the zoo fails its own op and no other; the bug-free build passes all
 zoo: all
 	@$(MAKE) --no-print-directory $(ZOO_PLUGINS)
-	python3 tools/zoo.py --conform $(CONFORM) --zoo-dir $(BUILD)/zoo --out $(BUILD)/zoo --jobs $(THREADS)
+	$(PYTHON) tools/zoo.py --conform $(CONFORM) --zoo-dir $(BUILD)/zoo --out $(BUILD)/zoo --jobs $(THREADS)
 
 # the same for the default and the smoke suite, then their power tables into docs/zoo_power.json
 # and docs/zoo.md (commit them)
 zoo-docs: all
 	@$(MAKE) --no-print-directory $(ZOO_PLUGINS)
-	python3 tools/zoo.py --conform $(CONFORM) --zoo-dir $(BUILD)/zoo --out $(BUILD)/zoo --jobs $(THREADS) --write-docs \
+	$(PYTHON) tools/zoo.py --conform $(CONFORM) --zoo-dir $(BUILD)/zoo --out $(BUILD)/zoo --jobs $(THREADS) --write-docs \
 	  --suite cases/conformance.json --suite cases/smoke.json
 
 verify: all
@@ -192,7 +211,7 @@ bench: all
 # PyTorch as a device (README "Testing your own kernels"): export the default suite, run it with
 # tools/torch_runner.py on TORCH_DEVICE, judge it with that device's waivers when there are some.
 # Exit 1 while any case fails; the report is in reports/torch-<device>-<dtype>/.
-TORCH_PYTHON ?= /usr/bin/python3
+TORCH_PYTHON ?= $(PYTHON)
 TORCH_DEVICE ?= cpu
 TORCH_DTYPE  ?= float32
 TORCH_EXPORT  = $(BUILD)/torch-export-$(TORCH_DEVICE)-$(TORCH_DTYPE)
@@ -241,25 +260,43 @@ ascend-standin: all
 	@$(MAKE) --no-print-directory $(STANDIN_PLUGINS)
 	tests/ascend_standin/check.sh $(CONFORM) $(STANDIN_DIR) "$(ASCEND_FAULTS)" $(THREADS)
 
-# make install PREFIX=...: the two kernel libraries, their headers and pkg-config files
+# make install PREFIX=...: the tool, its data, the kernel libraries and the Python helper
+#   bin/conform                     finds its data at ../share/conform (or $CONFORM_DATA)
+#   share/conform/                  cases/ (suites, golden vectors, waivers, check examples),
+#                                   docs/zoo_power.json (the suites' measured power)
+#   lib/, include/conform/, lib/pkgconfig/   the two kernel libraries, headers, pkg-config files
+#   <site>/conform_check.py, conform_pytest.py and a dist-info naming the pytest plugin, where
+#   <site> is the folder of PREFIX that $(PYTHON) already reads (/usr: /usr/lib/python3/dist-packages,
+#   /usr/local: /usr/local/lib/python3.X/dist-packages); for any other PREFIX it is
+#   PREFIX/lib/python3.X/site-packages, and PREFIX/bin/python3 is made that prefix's interpreter
+#   (a pyvenv.cfg over $(PYTHON), with the system's packages): run it, no PYTHONPATH needed
 PREFIX ?= /usr/local
 VERSION = 0.1.0
+PY_SITE = $(shell $(PYTHON) tools/python_site.py $(PREFIX))
 install: all
-	install -d $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/include/conform
-	install -m 644 $(LIBREF) $(LIBOPT) $(DESTDIR)$(PREFIX)/lib/
-	install -m 644 reference/conform_ref.h optimized/conform_opt.h harness/conform_plugin.h $(DESTDIR)$(PREFIX)/include/conform/
-	for p in conform-ref conform-opt; do \
+	@install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/include/conform \
+	  $(DESTDIR)$(PREFIX)/share/conform/docs
+	@install -m 755 $(CONFORM) $(DESTDIR)$(PREFIX)/bin/conform
+	@cp -R cases $(DESTDIR)$(PREFIX)/share/conform/
+	@install -m 644 docs/zoo_power.json $(DESTDIR)$(PREFIX)/share/conform/docs/
+	@install -m 644 $(LIBREF) $(LIBOPT) $(DESTDIR)$(PREFIX)/lib/
+	@install -m 644 reference/conform_ref.h optimized/conform_opt.h harness/conform_plugin.h $(DESTDIR)$(PREFIX)/include/conform/
+	@for p in conform-ref conform-opt; do \
 	  sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' tools/pkgconfig/$$p.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/$$p.pc; \
 	done
+	@$(PYTHON) tools/python_site.py $(PREFIX) --install "$(DESTDIR)" --version $(VERSION) python/conform_check.py python/conform_pytest.py
+	@echo "installed conform $(VERSION) into $(DESTDIR)$(PREFIX) (Python helper: $(PY_SITE))"
 
-# an out-of-tree program built against an installed copy with pkg-config
+# an out-of-tree program built against an installed copy with pkg-config; the installed conform
+# and Python helper used from another directory (tests/install_check.sh)
 install-check: all
 	@rm -rf $(BUILD)/prefix
 	@$(MAKE) --no-print-directory install PREFIX=$(abspath $(BUILD)/prefix) >/dev/null
-	$(CC) -std=c11 $(WARN) examples/link_example.c \
+	@$(CC) -std=c11 $(WARN) examples/link_example.c \
 	  $$(PKG_CONFIG_PATH=$(abspath $(BUILD)/prefix)/lib/pkgconfig pkg-config --cflags --libs conform-ref conform-opt) \
 	  -o $(BUILD)/link_example
-	$(BUILD)/link_example
+	@$(BUILD)/link_example >/dev/null
+	@tests/install_check.sh $(abspath $(BUILD)/prefix)
 
 # libFuzzer targets (clang), each run for FUZZ_SECONDS from its committed seed corpus; new
 # inputs go to build-fuzz/corpus, crashes to build-fuzz/ (see fuzz/README.md)

@@ -8,9 +8,12 @@
 `check` writes the arrays to a temporary folder, runs `conform check` on them and returns a
 `Verdict` (status, message, per-output numbers: max_abs_err, max_ulp, max_err_over_tol, worst
 element, ...); when the outputs do not conform it raises AssertionError with the summary and the
-command that reproduces it (the folder is then kept, so the command works). `judge` is the same
-without the assertion. Needs numpy only. The binary is the `conform` argument, else $CONFORM,
-else build/conform next to this file's repository.
+command that reproduces it (the folder is then kept, so the command works; `workdir` puts it
+under a folder of yours instead of the system's temporary one). `judge` is the same without the
+assertion. Needs numpy only. The binary is the `conform` argument, else $CONFORM, else the one
+`make install` installed beside this file, else build/conform of this file's repository, else
+`conform` on PATH. Under pytest, the `conform_check` fixture (conform_pytest.py) does the same with
+pytest's tmp_path.
 
 Arrays: inputs in float32 or float64 (float16 is widened exactly); actual outputs in the dtype
 under test: float32, float16, or bfloat16 as raw uint16 bits (a float array is rounded to
@@ -25,10 +28,21 @@ import tempfile
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-DEFAULT_CONFORM = os.path.join(HERE, "..", "build", "conform")
+INSTALLED_CONFORM = None   # `make install` writes PREFIX/bin/conform here
 DTYPES = ("float32", "float16", "bfloat16")
 
 
+def find_conform(conform=None):
+    """The conform binary: the argument, $CONFORM, the installed one, the repository's build, PATH."""
+    named = conform or os.environ.get("CONFORM")
+    if named:
+        if not os.access(named, os.X_OK):
+            raise FileNotFoundError("conform binary %s not found" % named)
+        return os.path.abspath(named)
+    for exe in (INSTALLED_CONFORM, os.path.join(HERE, "..", "build", "conform"), shutil.which("conform")):
+        if exe and os.access(exe, os.X_OK):
+            return os.path.abspath(exe)
+    raise FileNotFoundError("no conform binary: build it (make), install it (make install) or set CONFORM")
 class Verdict:
     """One `conform check`: status ("passed" or "failed"), message, outputs (name -> the metrics
     of report.json), command (the repro line) and report (the whole report.json)."""
@@ -93,16 +107,15 @@ def as_actual(a, dtype):
     return a.astype({"float32": "<f4", "float16": "<f2"}[dtype])
 
 
-def judge(op, attrs, inputs, actual, dtype="float32", conform=None, keep=False):
+def judge(op, attrs, inputs, actual, dtype="float32", conform=None, keep=False, workdir=None):
     """Runs `conform check`; returns a Verdict. Bad usage (unknown op, wrong shape, bad attribute)
-    raises ValueError with conform's message."""
+    raises ValueError with conform's message. The files go to a new folder under `workdir` (default:
+    the system's temporary folder), removed unless the outputs fail or `keep`."""
     if dtype not in DTYPES:
         raise ValueError("dtype %r: must be one of %s" % (dtype, ", ".join(DTYPES)))
-    exe = conform or os.environ.get("CONFORM") or DEFAULT_CONFORM
-    if not os.access(exe, os.X_OK):
-        raise FileNotFoundError("conform binary %s not found: build it (make) or set CONFORM" % exe)
-    tmp = tempfile.mkdtemp(prefix="conform_check_%s_" % op)
-    cmd = [os.path.abspath(exe), "check", op]
+    exe = find_conform(conform)
+    tmp = tempfile.mkdtemp(prefix="conform_check_%s_" % op, dir=workdir)
+    cmd = [exe, "check", op]
     for name, value in attrs.items():
         cmd += ["--attr", "%s=%s" % (name, attr_text(value))]
     for flag, arrays, convert in (("--input", inputs, as_input),
@@ -125,9 +138,9 @@ def judge(op, attrs, inputs, actual, dtype="float32", conform=None, keep=False):
     return verdict
 
 
-def check(op, attrs, inputs, actual, dtype="float32", conform=None):
+def check(op, attrs, inputs, actual, dtype="float32", conform=None, workdir=None):
     """judge(), then AssertionError with the summary and the repro command unless it passed."""
-    verdict = judge(op, attrs, inputs, actual, dtype=dtype, conform=conform)
+    verdict = judge(op, attrs, inputs, actual, dtype=dtype, conform=conform, workdir=workdir)
     if not verdict.passed:
         raise AssertionError("conform check %s (%s) %s" % (op, dtype, verdict.summary()))
     return verdict

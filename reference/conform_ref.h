@@ -1,6 +1,6 @@
 /* conform reference kernels: double-precision golden implementations.
  *
- * Every kernel follows ../shared/spec/ops.md literally: straight loops, double everywhere,
+ * Every kernel follows docs/spec/ops.md literally: straight loops, double everywhere,
  * libc/libm only. Callers validate shapes and attributes first (the harness does); the kernels
  * assume valid parameters. Backward kernels zero their outputs themselves.
  *

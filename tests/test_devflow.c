@@ -206,7 +206,7 @@ Test(devflow, a_missing_output_is_its_own_status_in_every_format, .init = setup,
     cr_assert(strstr(md, "| missing |"));
     snprintf(p, sizeof p, "%s/report.html", sub("rep"));
     char *html = slurp(p);
-    cr_assert(strstr(html, "<td>missing</td>"));
+    cr_assert(strstr(html, "<td class=\"st\">missing</td>"));
     free(junit); free(md); free(html);
     /* merge keeps it */
     const char *m[] = {"conform", "merge", "--report-dir", sub("merged"), sub("rep"), NULL};

@@ -3,7 +3,7 @@
 
 The suites are data; the modules in tools/suites/ (one per op family) are the readable source
 of them: grids, edge cases, invalid inputs and published vectors. Edit a module and rerun:
-    python3 tools/gen_suites.py
+    /usr/bin/python3 tools/gen_suites.py
 Vectors computed by PyTorch come from tools/golden_torch.py instead.
 """
 import importlib

@@ -21,7 +21,7 @@ least MARGIN in unnormalised / feature coordinates, so the golden value is unamb
 evaluation of the same inputs lands on the same branch.
 
 Besides torch, every vector is recomputed here with a plain-Python transcription of the spec
-(../shared/spec/ops.md sections A, 1, 2, 5, 6, 7) and the script stops if any element differs by
+(docs/spec/ops.md sections A, 1, 2, 5, 6, 7) and the script stops if any element differs by
 more than 1e-12 * max(1, |value|): this checks the layout rearrangements and that torch and the
 spec agree on these inputs.
 """

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "help.h"
 #include "npy.h"
 #include "report.h"
 #include "runner.h"
@@ -50,7 +51,7 @@ int cmd_check(int argc, char **argv)
         return usage_error("check: usage: conform check OP [--attr N=V]... --input N=F.npy... --actual N=F.npy|F.bin... "
                            "[--dtype float32|float16|bfloat16|float64] [--report-dir DIR]");
     const op_desc *op = op_find(argv[2]);
-    if (!op) return usage_error("check: unknown op '%s' (see conform list)", argv[2]);
+    if (!op) return cli_unknown_op("check", argv[2]);
     problem_args a;
     memset(&a, 0, sizeof a);
     const dtype_desc *dt = dtype_get(CONFORM_DTYPE_FLOAT32);
@@ -80,7 +81,7 @@ int cmd_check(int argc, char **argv)
         }
         int t = problem_args_take(&a, argc, argv, &i);
         if (t < 0) return EXIT_USAGE;
-        if (!t) return usage_error("check: unknown option '%s'", o);
+        if (!t) return cli_unknown_option("check", o, v);
     }
     if (a.n_shape) return usage_error("check: inputs come from files (--input NAME=FILE.npy)");
     /* without --dtype, a raw file's name may say it: out_float16.bin */
@@ -146,9 +147,12 @@ int cmd_check(int argc, char **argv)
         compare_f64(ref[o], got[o].data, n, &t, &out->cmp);
         if (out->cmp.n_over || out->cmp.all_zero) {
             r.status = CASE_FAILED;
-            snprintf(r.message, sizeof r.message, "%s: %lld of %lld elements beyond the %s tolerance (worst at %lld: ref %.9g, got %.9g, tol %.3g)",
-                     out->name, (long long)out->cmp.n_over, (long long)n, dt->name, (long long)out->cmp.worst_index,
-                     out->cmp.worst_ref, out->cmp.worst_got, out->cmp.worst_tol);
+            char at[96];
+            snprintf(r.message, sizeof r.message, "%s: %lld of %lld elements beyond the %s tolerance (worst at %s: ref %.9g, got %.9g, tol %.3g)",
+                     out->name, (long long)out->cmp.n_over, (long long)n, dt->name,
+                     index_str(&out->shape, out->cmp.worst_index, at, sizeof at), out->cmp.worst_ref, out->cmp.worst_got,
+                     out->cmp.worst_tol);
+            case_heat_map(out, ref[o], got[o].data, &t); /* where the errors sit, in check's HTML too */
         }
     }
     double *values[CONFORM_MAX_TENSORS] = {0};
@@ -177,6 +181,7 @@ int cmd_check(int argc, char **argv)
     if (report_dir && (mkdir_p(report_dir, err, sizeof err) || report_write_all(report, report_dir, err, sizeof err)))
         rc = usage_error("%s", err);
     cJSON_Delete(report);
+    case_result_free(&r);
     for (int o = 0; o < op->n_outputs; o++) {
         free(ref[o]);
         for (int t = 0; t < 4; t++) free(bt[o][t]);

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "help.h"
 #include "npy.h"
 #include "report.h"
 #include "runner.h"
@@ -75,7 +76,7 @@ int cmd_eval(int argc, char **argv)
 {
     if (argc < 3 || argv[2][0] == '-') return usage_error("eval: usage: conform eval OP --impl reference|optimized ...");
     const op_desc *op = op_find(argv[2]);
-    if (!op) return usage_error("eval: unknown op '%s' (see conform list)", argv[2]);
+    if (!op) return cli_unknown_op("eval", argv[2]);
     problem_args a;
     memset(&a, 0, sizeof a);
     conform_exec ex = {CONFORM_ISA_AUTO, 0};
@@ -86,11 +87,11 @@ int cmd_eval(int argc, char **argv)
         int t = problem_args_take(&a, argc, argv, &i);
         if (t < 0) return EXIT_USAGE;
         if (t) continue;
-        if (!strcmp(o, "--impl")) { if (parse_impl(v, &impl) || impl == 3) return usage_error("--impl takes reference or optimized"); i++; }
+        if (!strcmp(o, "--impl")) { if (parse_impl(v, &impl) || impl == 3) return cli_bad_value("--impl", v, "reference, optimized"); i++; }
         else if (!strcmp(o, "--output-dir") && v) { dir = v; i++; }
         else if (!strcmp(o, "--threads")) { if (parse_threads_arg(v, &ex)) return EXIT_USAGE; i++; }
         else if (!strcmp(o, "--isa")) { if (parse_isa_arg(v, &ex)) return EXIT_USAGE; i++; }
-        else return usage_error("eval: unknown option '%s'", o);
+        else return cli_unknown_option("eval", o, v);
     }
     if (!impl) return usage_error("eval: --impl reference|optimized is required");
     if (!dir) return usage_error("eval: --output-dir DIR is required");
@@ -160,7 +161,7 @@ int cmd_bench(int argc, char **argv)
 {
     if (argc < 3 || argv[2][0] == '-') return usage_error("bench: usage: conform bench OP [--attr ...] [--input ...|--shape ...]");
     const op_desc *op = op_find(argv[2]);
-    if (!op) return usage_error("bench: unknown op '%s' (see conform list)", argv[2]);
+    if (!op) return cli_unknown_op("bench", argv[2]);
     problem_args a;
     memset(&a, 0, sizeof a);
     a.seed = 1;
@@ -173,12 +174,12 @@ int cmd_bench(int argc, char **argv)
         int t = problem_args_take(&a, argc, argv, &i);
         if (t < 0) return EXIT_USAGE;
         if (t) continue;
-        if (!strcmp(o, "--impl")) { if (parse_impl(v, &impl)) return usage_error("--impl takes reference, optimized or both"); i++; }
+        if (!strcmp(o, "--impl")) { if (parse_impl(v, &impl)) return cli_bad_value("--impl", v, "reference, optimized, both"); i++; }
         else if (!strcmp(o, "--repeat")) { if (parse_int_arg(o, v, 1, 100000, &repeat)) return EXIT_USAGE; i++; }
         else if (!strcmp(o, "--append") && v) { append = v; i++; }
         else if (!strcmp(o, "--threads")) { if (parse_threads_arg(v, &ex)) return EXIT_USAGE; i++; }
         else if (!strcmp(o, "--isa")) { if (parse_isa_arg(v, &ex)) return EXIT_USAGE; i++; }
-        else return usage_error("bench: unknown option '%s'", o);
+        else return cli_unknown_option("bench", o, v);
     }
     if (resolve_isa(&ex)) return EXIT_USAGE;
     problem_t p;

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "help.h"
 #include "export.h"
 #include "impl.h"
 #include "npy.h"
@@ -205,7 +206,7 @@ int cmd_export(int argc, char **argv)
         else if (!strcmp(a, "--outputs") && v) { outputs = v; i++; }
         else if (!strcmp(a, "--filter") && v) { sel.filter = v; i++; }
         else if (!strcmp(a, "--op") && v) {
-            if (!op_find(v)) return usage_error("--op: unknown op '%s' (see conform list)", v);
+            if (!op_find(v)) return cli_unknown_op("--op", v);
             if (sel.n_ops == MAX_OPS) return usage_error("--op: at most %d", MAX_OPS);
             sel.ops[sel.n_ops++] = v;
             i++;
@@ -214,7 +215,7 @@ int cmd_export(int argc, char **argv)
         else if (!strcmp(a, "--seed")) { if (parse_int_arg(a, v, 0, 4294967295LL, &seed)) return EXIT_USAGE; seed_set = 1; i++; }
         else if (!strcmp(a, "--threads")) { if (parse_threads_arg(v, &x.ex)) return EXIT_USAGE; i++; }
         else if (!strcmp(a, "--isa")) { if (parse_isa_arg(v, &x.ex)) return EXIT_USAGE; i++; }
-        else if (a[0] == '-') return usage_error("export: unknown option '%s' (see conform --help)", a);
+        else if (a[0] == '-') return cli_unknown_option("export", a, v);
         else if (n_suites == MAX_SUITES) return usage_error("export: at most %d suites", MAX_SUITES);
         else paths[n_suites++] = a;
     }
@@ -225,7 +226,7 @@ int cmd_export(int argc, char **argv)
     impl_t impl;
     char err[CONFORM_ERR_LEN];
     if (outputs) {
-        if (!strncmp(outputs, "dir:", 4)) return usage_error("--outputs takes optimized or plugin:PATH.so, got '%s'", outputs);
+        if (!strncmp(outputs, "dir:", 4)) return cli_bad_value("--outputs", outputs, "optimized, plugin:PATH.so");
         /* the optimized kernels compute in float32 and store 16-bit results rounded, as a device
            computing 16-bit data in float32 does; float32 results held to float64 bounds would
            fail, so a float64 export takes its outputs from a plugin */

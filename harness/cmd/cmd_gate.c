@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "help.h"
 #include "report.h"
 
 /* growth factor allowed for an error metric: an ISA or summation-order change moves errors by
@@ -138,7 +139,7 @@ int cmd_gate(int argc, char **argv)
         if (!strcmp(argv[i], "--baseline") && i + 1 < argc) base_path = argv[++i];
         else if (!strcmp(argv[i], "--current") && i + 1 < argc) cur_path = argv[++i];
         else if (!strcmp(argv[i], "--update")) update = 1;
-        else return usage_error("gate: unknown option '%s' (usage: gate --baseline FILE --current FILE [--update])", argv[i]);
+        else return cli_unknown_option("gate", argv[i], i + 1 < argc ? argv[i + 1] : NULL);
     }
     if (!base_path || !cur_path) return usage_error("gate: --baseline FILE and --current FILE are required");
     char err[CONFORM_ERR_LEN];

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "help.h"
 #include "status.h"
 
 static const char *kind_text(attr_kind k)
@@ -22,7 +23,7 @@ int cmd_list(int argc, char **argv)
     int json = 0;
     for (int i = 2; i < argc; i++) {
         if (!strcmp(argv[i], "--json")) json = 1;
-        else return usage_error("list: unknown option '%s'", argv[i]);
+        else return cli_unknown_option("list", argv[i], NULL);
     }
     if (json) {
         cJSON *root = cJSON_CreateObject(), *ops = cJSON_AddArrayToObject(root, "ops");

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "help.h"
 #include "report.h"
 
 /* The kind of implementation a report judged ("optimized", "plugin", "dir"): shards of one run
@@ -43,7 +44,7 @@ int cmd_merge(int argc, char **argv)
     int n = 0;
     for (int i = 2; i < argc; i++) {
         if (!strcmp(argv[i], "--report-dir") && i + 1 < argc) out_dir = argv[++i];
-        else if (argv[i][0] == '-') return usage_error("merge: unknown option '%s' (usage: merge --report-dir OUT DIR...)", argv[i]);
+        else if (argv[i][0] == '-') return cli_unknown_option("merge", argv[i], NULL);
         else if (n == 256) return usage_error("merge: at most 256 reports");
         else dirs[n++] = argv[i];
     }

@@ -7,6 +7,8 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "help.h"
+#include "datadir.h"
 #include "jobs.h"
 #include "report.h"
 #include "runner.h"
@@ -152,7 +154,7 @@ static int run_suites(int argc, char **argv)
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "--filter") && v) { sel.filter = v; i++; }
         else if (!strcmp(a, "--op") && v) {
-            if (!op_find(v)) return usage_error("--op: unknown op '%s' (see conform list)", v);
+            if (!op_find(v)) return cli_unknown_op("--op", v);
             if (sel.n_ops == MAX_OPS) return usage_error("--op: at most %d", MAX_OPS);
             sel.ops[sel.n_ops++] = v;
             i++;
@@ -198,7 +200,7 @@ static int run_suites(int argc, char **argv)
         }
         else if (!strcmp(a, "--list") || !strcmp(a, "--dry-run")) dry = 1;
         else if (!strcmp(a, "--quiet")) quiet = 1;
-        else if (a[0] == '-') return usage_error("run: unknown option '%s' (see conform --help)", a);
+        else if (a[0] == '-') return cli_unknown_option("run", a, v);
         else if (n_suites == MAX_SUITES) return usage_error("run: at most %d suites", MAX_SUITES);
         else suites[n_suites++] = a;
     }
@@ -220,7 +222,10 @@ static int run_suites(int argc, char **argv)
         seed_set = 1;
     }
     run_env env = {ex, &impl, policy};
-    if (!waiver_path && !access("cases/waivers.json", R_OK)) waiver_path = "cases/waivers.json";
+    char waiver_found[4096];
+    if (waiver_path) waiver_path = conform_suite_path(waiver_path, waiver_found, sizeof waiver_found);
+    else if (!access(conform_data_file("cases/waivers.json", waiver_found, sizeof waiver_found), R_OK))
+        waiver_path = waiver_found; /* the default waivers, when there are some */
     waivers_t waivers;
     if (waivers_load(waiver_path, &waivers) || (rerun_path && load_rerun(rerun_path, statuses, &sel))) {
         waivers_free(&waivers);
@@ -332,8 +337,8 @@ static int run_suites(int argc, char **argv)
     zoo_power_attach(report, loaded, n_suites, ZOO_POWER_FILE);
     report_summarize(report);
     if (report_write_all(report, report_dir, err, sizeof err)) rc = usage_error("%s", err);
-    report_print_summary(report, stdout);
-    printf("reports: %s/report.{json,md,html}, %s/junit.xml\n", report_dir, report_dir);
+    printf("\nreports: %s/report.{json,md,html}, %s/junit.xml\n", report_dir, report_dir);
+    report_print_summary(report, stdout); /* ends with the line counting every status */
     if (rc == EXIT_OK && (!report_all_passed(report) || interrupted)) rc = EXIT_FAIL;
     cJSON_Delete(report);
 out:

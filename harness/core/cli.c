@@ -83,7 +83,7 @@ int problem_args_take(problem_args *a, int argc, char **argv, int *i)
         (*i)++;
         return 1;
     } else if (!strcmp(opt, "--gen")) {
-        if (*i + 1 >= argc) { usage_error("--gen takes a JSON object"); return -1; }
+        if (*i + 1 >= argc) { usage_error("--gen takes a JSON object, got nothing"); return -1; }
         a->gen = argv[++(*i)];
         return 1;
     } else if (!strcmp(opt, "--seed")) {
@@ -94,7 +94,7 @@ int problem_args_take(problem_args *a, int argc, char **argv, int *i)
         return 1;
     } else return 0;
     if (*i + 1 >= argc || !strchr(argv[*i + 1], '=')) {
-        usage_error("%s takes NAME=VALUE", opt);
+        usage_error("%s takes NAME=VALUE, got '%s'", opt, *i + 1 < argc ? argv[*i + 1] : "");
         return -1;
     }
     if (*count >= cap) {

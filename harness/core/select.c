@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "status.h"
 #include "report.h"
 
 /* ---- shards: a deterministic partition of the cases by id ---------------------------------- */
@@ -63,7 +64,14 @@ int selected(const selection *s, const case_t *c)
 /* --rerun REPORT [--status S,...]: the ids whose status is one of S in that report */
 int load_rerun(const char *path, const char *statuses, selection *s)
 {
-    char err[CONFORM_ERR_LEN];
+    char err[CONFORM_ERR_LEN], names[256] = "", word[64];
+    for (const char *p = statuses; *p; p += strcspn(p, ",") + (p[strcspn(p, ",")] == ',')) {
+        snprintf(word, sizeof word, "%.*s", (int)strcspn(p, ","), p);
+        if (status_known(word)) continue;
+        for (int i = 0; i < CASE_N_STATUS; i++)
+            snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", i ? ", " : "", status_name((case_status)i));
+        return usage_error("--status: '%s' is not one of %s", word, names);
+    }
     cJSON *r = read_json_file(path, err, sizeof err);
     if (!r) return usage_error("--rerun %s", err);
     s->rerun = cJSON_CreateObject();

@@ -1,3 +1,4 @@
+#include "datadir.h"
 #include "suite.h"
 
 #include <fnmatch.h>
@@ -211,6 +212,8 @@ static const char *duplicate_key(const cJSON *node)
 int suite_load(const char *path, suite_t *s, char *err, size_t errlen)
 {
     memset(s, 0, sizeof *s);
+    char found[4096];
+    path = conform_suite_path(path, found, sizeof found); /* cases/... of the data directory from anywhere */
     snprintf(s->path, sizeof s->path, "%s", path);
     char *text = read_text(path, err, errlen);
     if (!text) return -1;

@@ -59,6 +59,16 @@ const char *shape_str(const shape_t *s, char *buf, size_t len)
     return buf;
 }
 
+const char *index_str(const shape_t *s, int64_t flat, char *buf, size_t len)
+{
+    shape_t at = *s;
+    for (int d = s->rank - 1; d >= 0; d--) {
+        at.dims[d] = s->dims[d] > 0 && flat >= 0 ? flat % s->dims[d] : 0;
+        flat = s->dims[d] > 0 ? flat / s->dims[d] : 0;
+    }
+    return shape_str(&at, buf, len);
+}
+
 int tensor_alloc(tensor_t *t, const shape_t *s)
 {
     int64_t n = shape_numel(s);

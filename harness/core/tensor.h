@@ -28,6 +28,8 @@ shape_t shape4(int64_t a, int64_t b, int64_t c, int64_t d);
 shape_t shape2(int64_t a, int64_t b);
 /* "[2,3,4]" into buf; returns buf */
 const char *shape_str(const shape_t *s, char *buf, size_t len);
+/* The coordinates of a flat (row-major) index into shape s, as "[k,c,h,w]" */
+const char *index_str(const shape_t *s, int64_t flat, char *buf, size_t len);
 
 /* Allocates zeroed storage for s (calloc); 0 ok, -1 on a bad shape or no memory. */
 int tensor_alloc(tensor_t *t, const shape_t *s);

@@ -119,7 +119,7 @@ void case_result_free(case_result *r)
     }
 }
 
-static void heat_map(output_result *out, const double *ref, const double *got, const tol_inputs *t)
+void case_heat_map(output_result *out, const double *ref, const double *got, const tol_inputs *t)
 {
     const shape_t *s = &out->shape;
     int64_t n = shape_numel(s), cols = 1;
@@ -314,20 +314,23 @@ void run_case(const case_t *c, uint64_t seed, const run_env *env, case_result *r
         }
         tol_inputs t = {dt, &op->tol[o], bt[o][0], bt[o][1], bt[o][2], bt[o][3]};
         compare_f64(ref[o], val[o], n_out[o], &t, &out->cmp);
-        if (out->cmp.n_over) heat_map(out, ref[o], val[o], &t);
+        if (out->cmp.n_over) case_heat_map(out, ref[o], val[o], &t);
         char m[400];
         if (out->cmp.all_zero) {
             snprintf(m, sizeof m, "%s: all zeros where the reference is not", out->name);
             set_status(r, CASE_FAILED, "%s", m);
         } else if (out->cmp.n_nonfinite_mismatch) {
-            snprintf(m, sizeof m, "%s: %lld elements NaN/Inf on one side only (first at %lld: ref %.9g, got %.9g)",
-                     out->name, (long long)out->cmp.n_nonfinite_mismatch, (long long)out->cmp.worst_index,
-                     out->cmp.worst_ref, out->cmp.worst_got);
+            char at[96];
+            snprintf(m, sizeof m, "%s: %lld elements NaN/Inf on one side only (first at %s: ref %.9g, got %.9g)",
+                     out->name, (long long)out->cmp.n_nonfinite_mismatch,
+                     index_str(&out->shape, out->cmp.worst_index, at, sizeof at), out->cmp.worst_ref, out->cmp.worst_got);
             set_status(r, CASE_FAILED, "%s", m);
         } else if (out->cmp.n_over) {
-            snprintf(m, sizeof m, "%s: %lld of %lld elements beyond tolerance (worst at %lld: ref %.9g, got %.9g, tol %.3g)",
-                     out->name, (long long)out->cmp.n_over, (long long)out->cmp.n, (long long)out->cmp.worst_index,
-                     out->cmp.worst_ref, out->cmp.worst_got, out->cmp.worst_tol);
+            char at[96];
+            snprintf(m, sizeof m, "%s: %lld of %lld elements beyond tolerance (worst at %s: ref %.9g, got %.9g, tol %.3g)",
+                     out->name, (long long)out->cmp.n_over, (long long)out->cmp.n,
+                     index_str(&out->shape, out->cmp.worst_index, at, sizeof at), out->cmp.worst_ref, out->cmp.worst_got,
+                     out->cmp.worst_tol);
             set_status(r, CASE_FAILED, "%s", m);
         }
     }

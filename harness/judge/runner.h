@@ -49,6 +49,8 @@ typedef struct {
 
 void run_case(const case_t *c, uint64_t seed, const run_env *env, case_result *r);
 void case_result_free(case_result *r);
+/* out->heat from the err/tol of every element (a failing output's heat map) */
+void case_heat_map(output_result *out, const double *ref, const double *got, const tol_inputs *t);
 /* The report object of a case. repro: the one command line that reruns it. */
 cJSON *case_result_json(const case_t *c, const case_result *r, const char *repro);
 /* Guarded buffers of n elements of a dtype: sentinel bands on both sides, interior poisoned with

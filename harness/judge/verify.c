@@ -8,12 +8,19 @@
 #include <string.h>
 
 #include "cli.h"
+#include "help.h"
+#include "datadir.h"
 #include "fill.h"
 #include "report.h"
 #include "suite.h"
 
 const char *const proof_kinds[PROOF_KINDS] = {"adjoint", "finite difference", "metamorphic", "golden"};
-const char *verify_golden_dir = "cases/golden";
+const char *verify_golden_dir; /* NULL: the data directory's cases/golden */
+static char golden_default[4096];
+static const char *golden_dir(void)
+{
+    return verify_golden_dir ? verify_golden_dir : conform_data_file("cases/golden", golden_default, sizeof golden_default);
+}
 
 /* golden vectors are double computations of the same sums in another order: 1e-12 of the
    tensor's scale leaves room for that and for nothing else */
@@ -223,18 +230,18 @@ static int golden_file(const op_desc *op, const char *path, proof_result *r, int
 int proof_golden(const op_desc *op, proof_result *r)
 {
     char pattern[1100];
-    snprintf(pattern, sizeof pattern, "%s/*.json", verify_golden_dir);
+    snprintf(pattern, sizeof pattern, "%s/*.json", golden_dir());
     glob_t g;
     r->limit = GOLDEN_LIMIT;
     if (glob(pattern, 0, NULL, &g)) {
-        snprintf(r->detail, sizeof r->detail, "no golden files in %s", verify_golden_dir);
+        snprintf(r->detail, sizeof r->detail, "no golden files in %s", golden_dir());
         return -1;
     }
     int rc = 0, files = 0;
     for (size_t i = 0; i < g.gl_pathc && rc == 0; i++) rc = golden_file(op, g.gl_pathv[i], r, &files);
     globfree(&g);
     if (rc == 0 && r->checks == 0) {
-        snprintf(r->detail, sizeof r->detail, "no golden vectors for %s in %s", op->name, verify_golden_dir);
+        snprintf(r->detail, sizeof r->detail, "no golden vectors for %s in %s", op->name, golden_dir());
         return -1;
     }
     if (rc == 0)
@@ -299,9 +306,9 @@ int cmd_verify(int argc, char **argv)
         if (!strcmp(argv[i], "--op") && i + 1 < argc) only = argv[++i];
         else if (!strcmp(argv[i], "--golden-dir") && i + 1 < argc) verify_golden_dir = argv[++i];
         else if (!strcmp(argv[i], "--report-dir") && i + 1 < argc) report_dir = argv[++i];
-        else return usage_error("verify: unknown option '%s' (usage: verify [--op OP] [--golden-dir DIR] [--report-dir DIR])", argv[i]);
+        else return cli_unknown_option("verify", argv[i], i + 1 < argc ? argv[i + 1] : NULL);
     }
-    if (only && !op_find(only)) return usage_error("verify: unknown op '%s' (see conform list)", only);
+    if (only && !op_find(only)) return cli_unknown_op("--op", only);
     cJSON *root = cJSON_CreateObject();
     cJSON_AddStringToObject(root, "schema", "conform-verify");
     cJSON_AddNumberToObject(root, "schema_version", 1);

@@ -12,7 +12,7 @@
 
 #define PROOF_KINDS 4
 extern const char *const proof_kinds[PROOF_KINDS];
-extern const char *verify_golden_dir; /* default "cases/golden" */
+extern const char *verify_golden_dir; /* --golden-dir; NULL: cases/golden of the data directory (datadir.h) */
 
 /* Runs every proof of op; prints a line per proof unless quiet; returns the number violated
  * (a proof that could not run counts as violated) and appends results to out (may be NULL). */

@@ -48,12 +48,14 @@ int report_gated(const cJSON *report);
 void report_case_standards_failed(const cJSON *c, char *buf, size_t len);
 char *report_standards_markdown(const cJSON *report);
 /* "what ran" (report.json's "runner", report_runner.c): a summary line and each op the runner
-   declared unsupported with its reason; a report.md / report.html section; JUnit <properties>.
+   declared unsupported with its reason; a report.md / report.html section; JUnit <property> lines.
    The char * ones are malloc'd (NULL when the report has no runner). */
 void report_runner_summary(const cJSON *report, FILE *f);
 char *report_runner_markdown(const cJSON *report);
 char *report_runner_html(const cJSON *report);
 char *report_runner_junit(const cJSON *report);
 char *report_standards_html(const cJSON *report);
+/* the cases a named standard and the derived bound disagree on, as a collapsed section */
+char *report_disagreements(const cJSON *report, int html);
 
 #endif

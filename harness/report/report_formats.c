@@ -100,6 +100,87 @@ static double count_failing(const cJSON *counts) { return count_kind(counts, STA
 
 static case_status case_status_of(const cJSON *c) { return status_parse(str(c, "status")); }
 
+/* 1 when an output of the case was compared with the reference (not a refused case, not missing) */
+static int case_compared(const cJSON *c)
+{
+    const cJSON *o;
+    cJSON_ArrayForEach(o, item(c, "outputs")) if (str(o, "name")[0] && item(o, "numel")) return 1;
+    return 0;
+}
+
+/* a status as tables and banners spell it */
+static const char *status_label(case_status s) { return s == CASE_NOT_IMPLEMENTED ? "not implemented" : status_name(s); }
+
+/* "906 passed, 0 failed, 522 missing, 54 waived": passed and failed always, then every other status
+ * that has cases, in report order, so no status is ever left out of a count */
+static const char *counts_text(const cJSON *counts, char *buf, size_t len)
+{
+    snprintf(buf, len, "%.0f passed, %.0f failed", num(counts, "passed"), num(counts, "failed"));
+    for (int i = 0; i < CASE_N_STATUS; i++)
+        if (i != CASE_PASSED && i != CASE_FAILED && num(counts, status_name((case_status)i)) > 0)
+            snprintf(buf + strlen(buf), len - strlen(buf), ", %.0f %s", num(counts, status_name((case_status)i)),
+                     status_label((case_status)i));
+    return buf;
+}
+
+/* what failed the run, "" when nothing did: every failing count, failed proofs, an interruption,
+ * or (gated) the cases failing the named standards */
+static const char *failed_on_text(const cJSON *report, char *buf, size_t len)
+{
+    const cJSON *s = item(report, "summary");
+    buf[0] = '\0';
+#define ADD(...) snprintf(buf + strlen(buf), len - strlen(buf), __VA_ARGS__)
+    if (report_gated(report)) {
+        if (num(s, "gate_failed") > 0) ADD("%.0f cases failing the gated standards", num(s, "gate_failed"));
+    } else
+        for (int i = 0; i < CASE_N_STATUS; i++)
+            if (status_fails((case_status)i) && num(s, status_name((case_status)i)) > 0)
+                ADD("%s%.0f %s", buf[0] ? ", " : "", num(s, status_name((case_status)i)), status_label((case_status)i));
+    if (num(s, "proofs_failed") > 0) ADD("%s%.0f failed proofs of the references", buf[0] ? ", " : "", num(s, "proofs_failed"));
+    if (cJSON_IsTrue(item(report, "interrupted")))
+        ADD("%san interruption (%.0f cases not run)", buf[0] ? ", " : "", num(report, "cases_not_run"));
+#undef ADD
+    return buf;
+}
+
+/* an op's metrics mean something only when some of its outputs were compared: an op whose cases
+ * are all missing, not implemented or crashed shows "n/a", never a perfect 0 */
+static int op_judged(const cJSON *o) { return item(o, "compared") ? num(o, "compared") > 0 : num(o, "passed") + num(o, "failed") > 0; }
+
+/* the per-op table: every status a column */
+static void ops_table(buf_t *b, const cJSON *report, int html)
+{
+    const cJSON *o;
+    int any_na = 0;
+    put(b, html ? "<table><tr><th>op</th><th>cases</th>" : "| op | cases |");
+    for (int i = 0; i < CASE_N_STATUS; i++) put(b, html ? "<th>%s</th>" : " %s |", status_label((case_status)i));
+    put(b, html ? "<th>ambiguous</th><th>worst err/tol</th><th>max ULP</th></tr>\n" : " ambiguous | worst err/tol | max ULP |\n|---|---:|");
+    if (!html) {
+        for (int i = 0; i < CASE_N_STATUS; i++) put(b, "---:|");
+        put(b, "---:|---:|---:|\n");
+    }
+    cJSON_ArrayForEach(o, item(report, "ops")) {
+        int judged = op_judged(o);
+        any_na |= !judged;
+        if (html)
+            put(b, "<tr class=\"%s\"><td>%s</td><td>%.0f</td>",
+                count_failing(o) > 0 ? "failed" : !judged ? "unjudged" : num(o, "waived") > 0 ? "waived" : "passed", o->string,
+                num(o, "total"));
+        else put(b, "| %s | %.0f |", o->string, num(o, "total"));
+        for (int i = 0; i < CASE_N_STATUS; i++) put(b, html ? "<td>%.0f</td>" : " %.0f |", num(o, status_name((case_status)i)));
+        char worst[32] = "n/a", ulp[32] = "n/a";
+        if (judged) {
+            snprintf(worst, sizeof worst, "%.3g", num(o, "max_err_over_tol"));
+            snprintf(ulp, sizeof ulp, "%.3g", num(o, "max_ulp"));
+        }
+        put(b, html ? "<td>%.0f</td><td>%s</td><td>%s</td></tr>\n" : " %.0f | %s | %s |\n", num(o, "ambiguous_elements"), worst, ulp);
+    }
+    if (html) put(b, "</table>\n");
+    put(b, html ? "<p>%s%s.</p>\n" : "\n%s%s.\n",
+        any_na ? "n/a: no output of the op was compared (every case missing, not implemented, crashed, ...). " : "",
+        COMPARE_ULP_MEANING);
+}
+
 cJSON *report_new(const char *command, const char *isa, int threads)
 {
     cJSON *r = cJSON_CreateObject();
@@ -165,6 +246,7 @@ void report_summarize(cJSON *report)
             cJSON_AddNumberToObject(o, "ambiguous_elements", 0);
             cJSON_AddNumberToObject(o, "max_err_over_tol", 0);
             cJSON_AddNumberToObject(o, "max_ulp", 0);
+            cJSON_AddNumberToObject(o, "compared", 0); /* cases with an output compared: the metrics' base */
         }
         case_status s = case_status_of(c);
         double amb = 0;
@@ -176,6 +258,7 @@ void report_summarize(cJSON *report)
         cJSON_SetNumberValue(cJSON_GetObjectItem(o, "total"), num(o, "total") + 1);
         cJSON_SetNumberValue(cJSON_GetObjectItem(o, status_name(s)), num(o, status_name(s)) + 1);
         cJSON_SetNumberValue(cJSON_GetObjectItem(o, "ambiguous_elements"), num(o, "ambiguous_elements") + amb);
+        cJSON_SetNumberValue(cJSON_GetObjectItem(o, "compared"), num(o, "compared") + case_compared(c));
         /* a waived case is a known divergence: its numbers would drown the op's worst */
         if (s == CASE_WAIVED) continue;
         double ratio = case_metric(c, "max_err_over_tol"), ulp = case_metric(c, "max_ulp");
@@ -212,19 +295,20 @@ int report_all_passed(const cJSON *report)
 void report_print_summary(const cJSON *report, FILE *f)
 {
     const cJSON *s = item(report, "summary"), *o;
-    fprintf(f, "\n%-26s %6s %7s %7s %6s %7s %8s %10s %13s %9s\n", "op", "cases", "passed", "failed", "error", "waived",
-            "not impl", "ambiguous", "worst err/tol", "max ulp");
-    cJSON_ArrayForEach(o, item(report, "ops"))
-        fprintf(f, "%-26s %6.0f %7.0f %7.0f %6.0f %7.0f %8.0f %10.0f %13.3g %9.3g\n", o->string, num(o, "total"),
-                num(o, "passed"), count_kind(o, STATUS_FAIL), num(o, "error"), num(o, "waived"),
-                num(o, "not_implemented"), num(o, "ambiguous_elements"), num(o, "max_err_over_tol"), num(o, "max_ulp"));
-    fprintf(f, "%-26s %6.0f %7.0f %7.0f %6.0f %7.0f %8.0f %10.0f\n", "total", num(s, "total"), num(s, "passed"),
-            count_kind(s, STATUS_FAIL), num(s, "error"), num(s, "waived"),
-            num(s, "not_implemented"), num(s, "ambiguous_elements"));
-    fprintf(f, "%s\n", COMPARE_ULP_MEANING);
-    if (num(s, "crashed") + num(s, "timeout") + num(s, "missing") > 0)
-        fprintf(f, "of the failures: %.0f crashed, %.0f timed out, %.0f missing an output\n", num(s, "crashed"),
-                num(s, "timeout"), num(s, "missing"));
+    static const char *const head[CASE_N_STATUS] = {"passed", "failed", "error", "waived", "crashed", "timeout", "not impl", "missing"};
+    fprintf(f, "\n%-26s %6s", "op", "cases");
+    for (int i = 0; i < CASE_N_STATUS; i++) fprintf(f, " %*s", i == CASE_NOT_IMPLEMENTED ? 8 : 7, head[i]);
+    fprintf(f, " %9s %13s %9s\n", "ambiguous", "worst err/tol", "max ulp");
+    cJSON_ArrayForEach(o, item(report, "ops")) {
+        fprintf(f, "%-26s %6.0f", o->string, num(o, "total"));
+        for (int i = 0; i < CASE_N_STATUS; i++) fprintf(f, " %*.0f", i == CASE_NOT_IMPLEMENTED ? 8 : 7, num(o, status_name((case_status)i)));
+        if (op_judged(o)) fprintf(f, " %9.0f %13.3g %9.3g\n", num(o, "ambiguous_elements"), num(o, "max_err_over_tol"), num(o, "max_ulp"));
+        else fprintf(f, " %9.0f %13s %9s\n", num(o, "ambiguous_elements"), "n/a", "n/a");
+    }
+    fprintf(f, "%-26s %6.0f", "total", num(s, "total"));
+    for (int i = 0; i < CASE_N_STATUS; i++) fprintf(f, " %*.0f", i == CASE_NOT_IMPLEMENTED ? 8 : 7, num(s, status_name((case_status)i)));
+    fprintf(f, " %9.0f\n", num(s, "ambiguous_elements"));
+    fprintf(f, "%s; n/a: no output of the op was compared\n", COMPARE_ULP_MEANING);
     const cJSON *w;
     cJSON_ArrayForEach(w, item(report, "stale_waivers"))
         fprintf(f, "stale waiver: '%s' matches no failing case any more (%s)\n", str(w, "pattern"), str(w, "link"));
@@ -238,7 +322,9 @@ void report_print_summary(const cJSON *report, FILE *f)
         fprintf(f, ": %.0f cases fail them (the derived bound's counts follow)\n", num(s, "gate_failed"));
     }
     cJSON_ArrayForEach(w, item(report, "suite_power")) fprintf(f, "suite power: %s\n", str(w, "summary"));
-    fprintf(f, "%.0f passed, %.0f failed\n", num(s, "passed") + num(s, "waived"), count_failing(s));
+    char counts[256], why[256];
+    if (failed_on_text(report, why, sizeof why)[0]) fprintf(f, "the run fails on: %s\n", why);
+    fprintf(f, "%s\n", counts_text(s, counts, sizeof counts)); /* the last line: every status counted */
 }
 
 /* ---- Markdown -------------------------------------------------------------------------------- */
@@ -265,17 +351,19 @@ static void md_case_rows(buf_t *b, const cJSON *report, const char *want, int li
 char *report_markdown(const cJSON *report)
 {
     buf_t b = {0};
-    const cJSON *s = item(report, "summary"), *o;
+    const cJSON *s = item(report, "summary");
     put(&b, "# conform report\n\n`");
     put_md(&b, str(report, "command"));
     put(&b, "`  \nisa **%s**, threads %.0f, seed %.0f%s%s, %.1f s\n\n", str(report, "isa"), num(report, "threads"),
         num(report, "seed"), item(report, "shard") ? ", shard " : "", str(report, "shard"), num(s, "duration_s"));
     if (cJSON_IsTrue(item(report, "interrupted")))
         put(&b, "**INTERRUPTED**: the run was stopped by a signal; %.0f cases were not run.\n\n", num(report, "cases_not_run"));
-    put(&b, "**%s: %.0f cases, %.0f passed, %.0f failed, %.0f error, %.0f waived**; %.0f ambiguous elements; "
-            "proofs of the references %.0f/%.0f\n\n",
-        report_all_passed(report) ? "PASS" : "FAIL", num(s, "total"), num(s, "passed"), num(s, "failed"), num(s, "error"),
-        num(s, "waived"), num(s, "ambiguous_elements"), num(s, "proofs") - num(s, "proofs_failed"), num(s, "proofs"));
+    char counts[256], why[256];
+    put(&b, "**%s: %.0f cases: %s**  \n", report_all_passed(report) ? "PASS" : "FAIL", num(s, "total"),
+        counts_text(s, counts, sizeof counts));
+    if (failed_on_text(report, why, sizeof why)[0]) put(&b, "**The run fails on: %s.**  \n", why);
+    put(&b, "%.0f ambiguous elements; proofs of the references %.0f/%.0f\n\n", num(s, "ambiguous_elements"),
+        num(s, "proofs") - num(s, "proofs_failed"), num(s, "proofs"));
     const cJSON *sp;
     cJSON_ArrayForEach(sp, item(report, "suite_power")) {
         put(&b, "Suite power: ");
@@ -285,22 +373,18 @@ char *report_markdown(const cJSON *report)
     char *ran = report_runner_markdown(report);
     put(&b, "%s", ran ? ran : "");
     free(ran);
-    put(&b, "\n## By op\n\n| op | cases | passed | failed | error | waived | ambiguous | worst err/tol | max ULP |\n"
-            "|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
-    cJSON_ArrayForEach(o, item(report, "ops"))
-        put(&b, "| %s | %.0f | %.0f | %.0f | %.0f | %.0f | %.0f | %.3g | %.3g |\n", o->string, num(o, "total"),
-            num(o, "passed"), num(o, "failed"), num(o, "error"), num(o, "waived"), num(o, "ambiguous_elements"),
-            num(o, "max_err_over_tol"), num(o, "max_ulp"));
-    put(&b, "\n%s.\n", COMPARE_ULP_MEANING);
-    char *named = report_standards_markdown(report);
-    put(&b, "%s", named ? named : "");
-    free(named);
+    put(&b, "\n## By op\n\n");
+    ops_table(&b, report, 0);
     put(&b, "\n## Failures\n\n");
     if (count_failing(s) == 0) put(&b, "None.\n");
     else {
         put(&b, "| case | status | why | repro |\n|---|---|---|---|\n");
         md_case_rows(&b, report, NULL, 50);
     }
+    char *named = report_standards_markdown(report), *disagree = report_disagreements(report, 0);
+    put(&b, "%s%s", named ? named : "", disagree ? disagree : "");
+    free(named);
+    free(disagree);
     if (num(s, "waived") > 0) {
         put(&b, "\n## Waived\n\n| case | status | why | repro |\n|---|---|---|---|\n");
         md_case_rows(&b, report, "waived", 50);
@@ -365,7 +449,11 @@ char *report_junit(const cJSON *report)
             num(o, "total"),
             report_gated(report) ? num(o, "gate_failed") : count_kind(o, STATUS_FAIL),
             report_gated(report) ? 0 : count_kind(o, STATUS_ERROR), count_kind(o, STATUS_SKIP));
-        put(&b, "%s", props ? props : ""); /* what ran, in every suite: <properties> belong to a testsuite */
+        /* every status's count, and what ran, in every suite: <properties> belong to a testsuite */
+        put(&b, "    <properties>\n");
+        for (int i = 0; i < CASE_N_STATUS; i++)
+            put(&b, "      <property name=\"status.%s\" value=\"%.0f\"/>\n", status_name((case_status)i), num(o, status_name((case_status)i)));
+        put(&b, "%s    </properties>\n", props ? props : "");
         cJSON_ArrayForEach(c, item(report, "cases")) {
             if (strcmp(str(c, "op"), o->string)) continue;
             put(&b, "    <testcase classname=\"conform.%s\" name=\"", o->string);
@@ -439,25 +527,84 @@ static void svg_histogram(buf_t *b, const char *title, const double *counts, con
     put(b, "</svg></figure>\n");
 }
 
-static void svg_heatmap(buf_t *b, const cJSON *h, const char *name)
+/* the coordinates over dims [d0, d1) of shape of a flat index over those dims, as "[i,j]" */
+static void coords_text(const cJSON *shape, int d0, int d1, long long flat, char *buf, size_t len)
+{
+    long long idx[8] = {0};
+    for (int d = d1 - 1; d >= d0 && d - d0 < 8; d--) {
+        long long n = (long long)cJSON_GetArrayItem(shape, d)->valuedouble;
+        idx[d - d0] = n > 0 ? flat % n : 0;
+        flat = n > 0 ? flat / n : 0;
+    }
+    size_t at = 0;
+    buf[0] = '\0';
+    for (int d = d0; d < d1 && d - d0 < 8 && at < len; d++)
+        at += (size_t)snprintf(buf + at, len - at, "%s%lld", d == d0 ? "[" : ",", idx[d - d0]);
+    if (at < len) snprintf(buf + at, len - at, d1 > d0 ? "]" : "[]");
+}
+
+/* white at 0, blue deepening with log10(err/tol) from 1e-6 to 1, red beyond the bound */
+static void heat_colour(double v, char *buf, size_t len)
+{
+    double t = v <= 0 ? 0 : fmin(1, fmax(0, (log10(v) + 6) / 6));
+    if (v > 1) snprintf(buf, len, "rgb(200,40,40)");
+    else snprintf(buf, len, "rgb(%d,%d,255)", (int)(255 - 180 * t), (int)(255 - 140 * t));
+}
+
+/* The heat map of one output: cells hold the largest err/tol of the elements folded into them;
+ * rows are the leading dims, columns the last two; each axis is labelled with the coordinates of
+ * its first, middle and last cell, and a colour scale follows. */
+static void svg_heatmap(buf_t *b, const cJSON *h, const cJSON *out)
 {
     int rows = (int)num(h, "rows"), cols = (int)num(h, "cols");
-    const cJSON *cells = item(h, "max_err_over_tol");
+    const cJSON *cells = item(h, "max_err_over_tol"), *shape = item(out, "shape");
+    int rank = cJSON_GetArraySize(shape), split = rank >= 2 ? rank - 2 : 0;
     if (rows <= 0 || cols <= 0 || cJSON_GetArraySize(cells) != rows * cols) return;
-    int cw = cols > 16 ? 10 : 20, chh = rows > 16 ? 10 : 20;
-    put(b, "<figure><figcaption>where the errors sit in %s (rows: leading dims, columns: last two dims; colour: "
-           "log10 err/tol, red beyond the bound)</figcaption><svg width=\"%d\" height=\"%d\">", name, cols * cw + 2,
-        rows * chh + 2);
+    long long nrows = 1, ncols = 1;
+    for (int d = 0; d < rank; d++) *(d < split ? &nrows : &ncols) *= (long long)cJSON_GetArrayItem(shape, d)->valuedouble;
+    int cw = cols > 16 ? 10 : 20, chh = rows > 16 ? 10 : 20, L = 90, T = 34, gw = cols * cw, gh = rows * chh;
+    int width = L + (gw > 330 ? gw : 330) + 10, height = T + gh + 58;
+    char lab[96], colour[32], dims[96] = "";
+    for (int d = 0, at = 0; d < rank && at < (int)sizeof dims; d++)
+        at += snprintf(dims + at, sizeof dims - (size_t)at, "%s%.0f%s", d ? "," : "[", cJSON_GetArrayItem(shape, d)->valuedouble,
+                       d == rank - 1 ? "]" : "");
+    put(b, "<figure><figcaption>where the errors sit in <b>%s</b> %s: each cell the largest err/tol of its elements"
+           "</figcaption><svg class=\"heat\" width=\"%d\" height=\"%d\" font-size=\"10\">",
+        str(out, "name"), dims, width, height);
     for (int r = 0; r < rows; r++)
         for (int c = 0; c < cols; c++) {
             double v = cJSON_GetArrayItem(cells, r * cols + c)->valuedouble;
-            /* white at 0, blue within the bound, red beyond */
-            double t = v <= 0 ? 0 : fmin(1, fmax(0, (log10(v) + 6) / 6));
-            int red = v > 1 ? 200 : (int)(255 - 180 * t), green = v > 1 ? 40 : (int)(255 - 140 * t),
-                blue = v > 1 ? 40 : 255;
-            put(b, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"rgb(%d,%d,%d)\"><title>%.3g</title></rect>",
-                1 + c * cw, 1 + r * chh, cw, chh, red, green, blue, v);
+            heat_colour(v, colour, sizeof colour);
+            put(b, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"%s\" stroke=\"#eee\" stroke-width=\".5\">"
+                   "<title>%.3g</title></rect>", L + c * cw, T + r * chh, cw, chh, colour, v);
         }
+    put(b, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"none\" stroke=\"#888\"/>", L, T, gw, gh);
+    /* axes: the first, middle and last cell of each, by the coordinates of the first element in it */
+    int rt[3] = {0, rows / 2, rows - 1}, ct[3] = {0, cols / 2, cols - 1};
+    for (int k = 0; k < 3; k++) {
+        if (k && rt[k] == rt[k - 1]) continue;
+        coords_text(shape, 0, split, (rt[k] * nrows + rows - 1) / rows, lab, sizeof lab);
+        put(b, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">%s</text>", L - 4, T + rt[k] * chh + chh / 2 + 4, lab);
+    }
+    for (int k = 0; k < 3; k++) {
+        if (k && ct[k] == ct[k - 1]) continue;
+        coords_text(shape, split, rank, (ct[k] * ncols + cols - 1) / cols, lab, sizeof lab);
+        put(b, "<text x=\"%d\" y=\"%d\" text-anchor=\"%s\">%s</text>", L + ct[k] * cw + cw / 2, T - 6,
+            k == 0 ? "start" : k == 2 ? "end" : "middle", lab);
+    }
+    put(b, "<text x=\"%d\" y=\"12\">columns: dims %d-%d (last two)</text>", L, split, rank - 1);
+    put(b, "<text x=\"2\" y=\"%d\">rows: dims 0-%d</text>", T - 6, split > 0 ? split - 1 : 0);
+    /* the colour scale */
+    static const double stops[] = {0, 1e-4, 1e-3, 1e-2, 0.1, 1, 2};
+    static const char *const names[] = {"&lt;=1e-6", "1e-4", "1e-3", "0.01", "0.1", "1", "&gt;1"};
+    int y = T + gh + 18;
+    put(b, "<text x=\"%d\" y=\"%d\">err/tol:</text>", L - 84, y + 10);
+    for (int k = 0; k < 7; k++) {
+        heat_colour(stops[k], colour, sizeof colour);
+        put(b, "<rect x=\"%d\" y=\"%d\" width=\"40\" height=\"12\" fill=\"%s\" stroke=\"#888\" stroke-width=\".5\"/>"
+               "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">%s</text>", L + k * 46, y, colour, L + k * 46 + 20, y + 26,
+            names[k]);
+    }
     put(b, "</svg></figure>\n");
 }
 
@@ -477,15 +624,20 @@ static void html_case_table(buf_t *b, const cJSON *report, const char *op, int f
         put_esc(b, str(c, "id"));
         char named[256];
         report_case_standards_failed(c, named, sizeof named);
-        put(b, "</code></td><td>%s</td><td>%.3g</td><td>%.3g</td><td>%.0f</td><td>%s</td><td>", st,
-            case_metric(c, "max_err_over_tol"), case_metric(c, "max_ulp"), amb, named);
+        char worst[32] = "n/a", ulp[32] = "n/a"; /* nothing compared: no number to show */
+        if (case_compared(c)) {
+            snprintf(worst, sizeof worst, "%.3g", case_metric(c, "max_err_over_tol"));
+            snprintf(ulp, sizeof ulp, "%.3g", case_metric(c, "max_ulp"));
+        }
+        put(b, "</code></td><td class=\"st\">%s</td><td>%s</td><td>%s</td><td>%.0f</td><td>%s</td><td class=\"msg\">", st, worst,
+            ulp, amb, named);
         put_esc(b, str(c, "message"));
         if (bad) {
             put(b, "<br><code>");
             put_esc(b, str(c, "repro"));
             put(b, "</code>");
             cJSON_ArrayForEach(o, item(c, "outputs"))
-                if (item(o, "heatmap")) svg_heatmap(b, item(o, "heatmap"), str(o, "name"));
+                if (item(o, "heatmap")) svg_heatmap(b, item(o, "heatmap"), o);
         }
         put(b, "</td></tr>\n");
     }
@@ -508,10 +660,14 @@ char *report_html(const cJSON *report)
             "td,th{border:1px solid #ccc;padding:3px 8px;font-size:13px;text-align:left;vertical-align:top}"
             "th{background:#f2f2f2}%s{background:#fdecea}%s{background:#fff8e1}"
             ".verdict{font-size:1.4em;font-weight:bold;color:%s}figure{display:inline-block;margin:0 2em 1em 0}"
-            "figcaption{font-size:12px;color:#555}code{font-size:12px}\n</style></head><body>\n",
+            "figcaption{font-size:12px;color:#555}code{font-size:12px}td code,td.msg{overflow-wrap:anywhere}td:first-child{min-width:14em;max-width:26em}td.st{white-space:nowrap}"
+            "details>summary>h2,details>summary>h3{display:inline}svg.heat text{fill:#333}tr.unjudged td{background:#fff3cd}"
+            ".why{font-size:1.1em;font-weight:bold;color:#c0392b}\n</style></head><body>\n",
         failing, skipped, pass ? "#1e8449" : "#c0392b");
-    put(&b, "<h1>conform report</h1>\n<p class=\"verdict\">%s: %.0f cases, %.0f passed, %.0f failed, %.0f error, %.0f waived</p>\n",
-        pass ? "PASS" : "FAIL", num(s, "total"), num(s, "passed"), num(s, "failed"), num(s, "error"), num(s, "waived"));
+    char counts[256], why[256];
+    put(&b, "<h1>conform report</h1>\n<p class=\"verdict\">%s: %.0f cases: %s</p>\n", pass ? "PASS" : "FAIL",
+        num(s, "total"), counts_text(s, counts, sizeof counts));
+    if (failed_on_text(report, why, sizeof why)[0]) put(&b, "<p class=\"why\">The run fails on: %s.</p>\n", why);
     if (cJSON_IsTrue(item(report, "interrupted")))
         put(&b, "<p class=\"verdict\">INTERRUPTED: stopped by a signal, %.0f cases not run</p>\n", num(report, "cases_not_run"));
     put(&b, "<p><code>");
@@ -528,22 +684,16 @@ char *report_html(const cJSON *report)
     char *ran = report_runner_html(report);
     put(&b, "%s", ran ? ran : "");
     free(ran);
-    put(&b, "<h2>By op</h2>\n<table><tr><th>op</th><th>cases</th><th>passed</th><th>failed</th><th>error</th><th>waived</th>"
-            "<th>ambiguous</th><th>worst err/tol</th><th>max ULP</th></tr>\n");
-    cJSON_ArrayForEach(o, item(report, "ops"))
-        put(&b, "<tr class=\"%s\"><td>%s</td><td>%.0f</td><td>%.0f</td><td>%.0f</td><td>%.0f</td><td>%.0f</td><td>%.0f</td>"
-                "<td>%.3g</td><td>%.3g</td></tr>\n",
-            count_failing(o) > 0 ? "failed" : "passed", o->string, num(o, "total"), num(o, "passed"),
-            num(o, "failed"), num(o, "error"), num(o, "waived"), num(o, "ambiguous_elements"), num(o, "max_err_over_tol"),
-            num(o, "max_ulp"));
-    put(&b, "</table>\n<p>%s.</p>\n", COMPARE_ULP_MEANING);
-    char *named = report_standards_html(report);
-    put(&b, "%s", named ? named : "");
-    free(named);
+    put(&b, "<h2>By op</h2>\n");
+    ops_table(&b, report, 1);
     if (count_failing(s) > 0) {
         put(&b, "<h2>Failures</h2>\n");
         html_case_table(&b, report, NULL, 1);
     }
+    char *named = report_standards_html(report), *disagree = report_disagreements(report, 1);
+    put(&b, "%s%s", named ? named : "", disagree ? disagree : "");
+    free(named);
+    free(disagree);
     const cJSON *edges = item(report, "histogram_edges");
     char lr[COMPARE_HIST_BINS][16], lu[COMPARE_HIST_BINS][16];
     const char *plr[COMPARE_HIST_BINS], *plu[COMPARE_HIST_BINS];

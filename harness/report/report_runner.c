@@ -99,22 +99,21 @@ static char *what_ran_doc(const cJSON *report, int html)
 char *report_runner_markdown(const cJSON *report) { return what_ran_doc(report, 0); }
 char *report_runner_html(const cJSON *report) { return what_ran_doc(report, 1); }
 
-/* <properties> of the JUnit root: runner.<field> for the strings, runner.version.<lib>, runner.op.<op> */
+/* JUnit <property> lines of what ran: runner.<field> for the strings, runner.version.<lib>, runner.op.<op> */
 char *report_runner_junit(const cJSON *report)
 {
     const cJSON *r = cJSON_GetObjectItemCaseSensitive(report, "runner"), *v;
     if (!r) return NULL;
     buf_t b = {0};
-    put(&b, "  <properties>\n");
     cJSON_ArrayForEach(v, r) if (cJSON_IsString(v)) {
-        put(&b, "    <property name=\"runner.");
+        put(&b, "      <property name=\"runner.");
         put_esc(&b, v->string);
         put(&b, "\" value=\"");
         put_esc(&b, v->valuestring);
         put(&b, "\"/>\n");
     }
     cJSON_ArrayForEach(v, cJSON_GetObjectItemCaseSensitive(r, "versions")) {
-        put(&b, "    <property name=\"runner.version.");
+        put(&b, "      <property name=\"runner.version.");
         put_esc(&b, v->string);
         put(&b, "\" value=\"");
         put_esc(&b, cJSON_IsString(v) ? v->valuestring : "not found");
@@ -122,12 +121,11 @@ char *report_runner_junit(const cJSON *report)
     }
     cJSON_ArrayForEach(v, cJSON_GetObjectItemCaseSensitive(r, "ops")) {
         int ok = !cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(v, "supported"));
-        put(&b, "    <property name=\"runner.op.");
+        put(&b, "      <property name=\"runner.op.");
         put_esc(&b, v->string);
         put(&b, "\" value=\"%s", ok ? "" : "not run on this device: ");
         put_esc(&b, ok ? field(v, "call") : field(v, "reason"));
         put(&b, "\"/>\n");
     }
-    put(&b, "  </properties>\n");
     return b.s;
 }

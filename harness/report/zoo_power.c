@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "datadir.h"
 #include "report.h"
 #include "zoo_power.h"
 
@@ -76,7 +77,8 @@ static const cJSON *measurement_of(const cJSON *root, const char *suite)
 void zoo_power_attach(cJSON *report, const suite_t *suites, int n_suites, const char *power_path)
 {
     char err[512];
-    cJSON *root = read_json_file(power_path, err, sizeof err);
+    char where[4096];
+    cJSON *root = read_json_file(conform_suite_path(power_path, where, sizeof where), err, sizeof err);
     if (!root) return; /* no measurement here (e.g. run outside the source tree): nothing to say */
     cJSON *list = cJSON_CreateArray();
     for (int i = 0; i < n_suites; i++) {

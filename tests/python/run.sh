@@ -1,13 +1,13 @@
 #!/bin/sh
 # The Python tests of `make test`: each runs with the first python3 that has what it needs
-# ($PYTHON, then python3 on PATH, then /usr/bin/python3), and is skipped, saying so, where none has.
+# ($PYTHON, then /usr/bin/python3, then python3 on PATH), and is skipped, saying so, where none has.
 # usage: tests/python/run.sh build/conform
 CONFORM=${1:-build/conform}
 export CONFORM
 here=$(dirname "$0")
 
 find_python() {   # find_python "import numpy"
-  for p in ${PYTHON:-} python3 /usr/bin/python3; do
+  for p in ${PYTHON:-} /usr/bin/python3 python3; do
     command -v "$p" >/dev/null 2>&1 && "$p" -c "$1" >/dev/null 2>&1 && { command -v "$p"; return 0; }
   done
   return 1

@@ -49,10 +49,18 @@ def grid_problem():
 
 
 class ConformCheckTest(unittest.TestCase):
+    def setUp(self):
+        # a failing check keeps its folder for the repro command: under this one, removed after
+        self.work = tempfile.TemporaryDirectory(prefix="conform_pytest_")
+        self.kw = dict(conform=CONFORM, workdir=self.work.name)
+
+    def tearDown(self):
+        self.work.cleanup()
+
     def test_correct_outputs_pass_with_numbers(self):
         inputs = roi_problem()
         v = conform_check.check("roi_align", ROI_ATTRS, inputs, optimized_outputs("roi_align", ROI_ATTRS, inputs),
-                                conform=CONFORM)
+                                **self.kw)
         self.assertTrue(v.passed)
         out = v.outputs["output"]
         self.assertEqual(out["shape"], [3, 3, 3, 2])
@@ -62,7 +70,7 @@ class ConformCheckTest(unittest.TestCase):
     def test_two_outputs_and_list_attribute(self):
         inputs = grid_problem()
         got = optimized_outputs("grid_sampler_2d_backward", GRID_ATTRS, inputs)
-        v = conform_check.check("grid_sampler_2d_backward", GRID_ATTRS, inputs, got, conform=CONFORM)
+        v = conform_check.check("grid_sampler_2d_backward", GRID_ATTRS, inputs, got, **self.kw)
         self.assertEqual(sorted(v.outputs), ["grid_grad", "input_grad"])
 
     def test_perturbed_output_fails_with_repro(self):
@@ -70,7 +78,7 @@ class ConformCheckTest(unittest.TestCase):
         got = optimized_outputs("roi_align", ROI_ATTRS, inputs)["output"]
         got.flat[7] += 1e-3
         with self.assertRaises(AssertionError) as ctx:
-            conform_check.check("roi_align", ROI_ATTRS, inputs, {"output": got}, conform=CONFORM)
+            conform_check.check("roi_align", ROI_ATTRS, inputs, {"output": got}, **self.kw)
         text = str(ctx.exception)
         self.assertIn("failed", text)
         self.assertIn("1 over tolerance", text)
@@ -81,12 +89,12 @@ class ConformCheckTest(unittest.TestCase):
         inputs = roi_problem()
         out = optimized_outputs("roi_align", ROI_ATTRS, inputs)["output"]
         self.assertTrue(conform_check.check("roi_align", ROI_ATTRS, inputs, {"output": out.astype(np.float16)},
-                                            dtype="float16", conform=CONFORM).passed)
+                                            dtype="float16", **self.kw).passed)
         self.assertTrue(conform_check.check("roi_align", ROI_ATTRS, inputs, {"output": out},
-                                            dtype="bfloat16", conform=CONFORM).passed)
+                                            dtype="bfloat16", **self.kw).passed)
         # float16 rounding is far beyond the float32 bounds
         v = conform_check.judge("roi_align", ROI_ATTRS, inputs, {"output": out.astype(np.float16).astype(np.float32)},
-                                conform=CONFORM)
+                                **self.kw)
         self.assertEqual(v.status, "failed")
 
     def test_bfloat16_rounding_is_to_nearest_even(self):
@@ -101,7 +109,7 @@ class ConformCheckTest(unittest.TestCase):
         inputs = roi_problem()
         with self.assertRaises(ValueError) as ctx:
             conform_check.judge("roi_align", dict(ROI_ATTRS, pooled_h=0), inputs,
-                                {"output": np.zeros((3, 3, 0, 2), np.float32)}, conform=CONFORM)
+                                {"output": np.zeros((3, 3, 0, 2), np.float32)}, **self.kw)
         self.assertIn("pooled_h", str(ctx.exception))
         with self.assertRaises(FileNotFoundError):
             conform_check.judge("roi_align", ROI_ATTRS, inputs, {}, conform="/nonexistent/conform")
