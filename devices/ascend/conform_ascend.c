@@ -1,5 +1,5 @@
 /* conform-ascend: an ABI-2 conform plugin that runs the eight ops on an Ascend NPU through the
- * interfaces the seed documents describe (docs/ascend.md; facts in ../shared/research/npu_routes.md):
+ * interfaces the seed documents describe (docs/ascend.md, with the public source of each call):
  *   roi_align               aclnnRoiAlignV2 (roi_end_mode 1: graph op ROIAlign)
  *   roi_align_v2_backward   aclnnRoiAlignV2Backward (roi_end_mode 1: graph op ROIAlignGrad)
  *   roi_align_rotated(_grad) aclnnRoiAlignRotated(Grad) where the toolkit ships the header, else
