@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "judge.h"
 #include "op.h"
 
 typedef struct {
@@ -80,30 +81,23 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         }
     }
     if (op->validate(&p, err, sizeof err)) goto out;
-    double *ref[CONFORM_MAX_TENSORS] = {0}, *bt[CONFORM_MAX_TENSORS][4] = {{0}};
+    judge_ref j; /* the reference and its bounds as run computes them (judge.h) */
+    if (judge_ref_alloc(&p, DTYPE_FLOAT32, &j)) goto out;
     float *got[CONFORM_MAX_TENSORS] = {0}, *fin[CONFORM_MAX_TENSORS] = {0};
-    ref_bounds bounds[CONFORM_MAX_TENSORS];
-    for (int o = 0; o < op->n_outputs; o++) {
-        size_t n = (size_t)shape_numel(&p.out_shape[o]) + 1;
-        ref[o] = calloc(n, sizeof(double));
-        got[o] = calloc(n, sizeof(float));
-        for (int t = 0; t < 4; t++) bt[o][t] = calloc(n, sizeof(double));
-        bounds[o] = (ref_bounds){op->tol[o].k_pos / 16777216.0, bt[o][0], bt[o][1], bt[o][2], bt[o][3]};
-    }
+    for (int o = 0; o < op->n_outputs; o++) got[o] = calloc((size_t)shape_numel(&p.out_shape[o]) + 1, sizeof(float));
     for (int i = 0; i < op->n_inputs; i++) {
         int64_t n = tensor_numel(&p.in[i]);
         fin[i] = calloc((size_t)n + 1, sizeof(float));
         for (int64_t k = 0; k < n; k++) fin[i][k] = (float)p.in[i].data[k];
     }
-    op->reference(&p, ref, bounds);
+    judge_ref_compute(&p, &j);
     conform_exec scalar = {CONFORM_ISA_SCALAR, 1}, best = {CONFORM_ISA_AUTO, 1};
     (void)op->optimized(&p, (const float **)fin, got, &scalar);
     (void)op->optimized(&p, (const float **)fin, got, &best);
+    judge_ref_free(&j);
     for (int o = 0; o < CONFORM_MAX_TENSORS; o++) {
-        free(ref[o]);
         free(got[o]);
         free(fin[o]);
-        for (int t = 0; t < 4; t++) free(bt[o][t]);
     }
 out:
     problem_free(&p);

@@ -68,7 +68,8 @@ int f32_deformable_offsets_fwd(const f32_deformable_params *p, const float *x, c
     if (!zero) return CONFORM_E_NOMEM;
     const int nt = conform_threads(ex);
 
-#pragma omp parallel for num_threads(nt) schedule(static)
+    /* rows in small dynamic chunks: a thread on a core another process holds takes fewer */
+#pragma omp parallel for num_threads(nt) schedule(dynamic, 4)
     for (int64_t row = 0; row < N * Ho; row++) {
         const int64_t n = row / Ho, ho = row % Ho;
         const float *xn = x + (size_t)n * H * W * C;
@@ -208,7 +209,7 @@ int f32_deformable_offsets_bwd(const f32_deformable_params *p, const float *grad
     }
     if (!err && part) {
         /* the chunks of a group, summed in chunk order */
-#pragma omp parallel for num_threads(nt) schedule(static)
+#pragma omp parallel for num_threads(nt) schedule(dynamic, 256)
         for (int64_t r = 0; r < N * dg * P; r++) {
             const int64_t n = r / (dg * P), g = (r / P) % dg, pos = r % P;
             float *go = grad_offsets + ((size_t)n * P + pos) * OC;

@@ -213,7 +213,7 @@ int f32_grid_sampler_2d_fwd(const f32_grid_sampler_params *p, const float *input
  * per-chunk partial sums of element e ([nparts][np]), added in chunk order */
 static void add_partials(float *grid_grad, const float *partial, int64_t nparts, int64_t np, const conform_exec *ex)
 {
-#pragma omp parallel for num_threads(conform_threads(ex)) schedule(static)
+#pragma omp parallel for num_threads(conform_threads(ex)) schedule(dynamic, 4096)
     for (int64_t e = 0; e < np; e++) {
         float sum = partial[e];
         for (int64_t k = 1; k < nparts; k++) sum += partial[(size_t)k * (size_t)np + (size_t)e];

@@ -274,7 +274,7 @@ static void ctx_prepare(call_ctx *x, thread_ws *ws)
         mine = 1;
         conform_roi_call_fail(&x->r);
     }
-#pragma omp for schedule(static)
+#pragma omp for schedule(dynamic, 4)
     for (int64_t k = 0; k < x->r.K; k++) {
         const roi_geom *g = &x->geo[k];
         if (mine || g->b < 0 || g->gh <= 0 || g->gw <= 0) continue;
@@ -335,7 +335,7 @@ int f32_roi_align_fwd(const f32_roi_align_params *p, const float *input, const f
         failed = x.r.err;
         if (failed) units_run = 0;
         /* skipped rois (and rois of an empty plane) output zeros */
-#pragma omp for schedule(static) nowait
+#pragma omp for schedule(dynamic, 8) nowait
         for (int64_t k = 0; k < (failed ? 0 : x.r.K); k++)
             if (x.geo[k].b < 0) memset(output + (size_t)k * out_roi, 0, out_roi * sizeof(float));
 

@@ -339,7 +339,7 @@ int f32_roi_align_rotated_fwd(const f32_roi_align_rotated_params *p, const float
         failed = x.r.err;
         if (failed) units_run = 0;
         /* rois without samples (skipped, empty plane, no sample count) output zeros */
-#pragma omp for schedule(static) nowait
+#pragma omp for schedule(dynamic, 8) nowait
         for (int64_t k = 0; k < (failed ? 0 : x.r.K); k++)
             if (x.r.ref[k].a < 0) memset(y + (size_t)k * out_roi, 0, out_roi * sizeof(float));
 

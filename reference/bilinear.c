@@ -204,3 +204,10 @@ void ref_roi_element(ref_bin_acc a, int64_t gh, int64_t gw, const ref_count_rang
     if (bounds->pos_err) bounds->pos_err[e] = a.pos_err / count;
     if (bounds->ambig) bounds->ambig[e] = ambig;
 }
+
+int64_t ref_channel_block(int64_t N, int64_t C)
+{
+    const int64_t want = 2 * (int64_t)ref_get_threads(), per_n = N > 0 ? (want + N - 1) / N : 1;
+    const int64_t cb = (C + per_n - 1) / per_n;
+    return cb > 0 ? cb : 1;
+}

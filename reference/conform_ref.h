@@ -14,6 +14,13 @@
 
 #define CONFORM_REF_VERSION 1
 
+/* Threads the kernels below use (default 1). Every kernel gives bitwise the same numbers, bounds
+ * included, for every count: forward kernels split independent outputs, backward kernels split
+ * the scatter so that each element still sums its terms in the single-threaded order. The threads
+ * are started and joined within each call (none outlives it: a process may fork afterwards). */
+void ref_set_threads(int n);
+int ref_get_threads(void);
+
 /* Per-element inputs of the tolerance model, filled alongside one output tensor.
  * pos_rel_err is an input: the relative error assumed for a sample position computed in the
  * precision under test (for float32 a few units of 2^-24). Every array pointer may be NULL. */

@@ -94,50 +94,68 @@ static double clamp(double v, double lo, double hi) { return v < lo ? lo : v > h
 
 /* ---- forward ---------------------------------------------------------------------------- */
 
-void f64_deformable_offsets_fwd__ref(const ref_deformable_params *p, const double *x, const double *offsets,
-                                     double *y, ref_bounds *bounds)
+/* The forward's tensors, for one output row of it */
+typedef struct {
+    const ref_deformable_params *p;
+    const double *x, *offsets;
+    double *y;
+    ref_bounds *bounds;
+} fwd_ctx;
+
+/* Output row (n, ho): independent of every other row */
+static void forward_row(void *ctx, int64_t nh)
 {
+    const fwd_ctx *f = ctx;
+    const ref_deformable_params *p = f->p;
+    const double *x = f->x, *offsets = f->offsets;
+    double *y = f->y;
+    ref_bounds *bounds = f->bounds;
     const int64_t K = p->kh * p->kw, cpg = p->dg > 0 ? p->C / p->dg : 0;
     const int64_t YH = p->Ho * p->kh, YW = p->Wo * p->kw;
     const double pre = bounds ? bounds->pos_rel_err : 0.0;
-    for (int64_t n = 0; n < p->N; n++) {
-        const double *xn = x + n * p->H * p->W * p->C, *off_n = offsets + n * p->Ho * p->Wo * 3 * p->dg * K;
-        for (int64_t ho = 0; ho < p->Ho; ho++)
-            for (int64_t wo = 0; wo < p->Wo; wo++)
-                for (int64_t g = 0; g < p->dg; g++)
-                    for (int64_t i = 0; i < p->kh; i++)
-                        for (int64_t j = 0; j < p->kw; j++) {
-                            double py, px, m;
-                            sample_pos(p, off_n, ho, wo, g, i, j, &py, &px, &m);
-                            const int64_t e0 = ((n * YH + ho * p->kh + i) * YW + wo * p->kw + j) * p->C;
-                            const int finite = isfinite(py) && isfinite(px);
-                            const cell s = finite ? cell_at(p, py, px) : (cell){0, 0, 0, 0, 0, 0};
-                            const double dy = pos_error(py, p->pt, pre), dx = pos_error(px, p->pl, pre);
-                            for (int64_t c = g * cpg; c < (g + 1) * cpg; c++) {
-                                const int64_t e = e0 + c;
-                                double val = 0, av = 0, pe = 0;
-                                if (finite) { /* a non-finite position samples nothing (spec 0) */
-                                    double v1 = V(p, xn, s.h0, s.w0, c), v2 = V(p, xn, s.h0, s.w0 + 1, c);
-                                    double v3 = V(p, xn, s.h0 + 1, s.w0, c), v4 = V(p, xn, s.h0 + 1, s.w0 + 1, c);
-                                    val = m * (s.hh * s.hw * v1 + s.hh * s.lw * v2 + s.lh * s.hw * v3 +
-                                               s.lh * s.lw * v4);
-                                    av = fabs(m) * (fabs(s.hh * s.hw * v1) + fabs(s.hh * s.lw * v2) +
-                                                    fabs(s.lh * s.hw * v3) + fabs(s.lh * s.lw * v4));
-                                    if (bounds && bounds->pos_err) {
-                                        double sy, sx;
-                                        slopes(p, xn, &s, c, &sy, &sx);
-                                        pe = fabs(m) * ref_value_pos_err(sy, sx, dy, dx);
-                                    }
-                                }
-                                y[e] = val;
-                                if (!bounds) continue;
-                                if (bounds->abs_sum) bounds->abs_sum[e] = av;
-                                if (bounds->n_terms) bounds->n_terms[e] = finite ? 4 : 0;
-                                if (bounds->pos_err) bounds->pos_err[e] = pe;
-                                if (bounds->ambig) bounds->ambig[e] = 0; /* continuous in the position */
+    const int64_t n = nh / p->Ho, ho = nh % p->Ho;
+    const double *xn = x + n * p->H * p->W * p->C, *off_n = offsets + n * p->Ho * p->Wo * 3 * p->dg * K;
+    for (int64_t wo = 0; wo < p->Wo; wo++)
+        for (int64_t g = 0; g < p->dg; g++)
+            for (int64_t i = 0; i < p->kh; i++)
+                for (int64_t j = 0; j < p->kw; j++) {
+                    double py, px, m;
+                    sample_pos(p, off_n, ho, wo, g, i, j, &py, &px, &m);
+                    const int64_t e0 = ((n * YH + ho * p->kh + i) * YW + wo * p->kw + j) * p->C;
+                    const int finite = isfinite(py) && isfinite(px);
+                    const cell s = finite ? cell_at(p, py, px) : (cell){0, 0, 0, 0, 0, 0};
+                    const double dy = pos_error(py, p->pt, pre), dx = pos_error(px, p->pl, pre);
+                    for (int64_t c = g * cpg; c < (g + 1) * cpg; c++) {
+                        const int64_t e = e0 + c;
+                        double val = 0, av = 0, pe = 0;
+                        if (finite) { /* a non-finite position samples nothing (spec 0) */
+                            double v1 = V(p, xn, s.h0, s.w0, c), v2 = V(p, xn, s.h0, s.w0 + 1, c);
+                            double v3 = V(p, xn, s.h0 + 1, s.w0, c), v4 = V(p, xn, s.h0 + 1, s.w0 + 1, c);
+                            val = m * (s.hh * s.hw * v1 + s.hh * s.lw * v2 + s.lh * s.hw * v3 +
+                                       s.lh * s.lw * v4);
+                            av = fabs(m) * (fabs(s.hh * s.hw * v1) + fabs(s.hh * s.lw * v2) +
+                                            fabs(s.lh * s.hw * v3) + fabs(s.lh * s.lw * v4));
+                            if (bounds && bounds->pos_err) {
+                                double sy, sx;
+                                slopes(p, xn, &s, c, &sy, &sx);
+                                pe = fabs(m) * ref_value_pos_err(sy, sx, dy, dx);
                             }
                         }
-    }
+                        y[e] = val;
+                        if (!bounds) continue;
+                        if (bounds->abs_sum) bounds->abs_sum[e] = av;
+                        if (bounds->n_terms) bounds->n_terms[e] = finite ? 4 : 0;
+                        if (bounds->pos_err) bounds->pos_err[e] = pe;
+                        if (bounds->ambig) bounds->ambig[e] = 0; /* continuous in the position */
+                    }
+                }
+}
+
+void f64_deformable_offsets_fwd__ref(const ref_deformable_params *p, const double *x, const double *offsets,
+                                     double *y, ref_bounds *bounds)
+{
+    fwd_ctx f = {p, x, offsets, y, bounds};
+    ref_parallel_for(p->N * p->Ho, forward_row, &f);
 }
 
 /* ---- backward --------------------------------------------------------------------------- */
@@ -202,129 +220,180 @@ static void add_neighbour(void *ctx, int64_t row, int64_t col, double bound)
     nc->pos_err[(row * nc->W + col) * nc->C] += nc->scale * bound;
 }
 
+/* The backward's tensors, for one sample's share of them */
+typedef struct {
+    const ref_deformable_params *p;
+    const double *grad, *x, *offsets;
+    double *grad_x, *grad_offsets;
+    double *tx[4], *to[4]; /* bounds of grad_x and grad_offsets: abs_sum, n_terms, pos_err, ambig */
+    double pre;
+    int64_t cb, nb; /* the grad_x pass: nb blocks of cb channels per image */
+} bwd_ctx;
+
+/* The offset gradients' jumps of a sample (ambig of grad_offsets): every branch rounding can
+ * select, against the nominal sums (sum), with the smooth part pe added. */
+static void offset_ambiguity(const bwd_ctx *b, const double *xn, const double *G, int64_t c0, int64_t c1, double py,
+                             double px, double dy, double dx, const cell *s, double m, const double sum[3],
+                             const double pe[3], const int64_t eot[3])
+{
+    const ref_deformable_params *p = b->p;
+    const int64_t cpg = c1 - c0;
+    branches by = axis_branches(py, dy, p->H, s->h0, s->lh);
+    branches bxr = axis_branches(px, dx, p->W, s->w0, s->lw);
+    if (by.count == 1 && bxr.count == 1) return;
+    double worst[3] = {0, 0, 0}, worst_abs[3] = {0, 0, 0};
+    for (int u = 0; u < by.count; u++)
+        for (int v = 0; v < bxr.count; v++) {
+            double alt[3] = {0, 0, 0}, aa[3] = {0, 0, 0};
+            if (by.in[u] && bxr.in[v]) {
+                cell br = {by.h0[u], bxr.h0[v], by.l[u], bxr.l[v], 1.0 - by.l[u], 1.0 - bxr.l[v]};
+                group_sums(p, xn, G, c0, c1, &br, m, alt, aa);
+            }
+            for (int t = 0; t < 3; t++) {
+                worst[t] = fmax(worst[t], fabs(alt[t] - sum[t]));
+                worst_abs[t] = fmax(worst_abs[t], aa[t]);
+            }
+        }
+    /* x jumps only with px, y only with py; the mask gradient is continuous.
+       A kernel on another branch rounds that branch's sum: the element's
+       abs_sum and n_terms cover the largest branch (at float32 this adds
+       ~1e-6 of ambig; at bfloat16 the rounding of the other slope is what
+       a correct kernel showed beyond ambig) */
+    for (int t = 0; t < 2; t++) {
+        if (!(t == 0 ? bxr.count == 2 : by.count == 2) || !(worst[t] > 0)) continue;
+        b->to[3][eot[t]] = worst[t] + pe[t];
+        if (b->to[0]) b->to[0][eot[t]] = fmax(b->to[0][eot[t]], worst_abs[t]);
+        if (b->to[1]) b->to[1][eot[t]] = 4.0 * (double)cpg;
+    }
+}
+
+/* Sample (n, ho, wo, g, i, j) of the backward. Its grad_x terms go to channels [cx0, cx1) of its
+ * group only (a pass over one block of channels: every pixel then sums its terms in sample order,
+ * whatever thread runs the block); with offs, it also writes its own grad_offsets elements. */
+static void backward_sample(const bwd_ctx *b, int64_t n, int64_t ho, int64_t wo, int64_t g, int64_t i, int64_t j,
+                            int64_t cx0, int64_t cx1, int offs)
+{
+    const ref_deformable_params *p = b->p;
+    double *const *tx = b->tx, *const *to = b->to;
+    const int64_t K = p->kh * p->kw, dgK = p->dg * K, cpg = p->C / p->dg;
+    const int64_t YH = p->Ho * p->kh, YW = p->Wo * p->kw, HWC = p->H * p->W * p->C;
+    const double *xn = b->x + n * HWC, *off_n = b->offsets + n * p->Ho * p->Wo * 3 * dgK;
+    double *gxn = b->grad_x + n * HWC;
+    double py, px, m;
+    sample_pos(p, off_n, ho, wo, g, i, j, &py, &px, &m);
+    if (!isfinite(py) || !isfinite(px)) return; /* spec 0: nothing */
+    const int64_t k = g * K + i * p->kw + j;
+    const int64_t eo = ((n * p->Ho + ho) * p->Wo + wo) * 3 * dgK + k;
+    const int64_t eot[3] = {eo, eo + dgK, eo + 2 * dgK}; /* x, y, mask */
+    const double *G = b->grad + ((n * YH + ho * p->kh + i) * YW + wo * p->kw + j) * p->C;
+    const int64_t c0 = g * cpg, c1 = c0 + cpg;
+    const int64_t w0 = cx0 > c0 ? cx0 : c0, w1 = cx1 < c1 ? cx1 : c1; /* this pass's grad_x channels */
+    const cell s = cell_at(p, py, px);
+    const int inside = py > -1 && py < (double)p->H && px > -1 && px < (double)p->W;
+    double sum[3] = {0, 0, 0}, a[3];
+    if (inside) {
+        const int64_t hs[2] = {s.h0, s.h0 + 1}, ws[2] = {s.w0, s.w0 + 1};
+        const double wy[2] = {s.hh, s.lh}, wx[2] = {s.hw, s.lw};
+        for (int64_t c = w0; c < w1; c++)
+            for (int u = 0; u < 2; u++)
+                for (int v = 0; v < 2; v++) {
+                    if (hs[u] < 0 || hs[u] >= p->H || ws[v] < 0 || ws[v] >= p->W) continue;
+                    int64_t e = (hs[u] * p->W + ws[v]) * p->C + c;
+                    double t = G[c] * m * wy[u] * wx[v];
+                    gxn[e] += t;
+                    if (tx[0]) tx[0][n * HWC + e] += fabs(t);
+                    if (tx[1]) tx[1][n * HWC + e] += 1;
+                }
+        if (offs) {
+            group_sums(p, xn, G, c0, c1, &s, m, sum, a);
+            for (int t = 0; t < 3; t++) {
+                b->grad_offsets[eot[t]] = sum[t];
+                if (to[0]) to[0][eot[t]] = a[t];
+                if (to[1]) to[1][eot[t]] = 4.0 * (double)cpg;
+            }
+        }
+    }
+    if (!(tx[0] || tx[1] || tx[2] || tx[3] || to[0] || to[1] || to[2] || to[3])) return;
+    const double dy = pos_error(py, p->pt, b->pre), dx = pos_error(px, p->pl, b->pre);
+    const int near = py >= -1.0 - dy && py <= (double)p->H + dy && px >= -1.0 - dx && px <= (double)p->W + dx;
+    if (!inside && !near) return;
+    /* smooth part, at the position moved onto the window when rounding could
+       put it inside: what the sample may add there */
+    const cell sc = inside ? s : cell_at(p, clamp(py, -1.0, (double)p->H), clamp(px, -1.0, (double)p->W));
+    const int64_t hs[2] = {sc.h0, sc.h0 + 1}, ws[2] = {sc.w0, sc.w0 + 1};
+    const double wy[2] = {sc.hh, sc.lh}, wx[2] = {sc.hw, sc.lw};
+    double pe[3] = {0, 0, 0};
+    for (int64_t c = offs ? c0 : w0; c < (offs ? c1 : w1); c++) {
+        double sy, sx, gm = fabs(G[c] * m);
+        slopes(p, xn, &sc, c, &sy, &sx);
+        pe[0] += gm * 2.0 * sx * dy; /* x-offset gradient: linear in py in a cell */
+        pe[1] += gm * 2.0 * sy * dx; /* y-offset gradient: linear in px */
+        pe[2] += fabs(G[c]) * ref_value_pos_err(sy, sx, dy, dx);
+        if (!tx[2] || c < w0 || c >= w1) continue;
+        for (int u = 0; u < 2; u++)
+            for (int v = 0; v < 2; v++) {
+                if (hs[u] < 0 || hs[u] >= p->H || ws[v] < 0 || ws[v] >= p->W) continue;
+                tx[2][((n * p->H + hs[u]) * p->W + ws[v]) * p->C + c] += gm * ref_weight_pos_err(wy[u], wx[v], dy, dx);
+            }
+        if (isfinite(gm)) {
+            /* pixels across a cell edge the float twin may reach */
+            neighbour_ctx nc = {tx[2] + n * HWC + c, p->H, p->W, p->C, gm};
+            ref_neighbour_weights(hs, ws, wy, wx, dy, dx, add_neighbour, &nc);
+        }
+    }
+    if (!offs) return;
+    for (int t = 0; t < 3; t++) if (to[2]) to[2][eot[t]] = pe[t];
+    if (to[3]) offset_ambiguity(b, xn, G, c0, c1, py, px, dy, dx, &s, m, sum, pe, eot);
+}
+
+static void backward_offsets_row(void *ctx, int64_t nh)
+{
+    const bwd_ctx *b = ctx;
+    const ref_deformable_params *p = b->p;
+    for (int64_t wo = 0; wo < p->Wo; wo++)
+        for (int64_t g = 0; g < p->dg; g++)
+            for (int64_t i = 0; i < p->kh; i++)
+                for (int64_t j = 0; j < p->kw; j++) backward_sample(b, nh / p->Ho, nh % p->Ho, wo, g, i, j, 0, 0, 1);
+}
+
+static void backward_grad_x_block(void *ctx, int64_t nc)
+{
+    const bwd_ctx *b = ctx;
+    const ref_deformable_params *p = b->p;
+    const int64_t n = nc / b->nb, cx0 = nc % b->nb * b->cb, cx1 = cx0 + b->cb, cpg = p->C / p->dg;
+    for (int64_t ho = 0; ho < p->Ho; ho++)
+        for (int64_t wo = 0; wo < p->Wo; wo++)
+            for (int64_t g = 0; g < p->dg; g++) {
+                if ((g + 1) * cpg <= cx0 || g * cpg >= cx1) continue; /* no channel of this block */
+                for (int64_t i = 0; i < p->kh; i++)
+                    for (int64_t j = 0; j < p->kw; j++) backward_sample(b, n, ho, wo, g, i, j, cx0, cx1, 0);
+            }
+}
+
 void f64_deformable_offsets_bwd__ref(const ref_deformable_params *p, const double *grad, const double *x,
                                      const double *offsets, double *grad_x, double *grad_offsets,
                                      ref_bounds *bx, ref_bounds *bo)
 {
-    const int64_t K = p->kh * p->kw, dgK = p->dg * K, cpg = p->dg > 0 ? p->C / p->dg : 0;
-    const int64_t YH = p->Ho * p->kh, YW = p->Wo * p->kw;
+    const int64_t dgK = p->dg * p->kh * p->kw;
     const int64_t nx = p->N * p->H * p->W * p->C, no = p->N * p->Ho * p->Wo * 3 * dgK;
-    const double pre = bx ? bx->pos_rel_err : bo ? bo->pos_rel_err : 0.0;
-    double *tx[4] = {NULL, NULL, NULL, NULL}, *to[4] = {NULL, NULL, NULL, NULL};
-    if (bx) { tx[0] = bx->abs_sum; tx[1] = bx->n_terms; tx[2] = bx->pos_err; tx[3] = bx->ambig; }
-    if (bo) { to[0] = bo->abs_sum; to[1] = bo->n_terms; to[2] = bo->pos_err; to[3] = bo->ambig; }
+    bwd_ctx b = {p, grad, x, offsets, grad_x, grad_offsets, {NULL}, {NULL}, bx ? bx->pos_rel_err : bo ? bo->pos_rel_err : 0.0,
+                 0, 0};
+    if (bx) { b.tx[0] = bx->abs_sum; b.tx[1] = bx->n_terms; b.tx[2] = bx->pos_err; b.tx[3] = bx->ambig; }
+    if (bo) { b.to[0] = bo->abs_sum; b.to[1] = bo->n_terms; b.to[2] = bo->pos_err; b.to[3] = bo->ambig; }
     for (int64_t e = 0; e < nx; e++) {
         grad_x[e] = 0;
-        for (int t = 0; t < 4; t++) if (tx[t]) tx[t][e] = 0;
+        for (int t = 0; t < 4; t++) if (b.tx[t]) b.tx[t][e] = 0;
     }
     for (int64_t e = 0; e < no; e++) {
         grad_offsets[e] = 0;
-        for (int t = 0; t < 4; t++) if (to[t]) to[t][e] = 0;
+        for (int t = 0; t < 4; t++) if (b.to[t]) b.to[t][e] = 0;
     }
-    const int want_bounds = bx || bo;
-    for (int64_t n = 0; n < p->N; n++) {
-        const double *xn = x + n * p->H * p->W * p->C, *off_n = offsets + n * p->Ho * p->Wo * 3 * dgK;
-        double *gxn = grad_x + n * p->H * p->W * p->C;
-        for (int64_t ho = 0; ho < p->Ho; ho++)
-            for (int64_t wo = 0; wo < p->Wo; wo++)
-                for (int64_t g = 0; g < p->dg; g++)
-                    for (int64_t i = 0; i < p->kh; i++)
-                        for (int64_t j = 0; j < p->kw; j++) {
-                            double py, px, m;
-                            sample_pos(p, off_n, ho, wo, g, i, j, &py, &px, &m);
-                            if (!isfinite(py) || !isfinite(px)) continue; /* spec 0: nothing */
-                            const int64_t k = g * K + i * p->kw + j;
-                            const int64_t eo = ((n * p->Ho + ho) * p->Wo + wo) * 3 * dgK + k;
-                            const int64_t eot[3] = {eo, eo + dgK, eo + 2 * dgK}; /* x, y, mask */
-                            const double *G = grad + ((n * YH + ho * p->kh + i) * YW + wo * p->kw + j) * p->C;
-                            const int64_t c0 = g * cpg, c1 = c0 + cpg;
-                            const cell s = cell_at(p, py, px);
-                            const int inside = py > -1 && py < (double)p->H && px > -1 && px < (double)p->W;
-                            double sum[3], a[3];
-                            if (inside) {
-                                const int64_t hs[2] = {s.h0, s.h0 + 1}, ws[2] = {s.w0, s.w0 + 1};
-                                const double wy[2] = {s.hh, s.lh}, wx[2] = {s.hw, s.lw};
-                                for (int64_t c = c0; c < c1; c++)
-                                    for (int u = 0; u < 2; u++)
-                                        for (int v = 0; v < 2; v++) {
-                                            if (hs[u] < 0 || hs[u] >= p->H || ws[v] < 0 || ws[v] >= p->W) continue;
-                                            int64_t e = (hs[u] * p->W + ws[v]) * p->C + c;
-                                            double t = G[c] * m * wy[u] * wx[v];
-                                            gxn[e] += t;
-                                            if (tx[0]) tx[0][n * p->H * p->W * p->C + e] += fabs(t);
-                                            if (tx[1]) tx[1][n * p->H * p->W * p->C + e] += 1;
-                                        }
-                                group_sums(p, xn, G, c0, c1, &s, m, sum, a);
-                                for (int t = 0; t < 3; t++) {
-                                    grad_offsets[eot[t]] = sum[t];
-                                    if (to[0]) to[0][eot[t]] = a[t];
-                                    if (to[1]) to[1][eot[t]] = 4.0 * (double)cpg;
-                                }
-                            } else {
-                                sum[0] = sum[1] = sum[2] = 0;
-                            }
-                            if (!want_bounds) continue;
-                            const double dy = pos_error(py, p->pt, pre), dx = pos_error(px, p->pl, pre);
-                            const int near = py >= -1.0 - dy && py <= (double)p->H + dy && px >= -1.0 - dx &&
-                                             px <= (double)p->W + dx;
-                            if (!inside && !near) continue;
-                            /* smooth part, at the position moved onto the window when rounding could
-                               put it inside: what the sample may add there */
-                            const cell sc = inside ? s : cell_at(p, clamp(py, -1.0, (double)p->H),
-                                                                 clamp(px, -1.0, (double)p->W));
-                            const int64_t hs[2] = {sc.h0, sc.h0 + 1}, ws[2] = {sc.w0, sc.w0 + 1};
-                            const double wy[2] = {sc.hh, sc.lh}, wx[2] = {sc.hw, sc.lw};
-                            double pe[3] = {0, 0, 0};
-                            for (int64_t c = c0; c < c1; c++) {
-                                double sy, sx, gm = fabs(G[c] * m);
-                                slopes(p, xn, &sc, c, &sy, &sx);
-                                pe[0] += gm * 2.0 * sx * dy; /* x-offset gradient: linear in py in a cell */
-                                pe[1] += gm * 2.0 * sy * dx; /* y-offset gradient: linear in px */
-                                pe[2] += fabs(G[c]) * ref_value_pos_err(sy, sx, dy, dx);
-                                if (!tx[2]) continue;
-                                for (int u = 0; u < 2; u++)
-                                    for (int v = 0; v < 2; v++) {
-                                        if (hs[u] < 0 || hs[u] >= p->H || ws[v] < 0 || ws[v] >= p->W) continue;
-                                        tx[2][((n * p->H + hs[u]) * p->W + ws[v]) * p->C + c] +=
-                                            gm * ref_weight_pos_err(wy[u], wx[v], dy, dx);
-                                    }
-                                if (isfinite(gm)) {
-                                    /* pixels across a cell edge the float twin may reach */
-                                    neighbour_ctx nc = {tx[2] + n * p->H * p->W * p->C + c, p->H, p->W, p->C, gm};
-                                    ref_neighbour_weights(hs, ws, wy, wx, dy, dx, add_neighbour, &nc);
-                                }
-                            }
-                            for (int t = 0; t < 3; t++) if (to[2]) to[2][eot[t]] = pe[t];
-                            if (!to[3]) continue;
-                            /* jumps: every branch rounding can select, against the nominal value */
-                            branches by = axis_branches(py, dy, p->H, s.h0, s.lh);
-                            branches bxr = axis_branches(px, dx, p->W, s.w0, s.lw);
-                            if (by.count == 1 && bxr.count == 1) continue;
-                            double worst[3] = {0, 0, 0}, worst_abs[3] = {0, 0, 0};
-                            for (int u = 0; u < by.count; u++)
-                                for (int v = 0; v < bxr.count; v++) {
-                                    double alt[3] = {0, 0, 0}, aa[3] = {0, 0, 0};
-                                    if (by.in[u] && bxr.in[v]) {
-                                        cell b = {by.h0[u], bxr.h0[v], by.l[u], bxr.l[v], 1.0 - by.l[u],
-                                                  1.0 - bxr.l[v]};
-                                        group_sums(p, xn, G, c0, c1, &b, m, alt, aa);
-                                    }
-                                    for (int t = 0; t < 3; t++) {
-                                        worst[t] = fmax(worst[t], fabs(alt[t] - sum[t]));
-                                        worst_abs[t] = fmax(worst_abs[t], aa[t]);
-                                    }
-                                }
-                            /* x jumps only with px, y only with py; the mask gradient is continuous.
-                               A kernel on another branch rounds that branch's sum: the element's
-                               abs_sum and n_terms cover the largest branch (at float32 this adds
-                               ~1e-6 of ambig; at bfloat16 the rounding of the other slope is what
-                               a correct kernel showed beyond ambig) */
-                            for (int t = 0; t < 2; t++) {
-                                if (!(t == 0 ? bxr.count == 2 : by.count == 2) || !(worst[t] > 0)) continue;
-                                to[3][eot[t]] = worst[t] + pe[t];
-                                if (to[0]) to[0][eot[t]] = fmax(to[0][eot[t]], worst_abs[t]);
-                                if (to[1]) to[1][eot[t]] = 4.0 * (double)cpg;
-                            }
-                        }
-    }
+    if (p->dg <= 0) return;
+    /* grad_offsets: each sample writes its own elements, so output rows (n, ho) are independent */
+    ref_parallel_for(p->N * p->Ho, backward_offsets_row, &b);
+    /* grad_x: blocks of channels of one image, every sample in order within a block, so each pixel
+       sums its terms in sample order whatever thread runs the block */
+    b.cb = ref_channel_block(p->N, p->C);
+    b.nb = (p->C + b.cb - 1) / b.cb;
+    ref_parallel_for(p->N * b.nb, backward_grad_x_block, &b);
 }

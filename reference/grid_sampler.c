@@ -294,50 +294,69 @@ static void slopes(const double *plane, int64_t H, int64_t W, int64_t y0, int64_
 
 /* ---- forward ------------------------------------------------------------------------------------ */
 
+/* The forward's tensors, for one output row of it */
+typedef struct {
+    const ref_grid_sampler_params *p;
+    const double *input, *grid;
+    double *output;
+    ref_bounds *bounds;
+} fwd_ctx;
+
+/* The points of output row (n, ho), every channel: independent of every other row */
+static void forward_row(void *ctx, int64_t nh)
+{
+    const fwd_ctx *f = ctx;
+    const ref_grid_sampler_params *p = f->p;
+    const double *input = f->input, *grid = f->grid;
+    double *output = f->output;
+    ref_bounds *bounds = f->bounds;
+    const int64_t HW = p->H * p->W, P = p->Ho * p->Wo, n = nh / p->Ho;
+    const double pre = bounds ? bounds->pos_rel_err : 0.0;
+    for (int64_t q = nh % p->Ho * p->Wo; q < (nh % p->Ho + 1) * p->Wo; q++) {
+        const double *g = grid + (n * P + q) * 2;
+        point pt, alt[8];
+        point_at(p, g, pre, 0, 0, &pt);
+        int amb = bounds ? ambiguity(p, g, pre) & 1 : 0;
+        for (int a = 0; amb && a < 8; a++) point_at(p, g, pre, shifts[a][0], shifts[a][1], &alt[a]);
+        for (int64_t c = 0; c < p->C; c++) {
+            const double *plane = input + (n * p->C + c) * HW;
+            const int64_t e = (n * p->C + c) * P + q;
+            output[e] = sample(&pt, plane, p->W);
+            if (!bounds) continue;
+            double abs_sum = sample_abs_sum(&pt, plane, p->W), n_terms = (double)(pt.x.n * pt.y.n);
+            double pos_err = 0, ambig = 0;
+            for (int j = 0; p->interpolation_mode == 2 && j < pt.y.n; j++)
+                for (int i = 0; i < pt.x.n; i++) {
+                    double v = fabs(plane[pt.y.idx[j] * p->W + pt.x.idx[i]]);
+                    pos_err += v * (fabs(pt.x.dw[i] * pt.y.w[j]) * pt.dx + fabs(pt.x.w[i] * pt.y.dw[j]) * pt.dy);
+                }
+            if (p->interpolation_mode == 0 && (pt.x.n || pt.y.n)) {
+                double sy, sx;
+                slopes(plane, p->H, p->W, pt.y.base, pt.x.base, &sy, &sx);
+                pos_err = ref_value_pos_err(sy, sx, pt.dy, pt.dx);
+            } else if (p->interpolation_mode == 2 && pt.x.n && pt.y.n) {
+                pos_err += CUBIC_K2 * (pt.dx + pt.dy) * (pt.dx + pt.dy) * plane_max(plane, HW);
+            }
+            for (int a = 0; amb && a < 8; a++) ambig = fmax(ambig, fabs(sample(&alt[a], plane, p->W) - output[e]) + pos_err);
+            /* a kernel on another branch rounds that branch's terms: abs_sum and n_terms of
+               the largest */
+            for (int a = 0; ambig > 0 && a < 8; a++) {
+                abs_sum = fmax(abs_sum, sample_abs_sum(&alt[a], plane, p->W));
+                n_terms = fmax(n_terms, (double)(alt[a].x.n * alt[a].y.n));
+            }
+            if (bounds->abs_sum) bounds->abs_sum[e] = abs_sum;
+            if (bounds->n_terms) bounds->n_terms[e] = n_terms;
+            if (bounds->pos_err) bounds->pos_err[e] = pos_err;
+            if (bounds->ambig) bounds->ambig[e] = ambig;
+        }
+    }
+}
+
 void f64_grid_sampler_2d_fwd__ref(const ref_grid_sampler_params *p, const double *input, const double *grid,
                                   double *output, ref_bounds *bounds)
 {
-    const int64_t HW = p->H * p->W, P = p->Ho * p->Wo;
-    const double pre = bounds ? bounds->pos_rel_err : 0.0;
-    for (int64_t n = 0; n < p->N; n++)
-        for (int64_t q = 0; q < P; q++) {
-            const double *g = grid + (n * P + q) * 2;
-            point pt, alt[8];
-            point_at(p, g, pre, 0, 0, &pt);
-            int amb = bounds ? ambiguity(p, g, pre) & 1 : 0;
-            for (int a = 0; amb && a < 8; a++) point_at(p, g, pre, shifts[a][0], shifts[a][1], &alt[a]);
-            for (int64_t c = 0; c < p->C; c++) {
-                const double *plane = input + (n * p->C + c) * HW;
-                const int64_t e = (n * p->C + c) * P + q;
-                output[e] = sample(&pt, plane, p->W);
-                if (!bounds) continue;
-                double abs_sum = sample_abs_sum(&pt, plane, p->W), n_terms = (double)(pt.x.n * pt.y.n);
-                double pos_err = 0, ambig = 0;
-                for (int j = 0; p->interpolation_mode == 2 && j < pt.y.n; j++)
-                    for (int i = 0; i < pt.x.n; i++) {
-                        double v = fabs(plane[pt.y.idx[j] * p->W + pt.x.idx[i]]);
-                        pos_err += v * (fabs(pt.x.dw[i] * pt.y.w[j]) * pt.dx + fabs(pt.x.w[i] * pt.y.dw[j]) * pt.dy);
-                    }
-                if (p->interpolation_mode == 0 && (pt.x.n || pt.y.n)) {
-                    double sy, sx;
-                    slopes(plane, p->H, p->W, pt.y.base, pt.x.base, &sy, &sx);
-                    pos_err = ref_value_pos_err(sy, sx, pt.dy, pt.dx);
-                } else if (p->interpolation_mode == 2 && pt.x.n && pt.y.n) {
-                    pos_err += CUBIC_K2 * (pt.dx + pt.dy) * (pt.dx + pt.dy) * plane_max(plane, HW);
-                }
-                for (int a = 0; amb && a < 8; a++) ambig = fmax(ambig, fabs(sample(&alt[a], plane, p->W) - output[e]) + pos_err);
-                /* a kernel on another branch rounds that branch's terms: abs_sum and n_terms of
-                   the largest */
-                for (int a = 0; ambig > 0 && a < 8; a++) {
-                    abs_sum = fmax(abs_sum, sample_abs_sum(&alt[a], plane, p->W));
-                    n_terms = fmax(n_terms, (double)(alt[a].x.n * alt[a].y.n));
-                }
-                if (bounds->abs_sum) bounds->abs_sum[e] = abs_sum;
-                if (bounds->n_terms) bounds->n_terms[e] = n_terms;
-                if (bounds->pos_err) bounds->pos_err[e] = pos_err;
-                if (bounds->ambig) bounds->ambig[e] = ambig;
-            }
-        }
+    fwd_ctx f = {p, input, grid, output, bounds};
+    ref_parallel_for(p->N * p->Ho, forward_row, &f);
 }
 
 /* ---- backward ----------------------------------------------------------------------------------- */
@@ -421,6 +440,165 @@ static void grid_gradient_sums(const ref_grid_sampler_params *p, const point *pt
     if (pe) { pe[0] = pe_x; pe[1] = pe_y; *sum_g = sg; }
 }
 
+/* A point's stencil and what rounding may change about it: the backward's work per point */
+typedef struct {
+    point pt, alt[8];
+    int amb;            /* ambiguity(): alt[] is set when it is not 0 */
+    int n_tie;          /* nearest's tie: the pixels another rounding may pick */
+    int64_t tie_pix[9];
+    int n_extra;        /* taps a float twin may reach that the point does not, largest weight */
+    int64_t extra_idx[8 * 16];
+    double extra_w[8 * 16];
+} point_work;
+
+static void point_setup(const ref_grid_sampler_params *p, const double *g, double pre, int with_bounds, int extras,
+                        point_work *w)
+{
+    point_at(p, g, pre, 0, 0, &w->pt);
+    w->amb = with_bounds ? ambiguity(p, g, pre) : 0;
+    for (int a = 0; w->amb && a < 8; a++) point_at(p, g, pre, shifts[a][0], shifts[a][1], &w->alt[a]);
+    w->n_tie = (w->amb & 1) ? nearest_choices(p, &w->pt, w->alt, w->tie_pix) : 0;
+    w->n_extra = 0;
+    if (!extras) return;
+    /* taps a float twin may reach that the double point does not (its coordinate crosses
+       a cell edge within the rounding box): the stencils at the box's corners and edge
+       midpoints beyond the point's own taps, with the largest weight they get there */
+    const point *pt = &w->pt;
+    for (int a = 0; a < 8; a++) {
+        point box;
+        point_at(p, g, pre, shifts[a][0], shifts[a][1], &box);
+        for (int j = 0; j < box.y.n; j++)
+            for (int i = 0; i < box.x.n; i++) {
+                int64_t pix = box.y.idx[j] * p->W + box.x.idx[i];
+                int own = 0;
+                for (int jj = 0; jj < pt->y.n && !own; jj++)
+                    for (int ii = 0; ii < pt->x.n && !own; ii++)
+                        own = pt->y.idx[jj] * p->W + pt->x.idx[ii] == pix;
+                double wt = fabs(box.y.w[j] * box.x.w[i]);
+                if (own || !(wt > 0)) continue;
+                int k = 0;
+                while (k < w->n_extra && w->extra_idx[k] != pix) k++;
+                if (k == w->n_extra) { w->extra_idx[w->n_extra] = pix; w->extra_w[w->n_extra++] = wt; }
+                else if (wt > w->extra_w[k]) w->extra_w[k] = wt;
+            }
+    }
+}
+
+/* input_grad of point (n, q) on channels [c0, c1): every in-bounds tap receives g * w_y * w_x */
+static void input_grad_point(const ref_grid_sampler_params *p, const point_work *w, const double *grad_output,
+                             int64_t n, int64_t q, int64_t c0, int64_t c1, double *input_grad, const ref_bounds *bi)
+{
+    const int64_t HW = p->H * p->W, P = p->Ho * p->Wo;
+    const point *pt = &w->pt;
+    const double dx = pt->dx, dy = pt->dy, k2 = p->interpolation_mode == 2 ? CUBIC_K2 : 0;
+    for (int64_t c = c0; c < c1; c++) {
+        const int64_t plane = (n * p->C + c) * HW;
+        const double go = grad_output[(n * p->C + c) * P + q];
+        for (int j = 0; j < pt->y.n; j++)
+            for (int i = 0; i < pt->x.n; i++) {
+                const int64_t e = plane + pt->y.idx[j] * p->W + pt->x.idx[i];
+                input_grad[e] += go * pt->y.w[j] * pt->x.w[i];
+                if (!bi) continue;
+                double ag = fabs(go);
+                double pe = ag * (fabs(pt->x.dw[i]) * (fabs(pt->y.w[j]) + fabs(pt->y.dw[j]) * dy) * dx +
+                                  fabs(pt->x.w[i] * pt->y.dw[j]) * dy + k2 * (dx + dy) * (dx + dy));
+                if (bi->abs_sum) bi->abs_sum[e] += ag * cross(pt->y.m[j], pt->x.w[i], pt->x.m[i], pt->y.w[j]);
+                if (bi->n_terms) bi->n_terms[e] += 1;
+                if (bi->pos_err) bi->pos_err[e] += pe;
+            }
+        if (bi && isfinite(go))
+            for (int k = 0; k < w->n_extra; k++) bi->pos_err[plane + w->extra_idx[k]] += fabs(go) * w->extra_w[k];
+        /* a tie of nearest: the pixel another rounding picks may get g instead (each
+           pixel reachable within the box gains or loses g once, at most) */
+        for (int k = 0; k < w->n_tie && bi && bi->ambig; k++) {
+            const int64_t e = plane + w->tie_pix[k];
+            bi->ambig[e] += fabs(go);
+            /* a gained sample is summed in with the others: its rounding too */
+            if (pt->x.n && pt->y.n && w->tie_pix[k] == pt->y.idx[0] * p->W + pt->x.idx[0]) continue;
+            if (bi->abs_sum) bi->abs_sum[e] += fabs(go);
+            if (bi->n_terms) bi->n_terms[e] += 1;
+        }
+    }
+}
+
+/* grid_grad of point (n, q), a sum over the channels, with its bounds */
+static void grid_grad_point(const ref_grid_sampler_params *p, const point_work *w, const double *grad_output,
+                            const double *input, int64_t n, int64_t q, const double *vmax, double *grid_grad,
+                            const ref_bounds *bg)
+{
+    const int64_t P = p->Ho * p->Wo;
+    const point *pt = &w->pt;
+    const double dx = pt->dx, dy = pt->dy;
+    double gg[2];
+    grid_gradient(p, pt, grad_output, input, n, q, gg);
+    grid_grad[(n * P + q) * 2] = gg[0];
+    grid_grad[(n * P + q) * 2 + 1] = gg[1];
+    if (!bg) return;
+    double ax[2], pxy[2], sum_g;
+    grid_gradient_sums(p, pt, grad_output, input, n, q, vmax, ax, pxy, &sum_g);
+    /* bilinear: d gix / d iy = sum of +-v g (and likewise), already in pe_x / pe_y through
+       |dw_x dw_y| = 1; bicubic adds the remainder of its third derivatives */
+    double rem = p->interpolation_mode == 2 ? 2 * CUBIC_K2 * (dx + dy) * (dx + dy) * sum_g : 0;
+    double pe[2] = {fabs(pt->x.mult) * (pxy[0] + rem), fabs(pt->y.mult) * (pxy[1] + rem)};
+    double nt = (double)(p->C * pt->x.n * pt->y.n) + 1;
+    double am[2] = {0, 0}, alt_ax[2] = {0, 0}, alt_nt = 0;
+    for (int a = 0; (w->amb & 2) && a < 8; a++) {
+        double ga[2], aa[2];
+        grid_gradient(p, &w->alt[a], grad_output, input, n, q, ga);
+        grid_gradient_sums(p, &w->alt[a], grad_output, input, n, q, NULL, aa, NULL, NULL);
+        for (int k = 0; k < 2; k++) {
+            am[k] = fmax(am[k], fabs(ga[k] - gg[k]) + pe[k]);
+            alt_ax[k] = fmax(alt_ax[k], aa[k]);
+        }
+        alt_nt = fmax(alt_nt, (double)(p->C * w->alt[a].x.n * w->alt[a].y.n) + 1);
+    }
+    for (int k = 0; k < 2; k++) {
+        const int64_t e = (n * P + q) * 2 + k;
+        /* a kernel on another branch rounds that branch's terms: an ambiguous element's
+           abs_sum and n_terms are those of the largest branch */
+        if (bg->abs_sum) bg->abs_sum[e] = am[k] > 0 ? fmax(ax[k], alt_ax[k]) : ax[k];
+        if (bg->n_terms) bg->n_terms[e] = am[k] > 0 ? fmax(nt, alt_nt) : nt;
+        if (bg->pos_err) bg->pos_err[e] = pe[k];
+        if (bg->ambig) bg->ambig[e] = am[k];
+    }
+}
+
+/* The backward's tensors, for one output row (grid_grad) or one block of channels (input_grad) */
+typedef struct {
+    const ref_grid_sampler_params *p;
+    const double *grad_output, *input, *grid;
+    double *input_grad, *grid_grad;
+    const ref_bounds *bi, *bg;
+    const double *vmax;
+    double pre;
+    int extras;     /* input_grad's pos_err reaches the taps across a cell edge */
+    int64_t cb, nb; /* input_grad: nb blocks of cb channels per image */
+} bwd_ctx;
+
+static void grid_grad_row(void *ctx, int64_t nh)
+{
+    const bwd_ctx *x = ctx;
+    const ref_grid_sampler_params *p = x->p;
+    const int64_t P = p->Ho * p->Wo, n = nh / p->Ho;
+    for (int64_t q = nh % p->Ho * p->Wo; q < (nh % p->Ho + 1) * p->Wo; q++) {
+        point_work w;
+        point_setup(p, x->grid + (n * P + q) * 2, x->pre, x->bi != NULL, 0, &w);
+        grid_grad_point(p, &w, x->grad_output, x->input, n, q, x->vmax, x->grid_grad, x->bg);
+    }
+}
+
+static void input_grad_block(void *ctx, int64_t nc)
+{
+    const bwd_ctx *x = ctx;
+    const ref_grid_sampler_params *p = x->p;
+    const int64_t P = p->Ho * p->Wo, n = nc / x->nb, c0 = nc % x->nb * x->cb, c1 = c0 + x->cb < p->C ? c0 + x->cb : p->C;
+    for (int64_t q = 0; q < P; q++) {
+        point_work w;
+        point_setup(p, x->grid + (n * P + q) * 2, x->pre, x->bi != NULL, x->extras, &w);
+        input_grad_point(p, &w, x->grad_output, n, q, c0, c1, x->input_grad, x->bi);
+    }
+}
+
 void f64_grid_sampler_2d_bwd__ref(const ref_grid_sampler_params *p, const double *grad_output,
                                   const double *input, const double *grid, double *input_grad,
                                   double *grid_grad, ref_bounds *bounds)
@@ -437,108 +615,16 @@ void f64_grid_sampler_2d_bwd__ref(const ref_grid_sampler_params *p, const double
         vmax = malloc(sizeof(double) * (size_t)(p->N * p->C + 1));
         for (int64_t k = 0; vmax && k < p->N * p->C; k++) vmax[k] = plane_max(input + k * HW, HW);
     }
-    for (int64_t n = 0; n < p->N; n++)
-        for (int64_t q = 0; q < P; q++) {
-            const double *g = grid + (n * P + q) * 2;
-            point pt, alt[8];
-            point_at(p, g, pre, 0, 0, &pt);
-            int amb = bounds ? ambiguity(p, g, pre) : 0;
-            for (int a = 0; amb && a < 8; a++) point_at(p, g, pre, shifts[a][0], shifts[a][1], &alt[a]);
-            const double dx = pt.dx, dy = pt.dy, k2 = p->interpolation_mode == 2 ? CUBIC_K2 : 0;
-            int64_t tie_pix[9];
-            int n_tie = (amb & 1) ? nearest_choices(p, &pt, alt, tie_pix) : 0;
-
-            /* taps a float twin may reach that the double point does not (its coordinate crosses
-               a cell edge within the rounding box): the stencils at the box's corners and edge
-               midpoints beyond the point's own taps, with the largest weight they get there */
-            int n_extra = 0;
-            int64_t extra_idx[8 * 16];
-            double extra_w[8 * 16];
-            if (bi && bi->pos_err && p->output_mask[0] && p->interpolation_mode != 1) {
-                for (int a = 0; a < 8; a++) {
-                    point box;
-                    point_at(p, g, pre, shifts[a][0], shifts[a][1], &box);
-                    for (int j = 0; j < box.y.n; j++)
-                        for (int i = 0; i < box.x.n; i++) {
-                            int64_t pix = box.y.idx[j] * p->W + box.x.idx[i];
-                            int own = 0;
-                            for (int jj = 0; jj < pt.y.n && !own; jj++)
-                                for (int ii = 0; ii < pt.x.n && !own; ii++)
-                                    own = pt.y.idx[jj] * p->W + pt.x.idx[ii] == pix;
-                            double w = fabs(box.y.w[j] * box.x.w[i]);
-                            if (own || !(w > 0)) continue;
-                            int k = 0;
-                            while (k < n_extra && extra_idx[k] != pix) k++;
-                            if (k == n_extra) { extra_idx[n_extra] = pix; extra_w[n_extra++] = w; }
-                            else if (w > extra_w[k]) extra_w[k] = w;
-                        }
-                }
-            }
-
-            /* input_grad: every in-bounds tap receives g * w_y * w_x */
-            if (p->output_mask[0])
-                for (int64_t c = 0; c < p->C; c++) {
-                    const int64_t plane = (n * p->C + c) * HW;
-                    const double go = grad_output[(n * p->C + c) * P + q];
-                    for (int j = 0; j < pt.y.n; j++)
-                        for (int i = 0; i < pt.x.n; i++) {
-                            const int64_t e = plane + pt.y.idx[j] * p->W + pt.x.idx[i];
-                            input_grad[e] += go * pt.y.w[j] * pt.x.w[i];
-                            if (!bi) continue;
-                            double ag = fabs(go);
-                            double pe = ag * (fabs(pt.x.dw[i]) * (fabs(pt.y.w[j]) + fabs(pt.y.dw[j]) * dy) * dx +
-                                              fabs(pt.x.w[i] * pt.y.dw[j]) * dy + k2 * (dx + dy) * (dx + dy));
-                            if (bi->abs_sum) bi->abs_sum[e] += ag * cross(pt.y.m[j], pt.x.w[i], pt.x.m[i], pt.y.w[j]);
-                            if (bi->n_terms) bi->n_terms[e] += 1;
-                            if (bi->pos_err) bi->pos_err[e] += pe;
-                        }
-                    if (bi && isfinite(go))
-                        for (int k = 0; k < n_extra; k++) bi->pos_err[plane + extra_idx[k]] += fabs(go) * extra_w[k];
-                    /* a tie of nearest: the pixel another rounding picks may get g instead (each
-                       pixel reachable within the box gains or loses g once, at most) */
-                    for (int k = 0; k < n_tie && bi && bi->ambig; k++) {
-                        const int64_t e = plane + tie_pix[k];
-                        bi->ambig[e] += fabs(go);
-                        /* a gained sample is summed in with the others: its rounding too */
-                        if (pt.x.n && pt.y.n && tie_pix[k] == pt.y.idx[0] * p->W + pt.x.idx[0]) continue;
-                        if (bi->abs_sum) bi->abs_sum[e] += fabs(go);
-                        if (bi->n_terms) bi->n_terms[e] += 1;
-                    }
-                }
-
-            if (!p->output_mask[1]) continue;
-            double gg[2];
-            grid_gradient(p, &pt, grad_output, input, n, q, gg);
-            grid_grad[(n * P + q) * 2] = gg[0];
-            grid_grad[(n * P + q) * 2 + 1] = gg[1];
-            if (!bg) continue;
-            double ax[2], pxy[2], sum_g;
-            grid_gradient_sums(p, &pt, grad_output, input, n, q, vmax, ax, pxy, &sum_g);
-            /* bilinear: d gix / d iy = sum of +-v g (and likewise), already in pe_x / pe_y through
-               |dw_x dw_y| = 1; bicubic adds the remainder of its third derivatives */
-            double rem = p->interpolation_mode == 2 ? 2 * CUBIC_K2 * (dx + dy) * (dx + dy) * sum_g : 0;
-            double pe[2] = {fabs(pt.x.mult) * (pxy[0] + rem), fabs(pt.y.mult) * (pxy[1] + rem)};
-            double nt = (double)(p->C * pt.x.n * pt.y.n) + 1;
-            double am[2] = {0, 0}, alt_ax[2] = {0, 0}, alt_nt = 0;
-            for (int a = 0; (amb & 2) && a < 8; a++) {
-                double ga[2], aa[2];
-                grid_gradient(p, &alt[a], grad_output, input, n, q, ga);
-                grid_gradient_sums(p, &alt[a], grad_output, input, n, q, NULL, aa, NULL, NULL);
-                for (int k = 0; k < 2; k++) {
-                    am[k] = fmax(am[k], fabs(ga[k] - gg[k]) + pe[k]);
-                    alt_ax[k] = fmax(alt_ax[k], aa[k]);
-                }
-                alt_nt = fmax(alt_nt, (double)(p->C * alt[a].x.n * alt[a].y.n) + 1);
-            }
-            for (int k = 0; k < 2; k++) {
-                const int64_t e = (n * P + q) * 2 + k;
-                /* a kernel on another branch rounds that branch's terms: an ambiguous element's
-                   abs_sum and n_terms are those of the largest branch */
-                if (bg->abs_sum) bg->abs_sum[e] = am[k] > 0 ? fmax(ax[k], alt_ax[k]) : ax[k];
-                if (bg->n_terms) bg->n_terms[e] = am[k] > 0 ? fmax(nt, alt_nt) : nt;
-                if (bg->pos_err) bg->pos_err[e] = pe[k];
-                if (bg->ambig) bg->ambig[e] = am[k];
-            }
-        }
+    bwd_ctx x = {p, grad_output, input, grid, input_grad, grid_grad, bi, bg, vmax, pre,
+                 bi && bi->pos_err && p->interpolation_mode != 1, 0, 0};
+    /* grid_grad: every point writes its own two elements, so output rows are independent */
+    if (p->output_mask[1]) ref_parallel_for(p->N * p->Ho, grid_grad_row, &x);
+    /* input_grad: blocks of channels of one image, every point in order within a block, so each
+       pixel sums its terms in point order whatever thread runs the block */
+    if (p->output_mask[0]) {
+        x.cb = ref_channel_block(p->N, p->C);
+        x.nb = (p->C + x.cb - 1) / x.cb;
+        ref_parallel_for(p->N * x.nb, input_grad_block, &x);
+    }
     free(vmax);
 }

@@ -103,4 +103,15 @@ typedef ref_bin_acc (*ref_bin_fn)(const void *ctx, int64_t gh, int64_t gw);
 void ref_roi_element(ref_bin_acc a, int64_t gh, int64_t gw, const ref_count_range *c, ref_bin_fn alt, const void *ctx,
                      double *out, int64_t e, ref_bounds *bounds);
 
+/* body(ctx, i) for every i in [0, n), on ref_get_threads() threads (parallel.c). Items must be
+ * independent: each writes only its own elements, so the numbers are the same for every count. */
+typedef void (*ref_item_fn)(void *ctx, int64_t i);
+void ref_parallel_for(int64_t n, ref_item_fn body, void *ctx);
+
+/* The threads split a backward's scatter into blocks of channels of one image, each running every
+ * sample in order: about two blocks a thread over the N images. The block size decides which
+ * thread adds a term, never the order of a pixel's terms: the numbers are the same for every
+ * thread count. */
+int64_t ref_channel_block(int64_t N, int64_t C);
+
 #endif

@@ -112,24 +112,37 @@ static ref_bin_acc bin_with_counts(const void *ctx, int64_t gh, int64_t gw)
     return forward_bin(b->p, b->g, b->plane, b->ph, b->pw, gh, gw, b->pre);
 }
 
+/* The forward's tensors, for one (roi, channel) of it */
+typedef struct {
+    const ref_roi_align_rotated_params *p;
+    const double *x, *rois;
+    double *y;
+    ref_bounds *bounds;
+} fwd_ctx;
+
+/* Every element of roi k, channel c = kc mod C: independent of every other (roi, channel) */
+static void forward_roi_channel(void *ctx, int64_t kc)
+{
+    const fwd_ctx *f = ctx;
+    const ref_roi_align_rotated_params *p = f->p;
+    const int64_t PH = p->pooled_h, PW = p->pooled_w, k = kc / p->C, c = kc % p->C;
+    const double pre = f->bounds ? f->bounds->pos_rel_err : 0.0;
+    roi_geom g = roi_geometry(p, f->rois + 6 * k, pre);
+    const double *plane = g.b >= 0 ? f->x + (g.b * p->C + c) * p->H * p->W : NULL;
+    for (int64_t ph = 0; ph < PH; ph++)
+        for (int64_t pw = 0; pw < PW; pw++) {
+            const bin_ctx bc = {p, &g, plane, ph, pw, pre};
+            const ref_bin_acc a = plane ? bin_with_counts(&bc, g.gh, g.gw) : (ref_bin_acc){0, 0, 0, 0, 0};
+            ref_roi_element(a, g.gh, g.gw, &g.cr, plane ? bin_with_counts : NULL, &bc, f->y,
+                            ((k * p->C + c) * PH + ph) * PW + pw, f->bounds);
+        }
+}
+
 static void forward_nchw(const ref_roi_align_rotated_params *p, const double *x, const double *rois, double *y,
                          ref_bounds *bounds)
 {
-    const int64_t PH = p->pooled_h, PW = p->pooled_w, plane_size = p->H * p->W;
-    const double pre = bounds ? bounds->pos_rel_err : 0.0;
-    for (int64_t k = 0; k < p->K; k++) {
-        roi_geom g = roi_geometry(p, rois + 6 * k, pre);
-        for (int64_t c = 0; c < p->C; c++) {
-            const double *plane = g.b >= 0 ? x + (g.b * p->C + c) * plane_size : NULL;
-            for (int64_t ph = 0; ph < PH; ph++)
-                for (int64_t pw = 0; pw < PW; pw++) {
-                    const bin_ctx bc = {p, &g, plane, ph, pw, pre};
-                    const ref_bin_acc a = plane ? bin_with_counts(&bc, g.gh, g.gw) : (ref_bin_acc){0, 0, 0, 0, 0};
-                    ref_roi_element(a, g.gh, g.gw, &g.cr, plane ? bin_with_counts : NULL, &bc, y,
-                                    ((k * p->C + c) * PH + ph) * PW + pw, bounds);
-                }
-        }
-    }
+    fwd_ctx f = {p, x, rois, y, bounds};
+    ref_parallel_for(p->K * p->C, forward_roi_channel, &f);
 }
 
 /* ---- backward (NCHW, rois [K, 6]) --------------------------------------------------------- */
@@ -155,41 +168,68 @@ static double *plane_of(double *t, int64_t b, int64_t c, const ref_roi_align_rot
     return t ? t + (b * p->C + c) * p->H * p->W : NULL;
 }
 
+/* Plane (b, c) of the gradient (o, zeroed first): the rois of batch b in order, so every pixel sums
+ * its terms in the same order whichever thread runs the plane, and however many there are. */
+static void backward_plane(const ref_roi_align_rotated_params *p, const roi_geom *geo, const double *x_grad,
+                           int64_t b, int64_t c, const ref_plane_out *o, int with_bounds, double pre)
+{
+    const int64_t PH = p->pooled_h, PW = p->pooled_w, HW = p->H * p->W;
+    double *const planes[5] = {o->grad, o->abs_sum, o->n_terms, o->pos_err, o->ambig};
+    for (int t = 0; t < 5; t++) if (planes[t]) memset(planes[t], 0, sizeof(double) * (size_t)HW);
+    for (int64_t k = 0; k < p->K; k++) {
+        const roi_geom *g = &geo[k];
+        if (g->b != b) continue;
+        for (int64_t ph = 0; ph < PH; ph++)
+            for (int64_t pw = 0; pw < PW; pw++) {
+                double go = x_grad[((k * p->C + c) * PH + ph) * PW + pw];
+                backward_bin(p, g, o, go, ph, pw, g->gh, g->gw, pre, 0);
+                if (!with_bounds || !ref_counts_ambiguous(&g->cr)) continue;
+                if (!ref_counts_enumerable(&g->cr)) { /* rounding spans many counts */
+                    if (o->ambig) for (int64_t q = 0; q < HW; q++) o->ambig[q] = INFINITY;
+                    continue;
+                }
+                /* any sample count within rounding may be the one used: widen every pixel
+                   either sampling touches by both contributions */
+                for (int64_t gh = g->cr.gh_lo; gh <= g->cr.gh_hi; gh++)
+                    for (int64_t gw = g->cr.gw_lo; gw <= g->cr.gw_hi; gw++)
+                        backward_bin(p, g, o, go, ph, pw, gh, gw, pre, 1);
+            }
+    }
+}
+
+/* The backward's tensors and the rois' geometry, for one (image, channel) plane of it */
+typedef struct {
+    const ref_roi_align_rotated_params *p;
+    const roi_geom *geo;
+    const double *x_grad;
+    double *y_grad, *bt[4];
+    int with_bounds;
+    double pre;
+} bwd_ctx;
+
+static void backward_plane_item(void *ctx, int64_t bc)
+{
+    const bwd_ctx *x = ctx;
+    const ref_roi_align_rotated_params *p = x->p;
+    const int64_t b = bc / p->C, c = bc % p->C;
+    ref_plane_out o = {plane_of(x->y_grad, b, c, p), plane_of(x->bt[0], b, c, p), plane_of(x->bt[1], b, c, p),
+                       plane_of(x->bt[2], b, c, p), plane_of(x->bt[3], b, c, p)};
+    backward_plane(p, x->geo, x->x_grad, b, c, &o, x->with_bounds, x->pre);
+}
+
 static void backward_nchw(const ref_roi_align_rotated_params *p, const double *x_grad, const double *rois,
                           double *y_grad, ref_bounds *bounds)
 {
-    const int64_t PH = p->pooled_h, PW = p->pooled_w;
-    const int64_t n = p->B * p->C * p->H * p->W;
-    const double pre = bounds ? bounds->pos_rel_err : 0.0;
-    double *bt[4] = {NULL, NULL, NULL, NULL};
-    if (bounds) { bt[0] = bounds->abs_sum; bt[1] = bounds->n_terms; bt[2] = bounds->pos_err; bt[3] = bounds->ambig; }
-    for (int64_t i = 0; i < n; i++) {
-        y_grad[i] = 0.0;
-        for (int t = 0; t < 4; t++) if (bt[t]) bt[t][i] = 0.0;
+    roi_geom *geo = malloc(sizeof *geo * (size_t)(p->K > 0 ? p->K : 1));
+    if (!geo) { /* out of memory: a reference that cannot run says so loudly */
+        for (int64_t i = 0; i < p->B * p->C * p->H * p->W; i++) y_grad[i] = NAN;
+        return;
     }
-    for (int64_t k = 0; k < p->K; k++) {
-        roi_geom g = roi_geometry(p, rois + 6 * k, pre);
-        if (g.b < 0) continue;
-        for (int64_t c = 0; c < p->C; c++) {
-            ref_plane_out o = {plane_of(y_grad, g.b, c, p), plane_of(bt[0], g.b, c, p), plane_of(bt[1], g.b, c, p),
-                           plane_of(bt[2], g.b, c, p), plane_of(bt[3], g.b, c, p)};
-            for (int64_t ph = 0; ph < PH; ph++)
-                for (int64_t pw = 0; pw < PW; pw++) {
-                    double go = x_grad[((k * p->C + c) * PH + ph) * PW + pw];
-                    backward_bin(p, &g, &o, go, ph, pw, g.gh, g.gw, pre, 0);
-                    if (!bounds || !ref_counts_ambiguous(&g.cr)) continue;
-                    if (!ref_counts_enumerable(&g.cr)) { /* rounding spans many counts */
-                        if (o.ambig) for (int64_t q = 0; q < p->H * p->W; q++) o.ambig[q] = INFINITY;
-                        continue;
-                    }
-                    /* any sample count within rounding may be the one used: widen every pixel
-                       either sampling touches by both contributions */
-                    for (int64_t gh = g.cr.gh_lo; gh <= g.cr.gh_hi; gh++)
-                        for (int64_t gw = g.cr.gw_lo; gw <= g.cr.gw_hi; gw++)
-                            backward_bin(p, &g, &o, go, ph, pw, gh, gw, pre, 1);
-                }
-        }
-    }
+    bwd_ctx x = {p, geo, x_grad, y_grad, {NULL, NULL, NULL, NULL}, bounds != NULL, bounds ? bounds->pos_rel_err : 0.0};
+    if (bounds) { x.bt[0] = bounds->abs_sum; x.bt[1] = bounds->n_terms; x.bt[2] = bounds->pos_err; x.bt[3] = bounds->ambig; }
+    for (int64_t k = 0; k < p->K; k++) geo[k] = roi_geometry(p, rois + 6 * k, x.pre);
+    ref_parallel_for(p->B * p->C, backward_plane_item, &x);
+    free(geo);
 }
 
 /* ---- data_format NHWC: the same math on permuted tensors ---------------------------------- */

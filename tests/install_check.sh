@@ -19,6 +19,7 @@ n_repo=$(cd "$repo" && build/conform run --list | wc -l)
 [ "$n_inst" -gt 0 ] && [ "$n_inst" = "$n_repo" ] || fail "installed conform lists $n_inst cases of the default suite, the repository $n_repo"
 "$prefix/bin/conform" run --shard 1/12 --report-dir "$work/report" --quiet --threads 2 >"$work/run.log" || { cat "$work/run.log"; fail "conform run failed"; }
 grep -q "$prefix/share/conform/cases/conformance.json" "$work/report/report.json" || fail "the report does not name the installed suite"
+grep -q "\"repro\":.*\"$prefix/bin/conform run " "$work/report/report.json" || fail "the repro lines do not name the installed binary"
 "$prefix/bin/conform" run cases/smoke.json --filter 'smoke/fwd*' --report-dir "$work/smoke" --quiet >/dev/null || fail "conform run cases/smoke.json (installed) failed"
 "$prefix/bin/conform" verify --op roi_align >"$work/verify.log" || { cat "$work/verify.log"; fail "conform verify failed"; }
 grep -q golden "$work/verify.log" || fail "verify ran no golden proof from the installed vectors"

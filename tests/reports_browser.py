@@ -141,6 +141,7 @@ def main():
             ", %d %s" % (summary[k], k.replace("_", " ")) for k in STATUSES[2:] if summary[k])
         expect(last == want, "%s: the console's last line is '%s', not '%s'" % (name, last, want), last)
     print("screenshots: " + ", ".join(sorted(glob.glob(os.path.join(OUT, "*.png")))))
+    print("rendered: a passing, a failing and a missing-output run; first screens, widths and every format's first lines checked")
     return 0
 
 

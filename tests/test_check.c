@@ -8,8 +8,10 @@
 #include <string.h>
 
 #include "scratch.h"
+#include "test_files.h"
 #include "cli.h"
 #include "compare.h"
+#include "judge.h"
 #include "npy.h"
 #include "suite.h"
 #include "op.h"
@@ -115,26 +117,16 @@ static double *derived_tolerances(const char *opname, int n_args, const char **a
     }
     problem_t p;
     cr_assert_eq(problem_from_args(op, &a, &p), 0);
-    double *ref[CONFORM_MAX_TENSORS] = {0}, *b[CONFORM_MAX_TENSORS][4] = {{0}};
-    ref_bounds bounds[CONFORM_MAX_TENSORS];
-    for (int k = 0; k < op->n_outputs; k++) {
-        int64_t m = shape_numel(&p.out_shape[k]);
-        ref[k] = calloc((size_t)m + 1, 8);
-        for (int t = 0; t < 4; t++) b[k][t] = calloc((size_t)m + 1, 8);
-        bounds[k] = (ref_bounds){op->tol[k].k_pos * CONFORM_U_F32, b[k][0], b[k][1], b[k][2], b[k][3]};
-    }
-    op->reference(&p, ref, bounds);
-    *n = shape_numel(&p.out_shape[o]);
-    tol_inputs t = {DTYPE_FLOAT32, &op->tol[o], b[o][0], b[o][1], b[o][2], b[o][3]};
+    judge_ref j; /* the reference and bounds check computes (judge.h) */
+    cr_assert_eq(judge_reference(&p, DTYPE_FLOAT32, &j), 0);
+    *n = j.n[o];
+    tol_inputs t = judge_tol(&j, o);
     double *tol = calloc((size_t)*n + 1, 8);
     for (int64_t i = 0; i < *n; i++) {
         double amb;
         tol[i] = compare_tolerance(&t, i, &amb) + amb;
     }
-    for (int k = 0; k < op->n_outputs; k++) {
-        free(ref[k]);
-        for (int q = 0; q < 4; q++) free(b[k][q]);
-    }
+    judge_ref_free(&j);
     problem_free(&p);
     return tol;
 }
@@ -201,4 +193,31 @@ Test(check, rejects_grid_sample_outputs_perturbed_by_a_few_times_the_bound, .ini
         tensor_free(&t);
         free(tol);
     }
+}
+
+/* check judges as run does (judge.h): a NaN where the reference is finite is named a non-finite
+   mismatch, not an element beyond tolerance, and the report carries run's message */
+Test(check, names_a_nonfinite_mismatch_as_run_does, .init = setup, .fini = teardown)
+{
+    char err[256], path[128], rep[128], a[256];
+    tensor_t out;
+    cr_assert_eq(npy_read(V "output.npy", &out, err, sizeof err), 0);
+    int64_t n = tensor_numel(&out);
+    float *f = malloc(sizeof(float) * (size_t)n);
+    for (int64_t k = 0; k < n; k++) f[k] = (float)out.data[k];
+    f[n / 2] = NAN;
+    snprintf(path, sizeof path, "%s/nan.npy", dir);
+    snprintf(rep, sizeof rep, "%s/rep", dir);
+    snprintf(a, sizeof a, "output=%s", path);
+    cr_assert_eq(npy_write_f32(path, &out.shape, f, err, sizeof err), 0);
+    const char *argv[] = {"conform", "check", "roi_align", "--attr", "pooled_h=3", "--attr", "pooled_w=4", "--attr",
+                          "spatial_scale=0.25", "--attr", "sampling_ratio=2", "--input", "input=" V "input.npy", "--input",
+                          "rois=" V "rois.npy", "--actual", a, "--report-dir", rep};
+    cr_assert_eq(cmd_check(19, (char **)argv), EXIT_FAIL);
+    cJSON *r = test_report(dir, "rep");
+    const char *msg = cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(r, "cases"), 0), "message"));
+    cr_assert(msg && strstr(msg, "output: 1 elements NaN/Inf on one side only (first at ["), "message: %s", msg ? msg : "(none)");
+    cJSON_Delete(r);
+    free(f);
+    tensor_free(&out);
 }

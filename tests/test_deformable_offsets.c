@@ -14,7 +14,6 @@
 #include "conform_ref.h"
 #include "verify.h"
 
-extern const op_desc op_deformable_offsets, op_deformable_offsets_grad;
 
 /* ---- hand-checked vectors ------------------------------------------------------------------ */
 
@@ -72,7 +71,7 @@ Test(deformable_published, window_lines_give_zero_offset_gradients)
 
 Test(deformable_published, torchvision_vectors_through_the_reference)
 {
-    const op_desc *ops[2] = {&op_deformable_offsets, &op_deformable_offsets_grad};
+    const op_desc *ops[2] = {op_find("deformable_offsets"), op_find("deformable_offsets_grad")};
     for (int o = 0; o < 2; o++) {
         proof_result r;
         memset(&r, 0, sizeof r);
@@ -233,7 +232,7 @@ Test(deformable_validate, every_rule_is_named)
     const char *base[] = {"ksize=3,3", "pads=1,1,1,1", NULL};
     problem_t p;
     proof_result r;
-    cr_assert_eq(proof_problem(&op_deformable_offsets, base, ok, NULL, 1, &p, &r), 0, "%s", r.detail);
+    cr_assert_eq(proof_problem(op_find("deformable_offsets"), base, ok, NULL, 1, &p, &r), 0, "%s", r.detail);
     problem_free(&p);
     struct { const char *a[5]; shape_t s[2]; const char *want; } bad[] = {
         {{"ksize=3", "pads=1,1,1,1", NULL}, {ok[0], ok[1]}, "ksize [3]: must have 2 entries"},
@@ -249,9 +248,9 @@ Test(deformable_validate, every_rule_is_named)
         {{"ksize=3,3", "pads=1,1,1,1", NULL}, {ok[0], s4(2, 6, 6, 27)}, "batch 2 must equal x's 1"},
         {{"ksize=7,3", NULL}, {ok[0], s4(1, 1, 4, 63)}, "smaller than the dilated kernel height 7"},
     };
-    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) expect_refused(&op_deformable_offsets, bad[i].a, bad[i].s, bad[i].want);
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) expect_refused(op_find("deformable_offsets"), bad[i].a, bad[i].s, bad[i].want);
     const shape_t g3[3] = {s4(1, 18, 17, 4), ok[0], ok[1]};
-    expect_refused(&op_deformable_offsets_grad, base, g3, "grad [1,18,17,4]: must have shape");
+    expect_refused(op_find("deformable_offsets_grad"), base, g3, "grad [1,18,17,4]: must have shape");
 }
 
 /* ---- each kind of proof catches a broken reference ----------------------------------------- */
@@ -265,7 +264,7 @@ static int violated(const op_desc *op, const char *kind)
 
 Test(deformable_verify, the_real_references_pass_every_proof)
 {
-    const op_desc *ops[] = {&op_deformable_offsets, &op_deformable_offsets_grad};
+    const op_desc *ops[] = {op_find("deformable_offsets"), op_find("deformable_offsets_grad")};
     const char *kinds[2][4] = {{"metamorphic", "golden", NULL}, {"adjoint", "finite difference", "metamorphic", "golden"}};
     for (int o = 0; o < 2; o++)
         for (int k = 0; k < 4 && kinds[o][k]; k++) cr_assert_eq(violated(ops[o], kinds[o][k]), 0, "%s %s", ops[o]->name, kinds[o][k]);
@@ -284,7 +283,7 @@ static void fwd_altered(const problem_t *p, double **out, ref_bounds *b, int how
         if (how == 1 && c < dgK) v += 0.5;
         q.in[1].data[i] = v;
     }
-    op_deformable_offsets.reference(&q, out, b);
+    op_find("deformable_offsets")->reference(&q, out, b);
     free(q.in[1].data);
 }
 static void fwd_swapped_xy(const problem_t *p, double **out, ref_bounds *b) { fwd_altered(p, out, b, 0); }
@@ -292,7 +291,7 @@ static void fwd_half_pixel(const problem_t *p, double **out, ref_bounds *b) { fw
 
 Test(deformable_verify, metamorphic_and_golden_catch_swapped_offset_channels)
 {
-    op_desc broken = op_deformable_offsets;
+    op_desc broken = *op_find("deformable_offsets");
     broken.reference = fwd_swapped_xy;
     cr_assert_gt(violated(&broken, "metamorphic"), 0);
     cr_assert_gt(violated(&broken, "golden"), 0);
@@ -300,7 +299,7 @@ Test(deformable_verify, metamorphic_and_golden_catch_swapped_offset_channels)
 
 Test(deformable_verify, metamorphic_and_golden_catch_a_half_pixel_shift)
 {
-    op_desc broken = op_deformable_offsets;
+    op_desc broken = *op_find("deformable_offsets");
     broken.reference = fwd_half_pixel;
     cr_assert_gt(violated(&broken, "metamorphic"), 0);
     cr_assert_gt(violated(&broken, "golden"), 0);
@@ -309,7 +308,7 @@ Test(deformable_verify, metamorphic_and_golden_catch_a_half_pixel_shift)
 /* broken backward: the real one, then grad_x recomputed without the (h1, w1) corner */
 static void bwd_dropped_corner(const problem_t *p, double **out, ref_bounds *b)
 {
-    op_deformable_offsets_grad.reference(p, out, b);
+    op_find("deformable_offsets_grad")->reference(p, out, b);
     const shape_t *xs = &p->in[1].shape, *os = &p->in[2].shape;
     const int64_t N = xs->dims[0], H = xs->dims[1], W = xs->dims[2], C = xs->dims[3];
     const int64_t Ho = os->dims[1], Wo = os->dims[2], OC = os->dims[3];
@@ -342,7 +341,7 @@ static void bwd_dropped_corner(const problem_t *p, double **out, ref_bounds *b)
 
 Test(deformable_verify, adjoint_finite_difference_and_golden_catch_a_dropped_corner)
 {
-    op_desc broken = op_deformable_offsets_grad;
+    op_desc broken = *op_find("deformable_offsets_grad");
     broken.reference = bwd_dropped_corner;
     cr_assert_gt(violated(&broken, "adjoint"), 0);
     cr_assert_gt(violated(&broken, "finite difference"), 0);
@@ -352,7 +351,7 @@ Test(deformable_verify, adjoint_finite_difference_and_golden_catch_a_dropped_cor
 /* broken backward: the sign of the y-offset gradient flipped */
 static void bwd_wrong_sign(const problem_t *p, double **out, ref_bounds *b)
 {
-    op_deformable_offsets_grad.reference(p, out, b);
+    op_find("deformable_offsets_grad")->reference(p, out, b);
     const int64_t n = shape_numel(&p->out_shape[1]), OC = p->out_shape[1].dims[3], dgK = OC / 3;
     for (int64_t i = 0; i < n; i++)
         if (i % OC >= dgK && i % OC < 2 * dgK) out[1][i] = -out[1][i];
@@ -360,7 +359,7 @@ static void bwd_wrong_sign(const problem_t *p, double **out, ref_bounds *b)
 
 Test(deformable_verify, finite_difference_and_golden_catch_a_wrong_coordinate_gradient_sign)
 {
-    op_desc broken = op_deformable_offsets_grad;
+    op_desc broken = *op_find("deformable_offsets_grad");
     broken.reference = bwd_wrong_sign;
     cr_assert_gt(violated(&broken, "finite difference"), 0);
     cr_assert_gt(violated(&broken, "golden"), 0);
@@ -369,7 +368,7 @@ Test(deformable_verify, finite_difference_and_golden_catch_a_wrong_coordinate_gr
 /* broken backward: the mask gradient scaled by the mask (a plausible slip) */
 static void bwd_mask_times_mask(const problem_t *p, double **out, ref_bounds *b)
 {
-    op_deformable_offsets_grad.reference(p, out, b);
+    op_find("deformable_offsets_grad")->reference(p, out, b);
     const int64_t n = shape_numel(&p->out_shape[1]), OC = p->out_shape[1].dims[3], dgK = OC / 3;
     for (int64_t i = 0; i < n; i++)
         if (i % OC >= 2 * dgK) out[1][i] *= p->in[2].data[i];
@@ -377,7 +376,7 @@ static void bwd_mask_times_mask(const problem_t *p, double **out, ref_bounds *b)
 
 Test(deformable_verify, metamorphic_catches_a_wrong_mask_gradient)
 {
-    op_desc broken = op_deformable_offsets_grad;
+    op_desc broken = *op_find("deformable_offsets_grad");
     broken.reference = bwd_mask_times_mask;
     cr_assert_gt(violated(&broken, "metamorphic"), 0);
     cr_assert_gt(violated(&broken, "finite difference"), 0);

@@ -11,6 +11,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "scratch.h"
@@ -20,6 +26,7 @@
 #include "impl.h"
 #include "npy.h"
 #include "report.h"
+#include "runner.h"
 #include "suite.h"
 
 static char dir[64];
@@ -673,6 +680,285 @@ Test(devflow, an_unknown_impl_is_echoed_with_the_kinds)
     cr_assert(strstr(err, "'optimised'") && strstr(err, "optimized, plugin:PATH.so or dir:DIR"), "%s", err);
     cr_assert_eq(impl_open("plugin:", NULL, &impl, err, sizeof err), -1);
     cr_assert(strstr(err, "plugin:PATH.so"), "%s", err);
+}
+
+/* ---- a hostile directory (issue 25): no hang, no path outside it, a verdict per case ------------- */
+
+/* the victim's output (or, with input set, its input) replaced by what make() puts at the path */
+static void replace_victim(const char *ex, int input, void (*make)(const char *path))
+{
+    char p[600];
+    if (input) file_of(ex, VICTIM, "inputs", "input", p, sizeof p);
+    else victim_output(ex, p, sizeof p);
+    cr_assert_eq(remove(p), 0);
+    make(p);
+}
+
+static void make_fifo(const char *p) { cr_assert_eq(mkfifo(p, 0600), 0); }
+static void make_dir(const char *p) { cr_assert_eq(mkdir(p, 0700), 0); }
+static void make_zero_link(const char *p) { cr_assert_eq(symlink("/dev/zero", p), 0); }
+static void make_socket(const char *p)
+{
+    struct sockaddr_un a = {.sun_family = AF_UNIX};
+    snprintf(a.sun_path, sizeof a.sun_path, "%s", p);
+    int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+    cr_assert_eq(bind(fd, (struct sockaddr *)&a, sizeof a), 0, "%s", p);
+    close(fd); /* the socket file stays */
+}
+/* 3 GiB (sparse: no disk) where 4.6 KB is due: refused by its size, never read */
+static void make_huge(const char *p)
+{
+    FILE *f = fopen(p, "wb");
+    cr_assert(f);
+    cr_assert_eq(fseek(f, 3L << 30, SEEK_SET), 0);
+    fputc(0, f);
+    fclose(f);
+}
+
+static void fifo_output(const char *ex) { replace_victim(ex, 0, make_fifo); }
+static void fifo_input(const char *ex) { replace_victim(ex, 1, make_fifo); }
+static void socket_output(const char *ex) { replace_victim(ex, 0, make_socket); }
+static void dir_output(const char *ex) { replace_victim(ex, 0, make_dir); }
+static void zero_output(const char *ex) { replace_victim(ex, 0, make_zero_link); }
+static void huge_output(const char *ex) { replace_victim(ex, 0, make_huge); }
+
+/* the victim's output path in the manifest set to rel */
+static void set_victim_path(const char *ex, const char *rel)
+{
+    char p[300], err[256];
+    snprintf(p, sizeof p, "%s/manifest.json", ex);
+    cJSON *m = load(p), *c;
+    cJSON_ArrayForEach(c, cJSON_GetObjectItem(m, "cases"))
+        if (!strcmp(cJSON_GetObjectItem(c, "id")->valuestring, VICTIM))
+            cJSON_ReplaceItemInObject(cJSON_GetObjectItem(cJSON_GetObjectItem(c, "outputs"), "output"), "path",
+                                      cJSON_CreateString(rel));
+    cr_assert_eq(write_json_atomic(p, m, err, sizeof err), 0, "%s", err);
+    cJSON_Delete(m);
+}
+
+/* a good copy of the victim's output outside the export (beside it), at dir/outside/output.npy */
+static const char *good_copy_outside(const char *ex)
+{
+    static char q[300];
+    char p[600], cmd[1000];
+    victim_output(ex, p, sizeof p);
+    snprintf(q, sizeof q, "%s/outside/output.npy", dir);
+    snprintf(cmd, sizeof cmd, "mkdir -p %s/outside && cp %s %s", dir, p, q);
+    cr_assert_eq(system(cmd), 0);
+    return q;
+}
+
+/* each would pass if read: the file it names is the right output, only outside the directory */
+static void dotdot_path(const char *ex)
+{
+    good_copy_outside(ex);
+    set_victim_path(ex, "smoke/../../outside/output.npy");
+}
+static void absolute_path(const char *ex) { set_victim_path(ex, good_copy_outside(ex)); }
+static void escaping_link(const char *ex)
+{
+    char p[600];
+    const char *q = good_copy_outside(ex);
+    victim_output(ex, p, sizeof p);
+    cr_assert_eq(remove(p), 0);
+    cr_assert_eq(symlink(q, p), 0);
+}
+
+/* Each spoil ends the victim in its verdict with its words, the rest of the suite passes, and the
+   run takes seconds: one that hung on a file would not finish (the per-case timeout is 120 s),
+   one that read outside the directory would pass the victim (the file outside is its right
+   output), one that read the 3 GiB file would take its time and memory. */
+static const struct {
+    void (*spoil)(const char *ex);
+    const char *status, *words;
+} hostile[] = {
+    {fifo_output, "failed", "output.npy is a FIFO (named pipe), not a regular file"},
+    {fifo_input, "error", "input.npy is a FIFO (named pipe), not a regular file"},
+    {socket_output, "failed", "output.npy is a socket, not a regular file"},
+    {dir_output, "failed", "output.npy is a directory, not a regular file"},
+    {zero_output, "error", "resolves to /dev/zero, a character device, outside"},
+    {huge_output, "failed", "has 3221225473 bytes, more than the"},
+    {dotdot_path, "error", "'smoke/../../outside/output.npy' in"},
+    {dotdot_path, "error", "has a '..' component (paths in a manifest stay inside its directory)"},
+    {absolute_path, "error", "is absolute (paths in a manifest are relative to its directory)"},
+    {escaping_link, "error", "outside/output.npy, a regular file, outside"},
+};
+
+Test(devflow, a_hostile_directory_ends_each_case_in_its_verdict_soon, .init = setup, .fini = teardown, .timeout = 600)
+{
+    for (size_t k = 0; k < sizeof hostile / sizeof hostile[0]; k++) {
+        double t0 = now_seconds();
+        expect_victim(hostile[k].spoil, EXIT_FAIL, hostile[k].status, hostile[k].words);
+        cr_assert_lt(now_seconds() - t0, 60.0, "%s", hostile[k].words);
+        scratch_remove(dir); /* a fresh export for the next */
+        cr_assert_eq(mkdir(dir, 0700), 0);
+    }
+}
+
+/* a read that stalls (here: a pipe nobody writes) ends as a timeout naming what it was reading */
+static exec_status stalled_read(void *ctx, char *msg, size_t msglen)
+{
+    int *fds = ctx;
+    char c;
+    snprintf(msg, msglen, "output y: reading DIR/y.npy");
+    return read(fds[0], &c, 1) == 1 ? EXEC_OK : EXEC_BAD_OUTPUT;
+}
+
+Test(devflow, a_stalled_read_ends_as_a_timeout)
+{
+    int fds[2];
+    cr_assert_eq(pipe(fds), 0);
+    exec_policy policy = {1, 1.0, NULL};
+    char msg[CONFORM_ERR_LEN];
+    double t0 = now_seconds();
+    cr_assert_eq(impl_isolated_io(stalled_read, fds, &policy, msg, sizeof msg), EXEC_TIMEOUT);
+    cr_assert_lt(now_seconds() - t0, 10.0);
+    cr_assert(strstr(msg, "no file read within 1 s: stalled at output y: reading DIR/y.npy"), "%s", msg);
+    close(fds[0]);
+    close(fds[1]);
+}
+
+/* ---- full disks: a file-size limit (RLIMIT_FSIZE) stands for a disk that fills up ------------- */
+
+/* cmd in a child process whose files may not grow past limit bytes (SIGXFSZ ignored, as main
+   does); its exit code, its stderr in dir/stderr.txt */
+static int with_fsize_limit(long limit, int (*cmd)(int, char **), const char **argv)
+{
+    fflush(NULL);
+    pid_t pid = fork();
+    cr_assert_geq(pid, 0);
+    if (pid == 0) {
+        struct rlimit rl = {(rlim_t)limit, (rlim_t)limit};
+        int fd = open(sub("stderr.txt"), O_CREAT | O_TRUNC | O_WRONLY, 0644);
+        dup2(fd, 2);
+        signal(SIGXFSZ, SIG_IGN);
+        _exit(setrlimit(RLIMIT_FSIZE, &rl) ? 99 : cmd(argc_of(argv), (char **)argv));
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+static void expect_stderr(const char *words)
+{
+    char *e = slurp(sub("stderr.txt"));
+    cr_assert(strstr(e, words), "stderr: %s", e);
+    free(e);
+}
+
+/* no temporary file of an atomic write is left in folder (nor below it) */
+static void no_temporary_files(const char *folder)
+{
+    char cmd[400];
+    snprintf(cmd, sizeof cmd, "test -z \"$(find %s -name '*.tmp*')\"", folder);
+    cr_assert_eq(system(cmd), 0, "temporary files left in %s", folder);
+}
+
+static int exists_file(const char *path) { return access(path, F_OK) == 0; }
+
+Test(devflow, export_past_a_file_size_limit_exits_2_and_leaves_no_manifest, .init = setup, .fini = teardown, .timeout = 300)
+{
+    const char *ex = sub("ex"), *manifest = sub("ex/manifest.json");
+    const char *argv[] = {"conform", "export", "cases/smoke.json", "--filter", GRID, "--out", ex, "--outputs", "optimized", NULL};
+    cr_assert_eq(cmd_export(argc_of(argv), (char **)argv), EXIT_OK);
+    cr_assert(exists_file(manifest));
+    /* again, where no file may pass 4 KiB: the earlier manifest must not vouch for what is left */
+    cr_assert_eq(with_fsize_limit(4096, cmd_export, argv), EXIT_USAGE);
+    expect_stderr("File too large");
+    expect_stderr("holds no manifest");
+    cr_assert(!exists_file(manifest), "a manifest survived an export that did not finish");
+    no_temporary_files(ex);
+    /* room again: the same command finishes, and the directory judges as before */
+    cr_assert_eq(cmd_export(argc_of(argv), (char **)argv), EXIT_OK);
+    char impl[300];
+    snprintf(impl, sizeof impl, "dir:%s", ex);
+    cr_assert_eq(RUN("cases/smoke.json", "--filter", GRID, "--impl", impl, "--report-dir", sub("rep"), "--quiet"), EXIT_OK);
+}
+
+static long file_size(const char *path)
+{
+    struct stat st;
+    cr_assert_eq(stat(path, &st), 0, "%s", path);
+    return (long)st.st_size;
+}
+
+Test(devflow, reports_and_merge_past_a_file_size_limit_exit_2_and_keep_the_earlier_report, .init = setup, .fini = teardown,
+     .timeout = 300)
+{
+    static const char *const names[] = {"report.json", "report.md", "junit.xml", "report.html"};
+    const char *rep = sub("rep");
+    const char *argv[] = {"conform", "run", "cases/smoke.json", "--filter", GRID, "--report-dir", rep, "--quiet", NULL};
+    cr_assert_eq(cmd_run(argc_of(argv), (char **)argv), EXIT_OK);
+    char *before[4], path[300];
+    long largest = 0, second = 0;
+    for (int i = 0; i < 4; i++) {
+        snprintf(path, sizeof path, "%s/%s", rep, names[i]);
+        before[i] = slurp(path);
+        long n = file_size(path);
+        if (n > largest) {
+            second = largest;
+            largest = n;
+        } else if (n > second)
+            second = n;
+    }
+    /* the largest of the four cannot be written, the others could (midway between the two
+       largest: a rerun's timings change a size by a few bytes): none of them changes */
+    const long limit = (largest + second) / 2;
+    cr_assert_gt(largest - second, 1000);
+    cr_assert_eq(with_fsize_limit(limit, cmd_run, argv), EXIT_USAGE);
+    expect_stderr("File too large");
+    expect_stderr("no report was written");
+    for (int i = 0; i < 4; i++) {
+        snprintf(path, sizeof path, "%s/%s", rep, names[i]);
+        char *after = slurp(path);
+        cr_assert_str_eq(after, before[i], "%s changed although the report could not be written whole", names[i]);
+        free(after);
+    }
+    no_temporary_files(rep);
+    const char *merge[] = {"conform", "merge", "--report-dir", sub("merged"), rep, NULL};
+    cr_assert_eq(with_fsize_limit(limit, cmd_merge, merge), EXIT_USAGE);
+    expect_stderr("File too large): no report was written");
+    for (int i = 0; i < 4; i++) {
+        snprintf(path, sizeof path, "%s/%s", sub("merged"), names[i]);
+        cr_assert(!exists_file(path), "merge left %s of a report it could not write whole", names[i]);
+    }
+    no_temporary_files(sub("merged"));
+    /* room again: both finish */
+    cr_assert_eq(cmd_run(argc_of(argv), (char **)argv), EXIT_OK);
+    cr_assert_eq(cmd_merge(argc_of(merge), (char **)merge), EXIT_OK);
+    for (int i = 0; i < 4; i++) free(before[i]);
+}
+
+/* the files of a report as one: the second cannot be written, so the first keeps its old text */
+static int write_pair(int argc, char **argv)
+{
+    char err[CONFORM_ERR_LEN], big[8192];
+    memset(big, 'x', sizeof big - 1);
+    big[sizeof big - 1] = '\0';
+    const char *paths[2] = {argv[0], argv[1]}, *texts[2] = {"new", big};
+    int rc = write_texts_atomic(2, paths, texts, err, sizeof err);
+    fprintf(stderr, "%s\n", rc ? err : "written");
+    return rc ? EXIT_USAGE : EXIT_OK;
+}
+
+Test(devflow, files_written_as_one_set_are_all_or_none, .init = setup, .fini = teardown)
+{
+    char a[300], b[300], err[256];
+    snprintf(a, sizeof a, "%s", sub("a.txt"));
+    snprintf(b, sizeof b, "%s", sub("b.txt"));
+    cr_assert_eq(write_text_atomic(a, "old", err, sizeof err), 0);
+    const char *argv[] = {a, b, NULL};
+    cr_assert_eq(with_fsize_limit(4096, write_pair, argv), EXIT_USAGE);
+    expect_stderr("b.txt: cannot write (File too large)");
+    char *s = slurp(a);
+    cr_assert_str_eq(s, "old");
+    free(s);
+    cr_assert(!exists_file(b));
+    no_temporary_files(dir);
+    cr_assert_eq(with_fsize_limit(1 << 20, write_pair, argv), EXIT_OK);
+    s = slurp(a);
+    cr_assert_str_eq(s, "new");
+    free(s);
 }
 
 /* ---- the runner's record, DIR/runner.json (tools/torch_runner.py) ------------------------------- */

@@ -10,7 +10,6 @@
 #include "ref_check.h"
 #include "compare.h"
 
-extern const op_desc op_grid_sampler_2d;
 
 #define N_FORMS 5
 
@@ -40,7 +39,7 @@ static double grid_of(double i, int64_t S, int ac) { return ac ? 2.0 * i / (doub
 
 Test(exact_ties, an_unflagged_nearest_sample_is_the_pixel_of_every_float32_form)
 {
-    const double pre = op_grid_sampler_2d.tol[0].k_pos * CONFORM_U_F32;
+    const double pre = op_find("grid_sampler_2d")->tol[0].k_pos * CONFORM_U_F32;
     ref_bounds b = bounds_alloc(pre, 1);
     double row[40];
     for (int k = 0; k < 40; k++) row[k] = k + 1; /* distinct: a different pixel is a different value */
@@ -80,7 +79,7 @@ Test(exact_ties, half_away_from_zero_fails_an_exact_tie)
 {
     const double row[4] = {1, 2, 3, 4}, grid[2] = {0, 0}; /* W = 4, align_corners false: i = 1.5 */
     ref_grid_sampler_params p = {1, 1, 1, 4, 1, 1, 1, 0, 0, {1, 1}};
-    ref_bounds b = bounds_alloc(op_grid_sampler_2d.tol[0].k_pos * CONFORM_U_F32, 1);
+    ref_bounds b = bounds_alloc(op_find("grid_sampler_2d")->tol[0].k_pos * CONFORM_U_F32, 1);
     double y;
     f64_grid_sampler_2d_fwd__ref(&p, row, grid, &y, &b);
     cr_assert_eq(y, 3.0, "half to even: pixel 2 (roundf agrees on 1.5)");
@@ -89,7 +88,7 @@ Test(exact_ties, half_away_from_zero_fails_an_exact_tie)
     f64_grid_sampler_2d_fwd__ref(&p, row, grid2, &y, &b);
     cr_assert_eq(y, 3.0);
     cr_assert_eq(b.ambig[0], 0.0, "the tie at 2.5 is exact: no ambiguity hides roundf's pixel 3");
-    tol_inputs t = {DTYPE_FLOAT32, &op_grid_sampler_2d.tol[0], b.abs_sum, b.n_terms, b.pos_err, b.ambig};
+    tol_inputs t = {DTYPE_FLOAT32, &op_find("grid_sampler_2d")->tol[0], b.abs_sum, b.n_terms, b.pos_err, b.ambig};
     compare_result r;
     const float bad = 4.0f;
     compare_f32(&y, &bad, 1, &t, &r);
@@ -99,7 +98,6 @@ Test(exact_ties, half_away_from_zero_fails_an_exact_tie)
 
 /* ---- roi_align: positions the reference leaves unboxed are exact in every float32 form -------- */
 
-extern const op_desc op_roi_align;
 
 /* the sample position of bin p, sample i (g per bin) along one axis, in float32 forms: torchvision's
    start + p bin + (i + 0.5) bin / g, the bin through reciprocals, and an FMA form */
@@ -122,7 +120,7 @@ Test(exact_ties, an_unboxed_roi_sample_position_is_exact_in_every_float32_form)
     double x[64], y[16];
     for (int k = 0; k < 64; k++) x[k] = (double)((k * 7) % 11); /* a slope everywhere: pos_err > 0 when boxed */
     int exact = 0, boxed = 0;
-    ref_bounds b = bounds_alloc(op_roi_align.tol[0].k_pos * CONFORM_U_F32, 16);
+    ref_bounds b = bounds_alloc(op_find("roi_align")->tol[0].k_pos * CONFORM_U_F32, 16);
     for (int si = 0; si < 3; si++)
         for (int mode = 0; mode < 3; mode++) /* aligned false, end + 1, aligned true */
             for (int64_t pooled = 1; pooled <= 4; pooled++)

@@ -10,10 +10,10 @@
 
 #include "ref_check.h"
 #include "compare.h"
+#include "judge.h"
 #include "opt_internal.h"
 #include "verify.h"
 
-extern const op_desc op_grid_sampler_2d, op_grid_sampler_2d_backward;
 
 
 /* ---- hand-checked vectors ------------------------------------------------------------------ */
@@ -123,9 +123,7 @@ Test(grid_sampler_published, nonfinite_coordinates_sample_nothing)
 
 typedef struct {
     problem_t p;
-    double *ref[2];
-    double *bt[2][4];
-    ref_bounds b[2];
+    judge_ref ref;
     float *in[3];
 } harness_case;
 
@@ -145,13 +143,7 @@ static void build(const op_desc *op, int im, int pm, int ac, int64_t C, int64_t 
     int rc = proof_problem(op, attrs, op->n_inputs == 2 ? fs : bs,
                            "{\"grid\": {\"lo\": -2, \"hi\": 2, \"special_frac\": 0.2, \"nan_frac\": 0.02}}", seed, &h->p, &r);
     cr_assert_eq(rc, 0, "%s", r.detail);
-    for (int o = 0; o < op->n_outputs; o++) {
-        int64_t n = shape_numel(&h->p.out_shape[o]) + 1;
-        h->ref[o] = calloc((size_t)n, sizeof(double));
-        for (int t = 0; t < 4; t++) h->bt[o][t] = calloc((size_t)n, sizeof(double));
-        h->b[o] = (ref_bounds){op->tol[o].k_pos * CONFORM_U_F32, h->bt[o][0], h->bt[o][1], h->bt[o][2], h->bt[o][3]};
-    }
-    op->reference(&h->p, h->ref, h->b);
+    cr_assert_eq(judge_reference(&h->p, DTYPE_FLOAT32, &h->ref), 0);
     for (int i = 0; i < op->n_inputs; i++) {
         int64_t n = tensor_numel(&h->p.in[i]);
         h->in[i] = malloc(sizeof(float) * (size_t)(n + 1));
@@ -161,10 +153,7 @@ static void build(const op_desc *op, int im, int pm, int ac, int64_t C, int64_t 
 
 static void release(harness_case *h)
 {
-    for (int o = 0; o < 2; o++) {
-        free(h->ref[o]);
-        for (int t = 0; t < 4; t++) free(h->bt[o][t]);
-    }
+    judge_ref_free(&h->ref);
     for (int i = 0; i < 3; i++) free(h->in[i]);
     problem_free(&h->p);
 }
@@ -181,14 +170,18 @@ static void run_and_check(const op_desc *op, harness_case *h, conform_isa isa, c
         conform_exec ex = {isa, t + 1};
         cr_assert_eq(op->optimized(&h->p, (const float **)h->in, got[t], &ex), CONFORM_OK);
         for (int o = 0; o < op->n_outputs; o++) {
-            int64_t n = shape_numel(&h->p.out_shape[o]);
-            tol_inputs ti = {DTYPE_FLOAT32, &op->tol[o], h->bt[o][0], h->bt[o][1], h->bt[o][2], h->bt[o][3]};
-            compare_result cr;
-            compare_f32(h->ref[o], got[t][o], n, &ti, &cr);
-            cr_assert_eq(cr.n_over + cr.n_nonfinite_mismatch, 0,
-                         "%s %s threads %d %s: %lld over tolerance, %lld non-finite mismatches, worst at %lld: ref %.9g got %.9g tol %.3g",
-                         what, conform_isa_name(isa), t + 1, op->outputs[o].name, (long long)cr.n_over,
-                         (long long)cr.n_nonfinite_mismatch, (long long)cr.worst_index, cr.worst_ref, cr.worst_got, cr.worst_tol);
+            /* judged as run judges it (judge.h) */
+            int64_t n = h->ref.n[o];
+            double *g = malloc(sizeof(double) * (size_t)(n + 1));
+            for (int64_t i = 0; i < n; i++) g[i] = got[t][o][i];
+            output_result out;
+            memset(&out, 0, sizeof out);
+            judge_output_init(&h->p, &h->ref, o, &out);
+            char msg[400];
+            int failed = judge_output(&h->ref, o, g, &out, msg, sizeof msg);
+            cr_assert(!failed, "%s %s threads %d: %s", what, conform_isa_name(isa), t + 1, msg);
+            free(out.heat);
+            free(g);
         }
     }
     for (int o = 0; o < op->n_outputs; o++) {
@@ -214,7 +207,7 @@ Test(grid_sampler_optimized, every_isa_mode_and_thread_count_matches_the_referen
                         /* 16 channels per unit: C = 40 runs as three chunks, the grid gradient's
                            partial sums are added across them */
                         conform_opt_grid_sampler_chunk = ci == 2 ? 16 : 0;
-                        const op_desc *ops[2] = {&op_grid_sampler_2d, &op_grid_sampler_2d_backward};
+                        const op_desc *ops[2] = {op_find("grid_sampler_2d"), op_find("grid_sampler_2d_backward")};
                         for (int k = 0; k < 2; k++) {
                             harness_case h;
                             char what[96];
@@ -319,26 +312,26 @@ Test(grid_sampler_validate, every_error_rule_names_its_cause)
     shape_t f[2];
     int64_t r3[3] = {1, 2, 4};
     f[0] = shape_make(3, r3); f[1] = ok_f[1];
-    refused(&op_grid_sampler_2d, none, f, "input [1,2,4]: must have rank 4");
+    refused(op_find("grid_sampler_2d"), none, f, "input [1,2,4]: must have rank 4");
     f[0] = ok_f[0]; f[1] = shape4(1, 3, 3, 3);
-    refused(&op_grid_sampler_2d, none, f, "grid [1,3,3,3]: last dim must be 2");
+    refused(op_find("grid_sampler_2d"), none, f, "grid [1,3,3,3]: last dim must be 2");
     f[1] = shape4(2, 3, 3, 2);
-    refused(&op_grid_sampler_2d, none, f, "N = 2 must equal input's N = 1");
+    refused(op_find("grid_sampler_2d"), none, f, "N = 2 must equal input's N = 1");
     f[0] = shape4(1, 2, 0, 4); f[1] = ok_f[1];
-    refused(&op_grid_sampler_2d, none, f, "H and W must be > 0");
-    refused(&op_grid_sampler_2d, bad_im, ok_f, "interpolation_mode 3: must be 0 (bilinear), 1 (nearest) or 2 (bicubic)");
-    refused(&op_grid_sampler_2d, bad_pm, ok_f, "padding_mode -1: must be 0 (zeros), 1 (border) or 2 (reflection)");
+    refused(op_find("grid_sampler_2d"), none, f, "H and W must be > 0");
+    refused(op_find("grid_sampler_2d"), bad_im, ok_f, "interpolation_mode 3: must be 0 (bilinear), 1 (nearest) or 2 (bicubic)");
+    refused(op_find("grid_sampler_2d"), bad_pm, ok_f, "padding_mode -1: must be 0 (zeros), 1 (border) or 2 (reflection)");
 
     shape_t ok_b[3] = {shape4(1, 2, 3, 3), shape4(1, 2, 4, 4), shape4(1, 3, 3, 2)}, b[3];
     memcpy(b, ok_b, sizeof b);
     b[0] = shape4(1, 5, 3, 3);
-    refused(&op_grid_sampler_2d_backward, none, b, "grad_output [1,5,3,3]: C = 5 must equal input's C = 2");
+    refused(op_find("grid_sampler_2d_backward"), none, b, "grad_output [1,5,3,3]: C = 5 must equal input's C = 2");
     b[0] = shape4(2, 2, 3, 3);
-    refused(&op_grid_sampler_2d_backward, none, b, "grad_output [2,2,3,3]: N = 2 must equal input's N = 1");
+    refused(op_find("grid_sampler_2d_backward"), none, b, "grad_output [2,2,3,3]: N = 2 must equal input's N = 1");
     b[0] = ok_b[0]; b[2] = shape4(1, 3, 4, 2);
-    refused(&op_grid_sampler_2d_backward, none, b, "grid [1,3,4,2]: dims 1, 2 must equal grad_output [1,2,3,3] dims 2, 3");
-    refused(&op_grid_sampler_2d_backward, bad_mask, ok_b, "output_mask has 1 entries: must have 2");
-    refused(&op_grid_sampler_2d_backward, bad_mask2, ok_b, "output_mask[1] = 2: must be 0 or 1");
+    refused(op_find("grid_sampler_2d_backward"), none, b, "grid [1,3,4,2]: dims 1, 2 must equal grad_output [1,2,3,3] dims 2, 3");
+    refused(op_find("grid_sampler_2d_backward"), bad_mask, ok_b, "output_mask has 1 entries: must have 2");
+    refused(op_find("grid_sampler_2d_backward"), bad_mask2, ok_b, "output_mask[1] = 2: must be 0 or 1");
 }
 
 Test(grid_sampler_validate, masked_outputs_are_marked_skipped_and_empties_are_valid)
@@ -347,7 +340,7 @@ Test(grid_sampler_validate, masked_outputs_are_marked_skipped_and_empties_are_va
     shape_t b[3] = {shape4(0, 2, 3, 3), shape4(0, 2, 4, 4), shape4(0, 3, 3, 2)};
     problem_t p;
     proof_result r;
-    cr_assert_eq(proof_problem(&op_grid_sampler_2d_backward, attrs, b, NULL, 1, &p, &r), 0, "%s", r.detail);
+    cr_assert_eq(proof_problem(op_find("grid_sampler_2d_backward"), attrs, b, NULL, 1, &p, &r), 0, "%s", r.detail);
     cr_assert(p.out_skipped[0] && !p.out_skipped[1]);
     problem_free(&p);
 }
@@ -422,7 +415,7 @@ static int violated(const op_desc *op, const char *kind)
 
 Test(grid_sampler_verify, the_real_references_pass_every_proof)
 {
-    const op_desc *ops[] = {&op_grid_sampler_2d, &op_grid_sampler_2d_backward};
+    const op_desc *ops[] = {op_find("grid_sampler_2d"), op_find("grid_sampler_2d_backward")};
     for (int o = 0; o < 2; o++)
         for (int k = 0; k < PROOF_KINDS; k++) cr_assert_eq(violated(ops[o], proof_kinds[k]), 0, "%s %s", ops[o]->name, proof_kinds[k]);
 }
@@ -433,12 +426,12 @@ static void fwd_half_pixel(const problem_t *p, double **out, ref_bounds *b)
     problem_t q = *p;
     int ia = op_attr_index(p->op, "align_corners");
     q.attr[ia].i = !p->attr[ia].i;
-    op_grid_sampler_2d.reference(&q, out, b);
+    op_find("grid_sampler_2d")->reference(&q, out, b);
 }
 
 Test(grid_sampler_verify, metamorphic_and_golden_catch_a_half_pixel_shift)
 {
-    op_desc broken = op_grid_sampler_2d;
+    op_desc broken = *op_find("grid_sampler_2d");
     broken.reference = fwd_half_pixel;
     cr_assert_gt(violated(&broken, "metamorphic"), 0);
     cr_assert_gt(violated(&broken, "golden"), 0);
@@ -450,7 +443,7 @@ static int breakage;
 
 static void bwd_broken(const problem_t *p, double **out, ref_bounds *bounds)
 {
-    op_grid_sampler_2d_backward.reference(p, out, bounds);
+    op_find("grid_sampler_2d_backward")->reference(p, out, bounds);
     const shape_t *x = &p->in[1].shape, *gs = &p->in[2].shape;
     int64_t N = x->dims[0], C = x->dims[1], H = x->dims[2], W = x->dims[3], P = gs->dims[1] * gs->dims[2];
     if (problem_int(p, "interpolation_mode") != 0) return;
@@ -473,7 +466,7 @@ static void bwd_broken(const problem_t *p, double **out, ref_bounds *bounds)
 
 Test(grid_sampler_verify, adjoint_and_golden_catch_a_dropped_corner)
 {
-    op_desc broken = op_grid_sampler_2d_backward;
+    op_desc broken = *op_find("grid_sampler_2d_backward");
     broken.reference = bwd_broken;
     breakage = 0;
     cr_assert_gt(violated(&broken, "adjoint"), 0);
@@ -482,7 +475,7 @@ Test(grid_sampler_verify, adjoint_and_golden_catch_a_dropped_corner)
 
 Test(grid_sampler_verify, finite_difference_and_golden_catch_a_wrong_sign_in_the_x_gradient)
 {
-    op_desc broken = op_grid_sampler_2d_backward;
+    op_desc broken = *op_find("grid_sampler_2d_backward");
     broken.reference = bwd_broken;
     breakage = 1;
     cr_assert_gt(violated(&broken, "finite difference"), 0);

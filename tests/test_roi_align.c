@@ -11,7 +11,6 @@
 #include "conform_opt.h"
 #include "conform_ref.h"
 
-extern const op_desc op_roi_align;
 
 static const double doc_roi[5] = {0, -2, -2, 22, 22};
 
@@ -203,7 +202,7 @@ Test(roi_align_bounds, sample_on_the_lower_bound_is_ambiguous_unless_exact)
     f64_roi_align_fwd__ref(&p, x, rois, y, &b);
     cr_assert_float_eq(y[0], 2.5, 1e-15); /* row 0, x = 1.5: (2 + 3) / 2 */
     cr_assert_eq(b.ambig[0], 0.0, "an exact sample on the bound is inside (rule A's <=), no flip");
-    tol_inputs t = {DTYPE_FLOAT32, &op_roi_align.tol[0], b.abs_sum, b.n_terms, b.pos_err, b.ambig};
+    tol_inputs t = {DTYPE_FLOAT32, &op_find("roi_align")->tol[0], b.abs_sum, b.n_terms, b.pos_err, b.ambig};
     compare_result r;
     const float dropped = 0.0f;
     compare_f32(y, &dropped, 1, &t, &r);

@@ -15,7 +15,6 @@
 #include "opt_internal.h"
 #include "verify.h"
 
-extern const op_desc op_roi_align_rotated, op_roi_align_rotated_grad;
 
 /* ---- mmcv vectors (ops.md section 9) -------------------------------------------------------- */
 
@@ -238,39 +237,39 @@ Test(roi_align_rotated_validate, errors_name_the_tensor_or_attribute_and_the_rul
     const int64_t c1025[4] = {1, 1025, 2, 2}, g[4] = {3, 4, 2, 2}, gl[4] = {3, 2, 2, 4}, g3[4] = {3, 4, 3, 2};
     const char *ok[] = {"pooled_h=2", "pooled_w=2", NULL};
     const char *nhwc[] = {"pooled_h=2", "pooled_w=2", "data_format=NHWC", NULL};
-    cr_assert_null(refusal(&op_roi_align_rotated, ok, x, 4, r, 2, err, sizeof err), "%s", err);
-    cr_assert_null(refusal(&op_roi_align_rotated, nhwc, xl, 4, rl, 2, err, sizeof err), "%s", err);
-    cr_assert_str_eq(refusal(&op_roi_align_rotated, ok, x, 4, r5, 2, err, sizeof err),
+    cr_assert_null(refusal(op_find("roi_align_rotated"), ok, x, 4, r, 2, err, sizeof err), "%s", err);
+    cr_assert_null(refusal(op_find("roi_align_rotated"), nhwc, xl, 4, rl, 2, err, sizeof err), "%s", err);
+    cr_assert_str_eq(refusal(op_find("roi_align_rotated"), ok, x, 4, r5, 2, err, sizeof err),
                      "roi_align_rotated: rois must have shape [n,6] for data_format NCHW, got [3,5]");
-    cr_assert_str_eq(refusal(&op_roi_align_rotated, nhwc, xl, 4, r, 2, err, sizeof err),
+    cr_assert_str_eq(refusal(op_find("roi_align_rotated"), nhwc, xl, 4, r, 2, err, sizeof err),
                      "roi_align_rotated: rois must have shape [6,n] for data_format NHWC, got [3,6]");
-    cr_assert_not_null(strstr(refusal(&op_roi_align_rotated, ok, c1025, 4, r, 2, err, sizeof err),
+    cr_assert_not_null(strstr(refusal(op_find("roi_align_rotated"), ok, c1025, 4, r, 2, err, sizeof err),
                               "C = 1025 channels: must be in [0, 1024]"));
     const char *big[] = {"pooled_h=1025", "pooled_w=2", NULL}, *zero[] = {"pooled_h=2", "pooled_w=0", NULL};
     const char *fmt[] = {"pooled_h=2", "pooled_w=2", "data_format=nchw", NULL};
     const char *scale[] = {"pooled_h=2", "pooled_w=2", "spatial_scale=0", NULL};
     const char *sr[] = {"pooled_h=2", "pooled_w=2", "sampling_ratio=-1", NULL};
-    cr_assert_not_null(strstr(refusal(&op_roi_align_rotated, big, x, 4, r, 2, err, sizeof err), "pooled_h = 1025"));
-    cr_assert_not_null(strstr(refusal(&op_roi_align_rotated, zero, x, 4, r, 2, err, sizeof err), "pooled_w = 0: must be >= 1"));
+    cr_assert_not_null(strstr(refusal(op_find("roi_align_rotated"), big, x, 4, r, 2, err, sizeof err), "pooled_h = 1025"));
+    cr_assert_not_null(strstr(refusal(op_find("roi_align_rotated"), zero, x, 4, r, 2, err, sizeof err), "pooled_w = 0: must be >= 1"));
     const int64_t r0[2] = {0, 6};
-    cr_assert_null(refusal(&op_roi_align_rotated, zero, x, 4, r0, 2, err, sizeof err), "pooled 0 with no rois: %s", err);
-    cr_assert_not_null(strstr(refusal(&op_roi_align_rotated, fmt, x, 4, r, 2, err, sizeof err), "data_format = 'nchw'"));
-    cr_assert_not_null(strstr(refusal(&op_roi_align_rotated, scale, x, 4, r, 2, err, sizeof err), "spatial_scale = 0"));
-    cr_assert_not_null(strstr(refusal(&op_roi_align_rotated, sr, x, 4, r, 2, err, sizeof err), "sampling_ratio = -1"));
+    cr_assert_null(refusal(op_find("roi_align_rotated"), zero, x, 4, r0, 2, err, sizeof err), "pooled 0 with no rois: %s", err);
+    cr_assert_not_null(strstr(refusal(op_find("roi_align_rotated"), fmt, x, 4, r, 2, err, sizeof err), "data_format = 'nchw'"));
+    cr_assert_not_null(strstr(refusal(op_find("roi_align_rotated"), scale, x, 4, r, 2, err, sizeof err), "spatial_scale = 0"));
+    cr_assert_not_null(strstr(refusal(op_find("roi_align_rotated"), sr, x, 4, r, 2, err, sizeof err), "sampling_ratio = -1"));
 
     const char *gok[] = {"pooled_h=2", "pooled_w=2", "y_grad_shape=1,4,8,8", NULL};
     const char *gnhwc[] = {"pooled_h=2", "pooled_w=2", "y_grad_shape=1,8,8,4", "data_format=NHWC", NULL};
     const char *glen[] = {"pooled_h=2", "pooled_w=2", "y_grad_shape=1,4,8", NULL};
     const char *gch[] = {"pooled_h=2", "pooled_w=2", "y_grad_shape=1,5,8,8", NULL};
-    cr_assert_null(refusal(&op_roi_align_rotated_grad, gok, g, 4, r, 2, err, sizeof err), "%s", err);
-    cr_assert_null(refusal(&op_roi_align_rotated_grad, gnhwc, gl, 4, rl, 2, err, sizeof err), "%s", err);
-    cr_assert_not_null(strstr(refusal(&op_roi_align_rotated_grad, gok, g3, 4, r, 2, err, sizeof err),
+    cr_assert_null(refusal(op_find("roi_align_rotated_grad"), gok, g, 4, r, 2, err, sizeof err), "%s", err);
+    cr_assert_null(refusal(op_find("roi_align_rotated_grad"), gnhwc, gl, 4, rl, 2, err, sizeof err), "%s", err);
+    cr_assert_not_null(strstr(refusal(op_find("roi_align_rotated_grad"), gok, g3, 4, r, 2, err, sizeof err),
                               "must equal x_grad dims 2, 3 = 3 x 2"));
-    cr_assert_not_null(strstr(refusal(&op_roi_align_rotated_grad, gok, g, 4, r0, 2, err, sizeof err),
+    cr_assert_not_null(strstr(refusal(op_find("roi_align_rotated_grad"), gok, g, 4, r0, 2, err, sizeof err),
                               "x_grad has 3 rois (dim 0) but rois has 0"));
-    cr_assert_not_null(strstr(refusal(&op_roi_align_rotated_grad, glen, g, 4, r, 2, err, sizeof err),
+    cr_assert_not_null(strstr(refusal(op_find("roi_align_rotated_grad"), glen, g, 4, r, 2, err, sizeof err),
                               "y_grad_shape must have 4 entries"));
-    cr_assert_not_null(strstr(refusal(&op_roi_align_rotated_grad, gch, g, 4, r, 2, err, sizeof err),
+    cr_assert_not_null(strstr(refusal(op_find("roi_align_rotated_grad"), gch, g, 4, r, 2, err, sizeof err),
                               "x_grad has 4 channels (dim 1) but y_grad_shape[1] = 5"));
 }
 
@@ -278,7 +277,7 @@ Test(roi_align_rotated_validate, errors_name_the_tensor_or_attribute_and_the_rul
 
 Test(roi_align_rotated_verify, the_real_references_pass_every_proof)
 {
-    const op_desc *ops[] = {&op_roi_align_rotated, &op_roi_align_rotated_grad};
+    const op_desc *ops[] = {op_find("roi_align_rotated"), op_find("roi_align_rotated_grad")};
     for (int o = 0; o < 2; o++)
         for (int k = 0; k < PROOF_KINDS; k++) {
             int ran;
@@ -307,12 +306,12 @@ static void with_rois(const op_desc *op, const problem_t *p, double **out, ref_b
 /* half a feature pixel off in x: the centre shift applied twice */
 static void fwd_half_pixel_off(const problem_t *p, double **out, ref_bounds *b)
 {
-    with_rois(&op_roi_align_rotated, p, out, b, 1, 1.0, 0.5);
+    with_rois(op_find("roi_align_rotated"), p, out, b, 1, 1.0, 0.5);
 }
 
 Test(roi_align_rotated_verify, metamorphic_and_golden_catch_a_half_pixel_shift)
 {
-    op_desc broken = op_roi_align_rotated;
+    op_desc broken = *op_find("roi_align_rotated");
     broken.reference = fwd_half_pixel_off;
     int ran;
     cr_assert_gt(verify_kind(&broken, "metamorphic", &ran), 0);
@@ -322,12 +321,12 @@ Test(roi_align_rotated_verify, metamorphic_and_golden_catch_a_half_pixel_shift)
 /* the rotation turning the wrong way: a wrong sign of sin in both coordinates */
 static void fwd_wrong_sin_sign(const problem_t *p, double **out, ref_bounds *b)
 {
-    with_rois(&op_roi_align_rotated, p, out, b, 5, -1.0, 0.0);
+    with_rois(op_find("roi_align_rotated"), p, out, b, 5, -1.0, 0.0);
 }
 
 Test(roi_align_rotated_verify, quarter_turn_and_golden_catch_a_wrong_sin_sign)
 {
-    op_desc broken = op_roi_align_rotated;
+    op_desc broken = *op_find("roi_align_rotated");
     broken.reference = fwd_wrong_sin_sign;
     int ran, bad = 0;
     for (int i = 0; broken.proofs[i].kind; i++)
@@ -342,14 +341,14 @@ Test(roi_align_rotated_verify, quarter_turn_and_golden_catch_a_wrong_sin_sign)
 
 static void grad_wrong_sin_sign(const problem_t *p, double **out, ref_bounds *b)
 {
-    with_rois(&op_roi_align_rotated_grad, p, out, b, 5, -1.0, 0.0);
+    with_rois(op_find("roi_align_rotated_grad"), p, out, b, 5, -1.0, 0.0);
 }
 
 /* (the mmcv gradients of sum() over a centred square roi are the same at +-pi/2: golden cannot
    see this one, the forward-based proofs do) */
 Test(roi_align_rotated_verify, adjoint_and_finite_difference_catch_a_wrong_sin_sign_in_the_grad)
 {
-    op_desc broken = op_roi_align_rotated_grad;
+    op_desc broken = *op_find("roi_align_rotated_grad");
     broken.reference = grad_wrong_sin_sign;
     int ran;
     cr_assert_gt(verify_kind(&broken, "adjoint", &ran), 0);
@@ -364,12 +363,12 @@ static void grad_swapped_pooled(const problem_t *p, double **out, ref_bounds *b)
     int ih = op_attr_index(p->op, "pooled_h"), iw = op_attr_index(p->op, "pooled_w");
     q.attr[ih] = p->attr[iw];
     q.attr[iw] = p->attr[ih];
-    op_roi_align_rotated_grad.reference(&q, out, b);
+    op_find("roi_align_rotated_grad")->reference(&q, out, b);
 }
 
 Test(roi_align_rotated_verify, adjoint_and_finite_difference_catch_swapped_pooled_sizes)
 {
-    op_desc broken = op_roi_align_rotated_grad;
+    op_desc broken = *op_find("roi_align_rotated_grad");
     broken.reference = grad_swapped_pooled;
     int ran;
     cr_assert_gt(verify_kind(&broken, "adjoint", &ran), 0);
@@ -380,7 +379,7 @@ Test(roi_align_rotated_verify, adjoint_and_finite_difference_catch_swapped_poole
 static void grad_dropped_corner(const problem_t *p, double **out, ref_bounds *bounds)
 {
     if (!strcmp(problem_attr(p, "data_format")->s, "NHWC")) { /* only the NCHW cases are broken */
-        op_roi_align_rotated_grad.reference(p, out, bounds);
+        op_find("roi_align_rotated_grad")->reference(p, out, bounds);
         return;
     }
     const attr_value *ys = problem_attr(p, "y_grad_shape");
@@ -419,7 +418,7 @@ static void grad_dropped_corner(const problem_t *p, double **out, ref_bounds *bo
 
 Test(roi_align_rotated_verify, adjoint_finite_difference_and_golden_catch_a_dropped_corner)
 {
-    op_desc broken = op_roi_align_rotated_grad;
+    op_desc broken = *op_find("roi_align_rotated_grad");
     broken.reference = grad_dropped_corner;
     int ran;
     cr_assert_gt(verify_kind(&broken, "adjoint", &ran), 0);
@@ -437,16 +436,16 @@ static void fwd_rois_misread(const problem_t *p, double **out, ref_bounds *b)
         q.in[1].data = malloc(sizeof(double) * 6 * (size_t)(K ? K : 1));
         for (int64_t k = 0; k < K; k++) /* read as if [n,6]: transposed again */
             for (int f = 0; f < 6; f++) q.in[1].data[f * K + k] = p->in[1].data[6 * k + f];
-        op_roi_align_rotated.reference(&q, out, b);
+        op_find("roi_align_rotated")->reference(&q, out, b);
         free(q.in[1].data);
         return;
     }
-    op_roi_align_rotated.reference(p, out, b);
+    op_find("roi_align_rotated")->reference(p, out, b);
 }
 
 Test(roi_align_rotated_verify, layout_relation_catches_misread_rois)
 {
-    op_desc broken = op_roi_align_rotated;
+    op_desc broken = *op_find("roi_align_rotated");
     broken.reference = fwd_rois_misread;
     int ran;
     cr_assert_gt(verify_kind(&broken, "metamorphic", &ran), 0);

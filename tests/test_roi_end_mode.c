@@ -10,7 +10,6 @@
 #include "conform_ref.h"
 #include "verify.h"
 
-extern const op_desc op_roi_align, op_roi_align_v2_backward;
 
 /* ---- the kernels: mode 1 on the torch_npu document's problem, by hand ------------------------ */
 
@@ -75,7 +74,7 @@ static const char *validate(const op_desc *op, const char *const *attrs, char *e
         rc = problem_set_attr_text(&p, name, eq + 1, err, len);
     }
     if (!rc) rc = problem_finish_attrs(&p, err, len);
-    const int fwd = op == &op_roi_align;
+    const int fwd = op == op_find("roi_align");
     const int64_t x[4] = {1, 1, 6, 6}, g[4] = {2, 1, 2, 2}, r[2] = {2, 5};
     p.in[0].shape = shape_make(4, fwd ? x : g);
     p.in[1].shape = shape_make(2, r);
@@ -90,14 +89,14 @@ Test(roi_end_mode, out_of_range_and_contradictions_are_refused_by_name)
     const char *five[] = {"pooled_h=2", "pooled_w=2", "roi_end_mode=5", NULL};
     const char *mode1_aligned[] = {"pooled_h=2", "pooled_w=2", "aligned=true", "roi_end_mode=1", NULL};
     const char *mode3_unaligned[] = {"pooled_h=2", "pooled_w=2", "aligned=false", "roi_end_mode=3", NULL};
-    cr_assert_str_eq(validate(&op_roi_align, five, err, sizeof err),
+    cr_assert_str_eq(validate(op_find("roi_align"), five, err, sizeof err),
                      "roi_align: roi_end_mode = 5: must be 0, 1, 2 or 3 (the Ascend ROIAlign modes), or -1 for not given");
-    cr_assert_not_null(strstr(validate(&op_roi_align, mode1_aligned, err, sizeof err),
+    cr_assert_not_null(strstr(validate(op_find("roi_align"), mode1_aligned, err, sizeof err),
                               "roi_align: roi_end_mode = 1 contradicts aligned = true"));
-    cr_assert_not_null(strstr(validate(&op_roi_align, mode3_unaligned, err, sizeof err),
+    cr_assert_not_null(strstr(validate(op_find("roi_align"), mode3_unaligned, err, sizeof err),
                               "roi_end_mode = 3 contradicts aligned = false"));
     const char *bwd_bad[] = {"pooled_height=2", "pooled_width=2", "input_shape=1,1,6,6", "roi_end_mode=-3", NULL};
-    cr_assert_not_null(strstr(validate(&op_roi_align_v2_backward, bwd_bad, err, sizeof err),
+    cr_assert_not_null(strstr(validate(op_find("roi_align_v2_backward"), bwd_bad, err, sizeof err),
                               "roi_align_v2_backward: roi_end_mode = -3"));
 }
 
@@ -110,9 +109,9 @@ Test(roi_end_mode, a_mode_alone_or_agreeing_with_aligned_is_accepted)
         const char *alone[] = {"pooled_h=2", "pooled_w=2", m, NULL}; /* aligned's default true is not given */
         const char *agree[] = {"pooled_h=2", "pooled_w=2", m, mode >= 2 ? "aligned=true" : "aligned=false", NULL};
         const char *bwd[] = {"pooled_height=2", "pooled_width=2", "input_shape=1,1,6,6", m, NULL};
-        cr_assert_null(validate(&op_roi_align, alone, err, sizeof err), "mode %d alone: %s", mode, err);
-        cr_assert_null(validate(&op_roi_align, agree, err, sizeof err), "mode %d with aligned: %s", mode, err);
-        cr_assert_null(validate(&op_roi_align_v2_backward, bwd, err, sizeof err), "backward mode %d: %s", mode, err);
+        cr_assert_null(validate(op_find("roi_align"), alone, err, sizeof err), "mode %d alone: %s", mode, err);
+        cr_assert_null(validate(op_find("roi_align"), agree, err, sizeof err), "mode %d with aligned: %s", mode, err);
+        cr_assert_null(validate(op_find("roi_align_v2_backward"), bwd, err, sizeof err), "backward mode %d: %s", mode, err);
     }
 }
 
@@ -120,12 +119,12 @@ Test(roi_end_mode, defaults_are_told_from_given_attributes)
 {
     char err[CONFORM_ERR_LEN];
     problem_t p;
-    problem_init(&p, &op_roi_align);
+    problem_init(&p, op_find("roi_align"));
     cr_assert_eq(problem_set_attr_text(&p, "pooled_h", "2", err, sizeof err), 0);
     cr_assert_eq(problem_set_attr_text(&p, "pooled_w", "2", err, sizeof err), 0);
     cr_assert_eq(problem_finish_attrs(&p, err, sizeof err), 0);
-    cr_assert_eq(p.attr_set[op_attr_index(&op_roi_align, "pooled_h")], 1);
-    cr_assert_eq(p.attr_set[op_attr_index(&op_roi_align, "aligned")], 2);
+    cr_assert_eq(p.attr_set[op_attr_index(op_find("roi_align"), "pooled_h")], 1);
+    cr_assert_eq(p.attr_set[op_attr_index(op_find("roi_align"), "aligned")], 2);
     cr_assert_eq(problem_int(&p, "roi_end_mode"), -1);
     problem_free(&p);
 }
@@ -141,25 +140,25 @@ static void read_mode_as(const op_desc *real, const problem_t *p, double **out, 
     real->reference(&q, out, b);
 }
 
-static void fwd_mode1_as_0(const problem_t *p, double **out, ref_bounds *b) { read_mode_as(&op_roi_align, p, out, b, 1, 0); }
-static void fwd_mode3_as_1(const problem_t *p, double **out, ref_bounds *b) { read_mode_as(&op_roi_align, p, out, b, 3, 1); }
+static void fwd_mode1_as_0(const problem_t *p, double **out, ref_bounds *b) { read_mode_as(op_find("roi_align"), p, out, b, 1, 0); }
+static void fwd_mode3_as_1(const problem_t *p, double **out, ref_bounds *b) { read_mode_as(op_find("roi_align"), p, out, b, 3, 1); }
 static void bwd_mode1_as_0(const problem_t *p, double **out, ref_bounds *b)
 {
-    read_mode_as(&op_roi_align_v2_backward, p, out, b, 1, 0);
+    read_mode_as(op_find("roi_align_v2_backward"), p, out, b, 1, 0);
 }
 static void bwd_mode3_as_1(const problem_t *p, double **out, ref_bounds *b)
 {
-    read_mode_as(&op_roi_align_v2_backward, p, out, b, 3, 1);
+    read_mode_as(op_find("roi_align_v2_backward"), p, out, b, 3, 1);
 }
 
 Test(roi_end_mode, a_forgotten_end_pixel_fails_the_relations_and_the_hand_vector)
 {
-    op_desc broken = op_roi_align;
+    op_desc broken = *op_find("roi_align");
     broken.reference = fwd_mode1_as_0;
     int ran;
     cr_assert_gt(verify_kind(&broken, "metamorphic", &ran), 0);
     cr_assert_gt(verify_kind(&broken, "golden", &ran), 0);
-    op_desc bwd = op_roi_align_v2_backward;
+    op_desc bwd = *op_find("roi_align_v2_backward");
     bwd.reference = bwd_mode1_as_0;
     cr_assert_gt(verify_kind(&bwd, "adjoint", &ran), 0);
     cr_assert_gt(verify_kind(&bwd, "metamorphic", &ran), 0);
@@ -170,12 +169,12 @@ Test(roi_end_mode, a_forgotten_end_pixel_fails_the_relations_and_the_hand_vector
  * torch_npu's own test vectors and by every Ascend kernel */
 Test(roi_end_mode, mode3_read_as_end_plus_one_fails_the_identities_and_torch_npu_vectors)
 {
-    op_desc broken = op_roi_align;
+    op_desc broken = *op_find("roi_align");
     broken.reference = fwd_mode3_as_1;
     int ran;
     cr_assert_gt(verify_kind(&broken, "metamorphic", &ran), 0);
     cr_assert_gt(verify_kind(&broken, "golden", &ran), 0);
-    op_desc bwd = op_roi_align_v2_backward;
+    op_desc bwd = *op_find("roi_align_v2_backward");
     bwd.reference = bwd_mode3_as_1;
     cr_assert_gt(verify_kind(&bwd, "adjoint", &ran), 0);
     cr_assert_gt(verify_kind(&bwd, "golden", &ran), 0);

@@ -9,7 +9,6 @@
 #include "compare.h"
 #include "dtype.h"
 
-extern const op_desc op_roi_align, op_roi_align_v2_backward, op_grid_sampler_2d, op_grid_sampler_2d_backward;
 
 /* the verdict on got, with the op's model and the reference's bounds */
 static compare_result judge(const double *ref, const float *got, int64_t n, const ref_bounds *b, const tol_model *m)
@@ -94,7 +93,7 @@ Test(tolerance_regression, bicubic_as_the_spec_writes_it_passes_and_a_wrong_tap_
     double x[BH * BW], grid[2], ref;
     bicubic_problem(x, grid);
     ref_grid_sampler_params p = {1, 1, BH, BW, 1, 1, 2, 0, 0, {1, 1}};
-    const tol_model *m = &op_grid_sampler_2d.tol[0];
+    const tol_model *m = &op_find("grid_sampler_2d")->tol[0];
     ref_bounds b = bounds_for(m, 1);
     f64_grid_sampler_2d_fwd__ref(&p, x, grid, &ref, &b);
     float got = bicubic_f32(x, grid, 0);
@@ -114,7 +113,7 @@ Test(tolerance_regression, bicubic_input_grad_as_the_spec_writes_it_passes)
     const double go = -0.8125;
     bicubic_problem(x, grid);
     ref_grid_sampler_params p = {1, 1, BH, BW, 1, 1, 2, 0, 0, {1, 0}};
-    ref_bounds b[2] = {bounds_for(&op_grid_sampler_2d_backward.tol[0], BH * BW), bounds_alloc(0, 2)};
+    ref_bounds b[2] = {bounds_for(&op_find("grid_sampler_2d_backward")->tol[0], BH * BW), bounds_alloc(0, 2)};
     f64_grid_sampler_2d_bwd__ref(&p, &go, x, grid, gi, gg, b);
     float ix = unnorm_f32((float)grid[0], BW), iy = unnorm_f32((float)grid[1], BH), wx[4], wy[4], got[BH * BW] = {0};
     spec_weights_f32(ix, wx);
@@ -124,7 +123,7 @@ Test(tolerance_regression, bicubic_input_grad_as_the_spec_writes_it_passes)
             int64_t r = (int64_t)floorf(iy) - 1 + j, c = (int64_t)floorf(ix) - 1 + i;
             if (r >= 0 && r < BH && c >= 0 && c < BW) got[r * BW + c] += (float)go * wy[j] * wx[i];
         }
-    compare_result res = judge(gi, got, BH * BW, &b[0], &op_grid_sampler_2d_backward.tol[0]);
+    compare_result res = judge(gi, got, BH * BW, &b[0], &op_find("grid_sampler_2d_backward")->tol[0]);
     cr_assert_eq(res.n_over, 0, "input_grad by the spec's formulas must pass: err/tol %g", res.max_err_over_tol);
     bounds_free(&b[0]);
     bounds_free(&b[1]);
@@ -146,8 +145,8 @@ Test(tolerance_regression, nearest_zeros_padding_judged_as_border_fails)
     ref_grid_sampler_params border = {1, 1, 1, 10, 4, 4, 1, 1, 1, {1, 1}}, zeros = border;
     zeros.padding_mode = 0;
     double want[10], gg[32], wrong[10], gg0[32];
-    const tol_model *m = &op_grid_sampler_2d_backward.tol[0];
-    ref_bounds b[2] = {bounds_for(m, 10), bounds_for(&op_grid_sampler_2d_backward.tol[1], 32)};
+    const tol_model *m = &op_find("grid_sampler_2d_backward")->tol[0];
+    ref_bounds b[2] = {bounds_for(m, 10), bounds_for(&op_find("grid_sampler_2d_backward")->tol[1], 32)};
     f64_grid_sampler_2d_bwd__ref(&border, go16, row10, grid16, want, gg, b);
     f64_grid_sampler_2d_bwd__ref(&zeros, go16, row10, grid16, wrong, gg0, NULL);
     float ok[10], bad[10];
@@ -181,7 +180,7 @@ Test(ambiguity_class, nearest_tie_allows_the_other_rounding_but_not_a_wrong_pixe
 {
     const double x[4] = {0, 1, 1.25, 4}, grid[2] = {-0x1p-26, 0}, go = 1; /* align_corners false: y i = 0 */
     ref_grid_sampler_params p = {1, 1, 1, 4, 1, 1, 1, 0, 0, {1, 0}};
-    const tol_model *m = &op_grid_sampler_2d_backward.tol[0];
+    const tol_model *m = &op_find("grid_sampler_2d_backward")->tol[0];
     double gi[4], gg[2];
     ref_bounds b[2] = {bounds_for(m, 4), bounds_alloc(0, 2)};
     f64_grid_sampler_2d_bwd__ref(&p, &go, x, grid, gi, gg, b);
@@ -190,7 +189,7 @@ Test(ambiguity_class, nearest_tie_allows_the_other_rounding_but_not_a_wrong_pixe
     cr_assert_eq(judge(gi, other, 4, &b[0], m).n_over, 0, "the tie's other rounding is allowed");
     cr_assert_gt(judge(gi, off_by_one, 4, &b[0], m).n_over, 0, "pixel 3 is no rounding of 1.5");
     /* forward: ambig is the other pixel's difference (0.25), the bug's 3 is caught */
-    const tol_model *mf = &op_grid_sampler_2d.tol[0];
+    const tol_model *mf = &op_find("grid_sampler_2d")->tol[0];
     ref_bounds bf = bounds_for(mf, 1);
     double y;
     f64_grid_sampler_2d_fwd__ref(&p, x, grid, &y, &bf);
@@ -210,7 +209,7 @@ Test(ambiguity_class, coordinate_gradient_jump_allows_either_slope_not_zero)
     const double x[8] = {0, 10, 21, 33, 0, 10, 21, 33}, go = 1;
     const double grid[2] = {-0.25, 0}; /* align_corners false, W = 4: i = 1 exactly; H = 2: 0.5 */
     ref_grid_sampler_params p = {1, 1, 2, 4, 1, 1, 0, 0, 0, {0, 1}};
-    const tol_model *m = &op_grid_sampler_2d_backward.tol[1];
+    const tol_model *m = &op_find("grid_sampler_2d_backward")->tol[1];
     double gi[8], gg[2];
     ref_bounds b[2] = {bounds_for(m, 8), bounds_for(m, 2)};
     f64_grid_sampler_2d_bwd__ref(&p, &go, x, grid, gi, gg, b);
@@ -231,7 +230,7 @@ static void clip_or_fold(int padding_mode)
     const double x[4] = {0, 10, 21, 33}, go = 1, grid[2] = {1, 0}; /* i = 3 = S-1; H = 1 */
     ref_grid_sampler_params p = {1, 1, 1, 4, 1, 1, 0, padding_mode, 1, {0, 1}}, z = p;
     z.padding_mode = 0;
-    const tol_model *m = &op_grid_sampler_2d_backward.tol[1];
+    const tol_model *m = &op_find("grid_sampler_2d_backward")->tol[1];
     double gi[4], gg[2], gz[2];
     ref_bounds b[2] = {bounds_for(m, 4), bounds_for(m, 2)};
     f64_grid_sampler_2d_bwd__ref(&p, &go, x, grid, gi, gg, b);
@@ -256,7 +255,7 @@ Test(ambiguity_class, window_line_allows_dropping_the_sample_not_a_wrong_row)
     double x[16], rois[5] = {0, 1, -1.5 + 0x1p-23, 2, -0.5 - 0x1p-23}, y, gi[16];
     for (int i = 0; i < 16; i++) x[i] = i + 1;
     ref_roi_align_params p = {1, 1, 4, 4, 1, 1, 1, 1.0, 1, 0, 0};
-    const tol_model *m = &op_roi_align.tol[0];
+    const tol_model *m = &op_find("roi_align")->tol[0];
     ref_bounds b = bounds_for(m, 1);
     f64_roi_align_fwd__ref(&p, x, rois, &y, &b);
     float dropped = 0, wrong_row = 14.5f; /* row 3 at x = 1.5 */
@@ -264,7 +263,7 @@ Test(ambiguity_class, window_line_allows_dropping_the_sample_not_a_wrong_row)
     assert_confined(&b, &y, &wrong_row, 1);
     cr_assert_gt(judge(&y, &wrong_row, 1, &b, m).n_over, 0);
     const double go = 1;
-    const tol_model *mb = &op_roi_align_v2_backward.tol[0];
+    const tol_model *mb = &op_find("roi_align_v2_backward")->tol[0];
     ref_bounds bb = bounds_for(mb, 16);
     f64_roi_align_bwd__ref(&p, &go, rois, gi, &bb);
     float bad[16];
@@ -285,7 +284,7 @@ Test(ambiguity_class, adaptive_count_on_a_ramp_catches_a_mismatched_divisor)
     double x[64], rois[5] = {0, 0.25, 0.25, 4.25, 4.25}, y[4];
     for (int i = 0; i < 64; i++) x[i] = (double)(i % 8);
     ref_roi_align_params p = {1, 1, 8, 8, 1, 2, 2, 1.0, 0, 0, 0};
-    const tol_model *m = &op_roi_align.tol[0];
+    const tol_model *m = &op_find("roi_align")->tol[0];
     ref_bounds b = bounds_for(m, 4);
     f64_roi_align_fwd__ref(&p, x, rois, y, &b);
     float bad[4];
@@ -302,7 +301,6 @@ Test(ambiguity_class, adaptive_count_on_a_ramp_catches_a_mismatched_divisor)
 /* deformable_offsets_grad: the x-offset gradient jumps where px crosses an integer; just below
    px = 1 either cell's slope (10 or 11) is allowed, a kernel that collapses the cell there and
    returns 0 is caught */
-extern const op_desc op_deformable_offsets_grad;
 
 Test(ambiguity_class, deformable_offset_gradient_jump_allows_either_slope_not_zero)
 {
@@ -310,8 +308,8 @@ Test(ambiguity_class, deformable_offset_gradient_jump_allows_either_slope_not_ze
     /* positions px = wo + offset: 0.25, 1 - 1e-9 (not a float32 number: rounding may reach 1), 2.5 */
     double off[9] = {0.25, 0, 1, -1e-9, 0, 1, 0.5, 0, 1}, gx[3], go[9];
     ref_deformable_params p = {1, 1, 3, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 3};
-    const tol_model *m = &op_deformable_offsets_grad.tol[1];
-    ref_bounds bx = bounds_for(&op_deformable_offsets_grad.tol[0], 3), bo = bounds_for(m, 9);
+    const tol_model *m = &op_find("deformable_offsets_grad")->tol[1];
+    ref_bounds bx = bounds_for(&op_find("deformable_offsets_grad")->tol[0], 3), bo = bounds_for(m, 9);
     f64_deformable_offsets_bwd__ref(&p, grad, x, off, gx, go, &bx, &bo);
     cr_assert_float_eq(go[3], 10.0, 1e-6, "left cell's slope");
     cr_assert_gt(bo.ambig[3], 0, "the x-offset gradient jumps at px = 1");
@@ -338,8 +336,8 @@ Test(ambiguity_class, the_other_branch_is_held_to_its_own_rounding_at_bfloat16)
     /* (x offset, y offset, mask) per output column; column 0 samples at px = -1 + offset */
     double off[12] = {-1e-9, 0, 1, 0.5, 0, 1, 0.5, 0, 1, 0.25, 0, 1}, gx[3], go[12];
     ref_deformable_params p = {1, 1, 3, 1, 1, 1, 1, 1, 1, 1, 0, 0, 1, 0, 1, 1, 4};
-    const tol_model *m = &op_deformable_offsets_grad.tol[1];
-    ref_bounds bx = bounds_for(&op_deformable_offsets_grad.tol[0], 3), bo = bounds_for(m, 12);
+    const tol_model *m = &op_find("deformable_offsets_grad")->tol[1];
+    ref_bounds bx = bounds_for(&op_find("deformable_offsets_grad")->tol[0], 3), bo = bounds_for(m, 12);
     f64_deformable_offsets_bwd__ref(&p, grad, x, off, gx, go, &bx, &bo);
     cr_assert_eq(go[0], 0.0, "the nominal sample is outside the window");
     cr_assert_gt(bo.ambig[0], 0, "rounding may keep it");
@@ -366,7 +364,7 @@ Test(ambiguity_class, a_kept_window_line_sample_is_held_to_its_own_rounding_at_b
     double x[16], rois[5] = {0, 1, -1.5 - 0x1p-23, 2, -0.5 - 0x1p-23}, y;
     for (int i = 0; i < 16; i++) x[i] = 1.0390625 * 1.75;
     ref_roi_align_params p = {1, 1, 4, 4, 1, 1, 1, 1.0, 1, 0, 0};
-    const tol_model *m = &op_roi_align.tol[0];
+    const tol_model *m = &op_find("roi_align")->tol[0];
     ref_bounds b = bounds_for(m, 1);
     f64_roi_align_fwd__ref(&p, x, rois, &y, &b);
     cr_assert_eq(y, 0.0, "the nominal sample is outside");
@@ -385,7 +383,6 @@ Test(ambiguity_class, a_kept_window_line_sample_is_held_to_its_own_rounding_at_b
    its one rounding is at |p + pl|, not |p|. Offset 1e-4 at base 0 gives p = 1e-4, a float32 number
    (exact in the spec's order), but 1 + 1e-4 rounds by 1.7e-8: on a slope of 0.25 that is 4e-9,
    twice the value-only bound of this small output. Held to both forms, it passes. */
-extern const op_desc op_deformable_offsets;
 
 Test(tolerance_regression, deformable_position_with_the_pad_subtracted_last_passes)
 {
@@ -393,7 +390,7 @@ Test(tolerance_regression, deformable_position_with_the_pad_subtracted_last_pass
     const float off1 = 1e-4f;
     double off[12] = {0, 0, 1, off1, 0, 1, 0, 0, 1, 0, 0, 1}, y[4];
     ref_deformable_params p = {1, 1, 3, 1, 1, 1, 1, 1, 1, 1, 0, 0, 1, 0, 1, 1, 4};
-    const tol_model *m = &op_deformable_offsets.tol[0];
+    const tol_model *m = &op_find("deformable_offsets")->tol[0];
     ref_bounds b = bounds_for(m, 4);
     f64_deformable_offsets_fwd__ref(&p, x, off, y, &b);
     volatile float one = 1.0f, shifted = one + off1; /* (wo*sw + j*dw) + offset, rounded */

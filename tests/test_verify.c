@@ -6,11 +6,10 @@
 
 #include "verify.h"
 
-extern const op_desc op_roi_align, op_roi_align_v2_backward;
 
 Test(verify, the_real_references_pass_every_proof)
 {
-    const op_desc *ops[] = {&op_roi_align, &op_roi_align_v2_backward};
+    const op_desc *ops[] = {op_find("roi_align"), op_find("roi_align_v2_backward")};
     for (int o = 0; o < 2; o++)
         for (int k = 0; k < PROOF_KINDS; k++) {
             int ran;
@@ -28,13 +27,13 @@ static void fwd_half_pixel_off(const problem_t *p, double **out, ref_bounds *b)
     double s = problem_float(p, "spatial_scale");
     q.in[1].data = malloc(sizeof(double) * (size_t)(n ? n : 1));
     for (int64_t i = 0; i < n; i++) q.in[1].data[i] = rois.data[i] + (i % 5 ? 0.5 / s : 0.0);
-    op_roi_align.reference(&q, out, b);
+    op_find("roi_align")->reference(&q, out, b);
     free(q.in[1].data);
 }
 
 Test(verify, metamorphic_and_golden_catch_an_off_by_half_pixel_forward)
 {
-    op_desc broken = op_roi_align;
+    op_desc broken = *op_find("roi_align");
     broken.reference = fwd_half_pixel_off;
     int ran;
     cr_assert_gt(verify_kind(&broken, "metamorphic", &ran), 0);
@@ -83,7 +82,7 @@ static void bwd_dropped_corner(const problem_t *p, double **out, ref_bounds *bou
 
 Test(verify, adjoint_finite_difference_and_golden_catch_a_dropped_corner)
 {
-    op_desc broken = op_roi_align_v2_backward;
+    op_desc broken = *op_find("roi_align_v2_backward");
     broken.reference = bwd_dropped_corner;
     int ran;
     cr_assert_gt(verify_kind(&broken, "adjoint", &ran), 0);
@@ -99,12 +98,12 @@ static void bwd_swapped_pooled(const problem_t *p, double **out, ref_bounds *b)
     int ih = op_attr_index(p->op, "pooled_height"), iw = op_attr_index(p->op, "pooled_width");
     q.attr[ih] = p->attr[iw];
     q.attr[iw] = p->attr[ih];
-    op_roi_align_v2_backward.reference(&q, out, b);
+    op_find("roi_align_v2_backward")->reference(&q, out, b);
 }
 
 Test(verify, adjoint_and_finite_difference_catch_swapped_pooled_sizes)
 {
-    op_desc broken = op_roi_align_v2_backward;
+    op_desc broken = *op_find("roi_align_v2_backward");
     broken.reference = bwd_swapped_pooled;
     int ran;
     cr_assert_gt(verify_kind(&broken, "adjoint", &ran), 0);
@@ -115,14 +114,14 @@ Test(verify, adjoint_and_finite_difference_catch_swapped_pooled_sizes)
 
 static void fwd_scaled(const problem_t *p, double **out, ref_bounds *b)
 {
-    op_roi_align.reference(p, out, b);
+    op_find("roi_align")->reference(p, out, b);
     int64_t n = shape_numel(&p->out_shape[0]);
     for (int64_t i = 0; i < n; i++) out[0][i] *= 1.0 + 1e-9; /* a tiny systematic bias */
 }
 
 Test(verify, golden_catches_even_a_tiny_bias)
 {
-    op_desc broken = op_roi_align;
+    op_desc broken = *op_find("roi_align");
     broken.reference = fwd_scaled;
     int ran;
     cr_assert_gt(verify_kind(&broken, "golden", &ran), 0);

@@ -1,5 +1,6 @@
 """What the tools that read a `conform export` directory share: a fresh copy of the directory
-with its manifest, and the deformable ops' geometry from a case's attributes."""
+with its manifest, the rule every path of a manifest keeps, and the deformable ops' geometry from
+a case's attributes."""
 import json
 import os
 import shutil
@@ -16,6 +17,29 @@ def copy_export(argv, usage, n_extra=0):
     shutil.copytree(src, dst)
     with open(os.path.join(dst, "manifest.json")) as f:
         return dst, json.load(f), argv[2:]
+
+
+def confined(root, rel):
+    """root/rel, if rel keeps the rule conform applies to a device directory (harness/impl/impl_dir.c):
+    relative, no '..' component, resolving inside root with symlinks followed, and a regular file if
+    anything is there. Otherwise ValueError naming the path and the rule: a manifest from elsewhere
+    must never make a tool read or write outside its directory."""
+    if not isinstance(rel, str) or not rel:
+        raise ValueError("path %r in %s/manifest.json is empty or not a string" % (rel, root))
+    if os.path.isabs(rel):
+        raise ValueError("path %r in %s/manifest.json is absolute (paths in a manifest are relative "
+                         "to its directory)" % (rel, root))
+    if ".." in rel.split("/"):
+        raise ValueError("path %r in %s/manifest.json has a '..' component (paths in a manifest stay "
+                         "inside its directory)" % (rel, root))
+    path = os.path.join(root, rel)
+    real, top = os.path.realpath(path), os.path.realpath(root)
+    if os.path.commonpath([real, top]) != top:
+        raise ValueError("%s resolves to %s, outside %s (symlinks followed): a device directory's "
+                         "files must stay inside it" % (path, real, root))
+    if os.path.lexists(path) and not os.path.isfile(path):
+        raise ValueError("%s is there but is not a regular file" % path)
+    return path
 
 
 def deform_geometry(a):

@@ -10,7 +10,7 @@ that run elsewhere").
 
 One op table per device (TABLES below): cpu and cuda run torchvision / PyTorch / mmcv; npu calls
 the torch_npu functions that reach the Ascend kernels the seed documents describe (sources in
-docs/devices.md, each with its public source). An op a device's table cannot run here
+docs/devices.md and beside each entry of the npu table). An op a device's table cannot run here
 (its library is missing, a release known to be wrong) is declared unsupported up front, with its
 reason, in DIR/runner.json: conform reports its cases not_implemented, never failed.
 DIR/runner.json also records what ran (host, device, library versions, the exact call per op)
@@ -35,7 +35,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from export_dir import deform_geometry  # tools/, beside this script
+from export_dir import confined, deform_geometry  # tools/, beside this script
 
 SCHEMA = "conform-export"
 SUPPORTED_SCHEMA_VERSIONS = (1,)
@@ -282,7 +282,7 @@ def run_deformable_offsets_grad(t, a):
     return {"grad_x": x.grad, "grad_offsets": off.grad}
 
 
-# ---- the npu table: torch_npu's own functions (docs/devices.md; sources beside each call) ----------
+# ---- the npu table: torch_npu's own functions (each entry names its public source) ------------------
 # torch_npu registers no torchvision:: kernel, so torchvision's roi_align and deform_conv2d would run
 # on the host through its CPU fallback (Ascend/pytorch torch_npu/csrc/aten/VariableFallbackKernel.cpp):
 # these functions call the NPU ops instead. NPU is the torch_npu module, or the test's recording
@@ -503,13 +503,21 @@ class Unsupported(Skip):
     """The op cannot run on this device at all (declared in runner.json; conform: not_implemented)."""
 
 
+def inside(root, rel):
+    """root/rel under the manifest path rule (export_dir.confined), or Skip with the rule broken"""
+    try:
+        return confined(root, rel)
+    except ValueError as e:
+        raise Skip(str(e))
+
+
 def run_case(root, case, dtype_name, dev, compute_dtype):
     """Writes the computed outputs of one case; returns None, or raises Skip with the reason.
     dev: (torch.device, op table, unsupported {op: reason})."""
     device, table, unsupported = dev
     outputs = case.get("outputs", {})
     for o in outputs.values():   # a stale file from an earlier run must not be judged
-        p = os.path.join(root, o["path"])
+        p = inside(root, o.get("path"))
         if os.path.exists(p):
             os.unlink(p)
     if "expect_error" in case:
@@ -520,7 +528,7 @@ def run_case(root, case, dtype_name, dev, compute_dtype):
     if op not in table:
         raise Unsupported("no %s mapping for op %r" % (device.type, op))
     try:
-        tensors = {name: load_input(os.path.join(root, rel), dtype_name, device, compute_dtype)
+        tensors = {name: load_input(inside(root, rel), dtype_name, device, compute_dtype)
                    for name, rel in case.get("inputs", {}).items()}
         got = table[op].fn(tensors, case.get("attrs", {}))
     except Skip:
@@ -541,7 +549,7 @@ def run_case(root, case, dtype_name, dev, compute_dtype):
             raise Skip("output %s has shape %s, the manifest says %s" % (name, list(arr.shape), o["shape"]))
         results[name] = arr
     for name, arr in results.items():   # all or nothing per case
-        save_atomic(os.path.join(root, outputs[name]["path"]), arr)
+        save_atomic(inside(root, outputs[name]["path"]), arr)
 
 
 # ---- command line ---------------------------------------------------------------------------------

@@ -1,6 +1,7 @@
 /* conform check: outputs computed elsewhere (a device dump, another library) judged against the
  * reference with tolerances derived for the dtype they were computed in. */
 #include <math.h>
+#include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,148 +46,169 @@ static int read_actual(const char *arg, const char *file, const shape_t *want, c
     return 0;
 }
 
-int cmd_check(int argc, char **argv)
+typedef struct {
+    const op_desc *op;
+    problem_args a;
+    const dtype_desc *dt;
+    int dtype_given, gate_mask, n_actual;
+    const char *actual[CONFORM_MAX_TENSORS * 2], *report_dir;
+} check_args;
+
+/* the command line; EXIT_OK or EXIT_USAGE after a message */
+static int parse_check_args(int argc, char **argv, check_args *x)
 {
+    memset(x, 0, sizeof *x);
     if (argc < 3 || argv[2][0] == '-')
         return usage_error("check: usage: conform check OP [--attr N=V]... --input N=F.npy... --actual N=F.npy|F.bin... "
-                           "[--dtype float32|float16|bfloat16|float64] [--report-dir DIR]");
-    const op_desc *op = op_find(argv[2]);
-    if (!op) return cli_unknown_op("check", argv[2]);
-    problem_args a;
-    memset(&a, 0, sizeof a);
-    const dtype_desc *dt = dtype_get(CONFORM_DTYPE_FLOAT32);
-    int dtype_given = 0;
-    const char *actual[CONFORM_MAX_TENSORS * 2], *report_dir = NULL;
-    int n_actual = 0, gate_mask = 0;
+                           "[--dtype float32|float16|bfloat16|float64] [--report-dir DIR] [--threads N]");
+    if (!(x->op = op_find(argv[2]))) return cli_unknown_op("check", argv[2]);
+    x->dt = dtype_get(CONFORM_DTYPE_FLOAT32);
+    ref_set_threads(omp_get_max_threads()); /* every core for the golden unless --threads says */
     char err[CONFORM_ERR_LEN];
     for (int i = 3; i < argc; i++) {
         const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(o, "--dtype") && v) {
-            if (!(dt = dtype_find(v))) return usage_error("--dtype takes %s, got '%s'", dtype_names(), v);
-            dtype_given = 1;
+            if (!(x->dt = dtype_find(v))) return usage_error("--dtype takes %s, got '%s'", dtype_names(), v);
+            x->dtype_given = 1;
             i++;
-            continue;
-        }
-        if (!strcmp(o, "--actual") && v && strchr(v, '=')) {
-            if (n_actual == CONFORM_MAX_TENSORS * 2) return usage_error("check: too many --actual");
-            actual[n_actual++] = v;
+        } else if (!strcmp(o, "--actual") && v && strchr(v, '=')) {
+            if (x->n_actual == CONFORM_MAX_TENSORS * 2) return usage_error("check: too many --actual");
+            x->actual[x->n_actual++] = v;
             i++;
-            continue;
-        }
-        if (!strcmp(o, "--report-dir") && v) { report_dir = v; i++; continue; }
-        if (!strcmp(o, "--gate-on")) {
-            if ((gate_mask = standards_parse_list(v, err, sizeof err)) < 0) return usage_error("%s", err);
+        } else if (!strcmp(o, "--report-dir") && v) {
+            x->report_dir = v;
             i++;
-            continue;
+        } else if (!strcmp(o, "--threads")) { /* the golden's (default: every core) */
+            conform_exec ex = {CONFORM_ISA_AUTO, 0};
+            if (parse_threads_arg(v, &ex)) return EXIT_USAGE;
+            ref_set_threads(ex.threads);
+            i++;
+        } else if (!strcmp(o, "--gate-on")) {
+            if ((x->gate_mask = standards_parse_list(v, err, sizeof err)) < 0) return usage_error("%s", err);
+            i++;
+        } else {
+            int t = problem_args_take(&x->a, argc, argv, &i);
+            if (t < 0) return EXIT_USAGE;
+            if (!t) return cli_unknown_option("check", o, v);
         }
-        int t = problem_args_take(&a, argc, argv, &i);
-        if (t < 0) return EXIT_USAGE;
-        if (!t) return cli_unknown_option("check", o, v);
     }
-    if (a.n_shape) return usage_error("check: inputs come from files (--input NAME=FILE.npy)");
+    if (x->a.n_shape) return usage_error("check: inputs come from files (--input NAME=FILE.npy)");
     /* without --dtype, a raw file's name may say it: out_float16.bin */
     const dtype_desc *from_name = NULL;
-    for (int k = 0; k < n_actual && !dtype_given; k++) {
-        const dtype_desc *named = dtype_from_bin_name(strchr(actual[k], '=') + 1);
+    for (int k = 0; k < x->n_actual && !x->dtype_given; k++) {
+        const dtype_desc *named = dtype_from_bin_name(strchr(x->actual[k], '=') + 1);
         if (named && from_name && named != from_name)
-            return usage_error("check: --actual %s is named %s, another %s", actual[k], named->name, from_name->name);
-        if (named) dt = from_name = named;
+            return usage_error("check: --actual %s is named %s, another %s", x->actual[k], named->name, from_name->name);
+        if (named) x->dt = from_name = named;
     }
-    a.wide16 = wide16_of(dt);
-    problem_t p;
-    int rc = problem_from_args(op, &a, &p);
-    if (rc) { problem_free(&p); return rc; }
+    x->a.wide16 = wide16_of(x->dt);
+    return EXIT_OK;
+}
 
-    tensor_t got[CONFORM_MAX_TENSORS];
-    memset(got, 0, sizeof got);
-    for (int k = 0; k < n_actual; k++) {
+/* every computed output's --actual file, read at its shape */
+static int read_actuals(const check_args *x, const problem_t *p, tensor_t *got)
+{
+    const op_desc *op = x->op;
+    for (int k = 0; k < x->n_actual; k++) {
         char name[64];
-        const char *eq = strchr(actual[k], '=');
-        snprintf(name, sizeof name, "%.*s", (int)(eq - actual[k]), actual[k]);
-        int o = -1;
+        const char *eq = strchr(x->actual[k], '=');
+        snprintf(name, sizeof name, "%.*s", (int)(eq - x->actual[k]), x->actual[k]);
+        int o = -1, rc;
         for (int j = 0; j < op->n_outputs; j++) if (!strcmp(op->outputs[j].name, name)) o = j;
-        if (o < 0) { rc = usage_error("check: %s has no output '%s'", op->name, name); goto out; }
-        if (got[o].data) { rc = usage_error("check: output %s given twice", name); goto out; }
-        if ((rc = read_actual(actual[k], eq + 1, &p.out_shape[o], dt, dtype_given, &got[o]))) goto out;
+        if (o < 0) return usage_error("check: %s has no output '%s'", op->name, name);
+        if (got[o].data) return usage_error("check: output %s given twice", name);
+        if ((rc = read_actual(x->actual[k], eq + 1, &p->out_shape[o], x->dt, x->dtype_given, &got[o]))) return rc;
     }
     for (int o = 0; o < op->n_outputs; o++)
-        if (!p.out_skipped[o] && !got[o].data) {
-            rc = usage_error("check: --actual %s=FILE.npy is missing", op->outputs[o].name);
-            goto out;
-        }
+        if (!p->out_skipped[o] && !got[o].data) return usage_error("check: --actual %s=FILE.npy is missing", op->outputs[o].name);
+    return EXIT_OK;
+}
 
-    /* the reference and its bounds for this dtype */
-    double *ref[CONFORM_MAX_TENSORS] = {0}, *bt[CONFORM_MAX_TENSORS][4] = {{0}};
-    ref_bounds bounds[CONFORM_MAX_TENSORS];
-    for (int o = 0; o < op->n_outputs; o++) {
-        size_t n = (size_t)shape_numel(&p.out_shape[o]);
-        ref[o] = calloc(n ? n : 1, sizeof(double));
-        for (int t = 0; t < 4; t++) bt[o][t] = calloc(n ? n : 1, sizeof(double));
-        bounds[o] = (ref_bounds){op->tol[o].k_pos * CONFORM_U_F32, bt[o][0], bt[o][1], bt[o][2], bt[o][3]};
-    }
-    op->reference(&p, ref, bounds);
-
-    case_t c;
-    memset(&c, 0, sizeof c);
-    snprintf(c.id, sizeof c.id, "check/%s", op->name);
-    c.op = op;
-    case_result r;
-    memset(&r, 0, sizeof r);
-    r.status = CASE_PASSED;
-    r.n_out = op->n_outputs;
-    for (int o = 0; o < op->n_outputs; o++) {
-        output_result *out = &r.out[o];
-        snprintf(out->name, sizeof out->name, "%s", op->outputs[o].name);
-        out->shape = p.out_shape[o];
-        out->skipped = p.out_skipped[o];
-        out->dt = dt;
-        out->guard_ok = 1;
-        if (out->skipped) continue;
-        int64_t n = shape_numel(&p.out_shape[o]);
-        tol_inputs t = {dt, &op->tol[o], bt[o][0], bt[o][1], bt[o][2], bt[o][3]};
-        compare_f64(ref[o], got[o].data, n, &t, &out->cmp);
-        if (out->cmp.n_over || out->cmp.all_zero) {
-            r.status = CASE_FAILED;
-            char at[96];
-            snprintf(r.message, sizeof r.message, "%s: %lld of %lld elements beyond the %s tolerance (worst at %s: ref %.9g, got %.9g, tol %.3g)",
-                     out->name, (long long)out->cmp.n_over, (long long)n, dt->name,
-                     index_str(&out->shape, out->cmp.worst_index, at, sizeof at), out->cmp.worst_ref, out->cmp.worst_got,
-                     out->cmp.worst_tol);
-            case_heat_map(out, ref[o], got[o].data, &t); /* where the errors sit, in check's HTML too */
-        }
-    }
+/* the outputs judged as run judges them (judge.h), with the named standards beside */
+static void judge_actuals(const problem_t *p, const judge_ref *j, const tensor_t *got, case_result *r)
+{
+    const op_desc *op = p->op;
+    r->status = CASE_PASSED;
+    r->n_out = op->n_outputs;
     double *values[CONFORM_MAX_TENSORS] = {0};
-    for (int o = 0; o < op->n_outputs; o++) values[o] = got[o].data;
-    standards_for_inputs(&p, ref, values, dt->id, &r);
-    printf("%s %s (%s): %s\n", op->name, status_name(r.status), dt->name, r.message[0] ? r.message : "every element within its tolerance");
+    for (int o = 0; o < op->n_outputs; o++) {
+        output_result *out = &r->out[o];
+        judge_output_init(p, j, o, out);
+        if (out->skipped) continue;
+        char m[400];
+        if (judge_output(j, o, got[o].data, out, m, sizeof m) && r->status == CASE_PASSED) {
+            r->status = CASE_FAILED; /* the first reason, as run gives it */
+            snprintf(r->message, sizeof r->message, "%s", m);
+        }
+        values[o] = got[o].data;
+    }
+    standards_for_inputs(p, j->ref, values, j->dt->id, r);
+}
+
+static void print_check(const op_desc *op, const dtype_desc *dt, const case_result *r)
+{
+    printf("%s %s (%s): %s\n", op->name, status_name(r->status), dt->name, r->message[0] ? r->message : "every element within its tolerance");
     printf("%-14s %12s %12s %10s %13s %9s %10s\n", "output", "max abs err", "max rel err", "max ulp", "worst err/tol", "over", "ambiguous");
     for (int o = 0; o < op->n_outputs; o++) {
-        const compare_result *m = &r.out[o].cmp;
-        if (r.out[o].skipped) { printf("%-14s not computed (output_mask)\n", r.out[o].name); continue; }
-        printf("%-14s %12.3g %12.3g %10.3g %13.3g %9lld %10lld\n", r.out[o].name, m->max_abs_err, m->max_rel_err, m->max_ulp,
+        const compare_result *m = &r->out[o].cmp;
+        if (r->out[o].skipped) { printf("%-14s not computed (output_mask)\n", r->out[o].name); continue; }
+        printf("%-14s %12.3g %12.3g %10.3g %13.3g %9lld %10lld\n", r->out[o].name, m->max_abs_err, m->max_rel_err, m->max_ulp,
                m->max_err_over_tol, (long long)m->n_over, (long long)m->n_ambiguous);
     }
     printf("%s\n", COMPARE_ULP_MEANING);
-    standards_print(&r, stdout);
-    char cmd[4096];
+    standards_print(r, stdout);
+}
+
+/* the one-case report, its verdict (derived, or the gated standards') and its files */
+static int report_check(int argc, char **argv, const check_args *x, case_result *r)
+{
+    case_t c;
+    memset(&c, 0, sizeof c);
+    snprintf(c.id, sizeof c.id, "check/%s", x->op->name);
+    c.op = x->op;
+    char cmd[4096], err[CONFORM_ERR_LEN];
     command_line(argc, argv, cmd, sizeof cmd);
-    cJSON *report = report_new(cmd, dt->name, 0);
+    cJSON *report = report_new(cmd, x->dt->name, 0);
     cJSON_AddStringToObject(report, "impl", "external outputs");
-    report_set_dtype(report, dt->name, dt->u);
-    cJSON_AddItemToArray(cJSON_GetObjectItemCaseSensitive(report, "cases"), case_result_json(&c, &r, cmd));
-    report_apply_gate(report, gate_mask);
+    report_set_dtype(report, x->dt->name, x->dt->u);
+    cJSON_AddItemToArray(cJSON_GetObjectItemCaseSensitive(report, "cases"), case_result_json(&c, r, cmd));
+    report_apply_gate(report, x->gate_mask);
     report_summarize(report);
-    rc = report_all_passed(report) ? EXIT_OK : EXIT_FAIL; /* the derived verdict, or the gated standards' */
+    int rc = report_all_passed(report) ? EXIT_OK : EXIT_FAIL;
     if (report_gated(report)) printf("verdict gated on --gate-on standards: %s\n", rc == EXIT_OK ? "passed" : "failed");
-    if (report_dir && (mkdir_p(report_dir, err, sizeof err) || report_write_all(report, report_dir, err, sizeof err)))
+    if (x->report_dir && (mkdir_p(x->report_dir, err, sizeof err) || report_write_all(report, x->report_dir, err, sizeof err)))
         rc = usage_error("%s", err);
     cJSON_Delete(report);
-    case_result_free(&r);
-    for (int o = 0; o < op->n_outputs; o++) {
-        free(ref[o]);
-        for (int t = 0; t < 4; t++) free(bt[o][t]);
+    return rc;
+}
+
+int cmd_check(int argc, char **argv)
+{
+    check_args x;
+    int rc = parse_check_args(argc, argv, &x);
+    if (rc) return rc;
+    problem_t p;
+    if ((rc = problem_from_args(x.op, &x.a, &p))) {
+        problem_free(&p);
+        return rc;
     }
-out:
+    tensor_t got[CONFORM_MAX_TENSORS];
+    memset(got, 0, sizeof got);
+    judge_ref j;
+    case_result r;
+    memset(&r, 0, sizeof r);
+    if (!(rc = read_actuals(&x, &p, got))) {
+        if (judge_reference(&p, x.dt, &j)) {
+            fprintf(stderr, "conform: check: out of memory for the reference of %s and its bounds\n", x.op->name);
+            rc = EXIT_FAIL;
+        } else {
+            judge_actuals(&p, &j, got, &r);
+            print_check(x.op, x.dt, &r);
+            rc = report_check(argc, argv, &x, &r);
+            judge_ref_free(&j);
+        }
+    }
+    case_result_free(&r);
     for (int o = 0; o < CONFORM_MAX_TENSORS; o++) tensor_free(&got[o]);
     problem_free(&p);
     return rc;

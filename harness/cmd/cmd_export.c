@@ -2,6 +2,7 @@
  * same per-case seeds), then rounded to the dtype, so the device and the reference read the same
  * numbers. `--outputs IMPL` also writes an implementation's outputs where a device would, for a
  * round trip without one. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -243,17 +244,21 @@ int cmd_export(int argc, char **argv)
     }
     if (!total) { rc = usage_error("export: no case matches the selection"); goto out; }
     if (mkdir_p(out_dir, err, sizeof err)) { rc = usage_error("%s", err); goto out; }
+    char mpath[1100];
+    snprintf(mpath, sizeof mpath, "%s/manifest.json", out_dir);
+    /* an earlier export's manifest would vouch for the files this one overwrites: gone before the
+       first file is written, back only when every file is */
+    if (remove(mpath) && errno != ENOENT) { rc = usage_error("%s: cannot remove (%s)", mpath, strerror(errno)); goto out; }
     /* one seed for every suite, as run uses --seed: the manifest's seed regenerates every case */
     uint64_t run_seed = seed_set ? (uint64_t)seed : loaded[0].seed;
     cJSON *m = manifest_new(argc, argv, &x, loaded, n_suites, run_seed), *cases = cJSON_GetObjectItem(m, "cases");
     for (int s = 0; s < n_suites && rc == EXIT_OK; s++)
         for (int c = 0; c < loaded[s].n_cases && rc == EXIT_OK; c++)
             if (selected(&sel, &loaded[s].cases[c]) && export_case(&x, &loaded[s], c, run_seed, cases, err, sizeof err))
-                rc = usage_error("export: %s", err);
-    char mpath[1100];
-    snprintf(mpath, sizeof mpath, "%s/manifest.json", out_dir);
+                rc = usage_error("export: %s (%s holds no manifest: nothing there is usable until an export finishes)", err, out_dir);
     /* the manifest last: a directory without one was never finished */
-    if (rc == EXIT_OK && write_json_atomic(mpath, m, err, sizeof err)) rc = usage_error("%s", err);
+    if (rc == EXIT_OK && write_json_atomic(mpath, m, err, sizeof err))
+        rc = usage_error("export: %s (%s holds no manifest: nothing there is usable until an export finishes)", err, out_dir);
     if (rc == EXIT_OK)
         printf("exported %d cases at %s to %s%s%s\n", total, x.dt->name, mpath, x.impl ? ", outputs from " : "",
                x.impl ? impl_name(x.impl) : "");

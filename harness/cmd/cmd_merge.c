@@ -130,7 +130,8 @@ int cmd_merge(int argc, char **argv)
                                      cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(e, "waiver"), 1));
         cJSON_ReplaceItemInObject(merged, "duration_s", cJSON_CreateNumber(duration));
         report_summarize(merged);
-        if (mkdir_p(out_dir, err, sizeof err) || report_write_all(merged, out_dir, err, sizeof err)) rc = usage_error("%s", err);
+        if (mkdir_p(out_dir, err, sizeof err) || report_write_all(merged, out_dir, err, sizeof err))
+            rc = usage_error("merge: %s: no report was written (the previous one in %s, if any, is unchanged)", err, out_dir);
         else {
             report_print_summary(merged, stdout);
             printf("merged %d reports into %s\n", n, out_dir);

@@ -1,5 +1,6 @@
 /* conform run: suites -> cases -> both paths -> verdicts -> reports in every format. */
 #include <fnmatch.h>
+#include <omp.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -137,215 +138,288 @@ int cmd_run(int argc, char **argv)
     return rc;
 }
 
-static int run_suites(int argc, char **argv)
-{
+/* ---- the phases of a run ------------------------------------------------------------------- */
+
+typedef struct {
     const char *suites[MAX_SUITES];
-    int n_suites = 0, seed_set = 0, dry = 0, quiet = 0, shard_set = 0;
-    long long seed = 0, jobs = 0; /* jobs 0: as many as the cores and the memory budget allow */
-    const char *report_dir = "reports/latest", *waiver_path = NULL, *rerun_path = NULL, *statuses = "failed,error";
-    conform_exec ex = {CONFORM_ISA_AUTO, 0};
-    const char *impl_spec = "optimized";
-    int gate_mask = 0; /* --gate-on: named standards that decide the verdict instead of the derived bound */
-    const dtype_desc *dtype = NULL; /* --dtype; NULL: the implementation's own */
-    exec_policy policy = {1, 120.0, &interrupted};
+    int n_suites, seed_set, dry, quiet, shard_set, threads_given;
+    long long seed, jobs; /* jobs 0: as many as the cores and the memory budget allow */
+    const char *report_dir, *waiver_path, *rerun_path, *statuses, *impl_spec;
+    conform_exec ex;
+    int gate_mask; /* --gate-on: named standards that decide the verdict instead of the derived bound */
+    const dtype_desc *dtype; /* --dtype; NULL: the implementation's own */
+    exec_policy policy;
     selection sel;
-    memset(&sel, 0, sizeof sel);
-    for (int i = 2; i < argc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(a, "--filter") && v) { sel.filter = v; i++; }
-        else if (!strcmp(a, "--op") && v) {
-            if (!op_find(v)) return cli_unknown_op("--op", v);
-            if (sel.n_ops == MAX_OPS) return usage_error("--op: at most %d", MAX_OPS);
-            sel.ops[sel.n_ops++] = v;
-            i++;
-        }
-        else if (!strcmp(a, "--seed")) { if (parse_int_arg(a, v, 0, 4294967295LL, &seed)) return EXIT_USAGE; seed_set = 1; i++; }
-        else if (!strcmp(a, "--threads")) { if (parse_threads_arg(v, &ex)) return EXIT_USAGE; i++; }
-        else if (!strcmp(a, "--isa")) { if (parse_isa_arg(v, &ex)) return EXIT_USAGE; i++; }
-        else if (!strcmp(a, "--report-dir") && v) { report_dir = v; i++; }
-        else if (!strcmp(a, "--golden-dir") && v) { verify_golden_dir = v; i++; }
-        else if (!strcmp(a, "--waivers") && v) { waiver_path = v; i++; }
-        else if (!strcmp(a, "--rerun") && v) { rerun_path = v; i++; }
-        else if (!strcmp(a, "--status") && v) { statuses = v; i++; }
-        else if (!strcmp(a, "--shard")) { if (parse_shard(v, &sel.shard_index, &sel.shard_count)) return EXIT_USAGE; shard_set = 1; i++; }
-        else if (!strcmp(a, "--impl") && v) { impl_spec = v; i++; }
-        else if (!strcmp(a, "--gate-on")) {
-            char gerr[CONFORM_ERR_LEN];
-            if ((gate_mask = standards_parse_list(v, gerr, sizeof gerr)) < 0) return usage_error("%s", gerr);
-            i++;
-        }
-        else if (!strcmp(a, "--dtype")) {
-            if (!(dtype = dtype_find(v))) return usage_error("--dtype takes %s, got '%s'", dtype_names(), v ? v : "");
-            i++;
-        }
-        else if (!strcmp(a, "--timeout")) {
-            long long t;
-            if (parse_int_arg(a, v, 1, 86400, &t)) return EXIT_USAGE;
-            policy.timeout_s = (double)t;
-            i++;
-        }
-        else if (!strcmp(a, "--no-isolate")) policy.isolate = 0;
-        else if (!strcmp(a, "--jobs")) { if (parse_int_arg(a, v, 1, 1024, &jobs)) return EXIT_USAGE; i++; }
-        else if (!strcmp(a, "--max-samples")) {
-            long long n;
-            if (parse_int_arg(a, v, 1, 1LL << 50, &n)) return EXIT_USAGE;
-            conform_sample_budget = (double)n;
-            i++;
-        }
-        else if (!strcmp(a, "--max-memory")) {
-            long long mib;
-            if (parse_int_arg(a, v, 1, 1LL << 30, &mib)) return EXIT_USAGE;
-            conform_memory_budget = (double)mib * 1048576.0;
-            i++;
-        }
-        else if (!strcmp(a, "--list") || !strcmp(a, "--dry-run")) dry = 1;
-        else if (!strcmp(a, "--quiet")) quiet = 1;
+} run_opts;
+
+/* one option at argv[*i] (its value at argv[*i + 1]); EXIT_OK, or EXIT_USAGE after a message */
+static int take_run_option(run_opts *o, int argc, char **argv, int *i)
+{
+    const char *a = argv[*i], *v = *i + 1 < argc ? argv[*i + 1] : NULL;
+    selection *sel = &o->sel;
+    long long n;
+    int takes = v != NULL; /* the option consumes a value */
+    if (!strcmp(a, "--filter") && v) sel->filter = v;
+    else if (!strcmp(a, "--op") && v) {
+        if (!op_find(v)) return cli_unknown_op("--op", v);
+        if (sel->n_ops == MAX_OPS) return usage_error("--op: at most %d", MAX_OPS);
+        sel->ops[sel->n_ops++] = v;
+    } else if (!strcmp(a, "--seed")) {
+        if (parse_int_arg(a, v, 0, 4294967295LL, &o->seed)) return EXIT_USAGE;
+        o->seed_set = 1;
+    } else if (!strcmp(a, "--threads")) { if (parse_threads_arg(v, &o->ex)) return EXIT_USAGE; }
+    else if (!strcmp(a, "--isa")) { if (parse_isa_arg(v, &o->ex)) return EXIT_USAGE; }
+    else if (!strcmp(a, "--report-dir") && v) o->report_dir = v;
+    else if (!strcmp(a, "--golden-dir") && v) verify_golden_dir = v;
+    else if (!strcmp(a, "--waivers") && v) o->waiver_path = v;
+    else if (!strcmp(a, "--rerun") && v) o->rerun_path = v;
+    else if (!strcmp(a, "--status") && v) o->statuses = v;
+    else if (!strcmp(a, "--shard")) {
+        if (parse_shard(v, &sel->shard_index, &sel->shard_count)) return EXIT_USAGE;
+        o->shard_set = 1;
+    } else if (!strcmp(a, "--impl") && v) o->impl_spec = v;
+    else if (!strcmp(a, "--gate-on")) {
+        char gerr[CONFORM_ERR_LEN];
+        if ((o->gate_mask = standards_parse_list(v, gerr, sizeof gerr)) < 0) return usage_error("%s", gerr);
+    } else if (!strcmp(a, "--dtype")) {
+        if (!(o->dtype = dtype_find(v))) return usage_error("--dtype takes %s, got '%s'", dtype_names(), v ? v : "");
+    } else if (!strcmp(a, "--timeout")) {
+        if (parse_int_arg(a, v, 1, 86400, &n)) return EXIT_USAGE;
+        o->policy.timeout_s = (double)n;
+    } else if (!strcmp(a, "--jobs")) { if (parse_int_arg(a, v, 1, 1024, &o->jobs)) return EXIT_USAGE; }
+    else if (!strcmp(a, "--max-samples")) {
+        if (parse_int_arg(a, v, 1, 1LL << 50, &n)) return EXIT_USAGE;
+        conform_sample_budget = (double)n;
+    } else if (!strcmp(a, "--max-memory")) {
+        if (parse_int_arg(a, v, 1, 1LL << 30, &n)) return EXIT_USAGE;
+        conform_memory_budget = (double)n * 1048576.0;
+    } else {
+        takes = 0;
+        if (!strcmp(a, "--no-isolate")) o->policy.isolate = 0;
+        else if (!strcmp(a, "--list") || !strcmp(a, "--dry-run")) o->dry = 1;
+        else if (!strcmp(a, "--quiet")) o->quiet = 1;
         else if (a[0] == '-') return cli_unknown_option("run", a, v);
-        else if (n_suites == MAX_SUITES) return usage_error("run: at most %d suites", MAX_SUITES);
-        else suites[n_suites++] = a;
+        else if (o->n_suites == MAX_SUITES) return usage_error("run: at most %d suites", MAX_SUITES);
+        else o->suites[o->n_suites++] = a;
     }
-    if (!n_suites) suites[n_suites++] = "cases/conformance.json";
-    if (!shard_set && shard_from_environment(&sel.shard_index, &sel.shard_count)) return EXIT_USAGE;
-    int threads_given = ex.threads > 0;
-    if (resolve_isa(&ex)) return EXIT_USAGE;
-    impl_t impl;
+    *i += takes;
+    return EXIT_OK;
+}
+
+static int parse_run_args(int argc, char **argv, run_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->report_dir = "reports/latest";
+    o->statuses = "failed,error";
+    o->impl_spec = "optimized";
+    o->ex = (conform_exec){CONFORM_ISA_AUTO, 0};
+    o->policy = (exec_policy){1, 120.0, &interrupted};
+    for (int i = 2; i < argc; i++)
+        if (take_run_option(o, argc, argv, &i)) return EXIT_USAGE;
+    if (!o->n_suites) o->suites[o->n_suites++] = "cases/conformance.json";
+    if (!o->shard_set && shard_from_environment(&o->sel.shard_index, &o->sel.shard_count)) return EXIT_USAGE;
+    o->threads_given = o->ex.threads > 0;
+    return resolve_isa(&o->ex) ? EXIT_USAGE : EXIT_OK;
+}
+
+/* the implementation, and the seed a dir: export pins */
+static int open_impl(run_opts *o, impl_t *impl)
+{
     char ierr[CONFORM_ERR_LEN];
-    if (impl_open(impl_spec, dtype, &impl, ierr, sizeof ierr)) return usage_error("%s", ierr);
+    if (impl_open(o->impl_spec, o->dtype, impl, ierr, sizeof ierr)) return usage_error("%s", ierr);
     uint64_t pinned;
-    if (impl_pinned_seed(&impl, &pinned)) { /* dir: the inputs were generated from the export's seed */
-        if (seed_set && (uint64_t)seed != pinned) {
-            impl_close(&impl);
-            return usage_error("--seed %lld, but %s was exported with seed %llu (drop --seed)", seed, impl_spec,
+    if (impl_pinned_seed(impl, &pinned)) { /* dir: the inputs were generated from the export's seed */
+        if (o->seed_set && (uint64_t)o->seed != pinned) {
+            impl_close(impl);
+            return usage_error("--seed %lld, but %s was exported with seed %llu (drop --seed)", o->seed, o->impl_spec,
                                (unsigned long long)pinned);
         }
-        seed = (long long)pinned;
-        seed_set = 1;
+        o->seed = (long long)pinned;
+        o->seed_set = 1;
     }
-    run_env env = {ex, &impl, policy};
-    char waiver_found[4096];
-    if (waiver_path) waiver_path = conform_suite_path(waiver_path, waiver_found, sizeof waiver_found);
-    else if (!access(conform_data_file("cases/waivers.json", waiver_found, sizeof waiver_found), R_OK))
-        waiver_path = waiver_found; /* the default waivers, when there are some */
+    return EXIT_OK;
+}
+
+static int load_waivers(run_opts *o, waivers_t *waivers)
+{
+    char found[4096];
+    const char *path = o->waiver_path;
+    if (path) path = conform_suite_path(path, found, sizeof found);
+    else if (!access(conform_data_file("cases/waivers.json", found, sizeof found), R_OK))
+        path = found; /* the default waivers, when there are some */
+    return waivers_load(path, waivers) || (o->rerun_path && load_rerun(o->rerun_path, o->statuses, &o->sel)) ? EXIT_USAGE
+                                                                                                           : EXIT_OK;
+}
+
+/* every suite loaded and checked before anything runs or is written; *n_loaded of them to free */
+static int load_suites(const run_opts *o, suite_t *loaded, int *n_loaded, int *total)
+{
+    char err[CONFORM_ERR_LEN];
+    *total = 0;
+    for (*n_loaded = 0; *n_loaded < o->n_suites; ++*n_loaded) {
+        suite_t *s = &loaded[*n_loaded];
+        if (suite_load(o->suites[*n_loaded], s, err, sizeof err)) return usage_error("%s", err);
+        for (int c = 0; c < s->n_cases; c++) *total += selected(&o->sel, &s->cases[c]);
+    }
+    if (!*total && o->sel.shard_count <= 1)
+        return usage_error("run: no case matches the selection%s%s", o->sel.filter ? " --filter " : "",
+                           o->sel.filter ? o->sel.filter : "");
+    return EXIT_OK;
+}
+
+static uint64_t suite_seed(const run_opts *o, const suite_t *s) { return o->seed_set ? (uint64_t)o->seed : s->seed; }
+
+/* the selected cases in suite order, each with the line that reruns it alone; the cores shared */
+static int plan_cases(const run_opts *o, const suite_t *loaded, const impl_t *impl, job_case *todo, char *repros,
+                      conform_exec *ex, int *n_jobs)
+{
+    int n_todo = 0;
+    for (int s = 0; s < o->n_suites; s++)
+        for (int c = 0; c < loaded[s].n_cases; c++) {
+            const case_t *cs = &loaded[s].cases[c];
+            if (!selected(&o->sel, cs)) continue;
+            todo[n_todo] = (job_case){cs, case_seed(cs, suite_seed(o, &loaded[s])), repros + (size_t)n_todo * REPRO_LEN};
+            /* the suite's seed, until the repro line replaces it */
+            snprintf(repros + (size_t)n_todo * REPRO_LEN, REPRO_LEN, "%llu", (unsigned long long)suite_seed(o, &loaded[s]));
+            n_todo++;
+        }
+    *ex = o->ex;
+    if (!o->threads_given) ex->threads = 0;
+    *n_jobs = (int)o->jobs;
+    jobs_share_cores(todo, n_todo, n_jobs, &ex->threads);
+    for (int i = 0; i < n_todo; i++) {
+        char q1[600], q2[600], q3[600] = "";
+        unsigned long long seed = strtoull(todo[i].repro, NULL, 10);
+        if (impl->kind != &impl_kind_optimized)
+            snprintf(q3, sizeof q3, " --impl %s%s%s", shell_quote(o->impl_spec, q1, sizeof q1), o->dtype ? " --dtype " : "",
+                     o->dtype ? o->dtype->name : "");
+        snprintf((char *)todo[i].repro, REPRO_LEN, "%s run %s --filter %s --seed %llu --isa %s --threads %d%s", conform_program(),
+                 shell_quote(todo[i].c->suite_path, q1, sizeof q1), shell_quote(todo[i].c->id, q2, sizeof q2), seed,
+                 conform_isa_name(ex->isa), ex->threads, q3);
+    }
+    return n_todo;
+}
+
+/* the report before any case: the command, what runs, the suites and their seeds, the shard */
+static cJSON *report_header(int argc, char **argv, const run_opts *o, const impl_t *impl, const conform_exec *ex,
+                            const suite_t *loaded)
+{
+    char cmd[4096];
+    command_line(argc, argv, cmd, sizeof cmd);
+    cJSON *report = report_new(cmd, conform_isa_name(ex->isa), ex->threads);
+    cJSON_AddStringToObject(report, "impl", impl_name(impl));
+    cJSON_AddItemToObject(report, "runner", impl_provenance(impl));
+    report_set_dtype(report, impl->dtype->name, impl->dtype->u);
+    cJSON *js = cJSON_GetObjectItemCaseSensitive(report, "suites");
+    for (int s = 0; s < o->n_suites; s++) {
+        cJSON *j = cJSON_CreateObject();
+        cJSON_AddStringToObject(j, "path", loaded[s].path);
+        cJSON_AddStringToObject(j, "name", loaded[s].name);
+        cJSON_AddNumberToObject(j, "seed", (double)suite_seed(o, &loaded[s]));
+        cJSON_AddItemToArray(js, j);
+    }
+    cJSON_ReplaceItemInObject(report, "seed", cJSON_CreateNumber((double)suite_seed(o, &loaded[0])));
+    if (o->sel.shard_count > 1) {
+        char shard[32];
+        snprintf(shard, sizeof shard, "%d/%d", o->sel.shard_index, o->sel.shard_count);
+        cJSON_AddStringToObject(report, "shard", shard);
+    }
+    return report;
+}
+
+/* after the cases: an interruption, the proofs of every op touched (a verdict is only as good as
+   its golden), stale waivers, the gate and the suite power; then the files and the verdict */
+static int finish_report(cJSON *report, const run_opts *o, const tally *t, int done, const waivers_t *waivers,
+                         const suite_t *loaded)
+{
+    if (interrupted) {
+        cJSON_AddBoolToObject(report, "interrupted", 1);
+        cJSON_AddNumberToObject(report, "cases_not_run", t->total - done);
+        fprintf(stderr, "conform: interrupted by signal %d after %d of %d cases; the report holds those\n", (int)interrupted,
+                done, t->total);
+    }
+    cJSON *jproofs = cJSON_GetObjectItemCaseSensitive(report, "proofs");
+    for (int i = 0; i < t->n_touched; i++) verify_op(t->touched[i], 1, jproofs);
+    cJSON *stale = cJSON_GetObjectItemCaseSensitive(report, "stale_waivers");
+    for (int i = 0; i < waivers->n; i++)
+        if (!waivers->used[i]) cJSON_AddItemToArray(stale, cJSON_Duplicate(waivers->items[i], 1));
+    cJSON_AddNumberToObject(report, "duration_s", now_seconds() - t->t_start);
+    report_apply_gate(report, o->gate_mask);
+    zoo_power_attach(report, loaded, o->n_suites, ZOO_POWER_FILE);
+    report_summarize(report);
+    char err[CONFORM_ERR_LEN];
+    int rc = EXIT_OK;
+    if (report_write_all(report, o->report_dir, err, sizeof err))
+        rc = usage_error("%s: no report was written (the previous one in %s, if any, is unchanged)", err, o->report_dir);
+    else printf("\nreports: %s/report.{json,md,html}, %s/junit.xml\n", o->report_dir, o->report_dir);
+    report_print_summary(report, stdout); /* ends with the line counting every status */
+    if (rc == EXIT_OK && (!report_all_passed(report) || interrupted)) rc = EXIT_FAIL;
+    return rc;
+}
+
+/* the planned cases through the jobs, each recorded into the report as it finishes */
+static int run_cases(const run_opts *o, const suite_t *loaded, const run_env *env, job_case *todo, int n_todo, int n_jobs,
+                     cJSON *report, waivers_t *waivers, int total)
+{
+    tally t = {waivers, o->quiet, !o->quiet && isatty(2) && !getenv("CI"), total, 0, 0, now_seconds(),
+               cJSON_GetObjectItemCaseSensitive(report, "cases"), {0}, 0};
+    jobs_stats stats;
+    int done = jobs_run(todo, n_todo, n_jobs, env, job_run_case, record_case, &t, &stats);
+    if (stats.waited_for_memory && !o->quiet)
+        fprintf(stderr, "conform: %d cases waited for memory: at most %.0f of %.0f MiB admitted at once (--max-memory)\n",
+                stats.waited_for_memory, stats.max_admitted_bytes / 1048576.0, memory_budget() / 1048576.0);
+    if (t.progress) fputs("\r\033[K", stderr);
+    return finish_report(report, o, &t, done, waivers, loaded);
+}
+
+/* the selected cases planned, the report begun, the cases run, the report finished */
+static int run_selected(int argc, char **argv, const run_opts *o, const suite_t *loaded, impl_t *impl, waivers_t *waivers,
+                        int total)
+{
+    job_case *todo = calloc((size_t)total + 1, sizeof *todo);
+    char *repros = calloc((size_t)total + 1, REPRO_LEN);
+    conform_exec ex;
+    int n_jobs, n_todo = plan_cases(o, loaded, impl, todo, repros, &ex, &n_jobs);
+    /* the golden of a case uses every core, also beside other jobs: its threads take work in chunks
+       and sleep when idle, so two goldens share the cores as one would, and the last big case of a
+       suite gets them all (its numbers are the same for every thread count) */
+    run_env env = {ex, impl, o->policy, o->threads_given ? o->ex.threads : omp_get_max_threads()};
+    cJSON *report = report_header(argc, argv, o, impl, &ex, loaded);
+    int rc = run_cases(o, loaded, &env, todo, n_todo, n_jobs, report, waivers, total);
+    cJSON_Delete(report);
+    free(todo);
+    free(repros);
+    return rc;
+}
+
+static int run_suites(int argc, char **argv)
+{
+    run_opts o;
+    impl_t impl;
+    int rc = parse_run_args(argc, argv, &o);
+    if (rc || (rc = open_impl(&o, &impl))) return rc;
     waivers_t waivers;
-    if (waivers_load(waiver_path, &waivers) || (rerun_path && load_rerun(rerun_path, statuses, &sel))) {
+    if (load_waivers(&o, &waivers)) {
         waivers_free(&waivers);
-        cJSON_Delete(sel.rerun);
+        cJSON_Delete(o.sel.rerun);
         impl_close(&impl);
         return EXIT_USAGE;
     }
-
-    /* everything is loaded and checked before anything runs or is written */
-    suite_t *loaded = calloc((size_t)n_suites, sizeof *loaded);
+    suite_t *loaded = calloc((size_t)o.n_suites, sizeof *loaded);
+    int n_loaded = 0, total = 0;
     char err[CONFORM_ERR_LEN];
-    int total = 0, rc = EXIT_OK;
-    for (int s = 0; s < n_suites; s++) {
-        if (suite_load(suites[s], &loaded[s], err, sizeof err)) {
-            rc = usage_error("%s", err);
-            n_suites = s;
-            goto out;
-        }
-        for (int c = 0; c < loaded[s].n_cases; c++) total += selected(&sel, &loaded[s].cases[c]);
+    if (!(rc = load_suites(&o, loaded, &n_loaded, &total))) {
+        if (o.dry) {
+            for (int s = 0; s < o.n_suites; s++)
+                for (int c = 0; c < loaded[s].n_cases; c++)
+                    if (selected(&o.sel, &loaded[s].cases[c])) printf("%s\n", loaded[s].cases[c].id);
+        } else if (mkdir_p(o.report_dir, err, sizeof err)) rc = usage_error("%s", err);
+        else rc = run_selected(argc, argv, &o, loaded, &impl, &waivers, total);
     }
-    if (!total && sel.shard_count <= 1) {
-        rc = usage_error("run: no case matches the selection%s%s", sel.filter ? " --filter " : "", sel.filter ? sel.filter : "");
-        goto out;
-    }
-    if (dry) {
-        for (int s = 0; s < n_suites; s++)
-            for (int c = 0; c < loaded[s].n_cases; c++)
-                if (selected(&sel, &loaded[s].cases[c])) printf("%s\n", loaded[s].cases[c].id);
-        goto out;
-    }
-    if (mkdir_p(report_dir, err, sizeof err)) { rc = usage_error("%s", err); goto out; }
-
-    /* the selected cases in suite order, each with the line that reruns it alone */
-    job_case *todo = calloc((size_t)total + 1, sizeof *todo);
-    uint64_t *run_seeds = calloc((size_t)total + 1, sizeof *run_seeds);
-    char *repros = calloc((size_t)total + 1, REPRO_LEN);
-    int n_todo = 0, n_jobs = (int)jobs;
-    for (int s = 0; s < n_suites; s++)
-        for (int c = 0; c < loaded[s].n_cases; c++) {
-            const case_t *cs = &loaded[s].cases[c];
-            if (!selected(&sel, cs)) continue;
-            run_seeds[n_todo] = seed_set ? (uint64_t)seed : loaded[s].seed;
-            todo[n_todo] = (job_case){cs, case_seed(cs, run_seeds[n_todo]), repros + (size_t)n_todo * REPRO_LEN};
-            n_todo++;
-        }
-    if (!threads_given) ex.threads = 0;
-    jobs_share_cores(todo, n_todo, &n_jobs, &ex.threads);
-    env.ex = ex;
-    for (int i = 0; i < n_todo; i++) {
-        char q1[600], q2[600], q3[600] = "";
-        if (impl.kind != &impl_kind_optimized)
-            snprintf(q3, sizeof q3, " --impl %s%s%s", shell_quote(impl_spec, q1, sizeof q1), dtype ? " --dtype " : "",
-                     dtype ? dtype->name : "");
-        snprintf((char *)todo[i].repro, REPRO_LEN, "build/conform run %s --filter %s --seed %llu --isa %s --threads %d%s",
-                 shell_quote(todo[i].c->suite_path, q1, sizeof q1), shell_quote(todo[i].c->id, q2, sizeof q2),
-                 (unsigned long long)run_seeds[i], conform_isa_name(ex.isa), ex.threads, q3);
-    }
-    free(run_seeds);
-    char cmd[4096];
-    command_line(argc, argv, cmd, sizeof cmd);
-    cJSON *report = report_new(cmd, conform_isa_name(ex.isa), ex.threads);
-    cJSON_AddStringToObject(report, "impl", impl_name(&impl));
-    cJSON_AddItemToObject(report, "runner", impl_provenance(&impl));
-    report_set_dtype(report, impl.dtype->name, impl.dtype->u);
-    cJSON *js = cJSON_GetObjectItemCaseSensitive(report, "suites");
-    for (int s = 0; s < n_suites; s++) {
-        cJSON *o = cJSON_CreateObject();
-        cJSON_AddStringToObject(o, "path", loaded[s].path);
-        cJSON_AddStringToObject(o, "name", loaded[s].name);
-        cJSON_AddNumberToObject(o, "seed", (double)(seed_set ? (uint64_t)seed : loaded[s].seed));
-        cJSON_AddItemToArray(js, o);
-    }
-    cJSON_ReplaceItemInObject(report, "seed", cJSON_CreateNumber((double)(seed_set ? (uint64_t)seed : loaded[0].seed)));
-    if (sel.shard_count > 1) {
-        char shard[32];
-        snprintf(shard, sizeof shard, "%d/%d", sel.shard_index, sel.shard_count);
-        cJSON_AddStringToObject(report, "shard", shard);
-    }
-    cJSON *jcases = cJSON_GetObjectItemCaseSensitive(report, "cases");
-
-    tally t = {&waivers, quiet, !quiet && isatty(2) && !getenv("CI"), total, 0, 0, now_seconds(), jcases, {0}, 0};
-    int progress = t.progress;
-    double t_start = t.t_start;
-    jobs_stats stats;
-    int done = jobs_run(todo, n_todo, n_jobs, &env, job_run_case, record_case, &t, &stats);
-    if (stats.waited_for_memory && !quiet)
-        fprintf(stderr, "conform: %d cases waited for memory: at most %.0f of %.0f MiB admitted at once (--max-memory)\n",
-                stats.waited_for_memory, stats.max_admitted_bytes / 1048576.0, memory_budget() / 1048576.0);
-    free(todo);
-    free(repros);
-    const op_desc **touched = t.touched;
-    int n_touched = t.n_touched;
-    if (progress) fputs("\r\033[K", stderr);
-    if (interrupted) {
-        cJSON_AddBoolToObject(report, "interrupted", 1);
-        cJSON_AddNumberToObject(report, "cases_not_run", total - done);
-        fprintf(stderr, "conform: interrupted by signal %d after %d of %d cases; the report holds those\n", (int)interrupted,
-                done, total);
-    }
-
-    /* the proofs of every op the run touched: a verdict is only as good as its golden */
-    cJSON *jproofs = cJSON_GetObjectItemCaseSensitive(report, "proofs");
-    for (int i = 0; i < n_touched; i++) verify_op(touched[i], 1, jproofs);
-    cJSON *stale = cJSON_GetObjectItemCaseSensitive(report, "stale_waivers");
-    for (int i = 0; i < waivers.n; i++)
-        if (!waivers.used[i]) cJSON_AddItemToArray(stale, cJSON_Duplicate(waivers.items[i], 1));
-    cJSON_AddNumberToObject(report, "duration_s", now_seconds() - t_start);
-    report_apply_gate(report, gate_mask);
-    zoo_power_attach(report, loaded, n_suites, ZOO_POWER_FILE);
-    report_summarize(report);
-    if (report_write_all(report, report_dir, err, sizeof err)) rc = usage_error("%s", err);
-    printf("\nreports: %s/report.{json,md,html}, %s/junit.xml\n", report_dir, report_dir);
-    report_print_summary(report, stdout); /* ends with the line counting every status */
-    if (rc == EXIT_OK && (!report_all_passed(report) || interrupted)) rc = EXIT_FAIL;
-    cJSON_Delete(report);
-out:
-    for (int s = 0; s < n_suites; s++) suite_free(&loaded[s]);
+    for (int s = 0; s < n_loaded; s++) suite_free(&loaded[s]);
     free(loaded);
     waivers_free(&waivers);
-    cJSON_Delete(sel.rerun);
+    cJSON_Delete(o.sel.rerun);
     impl_close(&impl);
     return rc;
 }

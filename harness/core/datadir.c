@@ -42,6 +42,22 @@ const char *conform_data_dir(void)
     return data_dir;
 }
 
+const char *conform_program(void)
+{
+    static char prog[PATH_MAX];
+    if (prog[0]) return prog;
+    snprintf(prog, sizeof prog, "build/conform");
+    char exe[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n <= 0) return prog;
+    exe[n] = '\0';
+    char *slash = strrchr(exe, '/');
+    if (!slash) return prog;
+    *slash = '\0';
+    if (!exists(exe, "../cases/conformance.json")) snprintf(prog, sizeof prog, "%s/conform", exe);
+    return prog;
+}
+
 const char *conform_data_file(const char *rel, char *buf, size_t n)
 {
     const char *d = conform_data_dir();

@@ -12,6 +12,7 @@
 #define ISA {"--isa", "auto|scalar|avx2|avx512", "auto (the best this CPU has)", "SIMD level of the optimized kernels"}
 #define MAX_MEMORY {"--max-memory", "MiB", "half the machine's memory", "refuse a case whose tensors would exceed it, with its sizes"}
 #define MAX_SAMPLES {"--max-samples", "N", "2^28", "refuse a case whose rois need more sample evaluations"}
+#define GATE_ON {"--gate-on", "NAME[,NAME]", "none (the derived bound decides)", "named precision standards that decide the verdict"}
 #define ATTR {"--attr", "NAME=VALUE", "the op's defaults (conform list)", "an attribute: integer, float, true/false, string or comma list"}
 #define INPUT {"--input", "NAME=FILE.npy", "none", "an input tensor, little-endian float32 or float64, C order"}
 #define SELECT_OPTS                                                                                                      \
@@ -25,14 +26,14 @@ static const cli_option run_opts[] = {
     {"--impl", "optimized|plugin:PATH.so|dir:DIR", "optimized", "the implementation under test"},
     {"--dtype", "float32|float16|bfloat16|float64", "the implementation's own (float32; a dir: its export's)",
      "the precision the implementation computes in"},
-    {"--threads", "N", "cores / jobs", "threads per case"},
+    {"--threads", "N", "cores / jobs", "threads per case (the golden's: every core unless given)"},
     {"--jobs", "N", "cores / threads, as many as fit in --max-memory", "cases run at once, each in a worker process"},
     ISA,
     {"--report-dir", "DIR", "reports/latest", "where report.json, report.md, report.html and junit.xml go"},
     {"--waivers", "FILE", "cases/waivers.json when present", "known failures, each with a reason and a link"},
     {"--rerun", "REPORT.json", "none", "only the cases that report gave a status in --status"},
     {"--status", "S,...", "failed,error", "the statuses --rerun reruns"},
-    {"--gate-on", "NAME[,NAME]", "none (the derived bound decides)", "named precision standards that decide the verdict"},
+    GATE_ON,
     {"--golden-dir", "DIR", "cases/golden of the data directory", "the golden vectors of the proofs"},
     {"--timeout", "S", "120", "a case running longer is a timeout"},
     {"--no-isolate", NULL, "off (each case in a child process)", "run the implementation in-process"},
@@ -56,7 +57,7 @@ static const cli_option eval_opts[] = {
     ATTR,
     INPUT,
     {"--output-dir", "DIR", "required", "where DIR/<output>.npy go (float64 reference, float32 optimized)"},
-    {"--threads", "N", "all cores", "threads of the optimized path"},
+    {"--threads", "N", "all cores", "threads of either path"},
     ISA,
     MAX_MEMORY,
     MAX_SAMPLES,
@@ -69,7 +70,8 @@ static const cli_option check_opts[] = {
     {"--dtype", "float32|float16|bfloat16|float64", "float32, or what a _float16-style suffix of a .bin names",
      "the precision the outputs were computed in"},
     {"--report-dir", "DIR", "none (no report files)", "write report.json, .md, .html and junit.xml there"},
-    {"--gate-on", "NAME[,NAME]", "none (the derived bound decides)", "named precision standards that decide the verdict"},
+    GATE_ON,
+    {"--threads", "N", "all cores", "threads of the reference"},
     MAX_MEMORY,
     MAX_SAMPLES,
     END};

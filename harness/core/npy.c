@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -26,6 +27,40 @@ static void set_err(char *err, size_t errlen, const char *fmt, ...)
     vsnprintf(err, errlen, fmt, ap);
     va_end(ap);
 }
+
+const char *file_kind(unsigned mode)
+{
+    return S_ISFIFO(mode) ? "a FIFO (named pipe)" : S_ISSOCK(mode) ? "a socket" : S_ISCHR(mode) ? "a character device"
+         : S_ISBLK(mode) ? "a block device" : S_ISDIR(mode) ? "a directory" : S_ISREG(mode) ? "a regular file"
+         : "not a regular file";
+}
+
+FILE *fopen_regular(const char *path, char *err, size_t errlen)
+{
+    /* O_NONBLOCK: opening a FIFO for reading waits for a writer, for ever; a tape or a terminal
+       may wait too. Only once fstat has said "regular file" is the descriptor made blocking. */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+    struct stat st = {0};
+    if (fd < 0) {
+        set_err(err, errlen, "%s: cannot open: %s", path, errno == ENXIO ? "a socket, not a regular file" : strerror(errno));
+        return NULL;
+    }
+    int no_stat = fstat(fd, &st) != 0;
+    if (no_stat || !S_ISREG(st.st_mode)) {
+        if (no_stat) set_err(err, errlen, "%s: cannot stat: %s", path, strerror(errno));
+        else set_err(err, errlen, "%s: %s, not a regular file", path, file_kind(st.st_mode));
+        close(fd);
+        return NULL;
+    }
+    FILE *f = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) ? NULL : fdopen(fd, "rb");
+    if (!f) {
+        set_err(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+        close(fd);
+    }
+    return f;
+}
+
+int64_t npy_max_bytes(int64_t numel, int itemsize) { return 12 + (int64_t)NPY_MAX_HEADER + numel * itemsize; }
 
 /* Byte-wise little-endian coding keeps the file format independent of host byte order and
  * avoids unaligned or type-punned loads. */
@@ -363,12 +398,9 @@ int npy_read_dtype(const char *path, tensor_t *t, const dtype_desc *dt, char *er
 int npy_read_raw(const char *path, const shape_t *s, const dtype_desc *dt, tensor_t *t, char *err, size_t errlen)
 {
     memset(t, 0, sizeof *t);
-    FILE *f = fopen(path, "rb");
+    FILE *f = fopen_regular(path, err, errlen);
     struct stat st;
-    if (!f) {
-        set_err(err, errlen, "%s: cannot open: %s", path, strerror(errno));
-        return -1;
-    }
+    if (!f) return -1;
     int64_t numel = shape_numel(s), want = numel * dt->itemsize;
     char sb[128];
     if (fstat(fileno(f), &st) || !S_ISREG(st.st_mode) || (int64_t)st.st_size != want) {
@@ -403,11 +435,8 @@ static int read_found(const char *path, tensor_t *t, int wide16, int allow_fortr
     FILE *f;
 
     memset(t, 0, sizeof *t);
-    f = fopen(path, "rb");
-    if (!f) {
-        set_err(err, errlen, "%s: cannot open: %s", path, strerror(errno));
-        return -1;
-    }
+    f = fopen_regular(path, err, errlen);
+    if (!f) return -1;
     if (fstat(fileno(f), &st) != 0) {
         set_err(err, errlen, "%s: cannot stat: %s", path, strerror(errno));
         goto fail;
@@ -627,11 +656,8 @@ int npy_write_f32(const char *path, const shape_t *s, const float *data, char *e
 
 int file_fnv1a64(const char *path, uint64_t *hash, char *err, size_t errlen)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        set_err(err, errlen, "%s: cannot open: %s", path, strerror(errno));
-        return -1;
-    }
+    FILE *f = fopen_regular(path, err, errlen);
+    if (!f) return -1;
     unsigned char buf[65536];
     uint64_t h = FNV1A64_INIT;
     size_t n;

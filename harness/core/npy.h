@@ -3,6 +3,8 @@
 #ifndef CONFORM_NPY_H
 #define CONFORM_NPY_H
 
+#include <stdio.h>
+
 #include "dtype.h"
 #include "tensor.h"
 
@@ -36,6 +38,15 @@ int npy_write_f32(const char *path, const shape_t *s, const float *data, char *e
 
 /* A reader's message without its leading "PATH: " (for callers that name the argument instead) */
 const char *npy_strip_path(const char *err, const char *path);
+
+/* Opens a regular file for reading without ever blocking in open (a FIFO, a socket, a device or a
+ * directory is refused, the message naming the path and what it is). NULL with err set. */
+FILE *fopen_regular(const char *path, char *err, size_t errlen);
+/* What a stat mode is, for messages: "a FIFO (named pipe)", "a socket", "a directory", ... */
+const char *file_kind(unsigned mode);
+/* The largest .npy file that holds numel items of itemsize bytes: the data and the longest
+ * prefix and header the reader accepts (a bigger file is refused before it is read). */
+int64_t npy_max_bytes(int64_t numel, int itemsize);
 
 /* FNV-1a 64 of a file's bytes (dtype.h: detects edited or stale files, not tampering) */
 int file_fnv1a64(const char *path, uint64_t *hash, char *err, size_t errlen);

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -70,9 +71,10 @@ cJSON *impl_provenance(const impl_t *impl)
     return o;
 }
 
-int impl_inputs(const impl_t *impl, const case_t *c, problem_t *p, char *err, size_t errlen)
+exec_status impl_inputs(const impl_t *impl, const case_t *c, problem_t *p, const exec_policy *policy, char *err,
+                        size_t errlen)
 {
-    return impl->kind->inputs ? impl->kind->inputs(impl, c, p, err, errlen) : 0;
+    return impl->kind->inputs ? impl->kind->inputs(impl, c, p, policy, err, errlen) : EXEC_OK;
 }
 
 exec_status impl_outputs(const impl_t *impl, const case_t *c, const problem_t *p, void **out, const conform_exec *ex,
@@ -262,6 +264,31 @@ const impl_kind impl_kind_plugin = {"plugin:", "plugin:PATH.so", plugin_open, pl
 
 /* ---- isolation ------------------------------------------------------------------------------- */
 
+/* Waits for a child under the policy: 0 with its status, or -1 once the timeout (or a stop) has
+   killed it. */
+static int wait_child(pid_t pid, const exec_policy *policy, int *status)
+{
+    struct timespec start, now, nap = {0, 200000};
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    for (;;) {
+        pid_t w = waitpid(pid, status, WNOHANG);
+        if (w == pid) return 0;
+        if (w < 0 && errno != EINTR) { /* not ours to wait for any more: say it died */
+            *status = SIGKILL;
+            return 0;
+        }
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        double el = (double)(now.tv_sec - start.tv_sec) + 1e-9 * (double)(now.tv_nsec - start.tv_nsec);
+        if ((policy->timeout_s > 0 && el > policy->timeout_s) || (policy->stop && *policy->stop)) {
+            kill(pid, SIGKILL);
+            waitpid(pid, status, 0);
+            return -1;
+        }
+        nanosleep(&nap, NULL);
+        if (nap.tv_nsec < 20000000) nap.tv_nsec *= 2; /* poll fast for short kernels, gently for long */
+    }
+}
+
 exec_status impl_exec(impl_kernel_fn fn, const impl_t *impl, const problem_t *p, const void **in, void **out,
                       const conform_exec *ex, const exec_policy *policy, int *code)
 {
@@ -285,23 +312,8 @@ exec_status impl_exec(impl_kernel_fn fn, const impl_t *impl, const problem_t *p,
         int rc = fn(impl, p, in, out, ex);
         _exit(rc == 0 ? 0 : (rc & 0x7f) | 0x80);
     }
-    struct timespec start, now, nap = {0, 200000};
-    clock_gettime(CLOCK_MONOTONIC, &start);
     int status = 0;
-    for (;;) {
-        pid_t w = waitpid(pid, &status, WNOHANG);
-        if (w == pid) break;
-        if (w < 0 && errno != EINTR) return EXEC_CRASHED;
-        clock_gettime(CLOCK_MONOTONIC, &now);
-        double el = (double)(now.tv_sec - start.tv_sec) + 1e-9 * (double)(now.tv_nsec - start.tv_nsec);
-        if ((policy->timeout_s > 0 && el > policy->timeout_s) || (policy->stop && *policy->stop)) {
-            kill(pid, SIGKILL);
-            waitpid(pid, &status, 0);
-            return EXEC_TIMEOUT;
-        }
-        nanosleep(&nap, NULL);
-        if (nap.tv_nsec < 20000000) nap.tv_nsec *= 2; /* poll fast for short kernels, gently for long */
-    }
+    if (wait_child(pid, policy, &status)) return EXEC_TIMEOUT;
     if (WIFSIGNALED(status)) {
         *code = WTERMSIG(status);
         return EXEC_CRASHED;
@@ -310,4 +322,37 @@ exec_status impl_exec(impl_kernel_fn fn, const impl_t *impl, const problem_t *p,
     if (rc == 0) return EXEC_OK;
     *code = rc & 0x80 ? (int)(signed char)(rc | 0x80) : rc; /* the kernel's negative codes survive */
     return EXEC_KERNEL_ERROR;
+}
+
+exec_status impl_isolated_io(impl_io_fn fn, void *ctx, const exec_policy *policy, char *msg, size_t msglen)
+{
+    typedef struct {
+        exec_status st;
+        char msg[CONFORM_ERR_LEN];
+    } io_result;
+    io_result *r = policy->isolate ? mmap(NULL, sizeof *r, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0)
+                                   : MAP_FAILED;
+    if (r == MAP_FAILED) return fn(ctx, msg, msglen); /* not isolated, or no memory to share: in place */
+    r->st = EXEC_CRASHED;
+    r->msg[0] = '\0';
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        r->st = fn(ctx, r->msg, sizeof r->msg);
+        _exit(0);
+    }
+    if (pid < 0) { /* no process to spare: read in place rather than not at all */
+        munmap(r, sizeof *r);
+        return fn(ctx, msg, msglen);
+    }
+    int status = 0;
+    exec_status st = wait_child(pid, policy, &status) ? EXEC_TIMEOUT : r->st;
+    if (st == EXEC_TIMEOUT)
+        snprintf(msg, msglen, "no file read within %.0f s%s%s", policy->timeout_s, r->msg[0] ? ": stalled at " : "", r->msg);
+    else if (st == EXEC_CRASHED)
+        snprintf(msg, msglen, "the process reading the files died (status %d)%s%s", status, r->msg[0] ? " at " : "", r->msg);
+    else
+        snprintf(msg, msglen, "%s", r->msg);
+    munmap(r, sizeof *r);
+    return st;
 }

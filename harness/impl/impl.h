@@ -36,7 +36,9 @@ typedef enum {
     EXEC_CRASHED,      /* *code: the signal */
     EXEC_TIMEOUT,
     EXEC_MISSING,      /* an output was never produced (a device wrote no file): msg names it */
-    EXEC_BAD_OUTPUT    /* an output is unreadable or of the wrong shape, dtype or size: msg says */
+    EXEC_BAD_OUTPUT,   /* an output is unreadable or of the wrong shape, dtype or size: msg says */
+    EXEC_REFUSED       /* a file of the implementation breaks a rule (a path leaving its directory):
+                          msg names the path and the rule */
 } exec_status;
 
 typedef struct {
@@ -54,8 +56,10 @@ struct impl_kind {
     const char *(*name)(const impl_t *impl);
     int (*supports)(const impl_t *impl, const op_desc *op);
     /* Where a case's inputs come from: NULL keeps the generated ones (rounded to the dtype);
-       otherwise replaces p's inputs, or returns -1 with err when it cannot. */
-    int (*inputs)(const impl_t *impl, const case_t *c, problem_t *p, char *err, size_t errlen);
+       otherwise replaces p's inputs (read under the policy's timeout), or returns why it cannot
+       with err (EXEC_TIMEOUT: the reads stalled). */
+    exec_status (*inputs)(const impl_t *impl, const case_t *c, problem_t *p, const exec_policy *policy, char *err,
+                          size_t errlen);
     /* The outputs at impl->dtype into out[o] (numel * itemsize bytes each; p->out_skipped says
        which the op was asked not to compute). */
     exec_status (*outputs)(const impl_t *impl, const case_t *c, const problem_t *p, void **out, const conform_exec *ex,
@@ -81,7 +85,8 @@ const char *impl_why_not(const impl_t *impl, const op_desc *op);
 /* What ran, as an object for report.json's "runner" (the caller owns it): kind, name, version,
  * and for dir: everything DIR/runner.json records but its per-case list. */
 cJSON *impl_provenance(const impl_t *impl);
-int impl_inputs(const impl_t *impl, const case_t *c, problem_t *p, char *err, size_t errlen);
+exec_status impl_inputs(const impl_t *impl, const case_t *c, problem_t *p, const exec_policy *policy, char *err,
+                        size_t errlen);
 exec_status impl_outputs(const impl_t *impl, const case_t *c, const problem_t *p, void **out, const conform_exec *ex,
                          const exec_policy *policy, int *code, char *msg, size_t msglen);
 /* The run seed a kind pins (dir: the export's), or 0 when it has none. */
@@ -91,5 +96,12 @@ int impl_pinned_seed(const impl_t *impl, uint64_t *seed);
 typedef int (*impl_kernel_fn)(const impl_t *impl, const problem_t *p, const void **in, void **out, const conform_exec *ex);
 exec_status impl_exec(impl_kernel_fn fn, const impl_t *impl, const problem_t *p, const void **in, void **out,
                       const conform_exec *ex, const exec_policy *policy, int *code);
+
+/* Reads of an implementation's files (a device directory on a network file system may stall, for
+ * ever): fn runs in a child process under the policy's timeout when it isolates, in place when not.
+ * fn's status and msg come back through shared memory; its other results must be written to
+ * shared memory too. A stall is EXEC_TIMEOUT, msg naming what fn said it was reading. */
+typedef exec_status (*impl_io_fn)(void *ctx, char *msg, size_t msglen);
+exec_status impl_isolated_io(impl_io_fn fn, void *ctx, const exec_policy *policy, char *msg, size_t msglen);
 
 #endif

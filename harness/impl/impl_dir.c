@@ -2,10 +2,19 @@
  * `conform export`. The case's inputs come from DIR's files, checked against the hashes the
  * export recorded; its outputs are read from the files the manifest names (.npy at the
  * manifest's dtype, or a headerless .bin beside it). A missing or bad file is that case's
- * verdict, never the end of the run. */
+ * verdict, never the end of the run.
+ *
+ * The directory is untrusted input (another machine, another team, a network file system): every
+ * path the manifest names must be relative, without "..", and resolve inside DIR with symlinks
+ * followed (else the case is an error naming the path and the rule); only regular files no larger
+ * than the case's tensor can be are read; and the reads run in a child process under the case's
+ * timeout, so a stalled file system ends the case as a timeout, not the run. */
+#include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 
 #include "export.h"
@@ -20,6 +29,7 @@ struct impl_dir {
     cJSON *by_id; /* id -> the manifest's case (references) */
     char suites[256]; /* the suites the export holds, for messages */
     uint64_t seed;
+    char real[PATH_MAX]; /* DIR with its symlinks resolved: what every file must resolve inside */
 };
 
 static const cJSON *item(const cJSON *o, const char *k) { return cJSON_GetObjectItemCaseSensitive(o, k); }
@@ -61,6 +71,10 @@ static int dir_open(impl_t *impl, const char *arg, const dtype_desc *dtype, char
     }
     impl->dir = calloc(1, sizeof *impl->dir);
     impl->dir->manifest = m;
+    if (!realpath(arg, impl->dir->real)) {
+        snprintf(err, errlen, "--impl dir:%s: cannot resolve the directory (%s)", arg, strerror(errno));
+        return -1;
+    }
     const cJSON *schema = item(m, "schema"), *version = item(m, "schema_version"), *dt = item(m, "dtype"),
                 *seed = item(m, "seed"), *cases = item(m, "cases");
     cJSON *c;
@@ -160,89 +174,194 @@ static const cJSON *entry_for(const impl_t *impl, const case_t *c, char *err, si
 
 static void hex64(uint64_t h, char *buf, size_t len) { snprintf(buf, len, "%016llx", (unsigned long long)h); }
 
-/* One input file: present, unchanged since the export (hash), of the dtype and the shape the case gives. */
-static int load_input(const impl_t *impl, const cJSON *e, const char *name, tensor_t *t, char *err, size_t errlen)
+/* ---- the rules of a device directory's files ------------------------------------------------- */
+
+/* rel as the manifest gives it: relative and without a ".." component (where it resolves is
+   checked on the file itself). NULL when it keeps the rules, else the rule it breaks. */
+static const char *broken_path_rule(const char *rel)
+{
+    if (!rel[0]) return "is empty";
+    if (rel[0] == '/') return "is absolute (paths in a manifest are relative to its directory)";
+    for (const char *q = rel; *q;) {
+        size_t n = strcspn(q, "/");
+        if (n == 2 && q[0] == '.' && q[1] == '.') return "has a '..' component (paths in a manifest stay inside its directory)";
+        q += n;
+        q += strspn(q, "/");
+    }
+    return NULL;
+}
+
+/* DIR/rel into path, or EXEC_REFUSED with msg naming the path and the rule */
+static exec_status dir_path(const impl_t *impl, const char *what, const char *rel, char *path, size_t len, char *msg,
+                            size_t msglen)
+{
+    const char *rule = broken_path_rule(rel);
+    if (rule) {
+        snprintf(msg, msglen, "%s: path '%.200s' in %s/manifest.json %s", what, rel, impl->path, rule);
+        return EXEC_REFUSED;
+    }
+    snprintf(path, len, "%s/%s", impl->path, rel);
+    return EXEC_OK;
+}
+
+static int inside(const char *dir, const char *real)
+{
+    size_t n = strlen(dir);
+    return !strcmp(dir, "/") || (!strncmp(real, dir, n) && real[n] == '/');
+}
+
+/* A file, checked before anything reads it: it resolves (symlinks followed) inside DIR
+   (EXEC_REFUSED), to a regular file no larger than max_bytes (EXEC_BAD_OUTPUT: the msg names
+   what it is, so a FIFO, a socket, a device or a gigabyte posing as a small output is refused
+   unopened and unread). EXEC_MISSING when there is nothing at path; msg is then untouched. */
+static exec_status check_file(const impl_t *impl, const char *what, const char *path, int64_t max_bytes, char *msg,
+                              size_t msglen)
+{
+    char real[PATH_MAX];
+    struct stat st;
+    if (!realpath(path, real)) {
+        if (errno == ENOENT || errno == ENOTDIR) return EXEC_MISSING;
+        snprintf(msg, msglen, "%s: %s cannot be resolved (%s)", what, path, strerror(errno));
+        return EXEC_REFUSED;
+    }
+    int known = !stat(real, &st);
+    if (!inside(impl->dir->real, real)) {
+        snprintf(msg, msglen, "%s: %s resolves to %s%s%s, outside %s (symlinks followed): a device directory's files "
+                 "must stay inside it", what, path, real, known ? ", " : "", known ? file_kind(st.st_mode) : "", impl->path);
+        return EXEC_REFUSED;
+    }
+    if (!known || !S_ISREG(st.st_mode)) {
+        snprintf(msg, msglen, "%s: %s is %s, not a regular file", what, path, known ? file_kind(st.st_mode) : "unreadable");
+        return EXEC_BAD_OUTPUT;
+    }
+    if ((int64_t)st.st_size > max_bytes) {
+        snprintf(msg, msglen, "%s: %s has %lld bytes, more than the %lld its tensor can take: refused unread", what, path,
+                 (long long)st.st_size, (long long)max_bytes);
+        return EXEC_BAD_OUTPUT;
+    }
+    return EXEC_OK;
+}
+
+/* ---- inputs ------------------------------------------------------------------------------------ */
+
+/* One input file: present, unchanged since the export (hash), of the dtype and the shape the case
+   gives, decoded into dst (numel of shape). */
+static exec_status load_input(const impl_t *impl, const cJSON *e, const char *name, const shape_t *shape, double *dst,
+                              char *err, size_t errlen)
 {
     const cJSON *rel = item(item(e, "inputs"), name), *want = item(item(e, "input_hashes"), name);
     if (!cJSON_IsString(rel) || !cJSON_IsString(want)) {
         snprintf(err, errlen, "%s/manifest.json: case '%s' names no file or hash for input %s", impl->path,
                  item(e, "id")->valuestring, name);
-        return -1;
+        return EXEC_BAD_OUTPUT;
     }
-    char path[1200], got[32], why[CONFORM_ERR_LEN];
-    snprintf(path, sizeof path, "%s/%s", impl->path, rel->valuestring);
+    char path[1200], got[32], why[CONFORM_ERR_LEN], what[96];
+    snprintf(what, sizeof what, "input %s", name);
+    exec_status st = dir_path(impl, what, rel->valuestring, path, sizeof path, err, errlen);
+    if (st) return st;
+    snprintf(err, errlen, "input %s: reading %s", name, path); /* what a stall is stuck on */
+    st = check_file(impl, what, path, npy_max_bytes(shape_numel(shape), impl->dtype->itemsize), err, errlen);
+    if (st == EXEC_MISSING) snprintf(err, errlen, "input %s: %s not found", name, path);
+    if (st) return st;
     uint64_t h;
     if (file_fnv1a64(path, &h, why, sizeof why)) {
         snprintf(err, errlen, "input %s: %s", name, why);
-        return -1;
+        return EXEC_BAD_OUTPUT;
     }
     hex64(h, got, sizeof got);
     if (strcmp(got, want->valuestring)) {
         snprintf(err, errlen, "input %s: %s changed since the export (FNV-1a 64 of the file %s, the manifest recorded %s): "
                  "export again", name, path, got, want->valuestring);
-        return -1;
+        return EXEC_BAD_OUTPUT;
     }
     tensor_t f;
     if (npy_read_dtype(path, &f, impl->dtype, why, sizeof why)) {
         snprintf(err, errlen, "input %s: %s", name, why);
-        return -1;
+        return EXEC_BAD_OUTPUT;
     }
-    if (!shape_equal(&f.shape, &t->shape)) {
+    st = shape_equal(&f.shape, shape) ? EXEC_OK : EXEC_BAD_OUTPUT;
+    if (st) {
         char a[128], b[128];
         snprintf(err, errlen, "input %s: %s has shape %s, the case gives %s", name, path, shape_str(&f.shape, a, sizeof a),
-                 shape_str(&t->shape, b, sizeof b));
-        tensor_free(&f);
-        return -1;
+                 shape_str(shape, b, sizeof b));
+    } else
+        memcpy(dst, f.data, (size_t)tensor_numel(&f) * sizeof *dst);
+    tensor_free(&f);
+    return st;
+}
+
+typedef struct {
+    const impl_t *impl;
+    const cJSON *e;
+    const problem_t *p;
+    double *in[CONFORM_MAX_TENSORS]; /* shared memory: where the reading child leaves the inputs */
+    size_t bytes[CONFORM_MAX_TENSORS];
+} input_reads;
+
+static exec_status read_inputs(void *ctx, char *msg, size_t msglen)
+{
+    const input_reads *x = ctx;
+    exec_status st = EXEC_OK;
+    for (int i = 0; i < x->p->op->n_inputs && !st; i++)
+        st = load_input(x->impl, x->e, x->p->op->inputs[i].name, &x->p->in[i].shape, x->in[i], msg, msglen);
+    return st;
+}
+
+static exec_status dir_inputs(const impl_t *impl, const case_t *c, problem_t *p, const exec_policy *policy, char *err,
+                              size_t errlen)
+{
+    input_reads x = {impl, entry_for(impl, c, err, errlen), p, {0}, {0}};
+    if (!x.e) return EXEC_BAD_OUTPUT;
+    exec_status st = EXEC_OK;
+    for (int i = 0; i < p->op->n_inputs && !st; i++) {
+        x.bytes[i] = (size_t)(tensor_numel(&p->in[i]) + 1) * sizeof(double);
+        x.in[i] = mmap(NULL, x.bytes[i], PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+        if (x.in[i] == MAP_FAILED) {
+            x.in[i] = NULL;
+            snprintf(err, errlen, "input %s: out of memory", p->op->inputs[i].name);
+            st = EXEC_BAD_OUTPUT;
+        }
     }
-    tensor_free(t);
-    *t = f;
-    return 0;
+    if (!st) st = impl_isolated_io(read_inputs, &x, policy, err, errlen);
+    for (int i = 0; i < p->op->n_inputs; i++) {
+        if (!st) memcpy(p->in[i].data, x.in[i], (size_t)tensor_numel(&p->in[i]) * sizeof(double));
+        if (x.in[i]) munmap(x.in[i], x.bytes[i]);
+    }
+    return st;
 }
 
-static int dir_inputs(const impl_t *impl, const case_t *c, problem_t *p, char *err, size_t errlen)
-{
-    const cJSON *e = entry_for(impl, c, err, errlen);
-    if (!e) return -1;
-    for (int i = 0; i < p->op->n_inputs; i++)
-        if (load_input(impl, e, p->op->inputs[i].name, &p->in[i], err, errlen)) return -1;
-    return 0;
-}
-
-static int exists(const char *path)
-{
-    struct stat st;
-    return !stat(path, &st);
-}
+/* ---- outputs ----------------------------------------------------------------------------------- */
 
 /* Where an output is: the .npy the manifest names, else a raw .bin beside it (NAME.bin or
-   NAME_<dtype>.bin). 0 found (path set, *raw 1 for .bin), -1 none. */
-static int locate(const char *npy, char *path, size_t len, int *raw)
+   NAME_<dtype>.bin), each checked as check_file does. EXEC_OK (path set, *raw 1 for .bin). */
+static exec_status locate(const impl_t *impl, const char *what, const char *npy, const shape_t *want, char *path,
+                          size_t len, int *raw, char *msg, size_t msglen)
 {
-    *raw = 0;
-    snprintf(path, len, "%s", npy);
-    if (exists(path)) return 0;
+    const int64_t numel = shape_numel(want), itemsize = impl->dtype->itemsize;
     size_t n = strlen(npy);
     int stem = n > 4 && !strcmp(npy + n - 4, ".npy") ? (int)n - 4 : (int)n;
     static const char *const suffixes[] = {"", "_float32", "_float16", "_bfloat16", "_float64"};
-    *raw = 1;
-    for (size_t k = 0; k < sizeof suffixes / sizeof suffixes[0]; k++) {
+    snprintf(path, len, "%s", npy);
+    *raw = 0;
+    exec_status st = check_file(impl, what, path, npy_max_bytes(numel, (int)itemsize), msg, msglen);
+    for (size_t k = 0; st == EXEC_MISSING && k < sizeof suffixes / sizeof suffixes[0]; k++) {
         snprintf(path, len, "%.*s%s.bin", stem, npy, suffixes[k]);
-        if (exists(path)) return 0;
+        *raw = 1;
+        /* a .bin of another dtype is refused by its name below, so its size is not judged here */
+        st = check_file(impl, what, path, dtype_from_bin_name(path) ? numel * 8 : numel * itemsize, msg, msglen);
     }
-    return -1;
+    if (st == EXEC_MISSING) snprintf(msg, msglen, "%s: %s not found (nor a raw %.*s.bin)", what, npy, stem, npy);
+    return st;
 }
 
 static exec_status read_output(const impl_t *impl, const char *name, const char *npy, const shape_t *want, void *out,
                                char *msg, size_t msglen)
 {
-    char path[1300], why[CONFORM_ERR_LEN], a[128], b[128];
+    char path[1300], why[CONFORM_ERR_LEN], a[128], b[128], what[96];
     int raw;
-    if (locate(npy, path, sizeof path, &raw)) {
-        size_t n = strlen(npy);
-        snprintf(msg, msglen, "output %s: %s not found (nor a raw %.*s.bin)", name, npy,
-                 (int)(n > 4 ? n - 4 : n), npy);
-        return EXEC_MISSING;
-    }
+    snprintf(what, sizeof what, "output %s", name);
+    exec_status st = locate(impl, what, npy, want, path, sizeof path, &raw, msg, msglen);
+    if (st) return st;
     const dtype_desc *named = raw ? dtype_from_bin_name(path) : NULL;
     if (named && named != impl->dtype) {
         snprintf(msg, msglen, "output %s: %s is named %s, the export's dtype is %s", name, path, named->name, impl->dtype->name);
@@ -265,37 +384,55 @@ static exec_status read_output(const impl_t *impl, const char *name, const char 
     return EXEC_OK;
 }
 
-static exec_status dir_outputs(const impl_t *impl, const case_t *c, const problem_t *p, void **out, const conform_exec *ex,
-                               const exec_policy *policy, int *code, char *msg, size_t msglen)
+typedef struct {
+    const impl_t *impl;
+    const case_t *c;
+    const cJSON *e;
+    const problem_t *p;
+    void **out; /* shared memory (guarded_alloc) */
+} output_reads;
+
+static exec_status read_outputs(void *ctx, char *msg, size_t msglen)
 {
-    const cJSON *e = entry_for(impl, c, msg, msglen);
-    if (!e) return EXEC_BAD_OUTPUT;
+    const output_reads *x = ctx;
+    const impl_t *impl = x->impl;
     /* every output is looked at, so the message names the first problem and a missing file
        outranks nothing else: a bad file is a failure, a missing one its own status */
     exec_status worst = EXEC_OK;
-    char first[CONFORM_ERR_LEN] = "";
-    for (int o = 0; o < p->op->n_outputs; o++) {
-        if (p->out_skipped[o]) continue;
-        const char *name = p->op->outputs[o].name;
-        const cJSON *rel = item(item(item(e, "outputs"), name), "path");
+    char first[CONFORM_ERR_LEN] = "", why[CONFORM_ERR_LEN];
+    for (int o = 0; o < x->p->op->n_outputs; o++) {
+        if (x->p->out_skipped[o]) continue;
+        const char *name = x->p->op->outputs[o].name;
+        const cJSON *rel = item(item(item(x->e, "outputs"), name), "path");
         if (!cJSON_IsString(rel)) {
-            snprintf(msg, msglen, "%s/manifest.json: case '%s' names no file for output %s", impl->path, c->id, name);
+            snprintf(msg, msglen, "%s/manifest.json: case '%s' names no file for output %s", impl->path, x->c->id, name);
             return EXEC_BAD_OUTPUT;
         }
-        char npy[1200];
-        snprintf(npy, sizeof npy, "%s/%s", impl->path, rel->valuestring);
-        exec_status st = read_output(impl, name, npy, &p->out_shape[o], out[o], first, sizeof first);
+        char npy[1200], what[96];
+        snprintf(what, sizeof what, "output %s", name);
+        snprintf(msg, msglen, "output %s: reading %s/%.200s", name, impl->path, rel->valuestring); /* what a stall is stuck on */
+        exec_status st = dir_path(impl, what, rel->valuestring, npy, sizeof npy, why, sizeof why);
+        if (!st) st = read_output(impl, name, npy, &x->p->out_shape[o], x->out[o], why, sizeof why);
         if (st != EXEC_OK && worst == EXEC_OK) {
             worst = st;
-            snprintf(msg, msglen, "%s", first);
+            snprintf(first, sizeof first, "%s", why);
         }
     }
-    const char *skipped = worst == EXEC_MISSING ? runner_skip_reason(impl, c->id) : NULL;
+    snprintf(msg, msglen, "%s", first);
+    const char *skipped = worst == EXEC_MISSING ? runner_skip_reason(impl, x->c->id) : NULL;
     if (skipped) {
         size_t used = strlen(msg);
         snprintf(msg + used, msglen - used, " (the runner skipped it: %s)", skipped);
     }
     return worst;
+}
+
+static exec_status dir_outputs(const impl_t *impl, const case_t *c, const problem_t *p, void **out, const conform_exec *ex,
+                               const exec_policy *policy, int *code, char *msg, size_t msglen)
+{
+    output_reads x = {impl, c, entry_for(impl, c, msg, msglen), p, out};
+    if (!x.e) return EXEC_BAD_OUTPUT;
+    return impl_isolated_io(read_outputs, &x, policy, msg, msglen);
 }
 
 const impl_kind impl_kind_dir = {"dir:", "dir:DIR", dir_open, dir_close, dir_name, NULL, dir_inputs, dir_outputs,

@@ -119,27 +119,6 @@ void case_result_free(case_result *r)
     }
 }
 
-void case_heat_map(output_result *out, const double *ref, const double *got, const tol_inputs *t)
-{
-    const shape_t *s = &out->shape;
-    int64_t n = shape_numel(s), cols = 1;
-    for (int d = s->rank - 2; d < s->rank; d++) if (d >= 0) cols *= s->dims[d];
-    if (n <= 0 || cols <= 0) return;
-    int64_t rows = n / cols;
-    out->heat_rows = (int)(rows < HEAT ? rows : HEAT);
-    out->heat_cols = (int)(cols < HEAT ? cols : HEAT);
-    out->heat = calloc((size_t)(out->heat_rows * out->heat_cols), sizeof(float));
-    if (!out->heat) return;
-    for (int64_t i = 0; i < n; i++) {
-        double ambig, tol = compare_tolerance(t, i, &ambig), g = got[i], f = ref[i];
-        double ratio = (isnan(f) && isnan(g)) || f == g ? 0 : fabs(g - f) / (tol + ambig);
-        if (!(ratio <= 1e6)) ratio = 1e6; /* NaN/Inf mismatches show as the hottest cells */
-        int64_t r = i / cols, c = i % cols;
-        float *cell = &out->heat[(r * out->heat_rows / rows) * out->heat_cols + c * out->heat_cols / cols];
-        if (ratio > *cell) *cell = (float)ratio;
-    }
-}
-
 /* Inputs at the precision under test, so the reference and the implementation read the same
    numbers (generated values are float32 numbers; a suite's exact "data" may not be). When a value
    changes and exact is given, exact[i] keeps the case's own numbers: its expected values are
@@ -177,12 +156,6 @@ static int exact_reference(problem_t *p, double **exact, double **out)
     return 1;
 }
 
-static void release(problem_t *p, double **exact_in)
-{
-    for (int i = 0; i < CONFORM_MAX_TENSORS; i++) free(exact_in[i]);
-    problem_free(p);
-}
-
 static const char *signal_name(int sig)
 {
     switch (sig) {
@@ -196,21 +169,18 @@ static const char *signal_name(int sig)
     }
 }
 
-void run_case(const case_t *c, uint64_t seed, const run_env *env, case_result *r)
+/* Phase 1: the problem, built and rounded to the dtype, refused or accepted as the case expects,
+ * with the implementation's own inputs where it has some. 0: go on and run it; 1: decided here. */
+static int prepare_case(const case_t *c, uint64_t seed, const run_env *env, problem_t *p, double **exact_in,
+                        case_result *r)
 {
-    memset(r, 0, sizeof *r);
-    r->status = CASE_PASSED;
-    r->seed = seed;
     const op_desc *op = c->op;
-    problem_t p;
     char err[CONFORM_ERR_LEN];
     const char *expect_error = case_expect_error(c);
-    const dtype_desc *dt = env->impl->dtype;
-    int rc = case_build(c, seed, &p, err, sizeof err);
-    double *exact_in[CONFORM_MAX_TENSORS] = {0}, *exact_ref[CONFORM_MAX_TENSORS] = {0};
     const int has_expect = cJSON_GetObjectItemCaseSensitive(c->spec, "expect") != NULL;
-    if (!rc) round_inputs(&p, dt, has_expect ? exact_in : NULL);
-    if (!rc) rc = op->validate(&p, err, sizeof err);
+    int rc = case_build(c, seed, p, err, sizeof err);
+    if (!rc) round_inputs(p, env->impl->dtype, has_expect ? exact_in : NULL);
+    if (!rc) rc = op->validate(p, err, sizeof err);
     if (rc) {
         if (expect_error && strstr(err, expect_error)) snprintf(r->message, sizeof r->message, "refused as expected: %s", err);
         else if (expect_error) {
@@ -220,127 +190,136 @@ void run_case(const case_t *c, uint64_t seed, const run_env *env, case_result *r
             r->status = CASE_ERROR;
             snprintf(r->message, sizeof r->message, "%s", err);
         }
-        release(&p, exact_in);
-        return;
+        return 1;
     }
     if (!impl_supports(env->impl, op)) {
         const char *why = impl_why_not(env->impl, op);
         r->status = CASE_NOT_IMPLEMENTED;
         if (why) snprintf(r->message, sizeof r->message, "%s: not run on this device: %s", op->name, why);
         else snprintf(r->message, sizeof r->message, "%s does not implement %s", impl_name(env->impl), op->name);
-        release(&p, exact_in);
-        return;
+        return 1;
     }
     if (expect_error) {
         r->status = CASE_FAILED;
         snprintf(r->message, sizeof r->message, "accepted, but the case expects a refusal containing '%s'", expect_error);
-        release(&p, exact_in);
-        return;
+        return 1;
     }
-    if (impl_inputs(env->impl, c, &p, err, sizeof err) || op->validate(&p, err, sizeof err)) {
-        r->status = CASE_ERROR;
+    exec_status in = impl_inputs(env->impl, c, p, &env->policy, err, sizeof err);
+    if (in != EXEC_OK || op->validate(p, err, sizeof err)) {
+        r->status = in == EXEC_TIMEOUT ? CASE_TIMEOUT : CASE_ERROR;
         snprintf(r->message, sizeof r->message, "%s", err);
-        release(&p, exact_in);
-        return;
+        return 1;
     }
+    return 0;
+}
 
-    r->n_out = op->n_outputs;
-    double *ref[CONFORM_MAX_TENSORS] = {0}, *bt[CONFORM_MAX_TENSORS][4] = {{0}};
-    void *got[CONFORM_MAX_TENSORS] = {0};
-    double *val[CONFORM_MAX_TENSORS] = {0}; /* got, decoded */
-    ref_bounds bounds[CONFORM_MAX_TENSORS];
-    int64_t n_out[CONFORM_MAX_TENSORS] = {0};
+/* a case's buffers: the reference with its bounds, the implementation's outputs in the dtype's
+   storage (guarded) and decoded to double */
+typedef struct {
+    judge_ref ref;
+    void *got[CONFORM_MAX_TENSORS];
+    double *val[CONFORM_MAX_TENSORS];
+} case_buffers;
+
+static int buffers_alloc(const problem_t *p, const dtype_desc *dt, case_buffers *b)
+{
+    memset(b, 0, sizeof *b);
+    if (judge_ref_alloc(p, dt, &b->ref)) return -1;
     int oom = 0;
-    for (int o = 0; o < op->n_outputs; o++) {
-        n_out[o] = shape_numel(&p.out_shape[o]);
-        size_t bytes = (size_t)(n_out[o] ? n_out[o] : 1) * sizeof(double);
-        ref[o] = calloc(1, bytes);
-        for (int t = 0; t < 4; t++) bt[o][t] = calloc(1, bytes);
-        got[o] = guarded_alloc(n_out[o], dt);
-        val[o] = malloc(bytes);
-        oom |= !ref[o] || !bt[o][0] || !bt[o][1] || !bt[o][2] || !bt[o][3] || !got[o] || !val[o];
-        bounds[o] = (ref_bounds){op->tol[o].k_pos * CONFORM_U_F32, bt[o][0], bt[o][1], bt[o][2], bt[o][3]};
+    for (int o = 0; o < p->op->n_outputs; o++) {
+        int64_t n = b->ref.n[o];
+        b->got[o] = guarded_alloc(n, dt);
+        b->val[o] = malloc((size_t)(n ? n : 1) * sizeof(double));
+        oom |= !b->got[o] || !b->val[o];
     }
-    if (oom) {
-        set_status(r, CASE_ERROR, "%s", "out of memory");
-        goto done;
-    }
-    if (has_expect && exact_reference(&p, exact_in, exact_ref) < 0) {
-        set_status(r, CASE_ERROR, "%s", "out of memory");
-        goto done;
-    }
+    return oom ? -1 : 0;
+}
 
+static void buffers_free(case_buffers *b)
+{
+    judge_ref_free(&b->ref);
+    for (int o = 0; o < CONFORM_MAX_TENSORS; o++) {
+        guarded_free(b->got[o]);
+        free(b->val[o]);
+    }
+}
+
+/* Phase 2: the reference, then the implementation. 0 when it gave outputs; else the status says
+   how it did not (crashed, timed out, missing, an error code). */
+static int execute_case(const case_t *c, const problem_t *p, const run_env *env, case_buffers *b, case_result *r)
+{
     double t0 = now_seconds();
-    op->reference(&p, ref, bounds);
+    judge_ref_compute(p, &b->ref);
     double t1 = now_seconds();
     int code;
     char why[CONFORM_ERR_LEN];
-    exec_status es = impl_outputs(env->impl, c, &p, got, &env->ex, &env->policy, &code, why, sizeof why);
+    exec_status es = impl_outputs(env->impl, c, p, b->got, &env->ex, &env->policy, &code, why, sizeof why);
     double t2 = now_seconds();
     r->time_ref_s = t1 - t0;
     r->time_opt_s = t2 - t1;
-    if (es != EXEC_OK) {
-        char m[200];
+    if (es == EXEC_OK) return 0;
+    {
+        char m[CONFORM_ERR_LEN];
         if (es == EXEC_CRASHED) {
             snprintf(m, sizeof m, "%s crashed: killed by %s (signal %d)", impl_name(env->impl), signal_name(code), code);
             set_status(r, CASE_CRASHED, "%s", m);
         } else if (es == EXEC_TIMEOUT) {
-            snprintf(m, sizeof m, "%s gave no result within %.0f s", impl_name(env->impl), env->policy.timeout_s);
+            snprintf(m, sizeof m, "%s gave no result within %.0f s%s%.*s", impl_name(env->impl), env->policy.timeout_s,
+                     why[0] ? ": " : "", (int)sizeof m / 2, why);
             set_status(r, CASE_TIMEOUT, "%s", m);
-        } else if (es == EXEC_MISSING || es == EXEC_BAD_OUTPUT) {
-            set_status(r, es == EXEC_MISSING ? CASE_MISSING : CASE_FAILED, "%s", why);
+        } else if (es == EXEC_MISSING || es == EXEC_BAD_OUTPUT || es == EXEC_REFUSED) {
+            set_status(r, es == EXEC_MISSING ? CASE_MISSING : es == EXEC_REFUSED ? CASE_ERROR : CASE_FAILED, "%s", why);
         } else {
             snprintf(m, sizeof m, "%s returned error code %d%s", impl_name(env->impl), code,
                      code == CONFORM_E_ISA ? " (ISA not available)" : code == CONFORM_E_NOMEM ? " (out of memory)" : "");
             set_status(r, CASE_ERROR, "%s", m);
         }
-        goto done;
     }
-    for (int o = 0; o < op->n_outputs; o++) {
+    return -1;
+}
+
+/* Phase 3: every computed output against its expected values, its guard bands and the reference */
+static void judge_case(const case_t *c, const problem_t *p, case_buffers *b, double *const *exact_ref, case_result *r)
+{
+    const dtype_desc *dt = b->ref.dt;
+    for (int o = 0; o < p->op->n_outputs; o++) {
         output_result *out = &r->out[o];
-        snprintf(out->name, sizeof out->name, "%s", op->outputs[o].name);
-        out->shape = p.out_shape[o];
-        out->skipped = p.out_skipped[o];
+        judge_output_init(p, &b->ref, o, out);
         if (out->skipped) continue;
-        check_expected(c, &p, o, exact_ref[o] ? exact_ref[o] : ref[o], r);
-        out->dt = dt;
-        out->guard_ok = guarded_check(got[o], n_out[o], dt, &out->guard_offset);
-        dtype_decode(dt->id, got[o], val[o], n_out[o]);
+        check_expected(c, p, o, exact_ref[o] ? exact_ref[o] : b->ref.ref[o], r);
+        out->guard_ok = guarded_check(b->got[o], b->ref.n[o], dt, &out->guard_offset);
+        dtype_decode(dt->id, b->got[o], b->val[o], b->ref.n[o]);
+        char m[400];
         if (!out->guard_ok) {
-            char m[160];
-            snprintf(m, sizeof m, "%s: write outside the output buffer at element offset %lld", out->name,
+            snprintf(m, 160, "%s: write outside the output buffer at element offset %lld", out->name,
                      (long long)out->guard_offset);
             set_status(r, CASE_FAILED, "%s", m);
         }
-        tol_inputs t = {dt, &op->tol[o], bt[o][0], bt[o][1], bt[o][2], bt[o][3]};
-        compare_f64(ref[o], val[o], n_out[o], &t, &out->cmp);
-        if (out->cmp.n_over) case_heat_map(out, ref[o], val[o], &t);
-        char m[400];
-        if (out->cmp.all_zero) {
-            snprintf(m, sizeof m, "%s: all zeros where the reference is not", out->name);
-            set_status(r, CASE_FAILED, "%s", m);
-        } else if (out->cmp.n_nonfinite_mismatch) {
-            char at[96];
-            snprintf(m, sizeof m, "%s: %lld elements NaN/Inf on one side only (first at %s: ref %.9g, got %.9g)",
-                     out->name, (long long)out->cmp.n_nonfinite_mismatch,
-                     index_str(&out->shape, out->cmp.worst_index, at, sizeof at), out->cmp.worst_ref, out->cmp.worst_got);
-            set_status(r, CASE_FAILED, "%s", m);
-        } else if (out->cmp.n_over) {
-            char at[96];
-            snprintf(m, sizeof m, "%s: %lld of %lld elements beyond tolerance (worst at %s: ref %.9g, got %.9g, tol %.3g)",
-                     out->name, (long long)out->cmp.n_over, (long long)out->cmp.n,
-                     index_str(&out->shape, out->cmp.worst_index, at, sizeof at), out->cmp.worst_ref, out->cmp.worst_got,
-                     out->cmp.worst_tol);
-            set_status(r, CASE_FAILED, "%s", m);
-        }
+        if (judge_output(&b->ref, o, b->val[o], out, m, sizeof m)) set_status(r, CASE_FAILED, "%s", m);
     }
-    standards_for_case(&p, ref, val, env, r);
-done:
+}
+
+void run_case(const case_t *c, uint64_t seed, const run_env *env, case_result *r)
+{
+    memset(r, 0, sizeof *r);
+    r->status = CASE_PASSED;
+    r->seed = seed;
+    ref_set_threads(env->ref_threads > 0 ? env->ref_threads : env->ex.threads); /* the golden's */
+    problem_t p;
+    double *exact_in[CONFORM_MAX_TENSORS] = {0}, *exact_ref[CONFORM_MAX_TENSORS] = {0};
+    if (!prepare_case(c, seed, env, &p, exact_in, r)) {
+        r->n_out = c->op->n_outputs;
+        case_buffers b;
+        const int has_expect = cJSON_GetObjectItemCaseSensitive(c->spec, "expect") != NULL;
+        if (buffers_alloc(&p, env->impl->dtype, &b) || (has_expect && exact_reference(&p, exact_in, exact_ref) < 0))
+            set_status(r, CASE_ERROR, "%s", "out of memory");
+        else if (!execute_case(c, &p, env, &b, r)) {
+            judge_case(c, &p, &b, exact_ref, r);
+            standards_for_case(&p, b.ref.ref, b.val, env, r);
+        }
+        buffers_free(&b);
+    }
     for (int o = 0; o < CONFORM_MAX_TENSORS; o++) {
-        free(ref[o]);
-        for (int t = 0; t < 4; t++) free(bt[o][t]);
-        guarded_free(got[o]);
-        free(val[o]);
         free(exact_in[o]);
         free(exact_ref[o]);
     }

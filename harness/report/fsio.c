@@ -1,5 +1,7 @@
 #include "report.h"
 
+#include "npy.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,57 +33,84 @@ int mkdir_p(const char *dir, char *err, size_t errlen)
     return 0;
 }
 
-int write_text_atomic(const char *path, const char *text, char *err, size_t errlen)
+/* text into a temporary file beside path: 0 with tmp named, or -1 with nothing left behind. A full
+   disk shows at fwrite or fflush (local file systems reserve blocks at write), a network file
+   system's at fclose; no fsync: this guards against full disks, not power cuts. */
+static int write_temp(const char *path, const char *text, char *tmp, size_t tmplen, char *err, size_t errlen)
 {
-    char tmp[1100];
-    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
+    snprintf(tmp, tmplen, "%s.tmp.%ld", path, (long)getpid());
     FILE *f = fopen(tmp, "wb");
     if (!f) {
         snprintf(err, errlen, "%s: cannot write (%s)", path, strerror(errno));
         return -1;
     }
     size_t n = strlen(text);
-    int bad = fwrite(text, 1, n, f) != n;
-    bad |= fflush(f) != 0;
-    bad |= fclose(f) != 0;
-    if (bad || rename(tmp, path)) {
+    int why = 0;
+    if (fwrite(text, 1, n, f) != n || fflush(f)) why = errno ? errno : EIO;
+    if (fclose(f) && !why) why = errno ? errno : EIO;
+    if (why) {
         remove(tmp);
-        snprintf(err, errlen, "%s: cannot write (%s)", path, strerror(errno));
+        snprintf(err, errlen, "%s: cannot write (%s)", path, strerror(why));
         return -1;
     }
     return 0;
 }
 
-int write_json_atomic(const char *path, const cJSON *j, char *err, size_t errlen)
+int write_texts_atomic(int n, const char *const *paths, const char *const *texts, char *err, size_t errlen)
+{
+    char tmp[WRITE_MAX_FILES][1100];
+    int made = 0, rc = 0;
+    if (n > WRITE_MAX_FILES) {
+        snprintf(err, errlen, "%s: %d files at once, at most %d", paths[0], n, WRITE_MAX_FILES);
+        return -1;
+    }
+    while (made < n && !write_temp(paths[made], texts[made], tmp[made], sizeof tmp[made], err, errlen)) made++;
+    /* all written before any is renamed: a full disk leaves the previous set whole */
+    for (int i = 0; made == n && i < n && !rc; i++)
+        if (rename(tmp[i], paths[i])) {
+            snprintf(err, errlen, "%s: cannot write (%s)", paths[i], strerror(errno));
+            rc = -1;
+        }
+    for (int i = 0; i < made; i++) remove(tmp[i]); /* the temporary files not renamed */
+    return made == n ? rc : -1;
+}
+
+int write_text_atomic(const char *path, const char *text, char *err, size_t errlen)
+{
+    return write_texts_atomic(1, &path, &text, err, errlen);
+}
+
+char *json_text(const cJSON *j)
 {
     char *text = cJSON_Print(j);
+    if (!text) return NULL;
+    size_t n = strlen(text);
+    char *withnl = malloc(n + 2);
+    if (withnl) {
+        memcpy(withnl, text, n);
+        withnl[n] = '\n';
+        withnl[n + 1] = '\0';
+    }
+    cJSON_free(text);
+    return withnl;
+}
+
+int write_json_atomic(const char *path, const cJSON *j, char *err, size_t errlen)
+{
+    char *text = json_text(j);
     if (!text) {
         snprintf(err, errlen, "%s: out of memory", path);
         return -1;
     }
-    size_t n = strlen(text);
-    char *withnl = malloc(n + 2);
-    if (!withnl) {
-        cJSON_free(text);
-        snprintf(err, errlen, "%s: out of memory", path);
-        return -1;
-    }
-    memcpy(withnl, text, n);
-    withnl[n] = '\n';
-    withnl[n + 1] = '\0';
-    cJSON_free(text);
-    int rc = write_text_atomic(path, withnl, err, errlen);
-    free(withnl);
+    int rc = write_text_atomic(path, text, err, errlen);
+    free(text);
     return rc;
 }
 
 cJSON *read_json_file(const char *path, char *err, size_t errlen)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        snprintf(err, errlen, "%s: cannot open (%s)", path, strerror(errno));
-        return NULL;
-    }
+    FILE *f = fopen_regular(path, err, errlen);
+    if (!f) return NULL;
     fseek(f, 0, SEEK_END);
     long n = ftell(f);
     rewind(f);

@@ -13,6 +13,13 @@
 int mkdir_p(const char *dir, char *err, size_t errlen);
 int write_text_atomic(const char *path, const char *text, char *err, size_t errlen);
 int write_json_atomic(const char *path, const cJSON *j, char *err, size_t errlen);
+/* n files as one: every text is written and synced beside its path before any is renamed into
+ * place, so a full disk (or a file-size limit) leaves the previous files whole. 0, or -1 with err
+ * naming the file and the reason, and no temporary file left. */
+#define WRITE_MAX_FILES 8
+int write_texts_atomic(int n, const char *const *paths, const char *const *texts, char *err, size_t errlen);
+/* cJSON_Print with a final newline (malloc'd), or NULL when out of memory */
+char *json_text(const cJSON *j);
 /* Parses a JSON file; NULL with err set. */
 cJSON *read_json_file(const char *path, char *err, size_t errlen);
 /* A command line as one shell-safe string. */

@@ -760,18 +760,21 @@ char *report_html(const cJSON *report)
 
 int report_write_all(const cJSON *report, const char *dir, char *err, size_t errlen)
 {
-    char path[1100];
-    snprintf(path, sizeof path, "%s/report.json", dir);
-    if (write_json_atomic(path, report, err, errlen)) return -1;
-    struct { const char *name; char *(*make)(const cJSON *); } docs[] = {
-        {"report.md", report_markdown}, {"junit.xml", report_junit}, {"report.html", report_html}};
-    for (int i = 0; i < 3; i++) {
-        char *text = docs[i].make(report);
-        snprintf(path, sizeof path, "%s/%s", dir, docs[i].name);
-        int rc = text ? write_text_atomic(path, text, err, errlen) : -1;
-        if (!text) snprintf(err, errlen, "%s: out of memory", path);
-        free(text);
-        if (rc) return -1;
+    static const char *const names[] = {"report.json", "report.md", "junit.xml", "report.html"};
+    char path[4][1100], *text[4] = {json_text(report), report_markdown(report), report_junit(report), report_html(report)};
+    const char *paths[4], *texts[4];
+    int rc = 0;
+    for (int i = 0; i < 4; i++) {
+        snprintf(path[i], sizeof path[i], "%s/%s", dir, names[i]);
+        paths[i] = path[i];
+        texts[i] = text[i];
+        if (!text[i] && !rc) {
+            snprintf(err, errlen, "%s: out of memory", path[i]);
+            rc = -1;
+        }
     }
-    return 0;
+    /* the four as one: a report never mixes this run's files with an earlier run's */
+    if (!rc) rc = write_texts_atomic(4, paths, texts, err, errlen);
+    for (int i = 0; i < 4; i++) free(text[i]);
+    return rc;
 }

@@ -23,6 +23,12 @@ else
   echo "SKIPPED float32 forms test (tests/python/test_float32_forms.py): no python3 with numpy"
 fi
 
+# the path rule needs only python3; the runner on a hostile manifest needs torch (it says when skipped)
+if py=$(find_python "import numpy, torch, torchvision") || py=$(find_python "import os"); then
+  echo "manifest path rule test ($py)"
+  "$py" "$here/test_manifest_paths.py" "$CONFORM" || exit 1
+fi
+
 if py=$(find_python "import numpy, torch, torchvision"); then
   echo "torch runner test ($py)"
   "$py" "$here/test_torch_runner.py" "$CONFORM" || exit 1
