@@ -69,24 +69,17 @@ PLUGIN_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARN) -O2 -fPIC -shared -Iharness
 ZOO_IDS = $(shell grep -o '^ZOO_BUG.[a-z0-9_]*' tests/zoo/zoo_bugs.h | cut -c9-)
 ZOO_PLUGINS = $(BUILD)/zoo/none.so $(ZOO_IDS:%=$(BUILD)/zoo/%.so)
 
-.PHONY: ascend-plugin ascend-standin all build-all test-browser deps deps-test test zoo zoo-docs models device-torch test-unit test-san conformance smoke verify bench bench-contention clean install install-check fuzz fuzz-ci fuzz-build deps-fuzz test-valgrind
+.PHONY: ascend-plugin ascend-standin all build-all test-browser deps deps-test test zoo zoo-docs models device-torch test-unit test-san conformance verify bench bench-contention clean install install-check fuzz fuzz-ci fuzz-build deps-fuzz test-valgrind check-ops
 all: deps
 	@$(MAKE) --no-print-directory build-all
 build-all: $(CONFORM) $(TESTS) $(PLUGINS)
 	@:
 
+# every package a target needs, through one install step (tools/apt_install.sh: apt-get as root,
+# else the exact command)
+APT_INSTALL = tools/apt_install.sh
 deps:
-	@missing=""; for p in $(DEB_PKGS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
-	if [ -n "$$missing" ]; then \
-	  if [ "$$(id -u)" = 0 ]; then \
-	    echo "installing:$$missing"; \
-	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing) >/dev/null || \
-	      { echo "error: apt-get install$$missing failed" >&2; exit 1; }; \
-	  else \
-	    echo "error: missing packages:$$missing" >&2; \
-	    echo "run: sudo apt-get install -y$$missing" >&2; exit 1; \
-	  fi; \
-	fi
+	@$(APT_INSTALL) required "" $(DEB_PKGS)
 
 $(BUILD)/optimized/%__avx2.o: optimized/%__avx2.c
 	@mkdir -p $(dir $@)
@@ -137,11 +130,7 @@ $(TESTS): $(TEST_OBJ) $(HAR_OBJ) $(LIBOPT) $(LIBREF)
 # numpy for the Python tests of make test (the helper, the float32 forms): installed when root;
 # optional otherwise (those tests are skipped, saying so). torch is never installed here.
 deps-test:
-	@dpkg -s python3-numpy >/dev/null 2>&1 || { \
-	  if [ "$$(id -u)" = 0 ]; then echo "installing: python3-numpy"; \
-	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-numpy) >/dev/null || \
-	      echo "note: apt-get install python3-numpy failed: the numpy tests will be skipped"; \
-	  else echo "note: without python3-numpy the numpy tests are skipped (sudo apt-get install -y python3-numpy)"; fi; }
+	@$(APT_INSTALL) optional "the numpy tests are skipped" python3-numpy
 
 # one line per part with its time and count (tests/parts.sh; logs in $(BUILD)/test-logs), then
 # "N passed, N failed" alone on the last line
@@ -155,16 +144,24 @@ test: all deps-test
 	  "ascend stand-in" "$(MAKE) --no-print-directory ascend-standin" \
 	  "zoo" "$(MAKE) --no-print-directory zoo" \
 	  "report rendering" "$(PYTHON) tests/reports_browser.py $(CONFORM) $(BUILD)/browser" \
-	  "repository paths" "tests/repo_paths.sh"
+	  "repository paths" "tests/repo_paths.sh" \
+	  "op obligations" "$(MAKE) --no-print-directory check-ops"
+
+# the fast unit tests alone (Criterion), for iterating; make test runs them and everything else
+test-unit: all
+	$(TESTS) --jobs $(THREADS)
+
+# what every op of the table needs outside its C code (docs/ops page, suite cases, golden vectors,
+# a zoo bug, a runner route or a stated reason): tools/check_ops.py names what is missing
+check-ops: all
+	$(PYTHON) tools/check_ops.py --conform $(CONFORM)
 
 # the reports' first screens in headless Chromium (tests/reports_browser.py; screenshots in
 # $(BUILD)/browser/). make test runs it where chromium is installed and skips it, saying so,
 # elsewhere: unlike numpy (a few MB), chromium is a download of about 100 MB and 300 MB installed,
 # too much for every fresh CI machine. This target installs it (as root) and runs it.
 test-browser: all
-	@command -v chromium >/dev/null || { [ "$$(id -u)" = 0 ] && \
-	  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; } || \
-	  { echo "error: run: sudo apt-get install -y chromium" >&2; exit 1; }
+	@command -v chromium >/dev/null || $(APT_INSTALL) required "make test-browser" chromium
 	$(PYTHON) tests/reports_browser.py $(CONFORM) $(BUILD)/browser
 
 # every faulty kernel of the zoo fails its own op and no other; the bug-free build passes all
@@ -190,8 +187,7 @@ test-san:
 
 # the smoke suite under valgrind memcheck, kernels in-process (valgrind has no AVX-512: auto picks AVX2)
 test-valgrind: all
-	@command -v valgrind >/dev/null || { [ "$$(id -u)" = 0 ] && apt-get install -y -qq valgrind >/dev/null; } || \
-	  { echo "error: run: sudo apt-get install -y valgrind" >&2; exit 1; }
+	@command -v valgrind >/dev/null || $(APT_INSTALL) required "make test-valgrind" valgrind
 	valgrind -q --error-exitcode=99 $(CONFORM) run cases/smoke.json --no-isolate --threads $(THREADS) --quiet \
 	  --report-dir $(BUILD)/valgrind-report
 
@@ -317,12 +313,7 @@ FUZZ_SRC = $(REF_SRC) $(OPT_SRC) $(HAR_SRC)
 FUZZ_OBJ = $(FUZZ_SRC:%.c=build-fuzz/%.o) $(AVX2_SRC:%.c=build-fuzz/%.o) $(AVX512_SRC:%.c=build-fuzz/%.o)
 
 deps-fuzz: deps
-	@missing=""; for p in clang libclang-rt-14-dev libomp-14-dev; do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
-	if [ -n "$$missing" ]; then \
-	  if [ "$$(id -u)" = 0 ]; then echo "installing:$$missing"; \
-	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing) >/dev/null || exit 1; \
-	  else echo "error: run: sudo apt-get install -y$$missing" >&2; exit 1; fi; \
-	fi
+	@$(APT_INSTALL) required "make fuzz" clang libclang-rt-14-dev libomp-14-dev
 
 build-fuzz/optimized/%__avx2.o: optimized/%__avx2.c
 	@mkdir -p $(dir $@)

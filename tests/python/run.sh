@@ -23,6 +23,12 @@ else
   echo "SKIPPED float32 forms test (tests/python/test_float32_forms.py): no python3 with numpy"
 fi
 
+# make check-ops, shown failing for each piece an op needs when it is removed (python3 only)
+if py=$(find_python "import os"); then
+  echo "check-ops test ($py)"
+  "$py" "$here/test_check_ops.py" "$CONFORM" || exit 1
+fi
+
 # the path rule needs only python3; the runner on a hostile manifest needs torch (it says when skipped)
 if py=$(find_python "import numpy, torch, torchvision") || py=$(find_python "import os"); then
   echo "manifest path rule test ($py)"
