@@ -48,35 +48,42 @@ static int cmp_double(const void *x, const void *y)
     return (a > b) - (a < b);
 }
 
+typedef struct {
+    int impl;
+    long long repeat;
+    const char *append;
+} bench_opts;
+
+static int bench_option(void *ctx, const char *o, const char *v, int *i)
+{
+    bench_opts *x = ctx;
+    if (!strcmp(o, "--impl")) {
+        if (parse_impl(v, &x->impl)) {
+            cli_bad_value("--impl", v, "reference, optimized, both");
+            return -1;
+        }
+    } else if (!strcmp(o, "--repeat")) {
+        if (parse_int_arg(o, v, 1, 100000, &x->repeat)) return -1;
+    } else if (!strcmp(o, "--append") && v) x->append = v;
+    else return 0;
+    ++*i;
+    return 1;
+}
+
 int cmd_bench(int argc, char **argv)
 {
-    if (argc < 3 || argv[2][0] == '-') return usage_error("bench: usage: conform bench OP [--attr ...] [--input ...|--shape ...]");
-    const op_desc *op = op_find(argv[2]);
-    if (!op) return cli_unknown_op("bench", argv[2]);
-    problem_args a;
-    memset(&a, 0, sizeof a);
-    a.seed = 1;
-    conform_exec ex = {CONFORM_ISA_AUTO, 0};
-    int impl = 3;
-    long long repeat = 10;
-    const char *append = NULL;
-    for (int i = 3; i < argc; i++) {
-        const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        int t = problem_args_take(&a, argc, argv, &i);
-        if (t < 0) return EXIT_USAGE;
-        if (t) continue;
-        if (!strcmp(o, "--impl")) { if (parse_impl(v, &impl)) return cli_bad_value("--impl", v, "reference, optimized, both"); i++; }
-        else if (!strcmp(o, "--repeat")) { if (parse_int_arg(o, v, 1, 100000, &repeat)) return EXIT_USAGE; i++; }
-        else if (!strcmp(o, "--append") && v) { append = v; i++; }
-        else if (!strcmp(o, "--threads")) { if (parse_threads_arg(v, &ex)) return EXIT_USAGE; i++; }
-        else if (!strcmp(o, "--isa")) { if (parse_isa_arg(v, &ex)) return EXIT_USAGE; i++; }
-        else return cli_unknown_option("bench", o, v);
-    }
-    if (resolve_isa(&ex)) return EXIT_USAGE;
-    ref_set_threads(ex.threads); /* the reference's too */
+    eval_args e;
+    bench_opts x = {3, 10, NULL};
+    int rc = eval_parse(argc, argv, "bench", "conform bench OP [--attr ...] [--input ...|--shape ...]", 1, &e,
+                        bench_option, &x);
+    if (rc) return rc;
+    const op_desc *op = e.op;
+    int impl = x.impl;
+    long long repeat = x.repeat;
+    const char *append = x.append;
     problem_t p;
-    int rc = problem_from_args(op, &a, &p);
-    if (rc) { problem_free(&p); return rc; }
+    if ((rc = eval_problem(&e, &p))) return rc;
+    conform_exec ex = e.ex;
     buffers b;
     if (buffers_alloc(&p, &b)) { rc = usage_error("bench: out of memory"); goto out; }
     double bytes = compulsory_bytes(&p), bandwidth = stream_bandwidth(ex.threads);

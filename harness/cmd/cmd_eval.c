@@ -11,35 +11,40 @@
 #include "report.h"
 #include "runner.h"
 
+typedef struct {
+    int impl;
+    const char *dir;
+} eval_opts;
+
+static int eval_option_of(void *ctx, const char *o, const char *v, int *i)
+{
+    eval_opts *x = ctx;
+    if (!strcmp(o, "--impl")) {
+        if (parse_impl(v, &x->impl) || x->impl == 3) {
+            cli_bad_value("--impl", v, "reference, optimized");
+            return -1;
+        }
+    } else if (!strcmp(o, "--output-dir") && v) x->dir = v;
+    else return 0;
+    ++*i;
+    return 1;
+}
+
 int cmd_eval(int argc, char **argv)
 {
-    if (argc < 3 || argv[2][0] == '-') return usage_error("eval: usage: conform eval OP --impl reference|optimized ...");
-    const op_desc *op = op_find(argv[2]);
-    if (!op) return cli_unknown_op("eval", argv[2]);
-    problem_args a;
-    memset(&a, 0, sizeof a);
-    conform_exec ex = {CONFORM_ISA_AUTO, 0};
-    int impl = 0;
-    const char *dir = NULL;
-    for (int i = 3; i < argc; i++) {
-        const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        int t = problem_args_take(&a, argc, argv, &i);
-        if (t < 0) return EXIT_USAGE;
-        if (t) continue;
-        if (!strcmp(o, "--impl")) { if (parse_impl(v, &impl) || impl == 3) return cli_bad_value("--impl", v, "reference, optimized"); i++; }
-        else if (!strcmp(o, "--output-dir") && v) { dir = v; i++; }
-        else if (!strcmp(o, "--threads")) { if (parse_threads_arg(v, &ex)) return EXIT_USAGE; i++; }
-        else if (!strcmp(o, "--isa")) { if (parse_isa_arg(v, &ex)) return EXIT_USAGE; i++; }
-        else return cli_unknown_option("eval", o, v);
-    }
+    eval_args e;
+    eval_opts x = {0, NULL};
+    int rc = eval_parse(argc, argv, "eval", "conform eval OP --impl reference|optimized ...", 0, &e, eval_option_of, &x);
+    if (rc) return rc;
+    const op_desc *op = e.op;
+    int impl = x.impl;
+    const char *dir = x.dir;
     if (!impl) return usage_error("eval: --impl reference|optimized is required");
     if (!dir) return usage_error("eval: --output-dir DIR is required");
-    if (a.n_shape) return usage_error("eval: inputs come from files (--input NAME=FILE.npy)");
-    if (resolve_isa(&ex)) return EXIT_USAGE;
-    ref_set_threads(ex.threads); /* the reference's too */
+    if (e.a.n_shape) return usage_error("eval: inputs come from files (--input NAME=FILE.npy)");
     problem_t p;
-    int rc = problem_from_args(op, &a, &p);
-    if (rc) { problem_free(&p); return rc; }
+    if ((rc = eval_problem(&e, &p))) return rc;
+    conform_exec ex = e.ex;
     buffers b;
     char err[CONFORM_ERR_LEN];
     if (buffers_alloc(&p, &b)) { rc = usage_error("eval: out of memory"); goto out; }

@@ -3,6 +3,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli.h"
+#include "help.h"
+
 void buffers_free(buffers *b)
 {
     for (int i = 0; i < CONFORM_MAX_TENSORS; i++) {
@@ -59,3 +62,32 @@ int parse_impl(const char *v, int *impl)
     return 0;
 }
 
+int eval_parse(int argc, char **argv, const char *cmd, const char *usage, int seed, eval_args *e, eval_option take,
+               void *ctx)
+{
+    memset(e, 0, sizeof *e);
+    e->a.seed = seed;
+    e->ex = (conform_exec){CONFORM_ISA_AUTO, 0};
+    if (argc < 3 || argv[2][0] == '-') return usage_error("%s: usage: %s", cmd, usage);
+    if (!(e->op = op_find(argv[2]))) return cli_unknown_op(cmd, argv[2]);
+    for (int i = 3; i < argc; i++) {
+        const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        int t = problem_args_take(&e->a, argc, argv, &i);
+        if (t < 0) return EXIT_USAGE;
+        if (t) continue;
+        if (!strcmp(o, "--threads")) { if (parse_threads_arg(v, &e->ex)) return EXIT_USAGE; i++; }
+        else if (!strcmp(o, "--isa")) { if (parse_isa_arg(v, &e->ex)) return EXIT_USAGE; i++; }
+        else if ((t = take(ctx, o, v, &i)) < 0) return EXIT_USAGE;
+        else if (!t) return cli_unknown_option(cmd, o, v);
+    }
+    return EXIT_OK;
+}
+
+int eval_problem(eval_args *e, problem_t *p)
+{
+    if (resolve_isa(&e->ex)) return EXIT_USAGE;
+    ref_set_threads(e->ex.threads); /* the reference's too */
+    int rc = problem_from_args(e->op, &e->a, p);
+    if (rc) problem_free(p);
+    return rc;
+}
