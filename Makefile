@@ -185,10 +185,11 @@ test-san:
 	build-san/conform verify
 	build-san/conform run cases/smoke.json --report-dir build-san/smoke-report --threads $(THREADS) --quiet
 
-# the smoke suite under valgrind memcheck, kernels in-process (valgrind has no AVX-512: auto picks AVX2)
+# the smoke suite under valgrind memcheck, kernels in-process (valgrind has no AVX-512: auto picks AVX2);
+# the wait policy given, so conform does not start itself again (the new image would run outside valgrind)
 test-valgrind: all
 	@command -v valgrind >/dev/null || $(APT_INSTALL) required "make test-valgrind" valgrind
-	valgrind -q --error-exitcode=99 $(CONFORM) run cases/smoke.json --no-isolate --threads $(THREADS) --quiet \
+	OMP_WAIT_POLICY=passive valgrind -q --error-exitcode=99 $(CONFORM) run cases/smoke.json --no-isolate --threads $(THREADS) --quiet \
 	  --report-dir $(BUILD)/valgrind-report
 
 conformance: all
