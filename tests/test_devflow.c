@@ -784,7 +784,7 @@ static const struct {
     {escaping_link, "error", "outside/output.npy, a regular file, outside"},
 };
 
-Test(devflow, a_hostile_directory_ends_each_case_in_its_verdict_soon, .init = setup, .fini = teardown, .timeout = 600)
+Test(devflow, a_hostile_directory_ends_each_case_in_its_verdict_soon, .init = setup, .fini = teardown)
 {
     for (size_t k = 0; k < sizeof hostile / sizeof hostile[0]; k++) {
         double t0 = now_seconds();
@@ -856,7 +856,7 @@ static void no_temporary_files(const char *folder)
 
 static int exists_file(const char *path) { return access(path, F_OK) == 0; }
 
-Test(devflow, export_past_a_file_size_limit_exits_2_and_leaves_no_manifest, .init = setup, .fini = teardown, .timeout = 300)
+Test(devflow, export_past_a_file_size_limit_exits_2_and_leaves_no_manifest, .init = setup, .fini = teardown)
 {
     const char *ex = sub("ex"), *manifest = sub("ex/manifest.json");
     const char *argv[] = {"conform", "export", "cases/smoke.json", "--filter", GRID, "--out", ex, "--outputs", "optimized", NULL};
@@ -882,8 +882,7 @@ static long file_size(const char *path)
     return (long)st.st_size;
 }
 
-Test(devflow, reports_and_merge_past_a_file_size_limit_exit_2_and_keep_the_earlier_report, .init = setup, .fini = teardown,
-     .timeout = 300)
+Test(devflow, reports_and_merge_past_a_file_size_limit_exit_2_and_keep_the_earlier_report, .init = setup, .fini = teardown)
 {
     static const char *const names[] = {"report.json", "report.md", "junit.xml", "report.html"};
     const char *rep = sub("rep");
