@@ -69,7 +69,7 @@ PLUGIN_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARN) -O2 -fPIC -shared -Iharness
 ZOO_IDS = $(shell grep -o '^ZOO_BUG.[a-z0-9_]*' tests/zoo/zoo_bugs.h | cut -c9-)
 ZOO_PLUGINS = $(BUILD)/zoo/none.so $(ZOO_IDS:%=$(BUILD)/zoo/%.so)
 
-.PHONY: all build-all test-browser deps deps-test test zoo zoo-docs models device-torch test-unit test-san conformance verify bench bench-contention clean install install-check fuzz fuzz-ci fuzz-build deps-fuzz test-valgrind check-ops
+.PHONY: ascend-plugin ascend-standin all build-all test-browser deps deps-test test zoo zoo-docs models device-torch test-unit test-san conformance verify bench bench-contention clean install install-check fuzz fuzz-ci fuzz-build deps-fuzz test-valgrind check-ops
 all: deps
 	@$(MAKE) --no-print-directory build-all
 build-all: $(CONFORM) $(TESTS) $(PLUGINS)
@@ -141,6 +141,7 @@ test: all deps-test
 	  "reference proofs" "$(CONFORM) verify" \
 	  "smoke suite" "$(CONFORM) run cases/smoke.json --report-dir $(BUILD)/smoke-report --threads $(THREADS) --quiet" \
 	  "python" "tests/python/run.sh $(CONFORM)" \
+	  "ascend stand-in" "$(MAKE) --no-print-directory ascend-standin" \
 	  "zoo" "$(MAKE) --no-print-directory zoo" \
 	  "report rendering" "$(PYTHON) tests/reports_browser.py $(CONFORM) $(BUILD)/browser" \
 	  "repository paths" "tests/repo_paths.sh" \
@@ -184,10 +185,11 @@ test-san:
 	build-san/conform verify
 	build-san/conform run cases/smoke.json --report-dir build-san/smoke-report --threads $(THREADS) --quiet
 
-# the smoke suite under valgrind memcheck, kernels in-process (valgrind has no AVX-512: auto picks AVX2)
+# the smoke suite under valgrind memcheck, kernels in-process (valgrind has no AVX-512: auto picks AVX2);
+# the wait policy given, so conform does not start itself again (the new image would run outside valgrind)
 test-valgrind: all
 	@command -v valgrind >/dev/null || $(APT_INSTALL) required "make test-valgrind" valgrind
-	valgrind -q --error-exitcode=99 $(CONFORM) run cases/smoke.json --no-isolate --threads $(THREADS) --quiet \
+	OMP_WAIT_POLICY=passive valgrind -q --error-exitcode=99 $(CONFORM) run cases/smoke.json --no-isolate --threads $(THREADS) --quiet \
 	  --report-dir $(BUILD)/valgrind-report
 
 conformance: all
@@ -222,6 +224,43 @@ device-torch: all
 	$(TORCH_PYTHON) tools/torch_runner.py $(TORCH_EXPORT) --device $(TORCH_DEVICE) --threads $(THREADS) --quiet $(TORCH_RUNNER_ARGS)
 	$(CONFORM) run cases/conformance.json --impl dir:$(TORCH_EXPORT) --threads $(THREADS) \
 	  --report-dir reports/torch-$(TORCH_DEVICE)-$(TORCH_DTYPE) $(if $(TORCH_WAIVERS),--waivers $(TORCH_WAIVERS))
+
+# The Ascend plugin (devices/ascend/conform_ascend.c, docs/ascend.md): aclnn and graph-op calls of
+# the eight ops. `make ascend-plugin` builds it against the CANN toolkit that set_env.sh exported
+# (ASCEND_TOOLKIT_HOME or ASCEND_HOME_PATH; CANN <= 8 ships libopapi, CANN 9 libopapi_cv and
+# libopapi_nn: ASCEND_LIBS overrides). `make ascend-standin` (part of make test) builds it against
+# the HOST STAND-IN tests/ascend_standin (not CANN: each kernel contract over conform's reference),
+# runs the smoke suite through it, and requires every planted marshalling fault to fail.
+ASCEND_HOME ?= $(or $(ASCEND_TOOLKIT_HOME),$(ASCEND_HOME_PATH))
+ASCEND_LIBS ?= $(if $(wildcard $(ASCEND_HOME)/lib64/libopapi_cv.so),-lopapi_cv -lopapi_nn,-lopapi) -lnnopbase \
+               $(if $(wildcard $(ASCEND_HOME)/lib64/libacl_rt.so),-lacl_rt,-lascendcl) -lacl_op_compiler
+ascend-plugin:
+	@[ -n "$(ASCEND_HOME)" ] && [ -d "$(ASCEND_HOME)/include/aclnnop" ] || { echo "error: no CANN toolkit: source \
+	<install>/set_env.sh (it exports ASCEND_TOOLKIT_HOME and ASCEND_HOME_PATH), then make ascend-plugin" >&2; exit 2; }
+	@mkdir -p $(BUILD)/ascend
+	$(CC) $(PLUGIN_CFLAGS) -I$(ASCEND_HOME)/include devices/ascend/conform_ascend.c -o $(BUILD)/ascend/conform_ascend.so \
+	  -L$(ASCEND_HOME)/lib64 -Wl,-rpath,$(ASCEND_HOME)/lib64 $(ASCEND_LIBS)
+	@echo "built $(BUILD)/ascend/conform_ascend.so; run: $(CONFORM) run cases/conformance.json --impl plugin:$(BUILD)/ascend/conform_ascend.so"
+
+STANDIN_DIR = $(BUILD)/ascend-standin
+STANDIN_INC = -Itests/ascend_standin/include -Itests/ascend_standin
+STANDIN_LIB = $(STANDIN_DIR)/libascend_standin.so
+ASCEND_FAULTS = 1 2 3 4
+STANDIN_PLUGINS = $(STANDIN_DIR)/conform_ascend.so $(STANDIN_DIR)/conform_ascend_aclop.so \
+                  $(ASCEND_FAULTS:%=$(STANDIN_DIR)/conform_ascend_fault%.so)
+$(STANDIN_LIB): $(wildcard tests/ascend_standin/*.c tests/ascend_standin/*.h tests/ascend_standin/include/*/*.h) $(REF_SRC)
+	@mkdir -p $(dir $@)
+	$(CC) $(PLUGIN_CFLAGS) -fopenmp $(STANDIN_INC) -Ireference $(wildcard tests/ascend_standin/*.c) $(REF_SRC) -o $@ -lm
+STANDIN_PLUGIN_CC = $(CC) $(PLUGIN_CFLAGS) -DCONFORM_ASCEND_STANDIN $(STANDIN_INC) $< -o $@ -L$(STANDIN_DIR) -lascend_standin -Wl,-rpath,'$$ORIGIN'
+$(STANDIN_DIR)/conform_ascend.so: devices/ascend/conform_ascend.c harness/conform_plugin.h $(STANDIN_LIB)
+	$(STANDIN_PLUGIN_CC)
+$(STANDIN_DIR)/conform_ascend_aclop.so: devices/ascend/conform_ascend.c harness/conform_plugin.h $(STANDIN_LIB)
+	$(STANDIN_PLUGIN_CC) -DCONFORM_ASCEND_ROTATED_ACLOP
+$(STANDIN_DIR)/conform_ascend_fault%.so: devices/ascend/conform_ascend.c harness/conform_plugin.h $(STANDIN_LIB)
+	$(STANDIN_PLUGIN_CC) -DASCEND_FAULT=$*
+ascend-standin: all
+	@$(MAKE) --no-print-directory $(STANDIN_PLUGINS)
+	tests/ascend_standin/check.sh $(CONFORM) $(STANDIN_DIR) "$(ASCEND_FAULTS)" $(THREADS)
 
 # make install PREFIX=...: the tool, its data, the kernel libraries and the Python helper
 #   bin/conform                     finds its data at ../share/conform (or $CONFORM_DATA)

@@ -22,7 +22,7 @@ static int is_help(const char *a) { return !strcmp(a, "--help") || !strcmp(a, "-
  * millisecond); on a shared core that time is taken from whatever else runs there, the team's own
  * late thread included. conform's threads wait passively unless the caller chose a policy. libgomp
  * reads it when it loads, so the program starts itself again once with it set (where it cannot, it
- * runs as it is). */
+ * runs as it is). Under valgrind set the policy yourself: the new image would run outside it. */
 static void passive_waits(char **argv)
 {
     if (getenv("OMP_WAIT_POLICY") || getenv("GOMP_SPINCOUNT") || setenv("OMP_WAIT_POLICY", "passive", 1)) return;

@@ -87,7 +87,7 @@ static void add_to_plane(void *ctx, int64_t row, int64_t col, double bound)
 {
     plane_ctx *c = ctx;
     if (row < 0 || row >= c->H || col < 0 || col >= c->W) return;
-    c->pos_err[row * c->W + col] += c->scale * bound;
+    c->pos_err[row * c->W + col] += c->scale * fmin(bound, 1.0); /* a weight is at most 1 */
 }
 
 void ref_plane_neighbour_pos_err(double *pos_err, int64_t H, int64_t W, double scale, const ref_bilinear *r,
@@ -131,7 +131,14 @@ void ref_roi_sample_fwd(const double *plane, int64_t H, int64_t W, double y, dou
             av += fabs(t);
         }
     ref_local_slopes(plane, H, W, &r, &sy, &sx);
-    double pe = ref_value_pos_err(sy, sx, dy, dx);
+    /* capped: a sample moving anywhere within its box stays within the range of the taps it reaches
+       (at |position| near 2^24 the first-order term alone passes the plane's whole range) */
+    double lo, hi;
+    ref_tap_range(plane, H, W, 1, y, x, dy, dx, 1, &lo, &hi);
+    double pe = fmin(ref_value_pos_err(sy, sx, dy, dx), isnan(hi - lo) ? INFINITY : hi - lo);
+    /* an ambiguous sample adds 0 or a value of [lo, hi]: it changes the bin's sum by at most the
+       range of {0} and the taps, of which the position term already counted pe when it is inside */
+    double reach0 = isnan(hi - lo) ? INFINITY : fmax(hi, 0) - fmin(lo, 0);
     if (inside) {
         a->sum += v;
         a->abs_sum += av;
@@ -144,7 +151,7 @@ void ref_roi_sample_fwd(const double *plane, int64_t H, int64_t W, double y, dou
         a->abs_sum += av;
         a->n_terms += 4;
     }
-    if (cls == SAMPLE_AMBIGUOUS) a->ambig += av + pe;
+    if (cls == SAMPLE_AMBIGUOUS) a->ambig += fmin(av + pe, inside ? fmax(reach0 - pe, 0) : reach0);
 }
 
 void ref_roi_sample_bwd(const ref_plane_out *o, int64_t H, int64_t W, double y, double x, double dy, double dx,
@@ -172,7 +179,10 @@ void ref_roi_sample_bwd(const ref_plane_out *o, int64_t H, int64_t W, double y, 
                 if (o->abs_sum) o->abs_sum[e] += fabs(t);
                 if (o->n_terms) o->n_terms[e] += 1;
             }
-            if ((as_alternative || cls == SAMPLE_AMBIGUOUS) && o->ambig) o->ambig[e] += fabs(t) + pe;
+            /* capped: the corner's weight stays in [0, 1] on every branch, so its term moves by at
+               most |go| / count, of which the position term already counted pe */
+            double cap = fabs(go) / count, amb = fmin(fabs(t) + pe, inside && !as_alternative ? fmax(cap - pe, 0) : cap);
+            if ((as_alternative || cls == SAMPLE_AMBIGUOUS) && o->ambig) o->ambig[e] += amb;
         }
     /* pixels across a cell edge the float twin may reach */
     if (inside && !as_alternative && o->pos_err) ref_plane_neighbour_pos_err(o->pos_err, H, W, fabs(go) / count, &r, dy, dx);
@@ -203,6 +213,86 @@ void ref_roi_element(ref_bin_acc a, int64_t gh, int64_t gw, const ref_count_rang
     if (bounds->n_terms) bounds->n_terms[e] = n_terms;
     if (bounds->pos_err) bounds->pos_err[e] = a.pos_err / count;
     if (bounds->ambig) bounds->ambig[e] = ambig;
+}
+
+/* ---- the range a bilinear sample can reach --------------------------------------------------- */
+
+/* the taps [*a, *b] of an axis of n pixels a position in [v - d, v + d] reaches; *out: some tap
+   lies outside the plane (clamped onto it when clamp) */
+static void axis_reach(double v, double d, int64_t n, int clamped, int64_t *a, int64_t *b, int *out)
+{
+    double lo = floor(v - d), hi = floor(v + d) + 1;
+    if (!isfinite(lo) || !isfinite(hi)) { lo = -1; hi = (double)n; } /* any tap */
+    *out = lo < 0 || hi > (double)(n - 1);
+    if (clamped) { lo = clamp(lo, 0, (double)(n - 1)); hi = clamp(hi, 0, (double)(n - 1)); }
+    else { lo = fmax(lo, 0); hi = fmin(hi, (double)(n - 1)); }
+    *a = (int64_t)lo;
+    *b = (int64_t)hi;
+}
+
+void ref_tap_range(const double *plane, int64_t H, int64_t W, int64_t cs, double y, double x, double dy, double dx,
+                   int clamped, double *lo, double *hi)
+{
+    int64_t r0, r1, c0, c1;
+    int oy, ox;
+    axis_reach(y, dy, H, clamped, &r0, &r1, &oy);
+    axis_reach(x, dx, W, clamped, &c0, &c1, &ox);
+    double mn = INFINITY, mx = -INFINITY;
+    if (!clamped && (oy || ox)) mn = mx = 0; /* a tap beyond the zero-padded plane */
+    for (int64_t r = r0; r <= r1; r++)
+        for (int64_t c = c0; c <= c1; c++) {
+            double v = plane[(r * W + c) * cs];
+            if (v < mn) mn = v;
+            if (v > mx) mx = v;
+            if (isnan(v)) mn = mx = NAN; /* nothing bounds a NaN tap: no cap */
+        }
+    if (mn > mx) mn = mx = 0; /* no tap at all */
+    *lo = mn;
+    *hi = mx;
+}
+
+double ref_tap_spread(const double *plane, int64_t H, int64_t W, int64_t cs, double y, double x, double dy,
+                      double dx, int clamped)
+{
+    double lo, hi;
+    ref_tap_range(plane, H, W, cs, y, x, dy, dx, clamped, &lo, &hi);
+    double s = hi - lo;
+    return isnan(s) ? INFINITY : s;
+}
+
+/* ---- exact sample positions ----------------------------------------------------------------- */
+
+/* the lowest set bit of v (a float32 value or a product of two, exact in double); inf for 0 */
+static double lowest_bit(double v)
+{
+    if (v == 0) return INFINITY;
+    int e;
+    frexp(v, &e);
+    double unit = ldexp(1.0, e - 53);
+    while (fmod(v, 2 * unit) == 0) unit *= 2;
+    return unit;
+}
+
+static int is_pow2(int64_t n) { return n > 0 && (n & (n - 1)) == 0; }
+
+/* Whether every float32 form of spec 1 computes each sample position of an axis exactly: the
+ * corners c1 s - off, (c2 + plus) s - off (or c2 s + plus s - off), the extent (or 1), the bin
+ * extent / pooled (or extent * (1/pooled)), start + p bin + (i + 0.5) bin / g (any order, FMA or
+ * not, bin / g or bin * (1/g)). With pooled and g powers of two (their reciprocals exact) every
+ * intermediate is an integer multiple of unit = (the lowest bit of c1 s, c2 s, s, off, 1) / (2
+ * pooled g), at most 2 mag + 2 in magnitude (and c2 + 1 a multiple of its own lowest bit): within
+ * 2^24 units each is a float32 number, no rounding changes anything. */
+int ref_axis_exact(double c1, double c2, double s, double plus, double off, double mag, int64_t pooled, int64_t g)
+{
+    if (!isfinite(c1) || !isfinite(c2) || !isfinite(s) || !is_pow2(pooled) || !is_pow2(g)) return 0;
+    double u0 = fmin(fmin(lowest_bit(c1) * lowest_bit(s), lowest_bit(c2) * lowest_bit(s)), 1.0);
+    if (plus != 0) {
+        u0 = fmin(u0, lowest_bit(s));
+        if ((fabs(c2) + 1) / fmin(lowest_bit(c2), 1.0) > 16777216.0) return 0; /* c2 + 1 itself */
+    }
+    if (off != 0) u0 = fmin(u0, off);
+    double unit = u0 / (2.0 * (double)pooled * (double)g);
+    return (2 * mag + 2) / unit <= 16777216.0; /* 2^24 */
 }
 
 int64_t ref_channel_block(int64_t N, int64_t C)

@@ -138,7 +138,9 @@ static void forward_row(void *ctx, int64_t nh)
                             if (bounds && bounds->pos_err) {
                                 double sy, sx;
                                 slopes(p, xn, &s, c, &sy, &sx);
-                                pe = fabs(m) * ref_value_pos_err(sy, sx, dy, dx);
+                                /* capped by the zero-padded taps' range the box reaches */
+                                pe = fabs(m) * fmin(ref_value_pos_err(sy, sx, dy, dx),
+                                                    ref_tap_spread(xn + c, p->H, p->W, p->C, py, px, dy, dx, 0));
                             }
                         }
                         y[e] = val;
@@ -217,7 +219,7 @@ static void add_neighbour(void *ctx, int64_t row, int64_t col, double bound)
 {
     neighbour_ctx *nc = ctx;
     if (row < 0 || row >= nc->H || col < 0 || col >= nc->W) return;
-    nc->pos_err[(row * nc->W + col) * nc->C] += nc->scale * bound;
+    nc->pos_err[(row * nc->W + col) * nc->C] += nc->scale * fmin(bound, 1.0); /* a weight is at most 1 */
 }
 
 /* The backward's tensors, for one sample's share of them */
@@ -326,9 +328,12 @@ static void backward_sample(const bwd_ctx *b, int64_t n, int64_t ho, int64_t wo,
     for (int64_t c = offs ? c0 : w0; c < (offs ? c1 : w1); c++) {
         double sy, sx, gm = fabs(G[c] * m);
         slopes(p, xn, &sc, c, &sy, &sx);
-        pe[0] += gm * 2.0 * sx * dy; /* x-offset gradient: linear in py in a cell */
-        pe[1] += gm * 2.0 * sy * dx; /* y-offset gradient: linear in px */
-        pe[2] += fabs(G[c]) * ref_value_pos_err(sy, sx, dy, dx);
+        /* caps: the value stays within the range of the zero-padded taps the box reaches
+           (spread), and an offset gradient, a difference of two such taps, within +-spread */
+        double spread = ref_tap_spread(xn + c, p->H, p->W, p->C, py, px, dy, dx, 0);
+        pe[0] += gm * fmin(2.0 * sx * dy, 2.0 * spread); /* x-offset gradient: linear in py in a cell */
+        pe[1] += gm * fmin(2.0 * sy * dx, 2.0 * spread); /* y-offset gradient: linear in px */
+        pe[2] += fabs(G[c]) * fmin(ref_value_pos_err(sy, sx, dy, dx), spread);
         if (!tx[2] || c < w0 || c >= w1) continue;
         for (int u = 0; u < 2; u++)
             for (int v = 0; v < 2; v++) {

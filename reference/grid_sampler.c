@@ -169,6 +169,14 @@ typedef struct {
     axis_taps x, y;
     double ix, iy;       /* unnormalized coordinates */
     double dx, dy;       /* their float32 rounding box half-widths */
+    /* the box after padding, [lo, hi] per axis (bicubic: the span of every tap it reaches), and the
+       half-widths the values see: bilinear and nearest sample at the padded coordinate, so a
+       coordinate clipped by border padding (or reflection's clip) beyond its box has none left */
+    double px_lo, px_hi, py_lo, py_hi, pdx, pdy;
+    /* the box spans more than one cell (|coordinate| near 2^24 and beyond, reflected): the probes
+       at its corners and edge midpoints miss cells in between, so the point may take any value
+       (and scatter to any pixel) within its reach */
+    int wide;
 } point;
 
 /* Whether every float32 evaluation form of spec 7.1 computes the unnormalized coordinate of the
@@ -195,6 +203,26 @@ static int exact_position(const ref_grid_sampler_params *p, double g, int64_t S)
     return p->interpolation_mode == 1 && p->padding_mode != 2 && exact_in_f32(g, S);
 }
 
+/* The padded image [*lo, *hi] of the coordinates [a, b] (padding is continuous and monotone
+ * piecewise: the image is spanned by the ends and the fold points between them). */
+static void padded_span(const ref_grid_sampler_params *p, double a, double b, int64_t S, double *lo, double *hi)
+{
+    double d, pa = pad_coord(a, S, p->padding_mode, p->align_corners, &d);
+    double pb = pad_coord(b, S, p->padding_mode, p->align_corners, &d);
+    *lo = fmin(pa, pb);
+    *hi = fmax(pa, pb);
+    if (p->padding_mode != 2) return;
+    const int ac = p->align_corners;
+    double mn = ac ? 0.0 : -0.5, span = ac ? (double)(S - 1) : (double)S;
+    if (!(b - a < span)) { *lo = 0; *hi = (double)(S - 1); return; } /* the box folds over everything */
+    double fold = mn + ceil((a - mn) / span) * span; /* the first fold point at or after a */
+    if (fold <= b) {
+        double f = pad_coord(fold, S, 2, ac, &d);
+        *lo = fmin(*lo, f);
+        *hi = fmax(*hi, f);
+    }
+}
+
 static void point_at(const ref_grid_sampler_params *p, const double *g, double pos_rel_err, double sx, double sy,
                      point *pt)
 {
@@ -207,6 +235,60 @@ static void point_at(const ref_grid_sampler_params *p, const double *g, double p
     if (!isfinite(pt->dy) || exact_position(p, g[1], p->H)) pt->dy = 0;
     axis_stencil(p, pt->ix + sx * pt->dx, mx, p->W, &pt->x);
     axis_stencil(p, pt->iy + sy * pt->dy, my, p->H, &pt->y);
+    /* bicubic reaches taps floor(i) - 1 .. floor(i) + 2 of every i in the box */
+    const double reach_lo = p->interpolation_mode == 2 ? 1.0 : 0.0, reach_hi = p->interpolation_mode == 2 ? 2.0 : 0.0;
+    padded_span(p, pt->ix - pt->dx - reach_lo, pt->ix + pt->dx + reach_hi, p->W, &pt->px_lo, &pt->px_hi);
+    padded_span(p, pt->iy - pt->dy - reach_lo, pt->iy + pt->dy + reach_hi, p->H, &pt->py_lo, &pt->py_hi);
+    double d, cx = pad_coord(pt->ix, p->W, p->padding_mode, p->align_corners, &d);
+    double cy = pad_coord(pt->iy, p->H, p->padding_mode, p->align_corners, &d);
+    pt->pdx = p->interpolation_mode == 2 ? pt->dx : fmin(pt->dx, fmax(cx - pt->px_lo, pt->px_hi - cx));
+    pt->pdy = p->interpolation_mode == 2 ? pt->dy : fmin(pt->dy, fmax(cy - pt->py_lo, pt->py_hi - cy));
+    pt->wide = p->interpolation_mode == 2 ? !(2 * pt->dx < 1 && 2 * pt->dy < 1)
+                                          : !(pt->px_hi - pt->px_lo < 1 && pt->py_hi - pt->py_lo < 1);
+}
+
+/* Weight bounds of the cubic convolution (A = -0.75), per axis, maxima over t in [0, 1] (at t =
+ * 1/2, found numerically on 2e5 points and checked by hand there): sum |c_k| <= 11/8, sum |c_k'|
+ * <= 3; every c_k lies in [-1/9, 1] (cc2's minimum A (x-1)(x-2)^2 at x = 4/3). Bilinear weights: sum
+ * 1, slopes sum 2, each in [0, 1]. */
+#define CUBIC_ABS_SUM 1.375
+#define CUBIC_DABS_SUM 3.0
+#define CUBIC_W_SPREAD (10.0 / 9.0)
+
+/* The range of the taps the point's box reaches in one plane: [*lo, *hi] (zeros padding: 0 joins
+ * when a tap leaves the plane) */
+static void reach_range(const ref_grid_sampler_params *p, const point *pt, const double *plane, double *lo,
+                        double *hi)
+{
+    ref_tap_range(plane, p->H, p->W, 1, 0.5 * (pt->py_lo + pt->py_hi), 0.5 * (pt->px_lo + pt->px_hi),
+                  0.5 * (pt->py_hi - pt->py_lo), 0.5 * (pt->px_hi - pt->px_lo), p->padding_mode != 0, lo, hi);
+}
+
+/* The most the position can move a sampled value v: to any value a position in the box may take,
+ * which is a convex combination of the reached taps [lo, hi] (bilinear, nearest), or within
+ * 11/8 squared times half their spread of its middle (bicubic: the weights sum to 1) */
+static double value_reach(const ref_grid_sampler_params *p, const point *pt, const double *plane, double v)
+{
+    double lo, hi;
+    reach_range(p, pt, plane, &lo, &hi);
+    if (p->interpolation_mode == 2) {
+        double mid = 0.5 * (lo + hi), half = 0.5 * (hi - lo) * CUBIC_ABS_SUM * CUBIC_ABS_SUM;
+        lo = mid - half;
+        hi = mid + half;
+    }
+    double r = fmax(hi - v, v - lo);
+    return isnan(r) ? INFINITY : r;
+}
+
+/* The most a channel's value slope along one axis can be anywhere in the box, per unit of |g|:
+ * bilinear, a difference of two reached taps; bicubic, sum |c'| / 2 times their spread (the
+ * slopes sum to 0) times sum |c| of the other axis */
+static double slope_reach(const ref_grid_sampler_params *p, const point *pt, const double *plane)
+{
+    double lo, hi;
+    reach_range(p, pt, plane, &lo, &hi);
+    double k = p->interpolation_mode == 2 ? 0.5 * CUBIC_DABS_SUM * CUBIC_ABS_SUM : 1.0;
+    return isnan(hi - lo) ? INFINITY : k * (hi - lo);
 }
 
 /* the box's corners and edge midpoints, in units of its half-widths */
@@ -323,7 +405,7 @@ static void forward_row(void *ctx, int64_t nh)
         point pt, alt[8];
         point_at(p, g, pre, 0, 0, &pt);
         int amb = bounds ? ambiguity(p, g, pre) & 1 : 0;
-        for (int a = 0; amb && a < 8; a++) point_at(p, g, pre, shifts[a][0], shifts[a][1], &alt[a]);
+        for (int a = 0; (amb || pt.wide) && a < 8; a++) point_at(p, g, pre, shifts[a][0], shifts[a][1], &alt[a]);
         for (int64_t c = 0; c < p->C; c++) {
             const double *plane = input + (n * p->C + c) * HW;
             const int64_t e = (n * p->C + c) * P + q;
@@ -339,11 +421,17 @@ static void forward_row(void *ctx, int64_t nh)
             if (p->interpolation_mode == 0 && (pt.x.n || pt.y.n)) {
                 double sy, sx;
                 slopes(plane, p->H, p->W, pt.y.base, pt.x.base, &sy, &sx);
-                pos_err = ref_value_pos_err(sy, sx, pt.dy, pt.dx);
+                pos_err = ref_value_pos_err(sy, sx, pt.pdy, pt.pdx);
             } else if (p->interpolation_mode == 2 && pt.x.n && pt.y.n) {
                 pos_err += CUBIC_K2 * (pt.dx + pt.dy) * (pt.dx + pt.dy) * plane_max(plane, HW);
             }
+            /* caps: no position in the box moves the value further than value_reach; the
+               ambiguity covers the rest of that reach beyond the position term */
+            const double reach = (pos_err > 0 || amb || pt.wide) ? value_reach(p, &pt, plane, output[e]) : 0;
+            pos_err = fmin(pos_err, reach);
             for (int a = 0; amb && a < 8; a++) ambig = fmax(ambig, fabs(sample(&alt[a], plane, p->W) - output[e]) + pos_err);
+            if (pt.wide) ambig = fmax(reach - pos_err, 0);
+            if (ambig > 0) ambig = fmin(ambig, fmax(reach - pos_err, 0));
             /* a kernel on another branch rounds that branch's terms: abs_sum and n_terms of
                the largest */
             for (int a = 0; ambig > 0 && a < 8; a++) {
@@ -425,7 +513,7 @@ static void grid_gradient_sums(const ref_grid_sampler_params *p, const point *pt
                                double *pe, double *sum_g)
 {
     const int64_t HW = p->H * p->W, P = p->Ho * p->Wo;
-    const double dx = pt->dx, dy = pt->dy;
+    const double dx = pt->pdx, dy = pt->pdy;
     double abs_x = 0, abs_y = 0, pe_x = 0, pe_y = 0, sg = 0;
     for (int64_t c = 0; c < p->C; c++) {
         const double *plane = input + (n * p->C + c) * HW;
@@ -490,13 +578,39 @@ static void point_setup(const ref_grid_sampler_params *p, const double *g, doubl
     }
 }
 
+/* adds v to every pixel of the rectangle the point's box reaches in one plane of t */
+static void scatter_reach(const ref_grid_sampler_params *p, const point *pt, double *t, double v)
+{
+    const int64_t r0 = (int64_t)fmax(floor(pt->py_lo), 0), r1 = (int64_t)fmin(floor(pt->py_hi) + 1, (double)(p->H - 1));
+    const int64_t c0 = (int64_t)fmax(floor(pt->px_lo), 0), c1 = (int64_t)fmin(floor(pt->px_hi) + 1, (double)(p->W - 1));
+    for (int64_t r = r0; r <= r1; r++)
+        for (int64_t c = c0; c <= c1; c++) t[r * p->W + c] += v;
+}
+
+/* reach[k]: the most the position can move grid gradient component k from its value gg[k] */
+static void grid_reach(const ref_grid_sampler_params *p, const point *pt, const double *grad_output,
+                       const double *input, int64_t n, int64_t q, const double gg[2], double reach[2])
+{
+    const int64_t HW = p->H * p->W, P = p->Ho * p->Wo;
+    double r = 0;
+    for (int64_t c = 0; c < p->C; c++)
+        r += fabs(grad_output[(n * p->C + c) * P + q]) * slope_reach(p, pt, input + (n * p->C + c) * HW);
+    const double mx = p->align_corners ? (double)(p->W - 1) / 2.0 : (double)p->W / 2.0;
+    const double my = p->align_corners ? (double)(p->H - 1) / 2.0 : (double)p->H / 2.0;
+    reach[0] = isnan(r) ? INFINITY : mx * r + fabs(gg[0]);
+    reach[1] = isnan(r) ? INFINITY : my * r + fabs(gg[1]);
+}
+
 /* input_grad of point (n, q) on channels [c0, c1): every in-bounds tap receives g * w_y * w_x */
 static void input_grad_point(const ref_grid_sampler_params *p, const point_work *w, const double *grad_output,
                              int64_t n, int64_t q, int64_t c0, int64_t c1, double *input_grad, const ref_bounds *bi)
 {
     const int64_t HW = p->H * p->W, P = p->Ho * p->Wo;
     const point *pt = &w->pt;
-    const double dx = pt->dx, dy = pt->dy, k2 = p->interpolation_mode == 2 ? CUBIC_K2 : 0;
+    const double dx = pt->pdx, dy = pt->pdy, k2 = p->interpolation_mode == 2 ? CUBIC_K2 : 0;
+    /* a weight product stays in [0, 1] (bilinear) or [-1/9, 1] (bicubic) wherever the point
+       moves: its change, and so a term's position error, is at most that spread times |g| */
+    const double w_spread = p->interpolation_mode == 2 ? CUBIC_W_SPREAD : 1.0;
     for (int64_t c = c0; c < c1; c++) {
         const int64_t plane = (n * p->C + c) * HW;
         const double go = grad_output[(n * p->C + c) * P + q];
@@ -506,14 +620,16 @@ static void input_grad_point(const ref_grid_sampler_params *p, const point_work 
                 input_grad[e] += go * pt->y.w[j] * pt->x.w[i];
                 if (!bi) continue;
                 double ag = fabs(go);
-                double pe = ag * (fabs(pt->x.dw[i]) * (fabs(pt->y.w[j]) + fabs(pt->y.dw[j]) * dy) * dx +
-                                  fabs(pt->x.w[i] * pt->y.dw[j]) * dy + k2 * (dx + dy) * (dx + dy));
+                double pe = ag * fmin(fabs(pt->x.dw[i]) * (fabs(pt->y.w[j]) + fabs(pt->y.dw[j]) * dy) * dx +
+                                      fabs(pt->x.w[i] * pt->y.dw[j]) * dy + k2 * (dx + dy) * (dx + dy), w_spread);
                 if (bi->abs_sum) bi->abs_sum[e] += ag * cross(pt->y.m[j], pt->x.w[i], pt->x.m[i], pt->y.w[j]);
                 if (bi->n_terms) bi->n_terms[e] += 1;
                 if (bi->pos_err) bi->pos_err[e] += pe;
             }
         if (bi && isfinite(go))
             for (int k = 0; k < w->n_extra; k++) bi->pos_err[plane + w->extra_idx[k]] += fabs(go) * w->extra_w[k];
+        /* a wide box: every pixel it reaches may gain or lose a weight of the point */
+        if (bi && bi->ambig && pt->wide) scatter_reach(p, pt, bi->ambig + plane, fabs(go) * w_spread);
         /* a tie of nearest: the pixel another rounding picks may get g instead (each
            pixel reachable within the box gains or loses g once, at most) */
         for (int k = 0; k < w->n_tie && bi && bi->ambig; k++) {
@@ -534,7 +650,7 @@ static void grid_grad_point(const ref_grid_sampler_params *p, const point_work *
 {
     const int64_t P = p->Ho * p->Wo;
     const point *pt = &w->pt;
-    const double dx = pt->dx, dy = pt->dy;
+    const double dx = pt->pdx, dy = pt->pdy;
     double gg[2];
     grid_gradient(p, pt, grad_output, input, n, q, gg);
     grid_grad[(n * P + q) * 2] = gg[0];
@@ -546,14 +662,23 @@ static void grid_grad_point(const ref_grid_sampler_params *p, const point_work *
        |dw_x dw_y| = 1; bicubic adds the remainder of its third derivatives */
     double rem = p->interpolation_mode == 2 ? 2 * CUBIC_K2 * (dx + dy) * (dx + dy) * sum_g : 0;
     double pe[2] = {fabs(pt->x.mult) * (pxy[0] + rem), fabs(pt->y.mult) * (pxy[1] + rem)};
+    /* caps: anywhere in the box the grid gradient of an axis lies within +-M R, M the largest
+       |multiplier| (padding only flips or zeroes it) and R the sum over channels of |g| times the
+       most the value slope can be (slope_reach); a change of it is at most M R + |its value|,
+       position term and ambiguity together */
+    double reach[2];
+    grid_reach(p, pt, grad_output, input, n, q, gg, reach);
+    for (int k = 0; k < 2; k++) pe[k] = fmin(pe[k], reach[k]);
     double nt = (double)(p->C * pt->x.n * pt->y.n) + 1;
     double am[2] = {0, 0}, alt_ax[2] = {0, 0}, alt_nt = 0;
+    /* a wide box: any value of its reach (nearest has no grid gradient) */
+    for (int k = 0; k < 2 && pt->wide && p->interpolation_mode != 1; k++) am[k] = fmax(reach[k] - pe[k], 0);
     for (int a = 0; (w->amb & 2) && a < 8; a++) {
         double ga[2], aa[2];
         grid_gradient(p, &w->alt[a], grad_output, input, n, q, ga);
         grid_gradient_sums(p, &w->alt[a], grad_output, input, n, q, NULL, aa, NULL, NULL);
         for (int k = 0; k < 2; k++) {
-            am[k] = fmax(am[k], fabs(ga[k] - gg[k]) + pe[k]);
+            am[k] = fmax(am[k], fmin(fabs(ga[k] - gg[k]) + pe[k], fmax(reach[k] - pe[k], 0)));
             alt_ax[k] = fmax(alt_ax[k], aa[k]);
         }
         alt_nt = fmax(alt_nt, (double)(p->C * w->alt[a].x.n * w->alt[a].y.n) + 1);

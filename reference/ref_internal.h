@@ -4,6 +4,8 @@
 
 #include "conform_ref.h"
 
+#include <math.h>
+
 /* Where a sample of rule A sits relative to its discontinuities, given the position errors
  * dy, dx of the implementation under test. */
 typedef enum {
@@ -47,13 +49,35 @@ void ref_neighbour_weights(const int64_t ys[2], const int64_t xs[2], const doubl
 void ref_plane_neighbour_pos_err(double *pos_err, int64_t H, int64_t W, double scale, const ref_bilinear *r,
                                  double dy, double dx);
 
-/* Bound on the change of corner weight wy*wx when the sample moves by (dy, dx). */
+/* Bound on the change of corner weight wy*wx when the sample moves by (dy, dx): first order, and
+ * never more than 1, as a bilinear weight lies in [0, 1] wherever the sample moves (the first-order
+ * form grows without bound with the box, e.g. at coordinates near 2^24 where dy passes a pixel). */
 static inline double ref_weight_pos_err(double wy, double wx, double dy, double dx)
 {
-    return (wx + dx) * dy + (wy + dy) * dx;
+    return fmin((wx + dx) * dy + (wy + dy) * dx, 1.0);
 }
 
+/* The values a bilinear sample can take while its position moves within [y - dy, y + dy] x
+ * [x - dx, x + dx]: [*lo, *hi], the range of every tap it can reach (rows floor(y - dy) ..
+ * floor(y + dy) + 1, columns likewise), since its weights are convex. Taps outside the plane are
+ * clamped onto it (clamp = 1, rule A clamps the position) or are 0 (clamp = 0, zero padding: 0 joins
+ * the range). Element (r, c) of the plane is plane[(r W + c) cs]. A box that is not finite reaches
+ * every tap. Bounds every position term of a bilinear sample (the first-order terms grow without
+ * bound with the box; the value cannot leave its taps' range). */
+void ref_tap_range(const double *plane, int64_t H, int64_t W, int64_t cs, double y, double x, double dy, double dx,
+                   int clamp, double *lo, double *hi);
+
+/* hi - lo of ref_tap_range: the most a bilinear sample's position can change its value */
+double ref_tap_spread(const double *plane, int64_t H, int64_t W, int64_t cs, double y, double x, double dy,
+                      double dx, int clamp);
+
 /* ---- the RoIAlign family (roi_align, roi_align_rotated): bins of rule-A samples ------------- */
+
+/* Whether every float32 form of an axis of sample positions start + p bin + (i + 0.5) bin / g computes
+ * each position exactly, where start = c1 s - off and the extent is (c2 + plus) s - off - start (or
+ * c2 s, its clamp 1): see bilinear.c. roi_align passes its corners, roi_align_rotated at angle 0 its
+ * centre and size. */
+int ref_axis_exact(double c1, double c2, double s, double plus, double off, double mag, int64_t pooled, int64_t g);
 
 /* ceil(q) of an adaptive sample count, 0 when q is not finite (nothing can be sampled) */
 int64_t ref_adaptive_count(double q);

@@ -16,39 +16,6 @@ typedef struct {
     ref_count_range cr; /* adaptive sample counts reachable by rounding */
 } roi_geom;
 
-/* the lowest set bit of v (a float32 value or a product of two, exact in double); inf for 0 */
-static double lowest_bit(double v)
-{
-    if (v == 0) return INFINITY;
-    int e;
-    frexp(v, &e);
-    double unit = ldexp(1.0, e - 53);
-    while (fmod(v, 2 * unit) == 0) unit *= 2;
-    return unit;
-}
-
-static int is_pow2(int64_t n) { return n > 0 && (n & (n - 1)) == 0; }
-
-/* Whether every float32 form of spec 1 computes each sample position of an axis exactly: the
- * corners c1 s - off, (c2 + plus) s - off (or c2 s + plus s - off), the extent (or 1), the bin
- * extent / pooled (or extent * (1/pooled)), start + p bin + (i + 0.5) bin / g (any order, FMA or
- * not, bin / g or bin * (1/g)). With pooled and g powers of two (their reciprocals exact) every
- * intermediate is an integer multiple of unit = (the lowest bit of c1 s, c2 s, s, off, 1) / (2
- * pooled g), at most 2 mag + 2 in magnitude (and c2 + 1 a multiple of its own lowest bit): within
- * 2^24 units each is a float32 number, no rounding changes anything. */
-static int axis_exact(double c1, double c2, double s, double plus, double off, double mag, int64_t pooled, int64_t g)
-{
-    if (!isfinite(c1) || !isfinite(c2) || !isfinite(s) || !is_pow2(pooled) || !is_pow2(g)) return 0;
-    double u0 = fmin(fmin(lowest_bit(c1) * lowest_bit(s), lowest_bit(c2) * lowest_bit(s)), 1.0);
-    if (plus != 0) {
-        u0 = fmin(u0, lowest_bit(s));
-        if ((fabs(c2) + 1) / fmin(lowest_bit(c2), 1.0) > 16777216.0) return 0; /* c2 + 1 itself */
-    }
-    if (off != 0) u0 = fmin(u0, off);
-    double unit = u0 / (2.0 * (double)pooled * (double)g);
-    return (2 * mag + 2) / unit <= 16777216.0; /* 2^24 */
-}
-
 static roi_geom roi_geometry(const ref_roi_align_params *p, const double *roi, double pos_rel_err)
 {
     roi_geom g;
@@ -72,8 +39,8 @@ static roi_geom roi_geometry(const ref_roi_align_params *p, const double *roi, d
 
     g.mag_y = fabs(roi[2] * s) + fabs(roi[4] * s) + plus * s + off;
     g.mag_x = fabs(roi[1] * s) + fabs(roi[3] * s) + plus * s + off;
-    g.exact_y = axis_exact(roi[2], roi[4], s, plus, off, g.mag_y, p->pooled_h, g.gh);
-    g.exact_x = axis_exact(roi[1], roi[3], s, plus, off, g.mag_x, p->pooled_w, g.gw);
+    g.exact_y = ref_axis_exact(roi[2], roi[4], s, plus, off, g.mag_y, p->pooled_h, g.gh);
+    g.exact_x = ref_axis_exact(roi[1], roi[3], s, plus, off, g.mag_x, p->pooled_w, g.gw);
     g.cr.gh_lo = g.cr.gh_hi = g.gh;
     g.cr.gw_lo = g.cr.gw_hi = g.gw;
     /* rh/PH carries the rounding of rh: ceil may land on the next integer. Equal corners give

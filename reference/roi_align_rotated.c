@@ -16,6 +16,7 @@ typedef struct {
     double bin_h, bin_w, cos_t, sin_t;
     int64_t gh, gw;         /* samples per bin per axis as the spec computes them */
     double mag_y, mag_x;    /* magnitude behind every sample position (see roi_geometry) */
+    int exact_y, exact_x;   /* angle 0: with gh, gw samples every position of the axis is exact in every float32 form */
     ref_count_range cr; /* adaptive sample counts reachable by rounding */
 } roi_geom;
 
@@ -52,6 +53,15 @@ static roi_geom roi_geometry(const ref_roi_align_rotated_params *p, const double
     if (!ref_is_f32(roi[5]) && isfinite(roi[5])) ext *= 1.0 + fabs(roi[5]);
     g.mag_y = fabs(roi[2] * s) + off + ext;
     g.mag_x = fabs(roi[1] * s) + off + ext;
+    /* At an angle of exactly 0 (either sign, either sense) every float32 evaluation has cos 1 and
+       sin +-0 exactly (cosf, sinf of +-0; a degree conversion keeps 0), so y = yy + Cy and x = xx + Cx:
+       roi_align's axis of start -Hr/2 + Cy (a halving: exact) and extent Hr = h s (or its clamp 1),
+       whose exactness conditions (ref_axis_exact with c1 = cy, c2 = h) then hold as there. A sample
+       exactly on y = -1 or y = H is then inside, not ambiguous. */
+    if (roi[5] == 0) {
+        g.exact_y = ref_axis_exact(roi[2], roi[4], s, 0, off, g.mag_y, p->pooled_h, g.gh);
+        g.exact_x = ref_axis_exact(roi[1], roi[3], s, 0, off, g.mag_x, p->pooled_w, g.gw);
+    }
     g.cr.gh_lo = g.cr.gh_hi = g.gh;
     g.cr.gw_lo = g.cr.gw_hi = g.gw;
     /* h*s (and /PH) is rounded before ceil: the count may land on the next integer. The clamp
@@ -91,7 +101,8 @@ static ref_bin_acc forward_bin(const ref_roi_align_rotated_params *p, const roi_
         for (int64_t ix = 0; ix < gw; ix++) {
             double y, x;
             sample_pos(g, ph, pw, iy, ix, gh, gw, &y, &x);
-            double dy = pos_rel_err * (g->mag_y + fabs(y)), dx = pos_rel_err * (g->mag_x + fabs(x));
+            double dy = g->exact_y && gh == g->gh ? 0.0 : pos_rel_err * (g->mag_y + fabs(y));
+            double dx = g->exact_x && gw == g->gw ? 0.0 : pos_rel_err * (g->mag_x + fabs(x));
             ref_roi_sample_fwd(plane, p->H, p->W, y, x, dy, dx, &a);
         }
     return a;
@@ -158,7 +169,8 @@ static void backward_bin(const ref_roi_align_rotated_params *p, const roi_geom *
         for (int64_t ix = 0; ix < gw; ix++) {
             double y, x;
             sample_pos(g, ph, pw, iy, ix, gh, gw, &y, &x);
-            double dy = pos_rel_err * (g->mag_y + fabs(y)), dx = pos_rel_err * (g->mag_x + fabs(x));
+            double dy = g->exact_y && gh == g->gh ? 0.0 : pos_rel_err * (g->mag_y + fabs(y));
+            double dx = g->exact_x && gw == g->gw ? 0.0 : pos_rel_err * (g->mag_x + fabs(x));
             ref_roi_sample_bwd(o, p->H, p->W, y, x, dy, dx, go, count, as_alternative);
         }
 }

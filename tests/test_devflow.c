@@ -1048,3 +1048,19 @@ Test(devflow, a_bad_runner_record_is_noted_and_ignored, .init = setup, .fini = t
               cJSON_IsString(note) ? note->valuestring : "no note");
     cJSON_Delete(r);
 }
+
+static void linked_record(const char *ex)
+{
+    char p[300];
+    snprintf(p, sizeof p, "%s/runner.json", ex);
+    cr_assert_eq(symlink("/dev/zero", p), 0);
+}
+
+Test(devflow, a_runner_record_that_is_a_link_is_never_followed, .init = setup, .fini = teardown)
+{
+    cJSON *r = judge_spoiled(linked_record, EXIT_OK);
+    const cJSON *note = cJSON_GetObjectItem(cJSON_GetObjectItem(r, "runner"), "note");
+    cr_assert(cJSON_IsString(note) && strstr(note->valuestring, "not a regular file"), "%s",
+              cJSON_IsString(note) ? note->valuestring : "no note");
+    cJSON_Delete(r);
+}

@@ -371,7 +371,7 @@ def npu_deformable_offsets_grad(t, a):
     x, off, g = t["x"], t["offsets"], t["grad"]
     if not bool(torch.isfinite(g).all()):
         raise Skip("a non-finite grad: the one-hot conv this route passes it through spreads it as "
-                   "0 * NaN over each (c, ho, wo) block (npu_routes.md 1.7)")
+                   "0 * NaN over each (c, ho, wo) block (docs/devices.md)")
     N, H, W, C = x.shape
     tail = npu_deform_args(x, off, a, C)
     kh, kw = tail[0]
@@ -429,7 +429,7 @@ def mmcv_why_not():
 
 # mmcv's NPU roi_align_rotated adapter is right (x NHWC, rois [6, n]) only after mmcv commits
 # 6ba6b7e6 (#3238, 2025-02-18) and a5d21aae (2025-03-24), in no release: v2.2.0 passes NCHW and
-# [n, 6] (npu_routes.md 1.3). The version string of a build from main still reads 2.2.0, so the
+# [n, 6] (docs/devices.md). The version string of a build from main still reads 2.2.0, so the
 # user attests the build with --mmcv-from-main.
 MMCV_LAST_WRONG_RELEASE = (2, 2, 0)
 MMCV_FROM_MAIN = False

@@ -86,6 +86,18 @@ int fill_values(tensor_t *t, const cJSON *spec, gsl_rng *rng, const char *what, 
         }
         unsigned long span = (unsigned long)(hi - lo + 1);
         for (int64_t i = 0; i < n; i++) t->data[i] = round_f32(lo + (double)gsl_rng_uniform_int(rng, span ? span : 1));
+    } else if (!strcmp(dist, "log_uniform")) {
+        /* magnitudes log-uniform in [lo, hi], each sign equally likely: values across many binades
+           (grid and roi coordinates up to the int32 limits) */
+        double lo = json_number(spec, "lo", 1.0), hi = json_number(spec, "hi", 1e9);
+        if (!(lo > 0 && hi >= lo && isfinite(hi))) {
+            snprintf(err, errlen, "%s: dist log_uniform needs finite 0 < lo <= hi", what);
+            return -1;
+        }
+        for (int64_t i = 0; i < n; i++) {
+            double m = lo * pow(hi / lo, gsl_rng_uniform(rng));
+            t->data[i] = round_f32(gsl_rng_uniform(rng) < 0.5 ? -m : m);
+        }
     } else if (!strcmp(dist, "const")) {
         double v = json_number(spec, "value", 0.0);
         for (int64_t i = 0; i < n; i++) t->data[i] = round_f32(v);
@@ -93,7 +105,7 @@ int fill_values(tensor_t *t, const cJSON *spec, gsl_rng *rng, const char *what, 
         double s = json_number(spec, "start", 1.0);
         for (int64_t i = 0; i < n; i++) t->data[i] = round_f32(s + (double)i);
     } else {
-        snprintf(err, errlen, "%s: unknown dist '%s' (uniform, normal, int, const, iota, or data)", what, dist);
+        snprintf(err, errlen, "%s: unknown dist '%s' (uniform, normal, int, log_uniform, const, iota, or data)", what, dist);
         return -1;
     }
     double nan_frac = json_number(spec, "nan_frac", 0.0), inf_frac = json_number(spec, "inf_frac", 0.0);

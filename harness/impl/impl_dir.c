@@ -41,13 +41,17 @@ static void read_runner(impl_t *impl)
     char path[700], why[CONFORM_ERR_LEN];
     snprintf(path, sizeof path, "%s/runner.json", impl->path);
     struct stat st;
-    if (stat(path, &st)) {
+    if (lstat(path, &st)) {
         snprintf(impl->dir->runner_note, sizeof impl->dir->runner_note,
                  "no runner.json: the runner that wrote these outputs did not record itself");
         return;
     }
-    cJSON *r = S_ISREG(st.st_mode) ? read_json_file(path, why, sizeof why) : NULL;
-    if (!S_ISREG(st.st_mode)) snprintf(why, sizeof why, "%s: not a regular file", path);
+    /* the runner writes a plain file of a few hundred KiB: no link (it could leave DIR), no FIFO
+       (it could block), nothing that would take the run's memory */
+    const off_t max_bytes = 16 << 20;
+    int ok = S_ISREG(st.st_mode) && st.st_size <= max_bytes;
+    cJSON *r = ok ? read_json_file(path, why, sizeof why) : NULL;
+    if (!ok) snprintf(why, sizeof why, "%s: not a regular file of at most %lld bytes", path, (long long)max_bytes);
     const cJSON *schema = item(r, "schema"), *version = item(r, "schema_version"), *ops = item(r, "ops");
     if (r && !(cJSON_IsString(schema) && !strcmp(schema->valuestring, "conform-runner") && cJSON_IsNumber(version) &&
                version->valueint == 1 && (!ops || cJSON_IsObject(ops)))) {

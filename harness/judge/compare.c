@@ -95,10 +95,23 @@ static void compare_any(const double *ref, const float *got_f32, const double *g
             continue;
         }
         double err = fabs(g - f);
+        /* the error metrics and histograms cover every finite element, ambiguous ones too: an
+           output that differs from the reference never prints 0 (issue 24) */
+        if (err > r->max_abs_err) r->max_abs_err = err;
+        if (f != 0 && err / fabs(f) > r->max_rel_err) r->max_rel_err = err / fabs(f);
+        /* ULPs of the element's scale (its reference, or the magnitude its tolerance is built on
+           when larger): a near-zero result of cancelling terms is measured against the terms, not
+           against itself. A zero scale (or a subnormal one) has no meaningful ULP */
+        double scale = compare_scale(t, i, f);
+        double ulps = scale >= FLT_MIN ? err / ulp_of_dtype(scale, t->dt) : 0.0;
+        if (ulps > r->max_ulp) r->max_ulp = ulps;
+        if (scale >= FLT_MIN) r->hist_ulp[compare_bin(compare_ulp_edges, ulps)]++;
         if (ambig > 0) {
+            /* judged against tol + ambig, and reported apart: count and worst err/(tol + ambig) */
             r->n_ambiguous++;
             double ratio = err == 0 ? 0 : err / (tol + ambig);
             if (ratio > r->ambiguous_max_err_over_tol) r->ambiguous_max_err_over_tol = ratio;
+            r->hist_ratio[compare_bin(compare_ratio_edges, ratio)]++;
             if (err > tol + ambig) {
                 r->n_over++;
                 if (ratio > worst_ratio) {
@@ -110,19 +123,9 @@ static void compare_any(const double *ref, const float *got_f32, const double *g
         }
         if (fabs(f) > tol) ref_clearly_nonzero = 1;
         if (tol > r->max_tol) r->max_tol = tol;
-        if (err > r->max_abs_err) r->max_abs_err = err;
-        if (f != 0 && err / fabs(f) > r->max_rel_err) r->max_rel_err = err / fabs(f);
-        /* ULPs of the element's scale (its reference, or the magnitude its tolerance is built on
-           when larger): a near-zero result of cancelling terms is measured against the terms,
-           not against itself. A zero scale (or a subnormal one) has no meaningful ULP: such
-           elements are judged by err/tol alone */
-        double scale = compare_scale(t, i, f);
-        double ulps = scale >= FLT_MIN ? err / ulp_of_dtype(scale, t->dt) : 0.0;
-        if (ulps > r->max_ulp) r->max_ulp = ulps;
         double ratio = err == 0 ? 0 : (tol > 0 ? err / tol : INFINITY);
         if (ratio > r->max_err_over_tol) r->max_err_over_tol = ratio;
         r->hist_ratio[compare_bin(compare_ratio_edges, ratio)]++;
-        if (scale >= FLT_MIN) r->hist_ulp[compare_bin(compare_ulp_edges, ulps)]++;
         if (err > tol) r->n_over++;
         if (ratio > worst_ratio) {
             worst_ratio = ratio;

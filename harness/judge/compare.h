@@ -29,9 +29,9 @@ typedef struct {
     int64_t n_over;        /* beyond their tolerance (ambiguous ones beyond the widened one) */
     int64_t n_ambiguous;   /* within rounding of a discontinuity of the rule */
     int64_t n_nonfinite_mismatch; /* NaN/Inf on one side only, or different infinities */
-    /* over the non-ambiguous finite elements; max_ulp is |got - ref| in ULPs (of the precision
-       under test) of the element's scale (compare_scale), over elements whose scale is a normal
-       float32 number (the others have no meaningful ULP): */
+    /* over every finite element, ambiguous ones included (max_err_over_tol: the non-ambiguous
+       ones); max_ulp is |got - ref| in ULPs (of the precision under test) of the element's scale
+       (compare_scale), over elements whose scale is a normal float32 number: */
     double max_abs_err, max_rel_err, max_ulp, max_err_over_tol;
     /* over the ambiguous elements, against their widened tolerance: */
     double ambiguous_max_err_over_tol;
@@ -39,7 +39,7 @@ typedef struct {
     double worst_ref, worst_got, worst_tol;
     double max_tol;        /* the largest tolerance applied (non-ambiguous) */
     int all_zero;          /* every got is 0 while some reference element is clearly not */
-    /* histograms over the non-ambiguous finite elements (bin edges: compare_hist_edges) */
+    /* histograms over every finite element, err/tol of an ambiguous one against tol + ambig (bin edges: compare_hist_edges) */
     int64_t hist_ratio[COMPARE_HIST_BINS]; /* err / tol */
     int64_t hist_ulp[COMPARE_HIST_BINS];   /* ULPs of the element's scale (normal ones) */
 } compare_result;

@@ -36,7 +36,16 @@ ZOO_BUG(rr_rois_n6, "roi_align_rotated", "NHWC rois [6,n] read as [n,6]", "RoiAl
 ZOO_BUG(rr_angle_degrees, "roi_align_rotated", "angle read in degrees instead of radians", "detectron2 ROIAlignRotated takes degrees, mmcv and Ascend radians (ops.md 3)")
 ZOO_BUG(rr_coords_f16, "roi_align_rotated", "sample coordinates computed in float16", "float16 kernels that keep positions in the data type (Ascend fp16 paths)")
 
+ZOO_BUG(rr_strict_y_lo, "roi_align_rotated", "window test y > -1 (strict) where rule A has y >= -1", "a one-character variant of rule A's inclusive bounds (issue 24: passed every rotated case before exact positions at angle 0)")
+ZOO_BUG(rr_strict_y_hi, "roi_align_rotated", "window test y < H (strict) where rule A has y <= H", "a one-character variant of rule A's inclusive bounds (issue 24)")
+ZOO_BUG(rr_strict_x_lo, "roi_align_rotated", "window test x > -1 (strict) where rule A has x >= -1", "a one-character variant of rule A's inclusive bounds (issue 24)")
+ZOO_BUG(rr_strict_x_hi, "roi_align_rotated", "window test x < W (strict) where rule A has x <= W", "a one-character variant of rule A's inclusive bounds (issue 24)")
+
 /* roi_align_rotated_grad */
+ZOO_BUG(rg_strict_y_lo, "roi_align_rotated_grad", "window test y > -1 (strict) where rule A has y >= -1", "a one-character variant of rule A's inclusive bounds (issue 24)")
+ZOO_BUG(rg_strict_y_hi, "roi_align_rotated_grad", "window test y < H (strict) where rule A has y <= H", "a one-character variant of rule A's inclusive bounds (issue 24)")
+ZOO_BUG(rg_strict_x_lo, "roi_align_rotated_grad", "window test x > -1 (strict) where rule A has x >= -1", "a one-character variant of rule A's inclusive bounds (issue 24)")
+ZOO_BUG(rg_strict_x_hi, "roi_align_rotated_grad", "window test x < W (strict) where rule A has x <= W", "a one-character variant of rule A's inclusive bounds (issue 24)")
 ZOO_BUG(rg_pooled_swapped, "roi_align_rotated_grad", "pooled_h and pooled_w swapped", "mmcv NPU adapter passes pooled_h and pooled_w swapped to RoiAlignRotatedGrad (ops.md 10, issue 19)")
 ZOO_BUG(rg_nhwc_ignored, "roi_align_rotated_grad", "y_grad written with NCHW strides when data_format is NHWC", "layout handled in the forward and forgotten in the backward")
 ZOO_BUG(rg_batch_rounded_even, "roi_align_rotated_grad", "batch index rounded half to even instead of floored", "the Ascend rotated kernel rounds the batch index half to even (ops.md 3, 10)")
@@ -46,6 +55,7 @@ ZOO_BUG(rg_clockwise_ignored, "roi_align_rotated_grad", "clockwise ignored in th
 ZOO_BUG(gf_align_corners_flipped, "grid_sampler_2d", "align_corners read inverted", "align_corners default changed in PyTorch 1.3; callers and kernels disagree on it")
 ZOO_BUG(gf_padding_swapped, "grid_sampler_2d", "padding modes border and reflection swapped", "padding_mode enum order differs between APIs (aclnn, PyTorch, ONNX strings)")
 ZOO_BUG(gf_reflect_once, "grid_sampler_2d", "reflection folded once instead of repeatedly", "coordinates beyond one span reflected a single time")
+ZOO_BUG(gf_taps_padded_f32, "grid_sampler_2d", "bilinear border and reflection pad the tap indices and weight them by x1 - x, x - x0 of the unpadded float32 coordinate", "float32 weights of an unclipped coordinate: 0 or 2 past 2^24, values outside the plane's range (issue 24)")
 ZOO_BUG(gf_nearest_half_away, "grid_sampler_2d", "nearest rounds half away from zero instead of half to even", "PyTorch rounds with nearbyint; round() differs on ties")
 
 /* grid_sampler_2d_backward */

@@ -79,10 +79,12 @@ static float at_least_one(float v, int like_fmaxf)
 /* ---- rule A, the RoIAlign bilinear rule (ops.md A) ----------------------------------------- */
 
 /* up to 4 (pixel index, weight) pairs of the sample (y, x) on an H x W plane; 0 when empty */
-static int rule_a(int64_t H, int64_t W, float y, float x, int exclusive_bounds, int64_t h[4], int64_t w[4], float wt[4])
+/* strict: a bit per window bound tested strictly (a bug): 1 y > -1, 2 y < H, 4 x > -1, 8 x < W */
+enum { STRICT_Y_LO = 1, STRICT_Y_HI = 2, STRICT_X_LO = 4, STRICT_X_HI = 8, STRICT_ALL = 15 };
+static int rule_a(int64_t H, int64_t W, float y, float x, int strict, int64_t h[4], int64_t w[4], float wt[4])
 {
-    int inside = exclusive_bounds ? (y > -1.0f && y < (float)H && x > -1.0f && x < (float)W)
-                                  : (y >= -1.0f && y <= (float)H && x >= -1.0f && x <= (float)W);
+    int inside = ((strict & STRICT_Y_LO) ? y > -1.0f : y >= -1.0f) && ((strict & STRICT_Y_HI) ? y < (float)H : y <= (float)H) &&
+                 ((strict & STRICT_X_LO) ? x > -1.0f : x >= -1.0f) && ((strict & STRICT_X_HI) ? x < (float)W : x <= (float)W);
     if (!inside) return 0;
     if (y <= 0) y = 0;
     if (x <= 0) x = 0;
@@ -148,7 +150,7 @@ static void roi_align(const roi_params *p, const float *rois, const float *in, f
                             float x = sx + (float)pw * bin_w + ((float)ix + 0.5f) * bin_w / (float)gw;
                             int64_t hh[4], ww[4];
                             float wt[4];
-                            int n = rule_a(p->H, p->W, y, x, BUG(ra_bounds_exclusive) && fwd, hh, ww, wt);
+                            int n = rule_a(p->H, p->W, y, x, BUG(ra_bounds_exclusive) && fwd ? STRICT_ALL : 0, hh, ww, wt);
                             for (int t = 0; t < n; t++) {
                                 int64_t at = plane + hh[t] * p->W + ww[t];
                                 if (fwd) acc += wt[t] * in[at];
@@ -218,6 +220,15 @@ static float roi_field(const rot_params *p, const float *rois, int64_t r, int f)
 
 static float f16_if(int bug, float v) { return bug ? to_half(v) : v; }
 
+/* the window bounds a rotated bug tests strictly, forward or backward */
+static int rotated_strict(int fwd)
+{
+    if (fwd) return (BUG(rr_strict_y_lo) ? STRICT_Y_LO : 0) | (BUG(rr_strict_y_hi) ? STRICT_Y_HI : 0) |
+                    (BUG(rr_strict_x_lo) ? STRICT_X_LO : 0) | (BUG(rr_strict_x_hi) ? STRICT_X_HI : 0);
+    return (BUG(rg_strict_y_lo) ? STRICT_Y_LO : 0) | (BUG(rg_strict_y_hi) ? STRICT_Y_HI : 0) |
+           (BUG(rg_strict_x_lo) ? STRICT_X_LO : 0) | (BUG(rg_strict_x_hi) ? STRICT_X_HI : 0);
+}
+
 static void roi_align_rotated(const rot_params *p, const float *rois, const float *x, float *y, const float *x_grad,
                               float *y_grad)
 {
@@ -255,7 +266,7 @@ static void roi_align_rotated(const rot_params *p, const float *rois, const floa
                             float sy = f16_if(half, yy * ct - xx * st + cy), sx = f16_if(half, yy * st + xx * ct + cx);
                             int64_t hh[4], ww[4];
                             float wt[4];
-                            int n = rule_a(p->H, p->W, sy, sx, 0, hh, ww, wt);
+                            int n = rule_a(p->H, p->W, sy, sx, rotated_strict(fwd), hh, ww, wt);
                             for (int t = 0; t < n; t++) {
                                 int64_t at = feature_at(p, b, c, hh[t], ww[t]);
                                 if (fwd) acc += wt[t] * x[at];
@@ -469,6 +480,25 @@ static void gs_bicubic(const gs_params *p, int64_t n, int64_t h, int64_t w, floa
     }
 }
 
+/* A bug: the padding applied to the two taps' indices, not to the coordinate, and the weights
+ * x1 - x, x - x0 taken from the unpadded float32 coordinate. Border gives the same values while
+ * x has a fraction; past 2^24 floorf(x) + 1 rounds to x or x + 2 and the weights to 0 or 2. */
+static void gs_bilinear_taps_padded(const gs_params *p, int64_t n, int64_t h, int64_t w, float ix, float iy, gs_point *q)
+{
+    float fx = floorf(ix), fy = floorf(iy), x1 = fx + 1, y1 = fy + 1, d;
+    float wx[2] = {x1 - ix, ix - fx}, wy[2] = {y1 - iy, iy - fy};
+    int64_t tx[2] = {(int64_t)pad_coord(p, fx, p->W, &d), (int64_t)pad_coord(p, x1, p->W, &d)};
+    int64_t ty[2] = {(int64_t)pad_coord(p, fy, p->H, &d), (int64_t)pad_coord(p, y1, p->H, &d)};
+    for (int64_t c = 0; c < p->C; c++) {
+        const float *plane = q->input + (n * p->C + c) * p->H * p->W;
+        float acc = 0;
+        for (int j = 0; j < 2; j++)
+            for (int i = 0; i < 2; i++)
+                if (inside(tx[i], p->W) && inside(ty[j], p->H)) acc += wy[j] * wx[i] * plane[ty[j] * p->W + tx[i]];
+        q->output[((n * p->C + c) * p->Ho + h) * p->Wo + w] = acc;
+    }
+}
+
 static void grid_sampler(const gs_params *p, const float *grid, gs_point *q, float *grid_grad)
 {
     for (int64_t n = 0; n < p->N; n++)
@@ -481,6 +511,10 @@ static void grid_sampler(const gs_params *p, const float *grid, gs_point *q, flo
                     gs_bicubic(p, n, h, w, ix, iy, q);
                 } else {
                     float dx, dy;
+                    if (BUG(gf_taps_padded_f32) && !p->backward && p->interp == 0 && p->pad) {
+                        gs_bilinear_taps_padded(p, n, h, w, ix, iy, q);
+                        continue;
+                    }
                     ix = pad_coord(p, ix, p->W, &dx);
                     iy = pad_coord(p, iy, p->H, &dy);
                     q->mx *= dx;

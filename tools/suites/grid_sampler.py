@@ -114,6 +114,17 @@ def edge_cases():
     # even (no ambiguity); without, the ties of -1 and 1 are (special_points_pow2 has the others)
     out += both("special_points_exact_ties", [1, 3, 9, 5], 6, 6, {}, {"special_frac": 1.0},
                 grid={"interpolation_mode": [1], "padding_mode": [0, 1], "align_corners": [False, True]})
+    # large finite coordinates (issue 24): |pixel coordinate| from 1e2 to 1e9 (a plane of 8 pixels
+    # maps grid g to about 4 g) and 2^23 .. 2^26 around 2^24, where a float32 coordinate has no
+    # fraction left; a quarter special points so one axis often stays on the plane. Values 1..20:
+    # border and reflection must give values of that range, a kernel that weights its taps with
+    # unclipped float32 distances does not
+    big = {"dist": "log_uniform", "lo": 25, "hi": 2.5e8, "special_frac": 0.25}
+    out += both("huge_coords", [1, 2, 7, 8], 6, 6, {}, big, values={"dist": "uniform", "lo": 1, "hi": 20},
+                grid=ALL_MODES)
+    near24 = {"dist": "log_uniform", "lo": 2.0 ** 21, "hi": 2.0 ** 24, "special_frac": 0.25}
+    out += both("coords_2p24", [1, 2, 8, 8], 6, 6, {}, near24, values={"dist": "uniform", "lo": 1, "hi": 20},
+                grid=ALL_MODES)
     # NaN and infinite grid entries: the -100 rule of spec 7.2 (nothing sampled, gradient 0)
     out += both("nonfinite_grid", [1, 3, 6, 7], 5, 5, {}, {"lo": -1.5, "hi": 1.5, "nan_frac": 0.15, "inf_frac": 0.15},
                 grid=ALL_MODES)

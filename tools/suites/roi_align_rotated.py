@@ -110,6 +110,32 @@ def random_cases(repeat):
 
 
 # ---- edge cases ---------------------------------------------------------------------------------
+# Rois at an angle of exactly 0 (and -0) whose samples lie exactly on y = -1, y = H, x = -1 and
+# x = W of an 8 x 8 plane: one sample per bin of 2 x 2 bins, size 4 (bins 2), so the samples sit at
+# centre -1 and +1. Every float32 form computes these positions exactly: they are inside (rule A
+# is inclusive), and a kernel with a strict window test (any one of its four bounds) must fail.
+WINDOW_LINE_ROIS = [[0, 0, 0, 4, 4, 0], [0, 9, 9, 4, 4, 0], [0, 0, 9, 4, 4, -0.0], [0, 9, 0, 4, 4, 0],
+                    [0, 4, 0, 4, 4, 0], [0, 4, 9, 4, 4, -0.0], [0, 0, 4, 4, 4, 0], [0, 9, 4, 4, 4, 0]]
+
+
+def samples_on_window_lines():
+    out = []
+    for aligned in (False, True):
+        shift = 0.5 if aligned else 0.0  # aligned moves the centre by -0.5: the same positions
+        rois = [[r[0], r[1] + shift, r[2] + shift] + r[3:] for r in WINDOW_LINE_ROIS]
+        attrs = {"spatial_scale": 1.0, "sampling_ratio": 1, "aligned": aligned}
+        tag = "samples_on_window_lines" + ("_aligned" if aligned else "")
+        for fmt in ("NCHW", "NHWC"):
+            data = [list(col) for col in zip(*rois)] if fmt == "NHWC" else rois
+            sfx = "" if fmt == "NCHW" else "_nhwc"
+            vals = {"dist": "uniform", "lo": 1, "hi": 20}
+            out.append(rot_fwd("rot_fwd_" + tag + sfx, [1, 3, 8, 8], len(rois), dict(attrs, pooled_h=2, pooled_w=2),
+                               {"rois": {"data": data}, "x": vals}, {"clockwise": [False, True]}, fmt=fmt))
+            out.append(rot_grad("rot_grad_" + tag + sfx, [1, 3, 8, 8], len(rois), 2, 2, attrs,
+                                {"rois": {"data": data}, "x_grad": vals}, {"clockwise": [False, True]}, fmt=fmt))
+    return out
+
+
 def edge_cases():
     out = []
     base = {"spatial_scale": 0.25}
@@ -119,6 +145,7 @@ def edge_cases():
                 grid={"aligned": [True, False], "clockwise": [True, False]})
     out += both("angles_beyond_2pi", [1, 4, 12, 12], 12, 2, 2, base, {"angle": [-25, 25], "size": [4, 40]},
                 grid={"sampling_ratio": [0, 2]})
+    out += samples_on_window_lines()
     # empty tensors: no rois, no channels, no images
     out += both("empty_rois", [2, 4, 8, 8], 0, 2, 2, base)
     out += both("empty_channels", [2, 0, 8, 8], 5, 2, 2, base)

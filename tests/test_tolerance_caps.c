@@ -1,0 +1,122 @@
+/* Property tests of issue 24: no tolerance term wider than what it stands for. Random inputs with
+ * extreme but finite coordinates (up to 1e9, around 2^24, near the int32 limits, both signs) on
+ * planes of known range [1, 20]: every element's tol + ambig stays below the range its value can
+ * reach, so an output moved by that range fails. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdlib.h>
+
+#include "compare.h"
+#include "conform_ref.h"
+#include "op.h"
+#include "ref_check.h"
+
+#define PLANE_LO 1.0
+#define PLANE_HI 20.0
+
+static double uniform(unsigned *s) { return (double)rand_r(s) / ((double)RAND_MAX + 1.0); }
+
+/* an extreme pixel coordinate: 1e2 .. 1e9 log-uniform, 2^23 .. 2^26, or within 2^8 of +-2^31 */
+static double extreme(unsigned *s)
+{
+    double m;
+    switch (rand_r(s) % 3) {
+    case 0: m = 1e2 * pow(1e7, uniform(s)); break;
+    case 1: m = ldexp(1.0, 23) * pow(8.0, uniform(s)); break;
+    default: m = 2147483648.0 - 256.0 * uniform(s); break;
+    }
+    return (double)(float)(rand_r(s) % 2 ? m : -m);
+}
+
+static double *plane_values(int64_t n, unsigned *s)
+{
+    double *x = malloc(sizeof(double) * (size_t)n);
+    for (int64_t i = 0; i < n; i++) x[i] = (double)(float)(PLANE_LO + (PLANE_HI - PLANE_LO) * uniform(s));
+    return x;
+}
+
+/* every element: tol + ambig < reach[i] (or reach), and ref moved by it (away from 0) fails */
+static void assert_below_reach(const op_desc *op, int out, const double *ref, const ref_bounds *b, int64_t n,
+                               const double *reach_each, double reach, const char *what)
+{
+    tol_inputs t = {DTYPE_FLOAT32, &op->tol[out], b->abs_sum, b->n_terms, b->pos_err, b->ambig};
+    float *moved = malloc(sizeof(float) * (size_t)n);
+    for (int64_t i = 0; i < n; i++) {
+        double ambig, tol = compare_tolerance(&t, i, &ambig), r = reach_each ? reach_each[i] : reach;
+        cr_assert(tol + ambig < r, "%s element %lld: tol %.6g + ambig %.6g reaches the range %.6g (ref %.6g)", what,
+                  (long long)i, tol, ambig, r, ref[i]);
+        moved[i] = (float)(ref[i] + (ref[i] > 0 ? r : -r) * 1.0000002);
+    }
+    compare_result cr;
+    compare_f32(ref, moved, n, &t, &cr);
+    cr_assert_eq(cr.n_over, n, "%s: %lld of %lld elements moved by their reach pass", what, (long long)(n - cr.n_over),
+                 (long long)n);
+    free(moved);
+}
+
+/* the grid sampler at extreme coordinates: forward values, and the backward's grid gradient */
+static int64_t grid_property(int backward)
+{
+    const op_desc *op = op_find(backward ? "grid_sampler_2d_backward" : "grid_sampler_2d");
+    unsigned seed = 24;
+    int64_t total = 0;
+    for (int im = 0; im < 3; im++)
+        for (int pad = 0; pad < 3; pad++)
+            for (int ac = 0; ac < 2; ac++) {
+                if (backward && im == 1) continue; /* nearest has no grid gradient */
+                ref_grid_sampler_params p = {1, 2, 7, 9, 100, 100, im, pad, ac, {1, 1}};
+                const int64_t np = p.Ho * p.Wo, n = p.C * np;
+                double *x = plane_values(p.C * p.H * p.W, &seed), *grid = malloc(sizeof(double) * (size_t)(2 * np));
+                double *go = plane_values(n, &seed);
+                for (int64_t k = 0; k < 2 * np; k++) {
+                    /* one axis in four stays on the plane, so the other's extreme coordinate shows */
+                    double S = k % 2 ? (double)p.H : (double)p.W;
+                    grid[k] = rand_r(&seed) % 4 == 0 ? (double)(float)(2.4 * uniform(&seed) - 1.2)
+                                                     : (double)(float)(extreme(&seed) * 2.0 / S);
+                }
+                char what[64];
+                snprintf(what, sizeof what, "grid %s mode %d pad %d ac %d", backward ? "grid_grad" : "output", im, pad, ac);
+                if (!backward) {
+                    double *y = malloc(sizeof(double) * (size_t)n);
+                    ref_bounds b = bounds_alloc(op->tol[0].k_pos * CONFORM_U_F32, n);
+                    f64_grid_sampler_2d_fwd__ref(&p, x, grid, y, &b);
+                    /* bilinear, nearest: convex in the taps, within [0, 20]; bicubic: within
+                       (11/8)^2 times half the spread 20 of the middle */
+                    assert_below_reach(op, 0, y, &b, n, NULL, im == 2 ? 1.890625 * 20 : PLANE_HI, what);
+                    bounds_free(&b);
+                    free(y);
+                    total += n;
+                } else {
+                    double *ig = malloc(sizeof(double) * (size_t)(p.C * p.H * p.W)), *gg = malloc(sizeof(double) * (size_t)(2 * np));
+                    double *reach = malloc(sizeof(double) * (size_t)(2 * np));
+                    ref_bounds b[2] = {bounds_alloc(op->tol[0].k_pos * CONFORM_U_F32, p.C * p.H * p.W),
+                                       bounds_alloc(op->tol[1].k_pos * CONFORM_U_F32, 2 * np)};
+                    f64_grid_sampler_2d_bwd__ref(&p, go, x, grid, ig, gg, b);
+                    /* a grid gradient component lies within +-M sum_c |g_c| k 20 anywhere (M the
+                       coordinate multiplier, k the slope bound: 1 bilinear, 3/2 * 11/8 bicubic) */
+                    const double k = im == 2 ? 1.5 * 1.375 : 1.0;
+                    for (int64_t q = 0; q < np; q++) {
+                        double sg = 0;
+                        for (int64_t c = 0; c < p.C; c++) sg += fabs(go[c * np + q]);
+                        reach[2 * q] = 2 * (ac ? (p.W - 1) / 2.0 : p.W / 2.0) * sg * k * PLANE_HI;
+                        reach[2 * q + 1] = 2 * (ac ? (p.H - 1) / 2.0 : p.H / 2.0) * sg * k * PLANE_HI;
+                    }
+                    assert_below_reach(op, 1, gg, &b[1], 2 * np, reach, 0, what);
+                    bounds_free(&b[0]); bounds_free(&b[1]);
+                    free(ig); free(gg); free(reach);
+                    total += 2 * np;
+                }
+                free(x); free(grid); free(go);
+            }
+    return total;
+}
+
+Test(tolerance_caps, grid_sampler_values_at_extreme_coordinates_stay_within_the_plane_range)
+{
+    cr_assert_geq(grid_property(0), 100000);
+}
+
+Test(tolerance_caps, grid_sampler_grid_gradients_at_extreme_coordinates_stay_within_their_reach)
+{
+    cr_assert_geq(grid_property(1), 100000);
+}
