@@ -371,7 +371,13 @@ static void slopes(const double *plane, int64_t H, int64_t W, int64_t y0, int64_
     *sx = mx;
 }
 
-/* Second-order remainder constant of the cubic weights: |c''| <= 4.5 per tap, four taps */
+/* Second-order remainder constant of the cubic weights (A = -0.75). Per axis, |W''| is at most 4.5
+ * on the two inner taps (|7.5 t - 4.5| on [0, 1]) and 3 on the outer two (|4.5 t - 7.5| on [1, 2]),
+ * so sum |W''| <= 15 (not 4 x 4.5: the outer taps bend less); sum |W| <= 1.375 (at t = 1/2) and
+ * sum |W'| <= 2 (1.35 + 0.75) = 4.2. The 2-D Taylor remainder for position errors dx, dy is then
+ * 1/2 (15 * 1.375 dx^2 + 2 * 4.2^2 dx dy + 15 * 1.375 dy^2) <= 10.4 (dx + dy)^2 times the largest
+ * |value|: 20 holds it with a factor 2 to spare. (The gradients below also use it for
+ * third-derivative remainders, where |W'''| <= 7.5; that use is not derived here.) */
 #define CUBIC_K2 20.0
 
 /* ---- forward ------------------------------------------------------------------------------------ */
