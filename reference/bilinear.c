@@ -225,7 +225,9 @@ static void axis_reach(double v, double d, int64_t n, int clamped, int64_t *a, i
     if (!isfinite(lo) || !isfinite(hi)) { lo = -1; hi = (double)n; } /* any tap */
     *out = lo < 0 || hi > (double)(n - 1);
     if (clamped) { lo = clamp(lo, 0, (double)(n - 1)); hi = clamp(hi, 0, (double)(n - 1)); }
-    else { lo = fmax(lo, 0); hi = fmin(hi, (double)(n - 1)); }
+    /* a box wholly beyond one side reaches no tap (a > b); kept within [-1, n] so the casts below
+       stay defined for positions of any size */
+    else { lo = clamp(lo, 0, (double)n); hi = clamp(hi, -1, (double)(n - 1)); }
     *a = (int64_t)lo;
     *b = (int64_t)hi;
 }
