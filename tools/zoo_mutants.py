@@ -547,14 +547,17 @@ def replay(args, m, obj, out, objs, op):
             return None, None, "link: " + first_error(p.stderr)
     path = os.path.join(out, "calls", op + ".bin")
     try:
-        p = subprocess.run([exe, path, str(args.timeout)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        p = subprocess.run([exe, path, str(args.timeout)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                            timeout=60 * args.timeout)
-        rc, text = p.returncode, p.stdout
+        rc, text = p.returncode, p.stdout.decode(errors="replace")
     except subprocess.TimeoutExpired as e:
-        rc, text = "hung", (e.stdout or b"").decode() if isinstance(e.stdout, bytes) else (e.stdout or "")
-    changed, done = {}, -1
+        rc, text = "hung", (e.stdout or b"").decode(errors="replace")
+    changed, done, garbled = {}, -1, False
     for line in text.splitlines():
         f = line.split()
+        if len(f) < 5 or not f[0].isdigit() or (f[2] != "status" and len(f) != 8):
+            garbled = True  # a line the mutant garbled (it overwrote the record): conform judges every case
+            continue
         k = int(f[0])
         done = max(done, k)
         if f[2] == "status":
@@ -563,6 +566,8 @@ def replay(args, m, obj, out, objs, op):
             old = changed.get(k, (k, 0, 0.0, 0.0))
             d = float(f[5])
             changed[k] = (k, old[1] + int(f[4]) + int(f[7]), max(old[2], d) if old[2] != "inf" else "inf", max(old[3], float(f[6])))
+    if garbled:
+        return sorted(changed.values()), -1, "garbled the replay's output"
     if rc == 0:
         return sorted(changed.values()), None, None
     how = "hung" if rc == "hung" else "timeout" if rc == -14 else f"signal {-rc}" if rc < 0 else f"exit {rc}"
@@ -600,8 +605,8 @@ def judge_op(args, m, obj, out, objs, op, ids, not_failures):
         r["error"] = how
         return r
     if crashed is not None:
-        r["replay"] = f"call {crashed} ({ids[crashed] if crashed < len(ids) else '?'}) {how}"
-    suspects = ([crashed] if crashed is not None and crashed < len(ids) else []) + [c[0] for c in changed]
+        r["replay"] = f"call {crashed} ({ids[crashed] if 0 <= crashed < len(ids) else '?'}) {how}"
+    suspects = ([crashed] if crashed is not None and 0 <= crashed < len(ids) else []) + [c[0] for c in changed]
     if not suspects and crashed is None:
         return r  # every output bitwise the bug-free build's: conform's verdict is the bug-free build's (passed)
     so = os.path.join(out, m["hash"] + ".so")
@@ -630,6 +635,12 @@ def measure(args, src, mutants, not_failures, ops):
     results = {}
 
     def one(m):
+        try:
+            return one_mutant(m)
+        except Exception as e:  # noqa: BLE001 -- one mutant's trouble is reported, never the run's end
+            return m["id"], {"build": "ok", "ops": {op: {"error": f"zoo_mutants: {type(e).__name__}: {e}"} for op in m["ops"]}}
+
+    def one_mutant(m):
         t0 = time.time()
         state, what = build_mutant(src, m, out, objs)
         r = {"build": state}
@@ -650,6 +661,7 @@ def measure(args, src, mutants, not_failures, ops):
             done += 1
             if done % 100 == 0 or done == len(mutants):
                 print(f"zoo_mutants: {done} of {len(mutants)} measured", flush=True)
+                write(os.path.join(out, "partial.json"), json.dumps(results) + "\n")
     return results
 
 
