@@ -579,20 +579,11 @@ static void point_setup(const ref_grid_sampler_params *p, const double *g, doubl
 }
 
 /* adds v to every pixel of the rectangle the point's box reaches in one plane of t */
-/* the taps [*a, *b] of an axis of n pixels that [lo, hi] reaches; empty (a > b) when the box lies
-   wholly beyond one side. Kept within [-1, n] so the casts stay defined for any position. */
-static void reach_axis(double lo, double hi, int64_t n, int64_t *a, int64_t *b)
-{
-    double l = floor(lo), h = floor(hi) + 1;
-    *a = (int64_t)(l > 0 ? (l < (double)n ? l : (double)n) : 0);
-    *b = (int64_t)(h < (double)(n - 1) ? (h > -1 ? h : -1) : (double)(n - 1));
-}
-
 static void scatter_reach(const ref_grid_sampler_params *p, const point *pt, double *t, double v)
 {
     int64_t r0, r1, c0, c1;
-    reach_axis(pt->py_lo, pt->py_hi, p->H, &r0, &r1);
-    reach_axis(pt->px_lo, pt->px_hi, p->W, &c0, &c1);
+    ref_clip_taps(floor(pt->py_lo), floor(pt->py_hi) + 1, p->H, &r0, &r1);
+    ref_clip_taps(floor(pt->px_lo), floor(pt->px_hi) + 1, p->W, &c0, &c1);
     for (int64_t r = r0; r <= r1; r++)
         for (int64_t c = c0; c <= c1; c++) t[r * p->W + c] += v;
 }
