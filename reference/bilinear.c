@@ -3,6 +3,8 @@
 #include "ref_internal.h"
 
 #include <math.h>
+#include <stdlib.h>
+#include <string.h>
 
 int ref_bilinear_rule(int64_t H, int64_t W, double y, double x, ref_bilinear *b)
 {
@@ -198,6 +200,68 @@ void ref_roi_sample_bwd(const ref_plane_out *o, int64_t H, int64_t W, double y, 
     }
 }
 
+/* ---- the backward of the RoIAlign family: planes of the gradient, rois in order ---------------- */
+
+typedef struct {
+    const ref_roi_bwd_op *op;
+    const char *geo; /* K geometries of op->geo_size bytes */
+    const double *grad_output;
+    double *grad, *bt[4];
+    int with_bounds;
+    double pre;
+} roi_bwd_ctx;
+
+/* Plane (b, c) of the gradient (zeroed first): the rois of image b in order, so every pixel sums its
+ * terms in the same order whichever thread runs the plane, and however many there are. */
+static void roi_backward_plane(void *ctx, int64_t bc)
+{
+    const roi_bwd_ctx *x = ctx;
+    const ref_roi_bwd_op *op = x->op;
+    const int64_t b = bc / op->C, c = bc % op->C, PH = op->PH, PW = op->PW, HW = op->H * op->W;
+    double *planes[5] = {x->grad, x->bt[0], x->bt[1], x->bt[2], x->bt[3]};
+    for (int t = 0; t < 5; t++)
+        if (planes[t]) {
+            planes[t] += bc * HW;
+            memset(planes[t], 0, sizeof(double) * (size_t)HW);
+        }
+    const ref_plane_out o = {planes[0], planes[1], planes[2], planes[3], planes[4]};
+    for (int64_t k = 0; k < op->K; k++) {
+        const ref_roi_head *g = (const ref_roi_head *)(x->geo + (size_t)k * op->geo_size);
+        if (g->b != b) continue;
+        for (int64_t ph = 0; ph < PH; ph++)
+            for (int64_t pw = 0; pw < PW; pw++) {
+                double go = x->grad_output[((k * op->C + c) * PH + ph) * PW + pw];
+                op->bin(op->op, g, &o, go, ph, pw, g->gh, g->gw, x->pre, 0);
+                if (!x->with_bounds || !ref_counts_ambiguous(&g->cr)) continue;
+                if (!ref_counts_enumerable(&g->cr)) { /* rounding spans many counts */
+                    if (o.ambig) for (int64_t q = 0; q < HW; q++) o.ambig[q] = INFINITY;
+                    continue;
+                }
+                /* any sample count within rounding may be the one used: widen every pixel
+                   either sampling touches by both contributions */
+                for (int64_t gh = g->cr.gh_lo; gh <= g->cr.gh_hi; gh++)
+                    for (int64_t gw = g->cr.gw_lo; gw <= g->cr.gw_hi; gw++)
+                        op->bin(op->op, g, &o, go, ph, pw, gh, gw, x->pre, 1);
+            }
+    }
+}
+
+void ref_roi_backward(const ref_roi_bwd_op *op, const double *grad_output, const double *rois, double *grad,
+                      ref_bounds *bounds)
+{
+    char *geo = malloc(op->geo_size * (size_t)(op->K > 0 ? op->K : 1));
+    if (!geo) { /* out of memory: a reference that cannot run says so loudly */
+        for (int64_t i = 0; i < op->B * op->C * op->H * op->W; i++) grad[i] = NAN;
+        return;
+    }
+    roi_bwd_ctx x = {op, geo, grad_output, grad, {NULL, NULL, NULL, NULL}, bounds != NULL,
+                     bounds ? bounds->pos_rel_err : 0.0};
+    if (bounds) { x.bt[0] = bounds->abs_sum; x.bt[1] = bounds->n_terms; x.bt[2] = bounds->pos_err; x.bt[3] = bounds->ambig; }
+    for (int64_t k = 0; k < op->K; k++) op->geometry(op->op, rois + op->roi_len * k, x.pre, geo + (size_t)k * op->geo_size);
+    ref_parallel_for(op->B * op->C, roi_backward_plane, &x);
+    free(geo);
+}
+
 void ref_roi_element(ref_bin_acc a, int64_t gh, int64_t gw, const ref_count_range *c, ref_bin_fn alt, const void *ctx,
                      double *out, int64_t e, ref_bounds *bounds)
 {
@@ -227,6 +291,12 @@ void ref_roi_element(ref_bin_acc a, int64_t gh, int64_t gw, const ref_count_rang
 
 /* ---- the range a bilinear sample can reach --------------------------------------------------- */
 
+void ref_clip_taps(double first, double last, int64_t n, int64_t *a, int64_t *b)
+{
+    *a = (int64_t)(first > 0 ? (first < (double)n ? first : (double)n) : 0);
+    *b = (int64_t)(last < (double)(n - 1) ? (last > -1 ? last : -1) : (double)(n - 1));
+}
+
 /* the taps [*a, *b] of an axis of n pixels a position in [v - d, v + d] reaches; *out: some tap
    lies outside the plane (clamped onto it when clamp) */
 static void axis_reach(double v, double d, int64_t n, int clamped, int64_t *a, int64_t *b, int *out)
@@ -234,12 +304,12 @@ static void axis_reach(double v, double d, int64_t n, int clamped, int64_t *a, i
     double lo = floor(v - d), hi = floor(v + d) + 1;
     if (!isfinite(lo) || !isfinite(hi)) { lo = -1; hi = (double)n; } /* any tap */
     *out = lo < 0 || hi > (double)(n - 1);
-    if (clamped) { lo = clamp(lo, 0, (double)(n - 1)); hi = clamp(hi, 0, (double)(n - 1)); }
-    /* a box wholly beyond one side reaches no tap (a > b); kept within [-1, n] so the casts below
-       stay defined for positions of any size */
-    else { lo = clamp(lo, 0, (double)n); hi = clamp(hi, -1, (double)(n - 1)); }
-    *a = (int64_t)lo;
-    *b = (int64_t)hi;
+    if (clamped) {
+        *a = (int64_t)clamp(lo, 0, (double)(n - 1));
+        *b = (int64_t)clamp(hi, 0, (double)(n - 1));
+    } else {
+        ref_clip_taps(lo, hi, n, a, b);
+    }
 }
 
 void ref_tap_range(const double *plane, int64_t H, int64_t W, int64_t cs, double y, double x, double dy, double dx,

@@ -390,6 +390,45 @@ typedef struct {
     ref_bounds *bounds;
 } fwd_ctx;
 
+/* The bounds of output element e = value of point pt in one plane (alt: the box's corners and
+ * edge midpoints, set when amb or the box is wide) */
+static void forward_bounds(const ref_grid_sampler_params *p, const point *pt, const point alt[8], int amb,
+                           const double *plane, double value, int64_t e, ref_bounds *bounds)
+{
+    const int64_t HW = p->H * p->W;
+    double abs_sum = sample_abs_sum(pt, plane, p->W), n_terms = (double)(pt->x.n * pt->y.n);
+    double pos_err = 0, ambig = 0;
+    for (int j = 0; p->interpolation_mode == 2 && j < pt->y.n; j++)
+        for (int i = 0; i < pt->x.n; i++) {
+            double v = fabs(plane[pt->y.idx[j] * p->W + pt->x.idx[i]]);
+            pos_err += v * (fabs(pt->x.dw[i] * pt->y.w[j]) * pt->dx + fabs(pt->x.w[i] * pt->y.dw[j]) * pt->dy);
+        }
+    if (p->interpolation_mode == 0 && (pt->x.n || pt->y.n)) {
+        double sy, sx;
+        slopes(plane, p->H, p->W, pt->y.base, pt->x.base, &sy, &sx);
+        pos_err = ref_value_pos_err(sy, sx, pt->pdy, pt->pdx);
+    } else if (p->interpolation_mode == 2 && pt->x.n && pt->y.n) {
+        pos_err += CUBIC_K2 * (pt->dx + pt->dy) * (pt->dx + pt->dy) * plane_max(plane, HW);
+    }
+    /* caps: no position in the box moves the value further than value_reach; the
+       ambiguity covers the rest of that reach beyond the position term */
+    const double reach = (pos_err > 0 || amb || pt->wide) ? value_reach(p, pt, plane, value) : 0;
+    pos_err = fmin(pos_err, reach);
+    for (int a = 0; amb && a < 8; a++) ambig = fmax(ambig, fabs(sample(&alt[a], plane, p->W) - value) + pos_err);
+    if (pt->wide) ambig = fmax(reach - pos_err, 0);
+    if (ambig > 0) ambig = fmin(ambig, fmax(reach - pos_err, 0));
+    /* a kernel on another branch rounds that branch's terms: abs_sum and n_terms of
+       the largest */
+    for (int a = 0; ambig > 0 && a < 8; a++) {
+        abs_sum = fmax(abs_sum, sample_abs_sum(&alt[a], plane, p->W));
+        n_terms = fmax(n_terms, (double)(alt[a].x.n * alt[a].y.n));
+    }
+    if (bounds->abs_sum) bounds->abs_sum[e] = abs_sum;
+    if (bounds->n_terms) bounds->n_terms[e] = n_terms;
+    if (bounds->pos_err) bounds->pos_err[e] = pos_err;
+    if (bounds->ambig) bounds->ambig[e] = ambig;
+}
+
 /* The points of output row (n, ho), every channel: independent of every other row */
 static void forward_row(void *ctx, int64_t nh)
 {
@@ -410,38 +449,7 @@ static void forward_row(void *ctx, int64_t nh)
             const double *plane = input + (n * p->C + c) * HW;
             const int64_t e = (n * p->C + c) * P + q;
             output[e] = sample(&pt, plane, p->W);
-            if (!bounds) continue;
-            double abs_sum = sample_abs_sum(&pt, plane, p->W), n_terms = (double)(pt.x.n * pt.y.n);
-            double pos_err = 0, ambig = 0;
-            for (int j = 0; p->interpolation_mode == 2 && j < pt.y.n; j++)
-                for (int i = 0; i < pt.x.n; i++) {
-                    double v = fabs(plane[pt.y.idx[j] * p->W + pt.x.idx[i]]);
-                    pos_err += v * (fabs(pt.x.dw[i] * pt.y.w[j]) * pt.dx + fabs(pt.x.w[i] * pt.y.dw[j]) * pt.dy);
-                }
-            if (p->interpolation_mode == 0 && (pt.x.n || pt.y.n)) {
-                double sy, sx;
-                slopes(plane, p->H, p->W, pt.y.base, pt.x.base, &sy, &sx);
-                pos_err = ref_value_pos_err(sy, sx, pt.pdy, pt.pdx);
-            } else if (p->interpolation_mode == 2 && pt.x.n && pt.y.n) {
-                pos_err += CUBIC_K2 * (pt.dx + pt.dy) * (pt.dx + pt.dy) * plane_max(plane, HW);
-            }
-            /* caps: no position in the box moves the value further than value_reach; the
-               ambiguity covers the rest of that reach beyond the position term */
-            const double reach = (pos_err > 0 || amb || pt.wide) ? value_reach(p, &pt, plane, output[e]) : 0;
-            pos_err = fmin(pos_err, reach);
-            for (int a = 0; amb && a < 8; a++) ambig = fmax(ambig, fabs(sample(&alt[a], plane, p->W) - output[e]) + pos_err);
-            if (pt.wide) ambig = fmax(reach - pos_err, 0);
-            if (ambig > 0) ambig = fmin(ambig, fmax(reach - pos_err, 0));
-            /* a kernel on another branch rounds that branch's terms: abs_sum and n_terms of
-               the largest */
-            for (int a = 0; ambig > 0 && a < 8; a++) {
-                abs_sum = fmax(abs_sum, sample_abs_sum(&alt[a], plane, p->W));
-                n_terms = fmax(n_terms, (double)(alt[a].x.n * alt[a].y.n));
-            }
-            if (bounds->abs_sum) bounds->abs_sum[e] = abs_sum;
-            if (bounds->n_terms) bounds->n_terms[e] = n_terms;
-            if (bounds->pos_err) bounds->pos_err[e] = pos_err;
-            if (bounds->ambig) bounds->ambig[e] = ambig;
+            if (bounds) forward_bounds(p, &pt, alt, amb, plane, output[e], e, bounds);
         }
     }
 }
@@ -579,20 +587,11 @@ static void point_setup(const ref_grid_sampler_params *p, const double *g, doubl
 }
 
 /* adds v to every pixel of the rectangle the point's box reaches in one plane of t */
-/* the taps [*a, *b] of an axis of n pixels that [lo, hi] reaches; empty (a > b) when the box lies
-   wholly beyond one side. Kept within [-1, n] so the casts stay defined for any position. */
-static void reach_axis(double lo, double hi, int64_t n, int64_t *a, int64_t *b)
-{
-    double l = floor(lo), h = floor(hi) + 1;
-    *a = (int64_t)(l > 0 ? (l < (double)n ? l : (double)n) : 0);
-    *b = (int64_t)(h < (double)(n - 1) ? (h > -1 ? h : -1) : (double)(n - 1));
-}
-
 static void scatter_reach(const ref_grid_sampler_params *p, const point *pt, double *t, double v)
 {
     int64_t r0, r1, c0, c1;
-    reach_axis(pt->py_lo, pt->py_hi, p->H, &r0, &r1);
-    reach_axis(pt->px_lo, pt->px_hi, p->W, &c0, &c1);
+    ref_clip_taps(floor(pt->py_lo), floor(pt->py_hi) + 1, p->H, &r0, &r1);
+    ref_clip_taps(floor(pt->px_lo), floor(pt->px_hi) + 1, p->W, &c0, &c1);
     for (int64_t r = r0; r <= r1; r++)
         for (int64_t c = c0; c <= c1; c++) t[r * p->W + c] += v;
 }
@@ -611,16 +610,51 @@ static void grid_reach(const ref_grid_sampler_params *p, const point *pt, const 
     reach[1] = isnan(r) ? INFINITY : my * r + fabs(gg[1]);
 }
 
+/* input_grad's bounds of tap (j, i) of the point (element e), which received go * w_y * w_x */
+static void input_grad_tap_bounds(const ref_grid_sampler_params *p, const point *pt, int j, int i, double go, int64_t e,
+                                  const ref_bounds *bi)
+{
+    const double dx = pt->pdx, dy = pt->pdy, k2 = p->interpolation_mode == 2 ? CUBIC_K2 : 0;
+    /* a weight product stays in [0, 1] (bilinear) or [-1/9, 1] (bicubic) wherever the point
+       moves: its change, and so a term's position error, is at most that spread times |g| */
+    const double w_spread = p->interpolation_mode == 2 ? CUBIC_W_SPREAD : 1.0;
+    const double ag = fabs(go);
+    const double pe = ag * fmin(fabs(pt->x.dw[i]) * (fabs(pt->y.w[j]) + fabs(pt->y.dw[j]) * dy) * dx +
+                                fabs(pt->x.w[i] * pt->y.dw[j]) * dy + k2 * (dx + dy) * (dx + dy), w_spread);
+    if (bi->abs_sum) bi->abs_sum[e] += ag * cross(pt->y.m[j], pt->x.w[i], pt->x.m[i], pt->y.w[j]);
+    if (bi->n_terms) bi->n_terms[e] += 1;
+    if (bi->pos_err) bi->pos_err[e] += pe;
+}
+
+/* input_grad's bounds of the point beyond its own taps, in one plane (offset plane) for go: the
+ * taps a float twin may reach, a wide box's reach, and nearest's ties */
+static void input_grad_point_bounds(const ref_grid_sampler_params *p, const point_work *w, int64_t plane, double go,
+                                    const ref_bounds *bi)
+{
+    const point *pt = &w->pt;
+    const double w_spread = p->interpolation_mode == 2 ? CUBIC_W_SPREAD : 1.0;
+    if (isfinite(go))
+        for (int k = 0; k < w->n_extra; k++) bi->pos_err[plane + w->extra_idx[k]] += fabs(go) * w->extra_w[k];
+    /* a wide box: every pixel it reaches may gain or lose a weight of the point */
+    if (bi->ambig && pt->wide) scatter_reach(p, pt, bi->ambig + plane, fabs(go) * w_spread);
+    /* a tie of nearest: the pixel another rounding picks may get g instead (each
+       pixel reachable within the box gains or loses g once, at most) */
+    for (int k = 0; k < w->n_tie && bi->ambig; k++) {
+        const int64_t e = plane + w->tie_pix[k];
+        bi->ambig[e] += fabs(go);
+        /* a gained sample is summed in with the others: its rounding too */
+        if (pt->x.n && pt->y.n && w->tie_pix[k] == pt->y.idx[0] * p->W + pt->x.idx[0]) continue;
+        if (bi->abs_sum) bi->abs_sum[e] += fabs(go);
+        if (bi->n_terms) bi->n_terms[e] += 1;
+    }
+}
+
 /* input_grad of point (n, q) on channels [c0, c1): every in-bounds tap receives g * w_y * w_x */
 static void input_grad_point(const ref_grid_sampler_params *p, const point_work *w, const double *grad_output,
                              int64_t n, int64_t q, int64_t c0, int64_t c1, double *input_grad, const ref_bounds *bi)
 {
     const int64_t HW = p->H * p->W, P = p->Ho * p->Wo;
     const point *pt = &w->pt;
-    const double dx = pt->pdx, dy = pt->pdy, k2 = p->interpolation_mode == 2 ? CUBIC_K2 : 0;
-    /* a weight product stays in [0, 1] (bilinear) or [-1/9, 1] (bicubic) wherever the point
-       moves: its change, and so a term's position error, is at most that spread times |g| */
-    const double w_spread = p->interpolation_mode == 2 ? CUBIC_W_SPREAD : 1.0;
     for (int64_t c = c0; c < c1; c++) {
         const int64_t plane = (n * p->C + c) * HW;
         const double go = grad_output[(n * p->C + c) * P + q];
@@ -628,44 +662,21 @@ static void input_grad_point(const ref_grid_sampler_params *p, const point_work 
             for (int i = 0; i < pt->x.n; i++) {
                 const int64_t e = plane + pt->y.idx[j] * p->W + pt->x.idx[i];
                 input_grad[e] += go * pt->y.w[j] * pt->x.w[i];
-                if (!bi) continue;
-                double ag = fabs(go);
-                double pe = ag * fmin(fabs(pt->x.dw[i]) * (fabs(pt->y.w[j]) + fabs(pt->y.dw[j]) * dy) * dx +
-                                      fabs(pt->x.w[i] * pt->y.dw[j]) * dy + k2 * (dx + dy) * (dx + dy), w_spread);
-                if (bi->abs_sum) bi->abs_sum[e] += ag * cross(pt->y.m[j], pt->x.w[i], pt->x.m[i], pt->y.w[j]);
-                if (bi->n_terms) bi->n_terms[e] += 1;
-                if (bi->pos_err) bi->pos_err[e] += pe;
+                if (bi) input_grad_tap_bounds(p, pt, j, i, go, e, bi);
             }
-        if (bi && isfinite(go))
-            for (int k = 0; k < w->n_extra; k++) bi->pos_err[plane + w->extra_idx[k]] += fabs(go) * w->extra_w[k];
-        /* a wide box: every pixel it reaches may gain or lose a weight of the point */
-        if (bi && bi->ambig && pt->wide) scatter_reach(p, pt, bi->ambig + plane, fabs(go) * w_spread);
-        /* a tie of nearest: the pixel another rounding picks may get g instead (each
-           pixel reachable within the box gains or loses g once, at most) */
-        for (int k = 0; k < w->n_tie && bi && bi->ambig; k++) {
-            const int64_t e = plane + w->tie_pix[k];
-            bi->ambig[e] += fabs(go);
-            /* a gained sample is summed in with the others: its rounding too */
-            if (pt->x.n && pt->y.n && w->tie_pix[k] == pt->y.idx[0] * p->W + pt->x.idx[0]) continue;
-            if (bi->abs_sum) bi->abs_sum[e] += fabs(go);
-            if (bi->n_terms) bi->n_terms[e] += 1;
-        }
+        if (bi) input_grad_point_bounds(p, w, plane, go, bi);
     }
 }
 
-/* grid_grad of point (n, q), a sum over the channels, with its bounds */
-static void grid_grad_point(const ref_grid_sampler_params *p, const point_work *w, const double *grad_output,
-                            const double *input, int64_t n, int64_t q, const double *vmax, double *grid_grad,
-                            const ref_bounds *bg)
+/* grid_grad's bounds of point (n, q), whose value is gg: the position term pe and the
+ * ambiguity am per component, with abs_sum and n_terms of the largest branch where ambiguous */
+static void grid_grad_bounds(const ref_grid_sampler_params *p, const point_work *w, const double *grad_output,
+                             const double *input, int64_t n, int64_t q, const double *vmax, const double gg[2],
+                             const ref_bounds *bg)
 {
     const int64_t P = p->Ho * p->Wo;
     const point *pt = &w->pt;
     const double dx = pt->pdx, dy = pt->pdy;
-    double gg[2];
-    grid_gradient(p, pt, grad_output, input, n, q, gg);
-    grid_grad[(n * P + q) * 2] = gg[0];
-    grid_grad[(n * P + q) * 2 + 1] = gg[1];
-    if (!bg) return;
     double ax[2], pxy[2], sum_g;
     grid_gradient_sums(p, pt, grad_output, input, n, q, vmax, ax, pxy, &sum_g);
     /* bilinear: d gix / d iy = sum of +-v g (and likewise), already in pe_x / pe_y through
@@ -702,6 +713,19 @@ static void grid_grad_point(const ref_grid_sampler_params *p, const point_work *
         if (bg->pos_err) bg->pos_err[e] = pe[k];
         if (bg->ambig) bg->ambig[e] = am[k];
     }
+}
+
+/* grid_grad of point (n, q), a sum over the channels (spec 7: mult_x * gix, mult_y * giy) */
+static void grid_grad_point(const ref_grid_sampler_params *p, const point_work *w, const double *grad_output,
+                            const double *input, int64_t n, int64_t q, const double *vmax, double *grid_grad,
+                            const ref_bounds *bg)
+{
+    const int64_t P = p->Ho * p->Wo;
+    double gg[2];
+    grid_gradient(p, &w->pt, grad_output, input, n, q, gg);
+    grid_grad[(n * P + q) * 2] = gg[0];
+    grid_grad[(n * P + q) * 2 + 1] = gg[1];
+    if (bg) grid_grad_bounds(p, w, grad_output, input, n, q, vmax, gg, bg);
 }
 
 /* The backward's tensors, for one output row (grid_grad) or one block of channels (input_grad) */
