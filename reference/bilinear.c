@@ -312,17 +312,20 @@ static void axis_reach(double v, double d, int64_t n, int clamped, int64_t *a, i
     }
 }
 
-void ref_tap_range(const double *plane, int64_t H, int64_t W, int64_t cs, double y, double x, double dy, double dx,
-                   int clamped, double *lo, double *hi)
+void ref_tap_rect_of(int64_t H, int64_t W, double y, double x, double dy, double dx, int clamped, ref_tap_rect *t)
 {
-    int64_t r0, r1, c0, c1;
     int oy, ox;
-    axis_reach(y, dy, H, clamped, &r0, &r1, &oy);
-    axis_reach(x, dx, W, clamped, &c0, &c1, &ox);
+    axis_reach(y, dy, H, clamped, &t->r0, &t->r1, &oy);
+    axis_reach(x, dx, W, clamped, &t->c0, &t->c1, &ox);
+    t->zero = !clamped && (oy || ox); /* a tap beyond the zero-padded plane */
+}
+
+void ref_tap_rect_range(const double *plane, int64_t W, int64_t cs, const ref_tap_rect *t, double *lo, double *hi)
+{
     double mn = INFINITY, mx = -INFINITY;
-    if (!clamped && (oy || ox)) mn = mx = 0; /* a tap beyond the zero-padded plane */
-    for (int64_t r = r0; r <= r1; r++)
-        for (int64_t c = c0; c <= c1; c++) {
+    if (t->zero) mn = mx = 0;
+    for (int64_t r = t->r0; r <= t->r1; r++)
+        for (int64_t c = t->c0; c <= t->c1; c++) {
             double v = plane[(r * W + c) * cs];
             if (v < mn) mn = v;
             if (v > mx) mx = v;
@@ -331,6 +334,14 @@ void ref_tap_range(const double *plane, int64_t H, int64_t W, int64_t cs, double
     if (mn > mx) mn = mx = 0; /* no tap at all */
     *lo = mn;
     *hi = mx;
+}
+
+void ref_tap_range(const double *plane, int64_t H, int64_t W, int64_t cs, double y, double x, double dy, double dx,
+                   int clamped, double *lo, double *hi)
+{
+    ref_tap_rect t;
+    ref_tap_rect_of(H, W, y, x, dy, dx, clamped, &t);
+    ref_tap_rect_range(plane, W, cs, &t, lo, hi);
 }
 
 double ref_tap_spread(const double *plane, int64_t H, int64_t W, int64_t cs, double y, double x, double dy,

@@ -61,6 +61,14 @@ static inline double ref_weight_pos_err(double wy, double wx, double dy, double 
  * bound with the box; the value cannot leave its taps' range). */
 void ref_tap_range(const double *plane, int64_t H, int64_t W, int64_t cs, double y, double x, double dy, double dx,
                    int clamp, double *lo, double *hi);
+/* ref_tap_range in two steps, for a box used on many planes (channels): the rectangle of taps it
+ * reaches (zero: 0 joins the range), then the range of one plane's taps in it */
+typedef struct {
+    int64_t r0, r1, c0, c1;
+    int zero;
+} ref_tap_rect;
+void ref_tap_rect_of(int64_t H, int64_t W, double y, double x, double dy, double dx, int clamp, ref_tap_rect *t);
+void ref_tap_rect_range(const double *plane, int64_t W, int64_t cs, const ref_tap_rect *t, double *lo, double *hi);
 
 /* The taps [first, last] of an axis (integers, or infinite) clipped to an axis of n pixels: [*a, *b],
  * empty (a > b) when they lie wholly beyond one side, and kept within [-1, n] so the casts stay
