@@ -34,9 +34,11 @@ CFLAGS  = $(BASE_CFLAGS) $(PKG_CFLAGS)
 LDLIBS  = $(PKG_LIBS) -lm -fopenmp $(LDSAN)
 
 REF_SRC  = $(wildcard reference/*.c)
-OPT_SRC  = $(filter-out %__avx2.c %__avx512.c,$(wildcard optimized/*.c))
-AVX2_SRC = $(wildcard optimized/*__avx2.c)
-AVX512_SRC = $(wildcard optimized/*__avx512.c)
+# optimized/: the drivers (one per op family) and isa.c; optimized/ukernels/: the microkernels,
+# <dtype>_<op>[_<dir>]__<isa>.c, each built with its ISA's flags
+OPT_SRC  = $(wildcard optimized/*.c) $(wildcard optimized/ukernels/*__scalar.c)
+AVX2_SRC = $(wildcard optimized/ukernels/*__avx2.c)
+AVX512_SRC = $(wildcard optimized/ukernels/*__avx512.c)
 # what each ISA's microkernels may use, for every build of them (isa.c checks the same at run time)
 AVX2_FLAGS   = -mavx2 -mfma
 AVX512_FLAGS = -mavx512f -mavx512bw -mavx512dq -mavx512vl -mavx512cd -mfma
@@ -81,10 +83,10 @@ APT_INSTALL = tools/apt_install.sh
 deps:
 	@$(APT_INSTALL) required "" $(DEB_PKGS)
 
-$(BUILD)/optimized/%__avx2.o: optimized/%__avx2.c
+$(BUILD)/optimized/ukernels/%__avx2.o: optimized/ukernels/%__avx2.c
 	@mkdir -p $(dir $@)
 	@echo "CC $<"; $(CC) $(CFLAGS) -MMD -MP $(AVX2_FLAGS) -c $< -o $@
-$(BUILD)/optimized/%__avx512.o: optimized/%__avx512.c
+$(BUILD)/optimized/ukernels/%__avx512.o: optimized/ukernels/%__avx512.c
 	@mkdir -p $(dir $@)
 	@echo "CC $<"; $(CC) $(CFLAGS) -MMD -MP $(AVX512_FLAGS) -c $< -o $@
 $(BUILD)/%.o: %.c
@@ -316,10 +318,10 @@ FUZZ_OBJ = $(FUZZ_SRC:%.c=build-fuzz/%.o) $(AVX2_SRC:%.c=build-fuzz/%.o) $(AVX51
 deps-fuzz: deps
 	@$(APT_INSTALL) required "make fuzz" clang libclang-rt-14-dev libomp-14-dev
 
-build-fuzz/optimized/%__avx2.o: optimized/%__avx2.c
+build-fuzz/optimized/ukernels/%__avx2.o: optimized/ukernels/%__avx2.c
 	@mkdir -p $(dir $@)
 	@$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link $(AVX2_FLAGS) -c $< -o $@
-build-fuzz/optimized/%__avx512.o: optimized/%__avx512.c
+build-fuzz/optimized/ukernels/%__avx512.o: optimized/ukernels/%__avx512.c
 	@mkdir -p $(dir $@)
 	@$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link $(AVX512_FLAGS) -c $< -o $@
 build-fuzz/%.o: %.c

@@ -95,7 +95,7 @@ int f32_deformable_offsets_fwd(const f32_deformable_params *p, const float *x, c
                         const float *v[4];
                         for (int c = 0; c < 4; c++)
                             v[c] = s.pix[c] >= 0 ? xn + (size_t)s.pix[c] * C + g * cpg : zero;
-                        kn.deform_gather((size_t)cpg, v, w, dst);
+                        kn.deform_fwd((size_t)cpg, v, w, dst);
                     }
                 }
         }

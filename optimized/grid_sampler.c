@@ -196,7 +196,7 @@ int f32_grid_sampler_2d_fwd(const f32_grid_sampler_params *p, const float *input
                     taps tx, ty;
                     axis_taps(p, g[0], W, cc, &tx);
                     axis_taps(p, g[1], H, W * cc, &ty);
-                    kn.bilerp_bin((size_t)cn, ty.n, ty.off, ty.w, tx.n, tx.off, tx.w, plane, tile + (size_t)w * cc);
+                    kn.bilerp_bin_fwd((size_t)cn, ty.n, ty.off, ty.w, tx.n, tx.off, tx.w, plane, tile + (size_t)w * cc);
                 }
                 kn.transpose((size_t)Wo, (size_t)cn, tile, (size_t)cc, output + (((size_t)n * C + c0) * Ho + h) * Wo, (size_t)P);
             }
@@ -667,7 +667,7 @@ static int fwd_bilinear(const f32_grid_sampler_params *p, const conform_ukernels
                     taps tx, ty; /* a tap outside the plane (or clipped): the general kernel */
                     axis_taps(p, grid_n[2 * q], W, (int64_t)cs, &tx);
                     axis_taps(p, grid_n[2 * q + 1], H, W * (int64_t)cs, &ty);
-                    kn->bilerp_bin(cs, ty.n, ty.off, ty.w, tx.n, tx.off, tx.w, inp, tile + (size_t)j * cs);
+                    kn->bilerp_bin_fwd(cs, ty.n, ty.off, ty.w, tx.n, tx.off, tx.w, inp, tile + (size_t)j * cs);
                 }
                 kn->grid_bilinear_fwd(nf, row, cs, (ptrdiff_t)(W * (int64_t)cs), inp, tile);
                 kn->transpose_stream((size_t)m, cn, tile, cs, out + (size_t)(h0 * Wo), (size_t)P);

@@ -66,8 +66,8 @@ int conform_opt_resolve_isa(const conform_exec *ex, conform_isa *isa)
 }
 
 static const conform_ukernels ukernels_scalar = {
-    .bilerp_bin = f32_bilerp_bin_ukernel__scalar,
-    .bilerp_bin_scatter = f32_bilerp_bin_scatter_ukernel__scalar,
+    .bilerp_bin_fwd = f32_bilerp_bin_fwd_ukernel__scalar,
+    .bilerp_bin_bwd = f32_bilerp_bin_bwd_ukernel__scalar,
     .transpose = f32_transpose_ukernel__scalar,
     .transpose_stream = f32_transpose_stream_ukernel__scalar,
     .transpose_stream_zero = f32_transpose_stream_zero_ukernel__scalar,
@@ -77,13 +77,13 @@ static const conform_ukernels ukernels_scalar = {
     .grid_bilinear_bwd = f32_grid_bilinear_bwd_ukernel__scalar,
     .grid_bilinear_keys = f32_grid_bilinear_keys_ukernel__scalar,
     .grid_bilinear_fwd = f32_grid_bilinear_fwd_ukernel__scalar,
-    .deform_gather = f32_deform_gather_ukernel__scalar,
+    .deform_fwd = f32_deform_fwd_ukernel__scalar,
     .deform_bwd = f32_deform_bwd_ukernel__scalar,
 };
 
 static const conform_ukernels ukernels_avx2 = {
-    .bilerp_bin = f32_bilerp_bin_ukernel__avx2,
-    .bilerp_bin_scatter = f32_bilerp_bin_scatter_ukernel__avx2,
+    .bilerp_bin_fwd = f32_bilerp_bin_fwd_ukernel__avx2,
+    .bilerp_bin_bwd = f32_bilerp_bin_bwd_ukernel__avx2,
     .transpose = f32_transpose_ukernel__avx2,
     .transpose_stream = f32_transpose_stream_ukernel__avx2,
     .transpose_stream_zero = f32_transpose_stream_zero_ukernel__avx2,
@@ -93,13 +93,13 @@ static const conform_ukernels ukernels_avx2 = {
     .grid_bilinear_bwd = f32_grid_bilinear_bwd_ukernel__avx2,
     .grid_bilinear_keys = f32_grid_bilinear_keys_ukernel__avx2,
     .grid_bilinear_fwd = f32_grid_bilinear_fwd_ukernel__avx2,
-    .deform_gather = f32_deform_gather_ukernel__avx2,
+    .deform_fwd = f32_deform_fwd_ukernel__avx2,
     .deform_bwd = f32_deform_bwd_ukernel__avx2,
 };
 
 static const conform_ukernels ukernels_avx512 = {
-    .bilerp_bin = f32_bilerp_bin_ukernel__avx512,
-    .bilerp_bin_scatter = f32_bilerp_bin_scatter_ukernel__avx512,
+    .bilerp_bin_fwd = f32_bilerp_bin_fwd_ukernel__avx512,
+    .bilerp_bin_bwd = f32_bilerp_bin_bwd_ukernel__avx512,
     .transpose = f32_transpose_ukernel__avx512,
     .transpose_stream = f32_transpose_stream_ukernel__avx2, /* likewise */
     .transpose_stream_zero = f32_transpose_stream_zero_ukernel__avx2,
@@ -109,7 +109,7 @@ static const conform_ukernels ukernels_avx512 = {
     .grid_bilinear_bwd = f32_grid_bilinear_bwd_ukernel__avx512,
     .grid_bilinear_keys = f32_grid_bilinear_keys_ukernel__avx512,
     .grid_bilinear_fwd = f32_grid_bilinear_fwd_ukernel__avx512,
-    .deform_gather = f32_deform_gather_ukernel__avx512,
+    .deform_fwd = f32_deform_fwd_ukernel__avx512,
     .deform_bwd = f32_deform_bwd_ukernel__avx512,
 };
 

@@ -1,7 +1,8 @@
 /* Internal declarations of the optimized kernels: ISA resolution and the microkernels.
  *
- * Microkernels follow the XNNPACK naming <dtype>_<what>_ukernel__<isa>; each family has one
- * signature, implemented once per ISA in optimized/<dtype>_<what>__<isa>.c. The __avx2 files are
+ * Microkernels follow the XNNPACK naming <dtype>_<op>[_<dir>]_ukernel__<isa> (dir fwd or bwd where
+ * the kernel serves one direction; layout helpers such as transpose have none); each family has
+ * one signature, implemented once per ISA in optimized/ukernels/<dtype>_<op>[_<dir>]__<isa>.c. The __avx2 files are
  * compiled with -mavx2 -mfma, the __avx512 files with -mavx512f/bw/dq/vl -mfma; nothing outside
  * them may use those instructions. Every kernel handles any channel count (masked tails). */
 #ifndef CONFORM_OPT_INTERNAL_H
@@ -20,32 +21,32 @@ int conform_opt_resolve_isa(const conform_exec *ex, conform_isa *isa);
  *   out[j] = sum_{r < nr} sum_{c < nc} (wy[r] * wx[c]) * in[roff[r] + coff[c] + j],  j < channels
  * (the weight is rounded to float as wy[r] * wx[c]; taps are summed in (r, c) order, one fused
  * multiply-add per tap in the SIMD kernels). nr == 0 or nc == 0 writes zeros. */
-typedef void (*f32_bilerp_bin_fn)(size_t channels, size_t nr, const int64_t *roff, const float *wy,
+typedef void (*f32_bilerp_bin_fwd_fn)(size_t channels, size_t nr, const int64_t *roff, const float *wy,
                                   size_t nc, const int64_t *coff, const float *wx,
                                   const float *in, float *out);
-void f32_bilerp_bin_ukernel__scalar(size_t channels, size_t nr, const int64_t *roff, const float *wy,
+void f32_bilerp_bin_fwd_ukernel__scalar(size_t channels, size_t nr, const int64_t *roff, const float *wy,
                                     size_t nc, const int64_t *coff, const float *wx,
                                     const float *in, float *out);
-void f32_bilerp_bin_ukernel__avx2(size_t channels, size_t nr, const int64_t *roff, const float *wy,
+void f32_bilerp_bin_fwd_ukernel__avx2(size_t channels, size_t nr, const int64_t *roff, const float *wy,
                                   size_t nc, const int64_t *coff, const float *wx,
                                   const float *in, float *out);
-void f32_bilerp_bin_ukernel__avx512(size_t channels, size_t nr, const int64_t *roff, const float *wy,
+void f32_bilerp_bin_fwd_ukernel__avx512(size_t channels, size_t nr, const int64_t *roff, const float *wy,
                                     size_t nc, const int64_t *coff, const float *wx,
                                     const float *in, float *out);
 
-/* Adjoint of f32_bilerp_bin: scatter-add of one bin's gradient vector into an NHWC plane,
+/* Adjoint of f32_bilerp_bin_fwd: scatter-add of one bin's gradient vector into an NHWC plane,
  *   io[roff[r] + coff[c] + j] += (wy[r] * wx[c]) * g[j],  in (r, c) order.
  * The (r, c) taps of one call must address distinct pixels. */
-typedef void (*f32_bilerp_bin_scatter_fn)(size_t channels, size_t nr, const int64_t *roff,
+typedef void (*f32_bilerp_bin_bwd_fn)(size_t channels, size_t nr, const int64_t *roff,
                                           const float *wy, size_t nc, const int64_t *coff,
                                           const float *wx, const float *g, float *io);
-void f32_bilerp_bin_scatter_ukernel__scalar(size_t channels, size_t nr, const int64_t *roff,
+void f32_bilerp_bin_bwd_ukernel__scalar(size_t channels, size_t nr, const int64_t *roff,
                                             const float *wy, size_t nc, const int64_t *coff,
                                             const float *wx, const float *g, float *io);
-void f32_bilerp_bin_scatter_ukernel__avx2(size_t channels, size_t nr, const int64_t *roff,
+void f32_bilerp_bin_bwd_ukernel__avx2(size_t channels, size_t nr, const int64_t *roff,
                                           const float *wy, size_t nc, const int64_t *coff,
                                           const float *wx, const float *g, float *io);
-void f32_bilerp_bin_scatter_ukernel__avx512(size_t channels, size_t nr, const int64_t *roff,
+void f32_bilerp_bin_bwd_ukernel__avx512(size_t channels, size_t nr, const int64_t *roff,
                                             const float *wy, size_t nc, const int64_t *coff,
                                             const float *wx, const float *g, float *io);
 
@@ -70,10 +71,10 @@ extern int64_t conform_opt_roi_align_rotated_chunk;
  * plane point at a zero vector):
  *   out[j] = w[0]*v[0][j] + w[1]*v[1][j] + w[2]*v[2][j] + w[3]*v[3][j],  j < channels
  * (w already holds mask * corner weight; taps added in corner order, FMA in the SIMD kernels). */
-typedef void (*f32_deform_gather_fn)(size_t channels, const float *const *v, const float *w, float *out);
-void f32_deform_gather_ukernel__scalar(size_t channels, const float *const *v, const float *w, float *out);
-void f32_deform_gather_ukernel__avx2(size_t channels, const float *const *v, const float *w, float *out);
-void f32_deform_gather_ukernel__avx512(size_t channels, const float *const *v, const float *w, float *out);
+typedef void (*f32_deform_fwd_fn)(size_t channels, const float *const *v, const float *w, float *out);
+void f32_deform_fwd_ukernel__scalar(size_t channels, const float *const *v, const float *w, float *out);
+void f32_deform_fwd_ukernel__avx2(size_t channels, const float *const *v, const float *w, float *out);
+void f32_deform_fwd_ukernel__avx512(size_t channels, const float *const *v, const float *w, float *out);
 
 /* Backward of one sample over a channel vector (spec 6): the four corners' read-modify-writes
  *   io[k][j] += wg[k] * g[j]            (wg = mask * corner weight; io[k] distinct or a sink)
@@ -268,8 +269,8 @@ void f32_transpose_stream_zero_ukernel__avx2(size_t rows, size_t cols, float *sr
 /* Every microkernel of one ISA: the one table the drivers take their kernels from (isa.c).
  * Where a wider variant would not be faster the table names the narrower one. */
 typedef struct {
-    f32_bilerp_bin_fn bilerp_bin;
-    f32_bilerp_bin_scatter_fn bilerp_bin_scatter;
+    f32_bilerp_bin_fwd_fn bilerp_bin_fwd;
+    f32_bilerp_bin_bwd_fn bilerp_bin_bwd;
     f32_transpose_fn transpose;
     f32_transpose_fn transpose_stream;
     f32_transpose_zero_fn transpose_stream_zero;
@@ -279,7 +280,7 @@ typedef struct {
     f32_grid_bilinear_bwd_fn grid_bilinear_bwd;
     f32_grid_bilinear_keys_fn grid_bilinear_keys;
     f32_grid_bilinear_fwd_fn grid_bilinear_fwd;
-    f32_deform_gather_fn deform_gather;
+    f32_deform_fwd_fn deform_fwd;
     f32_deform_bwd_fn deform_bwd;
 } conform_ukernels;
 const conform_ukernels *conform_ukernels_for(conform_isa isa);

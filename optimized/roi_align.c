@@ -359,7 +359,7 @@ int f32_roi_align_fwd(const f32_roi_align_params *p, const float *input, const f
                     const size_t r0 = ys[ph], nr = ys[ph + 1] - r0;
                     for (int64_t pw = 0; pw < PW; pw++) {
                         const size_t q0 = xs[pw], nc = xs[pw + 1] - q0;
-                        x.kn.bilerp_bin((size_t)n, nr, a->off + r0, a->w + r0, nc, a->off + q0, a->w + q0,
+                        x.kn.bilerp_bin_fwd((size_t)n, nr, a->off + r0, a->w + r0, nc, a->off + q0, a->w + q0,
                                  ws.plane, ws.tile + (size_t)(ph * PW + pw) * cc);
                     }
                 }
@@ -429,7 +429,7 @@ int f32_roi_align_bwd(const f32_roi_align_params *p, const float *grad_output, c
                     if (!nr) continue;
                     for (int64_t pw = 0; pw < PW; pw++) {
                         const size_t q0 = xs[pw], nc = xs[pw + 1] - q0;
-                        x.kn.bilerp_bin_scatter((size_t)n, nr, a->off + r0, a->w + r0, nc, a->off + q0,
+                        x.kn.bilerp_bin_bwd((size_t)n, nr, a->off + r0, a->w + r0, nc, a->off + q0,
                                      a->w + q0, ws.tile + (size_t)(ph * PW + pw) * cc, ws.plane);
                     }
                 }

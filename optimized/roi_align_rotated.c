@@ -8,7 +8,7 @@
  *   yy = (-Hr/2 + ph*bin_h) + ((iy + 0.5f) * bin_h) / gh ;  y = (yy*cos - xx*sin) + Cy.
  * A corner weight that is exactly 0 gets its own tap and is never merged into a positive one, so
  * an infinite pixel read with weight 0 gives NaN exactly as the plain rule's 0 * Inf does.
- * A bin is then one f32_bilerp_bin call with one row of weight 1 and the taps as columns (the
+ * A bin is then one f32_bilerp_bin_fwd call with one row of weight 1 and the taps as columns (the
  * rule-A microkernels compute a general weighted tap sum; 1 * w is exact): each tap one
  * multiply-add of a contiguous channel vector of a channels-last plane.
  *
@@ -353,7 +353,7 @@ int f32_roi_align_rotated_fwd(const f32_roi_align_rotated_params *p, const float
                     const size_t *st = a->starts + x.r.ref[k].s;
                     const float *plane = x_in + (size_t)x.geo[k].b * HW * C;
                     for (int64_t q = 0; q < P; q++)
-                        x.kn.bilerp_bin((size_t)C, 1, row_off, row_w, st[q + 1] - st[q], a->off + st[q], a->w + st[q],
+                        x.kn.bilerp_bin_fwd((size_t)C, 1, row_off, row_w, st[q + 1] - st[q], a->off + st[q], a->w + st[q],
                                         plane, y + ((size_t)k * P + q) * C);
                 }
                 continue;
@@ -374,7 +374,7 @@ int f32_roi_align_rotated_fwd(const f32_roi_align_rotated_params *p, const float
                 const size_t *st = a->starts + x.r.ref[k].s;
                 for (int64_t q = 0; q < P; q++) {
                     float *dst = nhwc ? y + ((size_t)k * P + q) * C + c0 : ws.tile + (size_t)q * cc;
-                    x.kn.bilerp_bin((size_t)n, 1, row_off, row_w, st[q + 1] - st[q], a->off + st[q], a->w + st[q],
+                    x.kn.bilerp_bin_fwd((size_t)n, 1, row_off, row_w, st[q + 1] - st[q], a->off + st[q], a->w + st[q],
                                     plane, dst);
                 }
                 if (!nhwc) {
@@ -476,7 +476,7 @@ int f32_roi_align_rotated_bwd(const f32_roi_align_rotated_params *p, const float
                     const size_t nt = st[q + 1] - st[q];
                     if (!nt) continue;
                     const float *g = ws.tile + (size_t)q * cc;
-                    x.kn.bilerp_bin_scatter((size_t)n, 1, row_off, row_w, nt, a->off + st[q], a->w + st[q], g, io);
+                    x.kn.bilerp_bin_bwd((size_t)n, 1, row_off, row_w, nt, a->off + st[q], a->w + st[q], g, io);
                 }
             }
             if (!nhwc) /* streaming: y_grad's slice is written once, its read for ownership skipped */

@@ -1,9 +1,9 @@
-/* f32_bilerp_bin, AVX-512: 64 channels per pass in 4 accumulators, then 16, then a masked tail. */
+/* f32_bilerp_bin_fwd, AVX-512: 64 channels per pass in 4 accumulators, then 16, then a masked tail. */
 #include "opt_internal.h"
 
 #include <immintrin.h>
 
-void f32_bilerp_bin_ukernel__avx512(size_t channels, size_t nr, const int64_t *roff, const float *wy,
+void f32_bilerp_bin_fwd_ukernel__avx512(size_t channels, size_t nr, const int64_t *roff, const float *wy,
                                     size_t nc, const int64_t *coff, const float *wx,
                                     const float *in, float *out)
 {

@@ -1,9 +1,9 @@
-/* f32_deform_gather, AVX-512: 16 channels per step, masked tail. */
+/* f32_deform_fwd, AVX-512: 16 channels per step, masked tail. */
 #include "opt_internal.h"
 
 #include <immintrin.h>
 
-void f32_deform_gather_ukernel__avx512(size_t channels, const float *const *v, const float *w, float *out)
+void f32_deform_fwd_ukernel__avx512(size_t channels, const float *const *v, const float *w, float *out)
 {
     const float *v0 = v[0], *v1 = v[1], *v2 = v[2], *v3 = v[3];
     const __m512 w0 = _mm512_set1_ps(w[0]), w1 = _mm512_set1_ps(w[1]);

@@ -1,11 +1,11 @@
-/* f32_bilerp_bin_scatter, AVX2 + FMA: 32 channels per pass, then 8, then a masked tail. */
+/* f32_bilerp_bin_bwd, AVX2 + FMA: 32 channels per pass, then 8, then a masked tail. */
 #include "opt_internal.h"
 
 #include <immintrin.h>
 
 static const int32_t mask_table[16] = {-1, -1, -1, -1, -1, -1, -1, -1, 0, 0, 0, 0, 0, 0, 0, 0};
 
-void f32_bilerp_bin_scatter_ukernel__avx2(size_t channels, size_t nr, const int64_t *roff,
+void f32_bilerp_bin_bwd_ukernel__avx2(size_t channels, size_t nr, const int64_t *roff,
                                           const float *wy, size_t nc, const int64_t *coff,
                                           const float *wx, const float *g, float *io)
 {

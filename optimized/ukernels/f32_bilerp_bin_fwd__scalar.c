@@ -1,7 +1,7 @@
-/* f32_bilerp_bin, portable C. */
+/* f32_bilerp_bin_fwd, portable C. */
 #include "opt_internal.h"
 
-void f32_bilerp_bin_ukernel__scalar(size_t channels, size_t nr, const int64_t *roff, const float *wy,
+void f32_bilerp_bin_fwd_ukernel__scalar(size_t channels, size_t nr, const int64_t *roff, const float *wy,
                                     size_t nc, const int64_t *coff, const float *wx,
                                     const float *in, float *out)
 {

@@ -1,7 +1,7 @@
-/* f32_bilerp_bin_scatter, portable C. */
+/* f32_bilerp_bin_bwd, portable C. */
 #include "opt_internal.h"
 
-void f32_bilerp_bin_scatter_ukernel__scalar(size_t channels, size_t nr, const int64_t *roff,
+void f32_bilerp_bin_bwd_ukernel__scalar(size_t channels, size_t nr, const int64_t *roff,
                                             const float *wy, size_t nc, const int64_t *coff,
                                             const float *wx, const float *g, float *io)
 {

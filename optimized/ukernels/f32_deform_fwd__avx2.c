@@ -1,11 +1,11 @@
-/* f32_deform_gather, AVX2 + FMA: 16 channels per pass, then 8, then a masked tail. */
+/* f32_deform_fwd, AVX2 + FMA: 16 channels per pass, then 8, then a masked tail. */
 #include "opt_internal.h"
 
 #include <immintrin.h>
 
 static const int32_t mask_table[16] = {-1, -1, -1, -1, -1, -1, -1, -1, 0, 0, 0, 0, 0, 0, 0, 0};
 
-void f32_deform_gather_ukernel__avx2(size_t channels, const float *const *v, const float *w, float *out)
+void f32_deform_fwd_ukernel__avx2(size_t channels, const float *const *v, const float *w, float *out)
 {
     const float *v0 = v[0], *v1 = v[1], *v2 = v[2], *v3 = v[3];
     const __m256 w0 = _mm256_set1_ps(w[0]), w1 = _mm256_set1_ps(w[1]);

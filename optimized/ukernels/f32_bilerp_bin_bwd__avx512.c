@@ -1,9 +1,9 @@
-/* f32_bilerp_bin_scatter, AVX-512: 64 channels per pass, then 16, then a masked tail. */
+/* f32_bilerp_bin_bwd, AVX-512: 64 channels per pass, then 16, then a masked tail. */
 #include "opt_internal.h"
 
 #include <immintrin.h>
 
-void f32_bilerp_bin_scatter_ukernel__avx512(size_t channels, size_t nr, const int64_t *roff,
+void f32_bilerp_bin_bwd_ukernel__avx512(size_t channels, size_t nr, const int64_t *roff,
                                             const float *wy, size_t nc, const int64_t *coff,
                                             const float *wx, const float *g, float *io)
 {
