@@ -30,8 +30,11 @@ int64_t conform_pick_chunk(int64_t C, int64_t HW, int64_t batches, int nt, int64
     } else {
         cc = 16 * (budget / (HW * 64) > 1 ? budget / (HW * 64) : 1);
         if (cc > c16) cc = c16;
-        /* enough units to keep every thread busy, when the thread count may shape them */
-        while (nt > 0 && cc > 16 && batches * ((C + cc - 1) / cc) < 2 * (int64_t)nt) cc -= 16;
+        /* about 4 units a thread, when the thread count may shape them: with 2 a unit, a thread
+           on a core another process holds finishes its last unit long after the others idle
+           (rotated_grad NCHW at B=2 C=256 64x64 had 4 units for 2 threads: t2/t1 1.09 median,
+           1.34 worst with one core busy); 16-channel slices still fill whole cache lines */
+        while (nt > 0 && cc > 16 && batches * ((C + cc - 1) / cc) < 4 * (int64_t)nt) cc -= 16;
     }
     if (cc > c16) cc = c16;
     if (cc >= C) cc = C;

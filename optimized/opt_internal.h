@@ -292,7 +292,8 @@ void *conform_alloc_floats(size_t n);
 /* a * cc and b * cc floats (times a vector of 64 bytes of slack) fit in size_t */
 int conform_sizes_ok(int64_t a, int64_t b, int64_t cc);
 /* Channels per work unit: a multiple of 16 (units never share a cache line), one plane slice of
- * about budget bytes, and, when nt > 0, enough units (batches x chunks) to keep nt threads busy;
+ * about budget bytes, and, when nt > 0, about 4 units (batches x chunks) a thread, so a thread
+ * slowed by another process takes fewer of them;
  * forced > 0 overrides (tests and tuning). nt <= 0: independent of the thread count. */
 int64_t conform_pick_chunk(int64_t C, int64_t HW, int64_t batches, int nt, int64_t budget, int64_t forced);
 /* ceil(q) of an adaptive sample count; 0 when q is not finite or rounds to less than 1 */

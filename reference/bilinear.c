@@ -3,6 +3,8 @@
 #include "ref_internal.h"
 
 #include <math.h>
+#include <stdlib.h>
+#include <string.h>
 
 int ref_bilinear_rule(int64_t H, int64_t W, double y, double x, ref_bilinear *b)
 {
@@ -77,27 +79,6 @@ void ref_neighbour_weights(const int64_t ys[2], const int64_t xs[2], const doubl
         for (int b = 0; b < nc; b++) add(ctx, rows[a], cols[b], dy * dx);
 }
 
-typedef struct {
-    double *pos_err;
-    int64_t H, W;
-    double scale;
-} plane_ctx;
-
-static void add_to_plane(void *ctx, int64_t row, int64_t col, double bound)
-{
-    plane_ctx *c = ctx;
-    if (row < 0 || row >= c->H || col < 0 || col >= c->W) return;
-    c->pos_err[row * c->W + col] += c->scale * fmin(bound, 1.0); /* a weight is at most 1 */
-}
-
-void ref_plane_neighbour_pos_err(double *pos_err, int64_t H, int64_t W, double scale, const ref_bilinear *r,
-                                 double dy, double dx)
-{
-    if (!isfinite(scale)) return;
-    plane_ctx c = {pos_err, H, W, scale};
-    ref_neighbour_weights(r->y, r->x, r->wy, r->wx, dy, dx, add_to_plane, &c);
-}
-
 /* ---- the RoIAlign family's bins ------------------------------------------------------------- */
 
 int64_t ref_adaptive_count(double q)
@@ -154,6 +135,30 @@ void ref_roi_sample_fwd(const double *plane, int64_t H, int64_t W, double y, dou
     if (cls == SAMPLE_AMBIGUOUS) a->ambig += fmin(av + pe, inside ? fmax(reach0 - pe, 0) : reach0);
 }
 
+/* One backward sample's bounds, per distinct pixel: corners that coincide (rule A clamps both
+ * corners of an axis onto its last pixel) and pixels across an edge add up before the cap. */
+typedef struct {
+    int64_t e[16];
+    double pe[16], amb[16];
+    int n;
+    int64_t H, W;
+} sample_pixels;
+
+static void pixels_add(sample_pixels *s, int64_t e, double pe, double amb)
+{
+    int k = 0;
+    while (k < s->n && s->e[k] != e) k++;
+    if (k == s->n) { s->e[k] = e; s->pe[k] = s->amb[k] = 0; s->n++; }
+    s->pe[k] += pe;
+    s->amb[k] += amb;
+}
+
+static void pixels_add_neighbour(void *ctx, int64_t row, int64_t col, double bound)
+{
+    sample_pixels *s = ctx;
+    if (row >= 0 && row < s->H && col >= 0 && col < s->W) pixels_add(s, row * s->W + col, bound, 0);
+}
+
 void ref_roi_sample_bwd(const ref_plane_out *o, int64_t H, int64_t W, double y, double x, double dy, double dx,
                         double go, double count, int as_alternative)
 {
@@ -162,16 +167,18 @@ void ref_roi_sample_bwd(const ref_plane_out *o, int64_t H, int64_t W, double y, 
     int inside = ref_bilinear_rule(H, W, y, x, &r);
     if (!inside && cls == SAMPLE_AMBIGUOUS) ref_bilinear_rule_clamped(H, W, y, x, &r);
     if (!inside && cls != SAMPLE_AMBIGUOUS) return;
+    const int nominal = inside && !as_alternative;
+    const double cap = fabs(go) / count;
+    sample_pixels px = {.n = 0, .H = H, .W = W};
     for (int i = 0; i < 2; i++)
         for (int j = 0; j < 2; j++) {
             int64_t e = r.y[i] * W + r.x[j];
             double t = go * r.wy[i] * r.wx[j] / count;
-            double pe = fabs(go) / count * ref_weight_pos_err(r.wy[i], r.wx[j], dy, dx);
-            if (inside && !as_alternative) {
+            double pe = cap * ref_weight_pos_err(r.wy[i], r.wx[j], dy, dx);
+            if (nominal) {
                 if (o->grad) o->grad[e] += t;
                 if (o->abs_sum) o->abs_sum[e] += fabs(t);
                 if (o->n_terms) o->n_terms[e] += 1;
-                if (o->pos_err) o->pos_err[e] += pe;
             } else if (fabs(t) > 0) {
                 /* a term only another branch adds (another sample count, or the sample kept:
                    outside, so ambiguous) is rounded by a kernel on that branch: abs_sum and
@@ -179,13 +186,80 @@ void ref_roi_sample_bwd(const ref_plane_out *o, int64_t H, int64_t W, double y, 
                 if (o->abs_sum) o->abs_sum[e] += fabs(t);
                 if (o->n_terms) o->n_terms[e] += 1;
             }
-            /* capped: the corner's weight stays in [0, 1] on every branch, so its term moves by at
-               most |go| / count, of which the position term already counted pe */
-            double cap = fabs(go) / count, amb = fmin(fabs(t) + pe, inside && !as_alternative ? fmax(cap - pe, 0) : cap);
-            if ((as_alternative || cls == SAMPLE_AMBIGUOUS) && o->ambig) o->ambig[e] += amb;
+            pixels_add(&px, e, nominal ? pe : 0, as_alternative || cls == SAMPLE_AMBIGUOUS ? fabs(t) + pe : 0);
         }
     /* pixels across a cell edge the float twin may reach */
-    if (inside && !as_alternative && o->pos_err) ref_plane_neighbour_pos_err(o->pos_err, H, W, fabs(go) / count, &r, dy, dx);
+    if (nominal && isfinite(cap)) ref_neighbour_weights(r.y, r.x, r.wy, r.wx, dy, dx, pixels_add_neighbour, &px);
+    /* capped per pixel: the weights a sample gives one pixel sum to a number in [0, 1] on every
+       branch (coinciding corners included), so the sample moves that pixel's term by at most
+       |go| / count; the position term takes its share first, the ambiguity the rest */
+    for (int k = 0; k < px.n; k++) {
+        double pe = fmin(px.pe[k], cap), amb = fmin(px.amb[k], nominal ? fmax(cap - pe, 0) : cap);
+        if (o->pos_err && pe > 0) o->pos_err[px.e[k]] += pe;
+        if (o->ambig && amb > 0) o->ambig[px.e[k]] += amb;
+    }
+}
+
+/* ---- the backward of the RoIAlign family: planes of the gradient, rois in order ---------------- */
+
+typedef struct {
+    const ref_roi_bwd_op *op;
+    const char *geo; /* K geometries of op->geo_size bytes */
+    const double *grad_output;
+    double *grad, *bt[4];
+    int with_bounds;
+    double pre;
+} roi_bwd_ctx;
+
+/* Plane (b, c) of the gradient (zeroed first): the rois of image b in order, so every pixel sums its
+ * terms in the same order whichever thread runs the plane, and however many there are. */
+static void roi_backward_plane(void *ctx, int64_t bc)
+{
+    const roi_bwd_ctx *x = ctx;
+    const ref_roi_bwd_op *op = x->op;
+    const int64_t b = bc / op->C, c = bc % op->C, PH = op->PH, PW = op->PW, HW = op->H * op->W;
+    double *planes[5] = {x->grad, x->bt[0], x->bt[1], x->bt[2], x->bt[3]};
+    for (int t = 0; t < 5; t++)
+        if (planes[t]) {
+            planes[t] += bc * HW;
+            memset(planes[t], 0, sizeof(double) * (size_t)HW);
+        }
+    const ref_plane_out o = {planes[0], planes[1], planes[2], planes[3], planes[4]};
+    for (int64_t k = 0; k < op->K; k++) {
+        const ref_roi_head *g = (const ref_roi_head *)(x->geo + (size_t)k * op->geo_size);
+        if (g->b != b) continue;
+        for (int64_t ph = 0; ph < PH; ph++)
+            for (int64_t pw = 0; pw < PW; pw++) {
+                double go = x->grad_output[((k * op->C + c) * PH + ph) * PW + pw];
+                op->bin(op->op, g, &o, go, ph, pw, g->gh, g->gw, x->pre, 0);
+                if (!x->with_bounds || !ref_counts_ambiguous(&g->cr)) continue;
+                if (!ref_counts_enumerable(&g->cr)) { /* rounding spans many counts */
+                    if (o.ambig) for (int64_t q = 0; q < HW; q++) o.ambig[q] = INFINITY;
+                    continue;
+                }
+                /* any sample count within rounding may be the one used: widen every pixel
+                   either sampling touches by both contributions */
+                for (int64_t gh = g->cr.gh_lo; gh <= g->cr.gh_hi; gh++)
+                    for (int64_t gw = g->cr.gw_lo; gw <= g->cr.gw_hi; gw++)
+                        op->bin(op->op, g, &o, go, ph, pw, gh, gw, x->pre, 1);
+            }
+    }
+}
+
+void ref_roi_backward(const ref_roi_bwd_op *op, const double *grad_output, const double *rois, double *grad,
+                      ref_bounds *bounds)
+{
+    char *geo = malloc(op->geo_size * (size_t)(op->K > 0 ? op->K : 1));
+    if (!geo) { /* out of memory: a reference that cannot run says so loudly */
+        for (int64_t i = 0; i < op->B * op->C * op->H * op->W; i++) grad[i] = NAN;
+        return;
+    }
+    roi_bwd_ctx x = {op, geo, grad_output, grad, {NULL, NULL, NULL, NULL}, bounds != NULL,
+                     bounds ? bounds->pos_rel_err : 0.0};
+    if (bounds) { x.bt[0] = bounds->abs_sum; x.bt[1] = bounds->n_terms; x.bt[2] = bounds->pos_err; x.bt[3] = bounds->ambig; }
+    for (int64_t k = 0; k < op->K; k++) op->geometry(op->op, rois + op->roi_len * k, x.pre, geo + (size_t)k * op->geo_size);
+    ref_parallel_for(op->B * op->C, roi_backward_plane, &x);
+    free(geo);
 }
 
 void ref_roi_element(ref_bin_acc a, int64_t gh, int64_t gw, const ref_count_range *c, ref_bin_fn alt, const void *ctx,
@@ -217,6 +291,12 @@ void ref_roi_element(ref_bin_acc a, int64_t gh, int64_t gw, const ref_count_rang
 
 /* ---- the range a bilinear sample can reach --------------------------------------------------- */
 
+void ref_clip_taps(double first, double last, int64_t n, int64_t *a, int64_t *b)
+{
+    *a = (int64_t)(first > 0 ? (first < (double)n ? first : (double)n) : 0);
+    *b = (int64_t)(last < (double)(n - 1) ? (last > -1 ? last : -1) : (double)(n - 1));
+}
+
 /* the taps [*a, *b] of an axis of n pixels a position in [v - d, v + d] reaches; *out: some tap
    lies outside the plane (clamped onto it when clamp) */
 static void axis_reach(double v, double d, int64_t n, int clamped, int64_t *a, int64_t *b, int *out)
@@ -224,25 +304,28 @@ static void axis_reach(double v, double d, int64_t n, int clamped, int64_t *a, i
     double lo = floor(v - d), hi = floor(v + d) + 1;
     if (!isfinite(lo) || !isfinite(hi)) { lo = -1; hi = (double)n; } /* any tap */
     *out = lo < 0 || hi > (double)(n - 1);
-    if (clamped) { lo = clamp(lo, 0, (double)(n - 1)); hi = clamp(hi, 0, (double)(n - 1)); }
-    /* a box wholly beyond one side reaches no tap (a > b); kept within [-1, n] so the casts below
-       stay defined for positions of any size */
-    else { lo = clamp(lo, 0, (double)n); hi = clamp(hi, -1, (double)(n - 1)); }
-    *a = (int64_t)lo;
-    *b = (int64_t)hi;
+    if (clamped) {
+        *a = (int64_t)clamp(lo, 0, (double)(n - 1));
+        *b = (int64_t)clamp(hi, 0, (double)(n - 1));
+    } else {
+        ref_clip_taps(lo, hi, n, a, b);
+    }
 }
 
-void ref_tap_range(const double *plane, int64_t H, int64_t W, int64_t cs, double y, double x, double dy, double dx,
-                   int clamped, double *lo, double *hi)
+void ref_tap_rect_of(int64_t H, int64_t W, double y, double x, double dy, double dx, int clamped, ref_tap_rect *t)
 {
-    int64_t r0, r1, c0, c1;
     int oy, ox;
-    axis_reach(y, dy, H, clamped, &r0, &r1, &oy);
-    axis_reach(x, dx, W, clamped, &c0, &c1, &ox);
+    axis_reach(y, dy, H, clamped, &t->r0, &t->r1, &oy);
+    axis_reach(x, dx, W, clamped, &t->c0, &t->c1, &ox);
+    t->zero = !clamped && (oy || ox); /* a tap beyond the zero-padded plane */
+}
+
+void ref_tap_rect_range(const double *plane, int64_t W, int64_t cs, const ref_tap_rect *t, double *lo, double *hi)
+{
     double mn = INFINITY, mx = -INFINITY;
-    if (!clamped && (oy || ox)) mn = mx = 0; /* a tap beyond the zero-padded plane */
-    for (int64_t r = r0; r <= r1; r++)
-        for (int64_t c = c0; c <= c1; c++) {
+    if (t->zero) mn = mx = 0;
+    for (int64_t r = t->r0; r <= t->r1; r++)
+        for (int64_t c = t->c0; c <= t->c1; c++) {
             double v = plane[(r * W + c) * cs];
             if (v < mn) mn = v;
             if (v > mx) mx = v;
@@ -251,6 +334,14 @@ void ref_tap_range(const double *plane, int64_t H, int64_t W, int64_t cs, double
     if (mn > mx) mn = mx = 0; /* no tap at all */
     *lo = mn;
     *hi = mx;
+}
+
+void ref_tap_range(const double *plane, int64_t H, int64_t W, int64_t cs, double y, double x, double dy, double dx,
+                   int clamped, double *lo, double *hi)
+{
+    ref_tap_rect t;
+    ref_tap_rect_of(H, W, y, x, dy, dx, clamped, &t);
+    ref_tap_rect_range(plane, W, cs, &t, lo, hi);
 }
 
 double ref_tap_spread(const double *plane, int64_t H, int64_t W, int64_t cs, double y, double x, double dy,

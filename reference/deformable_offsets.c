@@ -94,6 +94,30 @@ static double clamp(double v, double lo, double hi) { return v < lo ? lo : v > h
 
 /* ---- forward ---------------------------------------------------------------------------- */
 
+/* The bounds of output element e, channel c of a sample at (py, px) (cell s; NULL: not finite,
+ * nothing sampled) with mask m and position errors dy, dx */
+static void forward_bounds(const ref_deformable_params *p, const double *xn, const cell *s, int64_t c, double py,
+                           double px, double m, double dy, double dx, int64_t e, ref_bounds *bounds)
+{
+    double av = 0, pe = 0;
+    if (s) {
+        double v1 = V(p, xn, s->h0, s->w0, c), v2 = V(p, xn, s->h0, s->w0 + 1, c);
+        double v3 = V(p, xn, s->h0 + 1, s->w0, c), v4 = V(p, xn, s->h0 + 1, s->w0 + 1, c);
+        av = fabs(m) * (fabs(s->hh * s->hw * v1) + fabs(s->hh * s->lw * v2) + fabs(s->lh * s->hw * v3) +
+                        fabs(s->lh * s->lw * v4));
+        if (bounds->pos_err) {
+            double sy, sx;
+            slopes(p, xn, s, c, &sy, &sx);
+            /* capped by the zero-padded taps' range the box reaches */
+            pe = fabs(m) * fmin(ref_value_pos_err(sy, sx, dy, dx), ref_tap_spread(xn + c, p->H, p->W, p->C, py, px, dy, dx, 0));
+        }
+    }
+    if (bounds->abs_sum) bounds->abs_sum[e] = av;
+    if (bounds->n_terms) bounds->n_terms[e] = s ? 4 : 0;
+    if (bounds->pos_err) bounds->pos_err[e] = pe;
+    if (bounds->ambig) bounds->ambig[e] = 0; /* continuous in the position */
+}
+
 /* The forward's tensors, for one output row of it */
 typedef struct {
     const ref_deformable_params *p;
@@ -127,28 +151,15 @@ static void forward_row(void *ctx, int64_t nh)
                     const double dy = pos_error(py, p->pt, pre), dx = pos_error(px, p->pl, pre);
                     for (int64_t c = g * cpg; c < (g + 1) * cpg; c++) {
                         const int64_t e = e0 + c;
-                        double val = 0, av = 0, pe = 0;
+                        double val = 0;
                         if (finite) { /* a non-finite position samples nothing (spec 0) */
                             double v1 = V(p, xn, s.h0, s.w0, c), v2 = V(p, xn, s.h0, s.w0 + 1, c);
                             double v3 = V(p, xn, s.h0 + 1, s.w0, c), v4 = V(p, xn, s.h0 + 1, s.w0 + 1, c);
                             val = m * (s.hh * s.hw * v1 + s.hh * s.lw * v2 + s.lh * s.hw * v3 +
                                        s.lh * s.lw * v4);
-                            av = fabs(m) * (fabs(s.hh * s.hw * v1) + fabs(s.hh * s.lw * v2) +
-                                            fabs(s.lh * s.hw * v3) + fabs(s.lh * s.lw * v4));
-                            if (bounds && bounds->pos_err) {
-                                double sy, sx;
-                                slopes(p, xn, &s, c, &sy, &sx);
-                                /* capped by the zero-padded taps' range the box reaches */
-                                pe = fabs(m) * fmin(ref_value_pos_err(sy, sx, dy, dx),
-                                                    ref_tap_spread(xn + c, p->H, p->W, p->C, py, px, dy, dx, 0));
-                            }
                         }
                         y[e] = val;
-                        if (!bounds) continue;
-                        if (bounds->abs_sum) bounds->abs_sum[e] = av;
-                        if (bounds->n_terms) bounds->n_terms[e] = finite ? 4 : 0;
-                        if (bounds->pos_err) bounds->pos_err[e] = pe;
-                        if (bounds->ambig) bounds->ambig[e] = 0; /* continuous in the position */
+                        if (bounds) forward_bounds(p, xn, finite ? &s : NULL, c, py, px, m, dy, dx, e, bounds);
                     }
                 }
 }
@@ -267,14 +278,23 @@ typedef struct {
     int64_t cb, nb; /* the grad_x pass: nb blocks of cb channels per image */
 } bwd_ctx;
 
+/* One sample of the backward as the bookkeeping sees it: where it is and what it scatters */
+typedef struct {
+    int64_t n;
+    const double *xn, *G; /* image n of x; the sample's grad row (channels) */
+    double py, px, m, dy, dx;
+    int64_t c0, c1, w0, w1; /* its group's channels; this pass's grad_x channels */
+    int64_t eot[3];         /* its grad_offsets elements: x, y, mask */
+} bwd_sample;
+
 /* The offset gradients' jumps of a sample (ambig of grad_offsets): every branch rounding can
  * select, against the nominal sums (sum), with the smooth part pe added. */
-static void offset_ambiguity(const bwd_ctx *b, const double *xn, const double *G, int64_t c0, int64_t c1, double py,
-                             double px, double dy, double dx, const cell *s, double m, const double sum[3],
-                             const double pe[3], const int64_t eot[3])
+static void offset_ambiguity(const bwd_ctx *b, const bwd_sample *q, const cell *s, const double sum[3],
+                             const double pe[3])
 {
     const ref_deformable_params *p = b->p;
-    const int64_t cpg = c1 - c0;
+    const double *xn = q->xn, *G = q->G, py = q->py, px = q->px, dy = q->dy, dx = q->dx, m = q->m;
+    const int64_t c0 = q->c0, c1 = q->c1, cpg = c1 - c0, *eot = q->eot;
     branches by = axis_branches(py, dy, p->H, s->h0, s->lh);
     branches bxr = axis_branches(px, dx, p->W, s->w0, s->lw);
     if (by.count == 1 && bxr.count == 1) return;
@@ -304,6 +324,65 @@ static void offset_ambiguity(const bwd_ctx *b, const double *xn, const double *G
     }
 }
 
+/* spec 6: grad_x[n, corner, c] += G m weight(corner) for each in-bounds corner, with the terms'
+ * abs_sum and n_terms */
+static void scatter_grad_x(const bwd_ctx *b, const bwd_sample *q, const cell *s)
+{
+    const ref_deformable_params *p = b->p;
+    const int64_t hs[2] = {s->h0, s->h0 + 1}, ws[2] = {s->w0, s->w0 + 1}, HWC = p->H * p->W * p->C;
+    const double wy[2] = {s->hh, s->lh}, wx[2] = {s->hw, s->lw};
+    for (int64_t c = q->w0; c < q->w1; c++)
+        for (int u = 0; u < 2; u++)
+            for (int v = 0; v < 2; v++) {
+                if (hs[u] < 0 || hs[u] >= p->H || ws[v] < 0 || ws[v] >= p->W) continue;
+                const int64_t e = q->n * HWC + (hs[u] * p->W + ws[v]) * p->C + c;
+                const double t = q->G[c] * q->m * wy[u] * wx[v];
+                b->grad_x[e] += t;
+                if (b->tx[0]) b->tx[0][e] += fabs(t);
+                if (b->tx[1]) b->tx[1][e] += 1;
+            }
+}
+
+/* The position terms of a sample (rounding moves it by dy, dx) at cell sc: pe[] of its three offset
+ * gradients and, for this pass's channels, grad_x's pos_err at its corners and across cell edges */
+static void sample_pos_err(const bwd_ctx *b, const bwd_sample *q, const cell *sc, int offs, double pe[3])
+{
+    const ref_deformable_params *p = b->p;
+    const int64_t hs[2] = {sc->h0, sc->h0 + 1}, ws[2] = {sc->w0, sc->w0 + 1}, HWC = p->H * p->W * p->C;
+    const double wy[2] = {sc->hh, sc->lh}, wx[2] = {sc->hw, sc->lw}, dy = q->dy, dx = q->dx;
+    const double ey = corner_form_err(q->py, dy, b->pre), ex = corner_form_err(q->px, dx, b->pre);
+    double *const pos = b->tx[2];
+    for (int64_t c = offs ? q->c0 : q->w0; c < (offs ? q->c1 : q->w1); c++) {
+        double sy, sx, gm = fabs(q->G[c] * q->m);
+        slopes(p, q->xn, sc, c, &sy, &sx);
+        /* caps: the value stays within the range of the zero-padded taps the box reaches
+           (spread), and an offset gradient, a difference of two such taps, within +-spread */
+        double spread = ref_tap_spread(q->xn + c, p->H, p->W, p->C, q->py, q->px, dy, dx, 0);
+        pe[0] += gm * fmin(2.0 * sx * dy, 2.0 * spread); /* x-offset gradient: linear in py in a cell */
+        pe[1] += gm * fmin(2.0 * sy * dx, 2.0 * spread); /* y-offset gradient: linear in px */
+        pe[2] += fabs(q->G[c]) * fmin(ref_value_pos_err(sy, sx, dy, dx), spread);
+        if (!pos || c < q->w0 || c >= q->w1) continue;
+        for (int u = 0; u < 2; u++)
+            for (int v = 0; v < 2; v++) {
+                if (hs[u] < 0 || hs[u] >= p->H || ws[v] < 0 || ws[v] >= p->W) continue;
+                pos[q->n * HWC + (hs[u] * p->W + ws[v]) * p->C + c] +=
+                    gm * ref_weight_pos_err(wy[u], wx[v], dy + (u ? ey : 0.0), dx + (v ? ex : 0.0));
+            }
+        if (isfinite(gm)) {
+            /* pixels across a cell edge the float twin may reach */
+            neighbour_ctx nc = {pos + q->n * HWC + c, p->H, p->W, p->C, gm, hs, ws, wy, wx, dy, dx, ey, ex};
+            ref_neighbour_weights(hs, ws, wy, wx, dy, dx, add_neighbour, &nc);
+        }
+    }
+}
+
+static int any_bounds(const bwd_ctx *b)
+{
+    for (int t = 0; t < 4; t++)
+        if (b->tx[t] || b->to[t]) return 1;
+    return 0;
+}
+
 /* Sample (n, ho, wo, g, i, j) of the backward. Its grad_x terms go to channels [cx0, cx1) of its
  * group only (a pass over one block of channels: every pixel then sums its terms in sample order,
  * whatever thread runs the block); with offs, it also writes its own grad_offsets elements. */
@@ -311,81 +390,41 @@ static void backward_sample(const bwd_ctx *b, int64_t n, int64_t ho, int64_t wo,
                             int64_t cx0, int64_t cx1, int offs)
 {
     const ref_deformable_params *p = b->p;
-    double *const *tx = b->tx, *const *to = b->to;
     const int64_t K = p->kh * p->kw, dgK = p->dg * K, cpg = p->C / p->dg;
-    const int64_t YH = p->Ho * p->kh, YW = p->Wo * p->kw, HWC = p->H * p->W * p->C;
-    const double *xn = b->x + n * HWC, *off_n = b->offsets + n * p->Ho * p->Wo * 3 * dgK;
-    double *gxn = b->grad_x + n * HWC;
-    double py, px, m;
-    sample_pos(p, off_n, ho, wo, g, i, j, &py, &px, &m);
-    if (!isfinite(py) || !isfinite(px)) return; /* spec 0: nothing */
-    const int64_t k = g * K + i * p->kw + j;
-    const int64_t eo = ((n * p->Ho + ho) * p->Wo + wo) * 3 * dgK + k;
-    const int64_t eot[3] = {eo, eo + dgK, eo + 2 * dgK}; /* x, y, mask */
-    const double *G = b->grad + ((n * YH + ho * p->kh + i) * YW + wo * p->kw + j) * p->C;
-    const int64_t c0 = g * cpg, c1 = c0 + cpg;
-    const int64_t w0 = cx0 > c0 ? cx0 : c0, w1 = cx1 < c1 ? cx1 : c1; /* this pass's grad_x channels */
-    const cell s = cell_at(p, py, px);
-    const int inside = py > -1 && py < (double)p->H && px > -1 && px < (double)p->W;
+    const int64_t YH = p->Ho * p->kh, YW = p->Wo * p->kw, eo = ((n * p->Ho + ho) * p->Wo + wo) * 3 * dgK + g * K + i * p->kw + j;
+    bwd_sample q = {n, b->x + n * p->H * p->W * p->C, b->grad + ((n * YH + ho * p->kh + i) * YW + wo * p->kw + j) * p->C,
+                    0, 0, 0, 0, 0, g * cpg, (g + 1) * cpg, 0, 0, {eo, eo + dgK, eo + 2 * dgK}};
+    q.w0 = cx0 > q.c0 ? cx0 : q.c0;
+    q.w1 = cx1 < q.c1 ? cx1 : q.c1;
+    sample_pos(p, b->offsets + n * p->Ho * p->Wo * 3 * dgK, ho, wo, g, i, j, &q.py, &q.px, &q.m);
+    if (!isfinite(q.py) || !isfinite(q.px)) return; /* spec 0: nothing */
+    const cell s = cell_at(p, q.py, q.px);
+    const int inside = q.py > -1 && q.py < (double)p->H && q.px > -1 && q.px < (double)p->W;
     double sum[3] = {0, 0, 0}, a[3];
     if (inside) {
-        const int64_t hs[2] = {s.h0, s.h0 + 1}, ws[2] = {s.w0, s.w0 + 1};
-        const double wy[2] = {s.hh, s.lh}, wx[2] = {s.hw, s.lw};
-        for (int64_t c = w0; c < w1; c++)
-            for (int u = 0; u < 2; u++)
-                for (int v = 0; v < 2; v++) {
-                    if (hs[u] < 0 || hs[u] >= p->H || ws[v] < 0 || ws[v] >= p->W) continue;
-                    int64_t e = (hs[u] * p->W + ws[v]) * p->C + c;
-                    double t = G[c] * m * wy[u] * wx[v];
-                    gxn[e] += t;
-                    if (tx[0]) tx[0][n * HWC + e] += fabs(t);
-                    if (tx[1]) tx[1][n * HWC + e] += 1;
-                }
-        if (offs) {
-            group_sums(p, xn, G, c0, c1, &s, m, sum, a);
+        scatter_grad_x(b, &q, &s);
+        if (offs) { /* grad_offsets: x, y, mask, sums over the group's channels */
+            group_sums(p, q.xn, q.G, q.c0, q.c1, &s, q.m, sum, a);
             for (int t = 0; t < 3; t++) {
-                b->grad_offsets[eot[t]] = sum[t];
-                if (to[0]) to[0][eot[t]] = a[t];
-                if (to[1]) to[1][eot[t]] = 4.0 * (double)cpg;
+                b->grad_offsets[q.eot[t]] = sum[t];
+                if (b->to[0]) b->to[0][q.eot[t]] = a[t];
+                if (b->to[1]) b->to[1][q.eot[t]] = 4.0 * (double)cpg;
             }
         }
     }
-    if (!(tx[0] || tx[1] || tx[2] || tx[3] || to[0] || to[1] || to[2] || to[3])) return;
-    const double dy = pos_error(py, p->pt, b->pre), dx = pos_error(px, p->pl, b->pre);
-    const int near = py >= -1.0 - dy && py <= (double)p->H + dy && px >= -1.0 - dx && px <= (double)p->W + dx;
+    if (!any_bounds(b)) return;
+    q.dy = pos_error(q.py, p->pt, b->pre);
+    q.dx = pos_error(q.px, p->pl, b->pre);
+    const int near = q.py >= -1.0 - q.dy && q.py <= (double)p->H + q.dy && q.px >= -1.0 - q.dx && q.px <= (double)p->W + q.dx;
     if (!inside && !near) return;
-    /* smooth part, at the position moved onto the window when rounding could
-       put it inside: what the sample may add there */
-    const cell sc = inside ? s : cell_at(p, clamp(py, -1.0, (double)p->H), clamp(px, -1.0, (double)p->W));
-    const int64_t hs[2] = {sc.h0, sc.h0 + 1}, ws[2] = {sc.w0, sc.w0 + 1};
-    const double wy[2] = {sc.hh, sc.lh}, wx[2] = {sc.hw, sc.lw};
-    const double ey = corner_form_err(py, dy, b->pre), ex = corner_form_err(px, dx, b->pre);
+    /* smooth part, at the position moved onto the window when rounding could put it inside: what
+       the sample may add there */
+    const cell sc = inside ? s : cell_at(p, clamp(q.py, -1.0, (double)p->H), clamp(q.px, -1.0, (double)p->W));
     double pe[3] = {0, 0, 0};
-    for (int64_t c = offs ? c0 : w0; c < (offs ? c1 : w1); c++) {
-        double sy, sx, gm = fabs(G[c] * m);
-        slopes(p, xn, &sc, c, &sy, &sx);
-        /* caps: the value stays within the range of the zero-padded taps the box reaches
-           (spread), and an offset gradient, a difference of two such taps, within +-spread */
-        double spread = ref_tap_spread(xn + c, p->H, p->W, p->C, py, px, dy, dx, 0);
-        pe[0] += gm * fmin(2.0 * sx * dy, 2.0 * spread); /* x-offset gradient: linear in py in a cell */
-        pe[1] += gm * fmin(2.0 * sy * dx, 2.0 * spread); /* y-offset gradient: linear in px */
-        pe[2] += fabs(G[c]) * fmin(ref_value_pos_err(sy, sx, dy, dx), spread);
-        if (!tx[2] || c < w0 || c >= w1) continue;
-        for (int u = 0; u < 2; u++)
-            for (int v = 0; v < 2; v++) {
-                if (hs[u] < 0 || hs[u] >= p->H || ws[v] < 0 || ws[v] >= p->W) continue;
-                tx[2][((n * p->H + hs[u]) * p->W + ws[v]) * p->C + c] +=
-                    gm * ref_weight_pos_err(wy[u], wx[v], dy + (u ? ey : 0.0), dx + (v ? ex : 0.0));
-            }
-        if (isfinite(gm)) {
-            /* pixels across a cell edge the float twin may reach */
-            neighbour_ctx nc = {tx[2] + n * HWC + c, p->H, p->W, p->C, gm, hs, ws, wy, wx, dy, dx, ey, ex};
-            ref_neighbour_weights(hs, ws, wy, wx, dy, dx, add_neighbour, &nc);
-        }
-    }
+    sample_pos_err(b, &q, &sc, offs, pe);
     if (!offs) return;
-    for (int t = 0; t < 3; t++) if (to[2]) to[2][eot[t]] = pe[t];
-    if (to[3]) offset_ambiguity(b, xn, G, c0, c1, py, px, dy, dx, &s, m, sum, pe, eot);
+    for (int t = 0; t < 3; t++) if (b->to[2]) b->to[2][q.eot[t]] = pe[t];
+    if (b->to[3]) offset_ambiguity(b, &q, &s, sum, pe);
 }
 
 static void backward_offsets_row(void *ctx, int64_t nh)

@@ -44,11 +44,6 @@ typedef void (*ref_pixel_fn)(void *ctx, int64_t row, int64_t col, double bound);
 void ref_neighbour_weights(const int64_t ys[2], const int64_t xs[2], const double wy[2], const double wx[2],
                            double dy, double dx, ref_pixel_fn add, void *ctx);
 
-/* ref_neighbour_weights for rule A on one H x W plane of pos_err: each pixel within reach gets
- * scale times its bound (a non-finite scale widens nothing: its own corners are NaN already). */
-void ref_plane_neighbour_pos_err(double *pos_err, int64_t H, int64_t W, double scale, const ref_bilinear *r,
-                                 double dy, double dx);
-
 /* Bound on the change of corner weight wy*wx when the sample moves by (dy, dx): first order, and
  * never more than 1, as a bilinear weight lies in [0, 1] wherever the sample moves (the first-order
  * form grows without bound with the box, e.g. at coordinates near 2^24 where dy passes a pixel). */
@@ -66,6 +61,19 @@ static inline double ref_weight_pos_err(double wy, double wx, double dy, double 
  * bound with the box; the value cannot leave its taps' range). */
 void ref_tap_range(const double *plane, int64_t H, int64_t W, int64_t cs, double y, double x, double dy, double dx,
                    int clamp, double *lo, double *hi);
+/* ref_tap_range in two steps, for a box used on many planes (channels): the rectangle of taps it
+ * reaches (zero: 0 joins the range), then the range of one plane's taps in it */
+typedef struct {
+    int64_t r0, r1, c0, c1;
+    int zero;
+} ref_tap_rect;
+void ref_tap_rect_of(int64_t H, int64_t W, double y, double x, double dy, double dx, int clamp, ref_tap_rect *t);
+void ref_tap_rect_range(const double *plane, int64_t W, int64_t cs, const ref_tap_rect *t, double *lo, double *hi);
+
+/* The taps [first, last] of an axis (integers, or infinite) clipped to an axis of n pixels: [*a, *b],
+ * empty (a > b) when they lie wholly beyond one side, and kept within [-1, n] so the casts stay
+ * defined for positions of any size. A NaN end reaches the plane's own end on that side. */
+void ref_clip_taps(double first, double last, int64_t n, int64_t *a, int64_t *b);
 
 /* hi - lo of ref_tap_range: the most a bilinear sample's position can change its value */
 double ref_tap_spread(const double *plane, int64_t H, int64_t W, int64_t cs, double y, double x, double dy,
@@ -100,6 +108,13 @@ static inline int ref_counts_enumerable(const ref_count_range *c)
     return c->gh_hi - c->gh_lo <= 2 && c->gw_hi - c->gw_lo <= 2 && (double)c->gh_hi * (double)c->gw_hi <= (double)(1 << 20);
 }
 
+/* A roi of the family as the shared backward sees it: the first member of each op's roi geometry. */
+typedef struct {
+    int64_t b;          /* -1: skipped (batch index not finite or outside [0, B)) */
+    int64_t gh, gw;     /* samples per bin per axis as the spec computes them */
+    ref_count_range cr; /* adaptive sample counts reachable by rounding */
+} ref_roi_head;
+
 /* A forward bin's sums over its samples: value, |terms|, terms, position error, ambiguity. */
 typedef struct {
     double sum, abs_sum, n_terms, pos_err, ambig;
@@ -119,6 +134,26 @@ typedef struct {
  * sample as another sample count would take it, which only widens the ambiguity. */
 void ref_roi_sample_bwd(const ref_plane_out *o, int64_t H, int64_t W, double y, double x, double dy, double dx,
                         double go, double count, int as_alternative);
+
+/* Scatters bin (ph, pw) of roi g (the op's geometry, g its first member) with gh x gw samples into
+ * o, each corner getting go w / count; as_alternative: another sample count's bin, which only
+ * widens the ambiguity (ref_roi_sample_bwd). */
+typedef void (*ref_roi_bin_bwd_fn)(const void *op, const ref_roi_head *g, const ref_plane_out *o, double go,
+                                   int64_t ph, int64_t pw, int64_t gh, int64_t gw, double pos_rel_err,
+                                   int as_alternative);
+
+/* A backward of the family: grad [B, C, H, W] and its bounds (NULL: none) from grad_output
+ * [K, C, PH, PW] and rois [K, roi_len]. geometry(op, roi, pos_rel_err, g) writes one roi's geometry
+ * (geo_size bytes, beginning with its ref_roi_head); bin scatters one bin of it. */
+typedef struct {
+    const void *op;
+    int64_t B, C, H, W, K, PH, PW, roi_len;
+    void (*geometry)(const void *op, const double *roi, double pos_rel_err, void *g);
+    size_t geo_size;
+    ref_roi_bin_bwd_fn bin;
+} ref_roi_bwd_op;
+void ref_roi_backward(const ref_roi_bwd_op *op, const double *grad_output, const double *rois, double *grad,
+                      ref_bounds *bounds);
 
 /* Element e of a forward: out[e] = a.sum / count(gh, gw) and, with bounds, its abs_sum, n_terms,
  * pos_err and ambiguity. When rounding may pick other sample counts (c), the ambiguity covers

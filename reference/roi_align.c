@@ -8,12 +8,10 @@
 
 /* One roi after the formulas of spec 1. */
 typedef struct {
-    int64_t b;            /* -1: skipped (batch index not finite or outside [0, B)) */
+    ref_roi_head h;         /* image and sample counts: first, for the shared backward loop */
     double sy, sx, bin_h, bin_w;
-    int64_t gh, gw;       /* samples per bin per axis as the spec computes them */
     double mag_y, mag_x;  /* |y1 s| + |y2 s| + off: magnitude behind every sample position */
     int exact_y, exact_x; /* with gh, gw samples, every position of the axis is exact in every float32 form */
-    ref_count_range cr; /* adaptive sample counts reachable by rounding */
 } roi_geom;
 
 static roi_geom roi_geometry(const ref_roi_align_params *p, const double *roi, double pos_rel_err)
@@ -21,7 +19,7 @@ static roi_geom roi_geometry(const ref_roi_align_params *p, const double *roi, d
     roi_geom g;
     memset(&g, 0, sizeof g);
     double bf = floor(roi[0]);
-    g.b = (isfinite(bf) && bf >= 0 && bf < (double)p->B) ? (int64_t)bf : -1;
+    g.h.b = (isfinite(bf) && bf >= 0 && bf < (double)p->B) ? (int64_t)bf : -1;
 
     /* aligned: every corner shifted by -0.5; end_plus_one: the end pixel counted in (x2 + 1) */
     double s = p->spatial_scale, off = p->aligned ? 0.5 : 0.0, plus = p->end_plus_one ? 1.0 : 0.0;
@@ -34,26 +32,26 @@ static roi_geom roi_geometry(const ref_roi_align_params *p, const double *roi, d
     g.bin_h = rh / (double)p->pooled_h;
     g.bin_w = rw / (double)p->pooled_w;
     int adaptive = p->sampling_ratio <= 0;
-    g.gh = adaptive ? ref_adaptive_count(rh / (double)p->pooled_h) : p->sampling_ratio;
-    g.gw = adaptive ? ref_adaptive_count(rw / (double)p->pooled_w) : p->sampling_ratio;
+    g.h.gh = adaptive ? ref_adaptive_count(rh / (double)p->pooled_h) : p->sampling_ratio;
+    g.h.gw = adaptive ? ref_adaptive_count(rw / (double)p->pooled_w) : p->sampling_ratio;
 
     g.mag_y = fabs(roi[2] * s) + fabs(roi[4] * s) + plus * s + off;
     g.mag_x = fabs(roi[1] * s) + fabs(roi[3] * s) + plus * s + off;
-    g.exact_y = ref_axis_exact(roi[2], roi[4], s, plus, off, g.mag_y, p->pooled_h, g.gh);
-    g.exact_x = ref_axis_exact(roi[1], roi[3], s, plus, off, g.mag_x, p->pooled_w, g.gw);
-    g.cr.gh_lo = g.cr.gh_hi = g.gh;
-    g.cr.gw_lo = g.cr.gw_hi = g.gw;
+    g.exact_y = ref_axis_exact(roi[2], roi[4], s, plus, off, g.mag_y, p->pooled_h, g.h.gh);
+    g.exact_x = ref_axis_exact(roi[1], roi[3], s, plus, off, g.mag_x, p->pooled_w, g.h.gw);
+    g.h.cr.gh_lo = g.h.cr.gh_hi = g.h.gh;
+    g.h.cr.gw_lo = g.h.cr.gw_hi = g.h.gw;
     /* rh/PH carries the rounding of rh: ceil may land on the next integer. Equal corners give
        an extent of exactly 0 in any precision (not so with end_plus_one): nothing to flip there. */
     if (adaptive && isfinite(rh) && (roi[2] != roi[4] || plus != 0)) {
         double dq = pos_rel_err * 2.0 * g.mag_y / (double)p->pooled_h;
-        g.cr.gh_lo = ref_adaptive_count(rh / (double)p->pooled_h - dq);
-        g.cr.gh_hi = ref_adaptive_count(rh / (double)p->pooled_h + dq);
+        g.h.cr.gh_lo = ref_adaptive_count(rh / (double)p->pooled_h - dq);
+        g.h.cr.gh_hi = ref_adaptive_count(rh / (double)p->pooled_h + dq);
     }
     if (adaptive && isfinite(rw) && (roi[1] != roi[3] || plus != 0)) {
         double dr = pos_rel_err * 2.0 * g.mag_x / (double)p->pooled_w;
-        g.cr.gw_lo = ref_adaptive_count(rw / (double)p->pooled_w - dr);
-        g.cr.gw_hi = ref_adaptive_count(rw / (double)p->pooled_w + dr);
+        g.h.cr.gw_lo = ref_adaptive_count(rw / (double)p->pooled_w - dr);
+        g.h.cr.gw_hi = ref_adaptive_count(rw / (double)p->pooled_w + dr);
     }
     return g;
 }
@@ -78,10 +76,10 @@ static ref_bin_acc forward_bin(const ref_roi_align_params *p, const roi_geom *g,
     if (gh <= 0 || gw <= 0) return a; /* no samples (a negative count on one axis must not loop on the other) */
     for (int64_t iy = 0; iy < gh; iy++) {
         double y = sample_y(g, ph, iy, gh);
-        double dy = g->exact_y && gh == g->gh ? 0.0 : pos_rel_err * (g->mag_y + fabs(y));
+        double dy = g->exact_y && gh == g->h.gh ? 0.0 : pos_rel_err * (g->mag_y + fabs(y));
         for (int64_t ix = 0; ix < gw; ix++) {
             double x = sample_x(g, pw, ix, gw);
-            double dx = g->exact_x && gw == g->gw ? 0.0 : pos_rel_err * (g->mag_x + fabs(x));
+            double dx = g->exact_x && gw == g->h.gw ? 0.0 : pos_rel_err * (g->mag_x + fabs(x));
             ref_roi_sample_fwd(plane, p->H, p->W, y, x, dy, dx, &a);
         }
     }
@@ -119,12 +117,12 @@ static void forward_roi_channel(void *ctx, int64_t kc)
     const int64_t PH = p->pooled_h, PW = p->pooled_w, k = kc / p->C, c = kc % p->C;
     const double pre = f->bounds ? f->bounds->pos_rel_err : 0.0;
     roi_geom g = roi_geometry(p, f->rois + 5 * k, pre);
-    const double *plane = g.b >= 0 ? f->input + (g.b * p->C + c) * p->H * p->W : NULL;
+    const double *plane = g.h.b >= 0 ? f->input + (g.h.b * p->C + c) * p->H * p->W : NULL;
     for (int64_t ph = 0; ph < PH; ph++)
         for (int64_t pw = 0; pw < PW; pw++) {
             const bin_ctx bc = {p, &g, plane, ph, pw, pre};
-            const ref_bin_acc a = plane ? bin_with_counts(&bc, g.gh, g.gw) : (ref_bin_acc){0, 0, 0, 0, 0};
-            ref_roi_element(a, g.gh, g.gw, &g.cr, plane ? bin_with_counts : NULL, &bc,
+            const ref_bin_acc a = plane ? bin_with_counts(&bc, g.h.gh, g.h.gw) : (ref_bin_acc){0, 0, 0, 0, 0};
+            ref_roi_element(a, g.h.gh, g.h.gw, &g.h.cr, plane ? bin_with_counts : NULL, &bc,
                             f->output, ((k * p->C + c) * PH + ph) * PW + pw, f->bounds);
         }
 }
@@ -140,89 +138,33 @@ void f64_roi_align_fwd__ref(const ref_roi_align_params *p, const double *input, 
 
 /* Adds the samples of bin (ph, pw) with gh x gw samples, each corner getting go*w/count.
  * as_alternative: the bin as another sample count would take it; only widens ambig. */
-static void backward_bin(const ref_roi_align_params *p, const roi_geom *g, const ref_plane_out *o,
-                         double go, int64_t ph, int64_t pw, int64_t gh, int64_t gw,
-                         double pos_rel_err, int as_alternative)
+static void backward_bin(const void *op, const ref_roi_head *head, const ref_plane_out *o, double go, int64_t ph,
+                         int64_t pw, int64_t gh, int64_t gw, double pos_rel_err, int as_alternative)
 {
+    const ref_roi_align_params *p = op;
+    const roi_geom *g = (const roi_geom *)head;
     if (gh <= 0 || gw <= 0) return; /* no samples */
     double count = ref_sample_count(gh, gw);
     for (int64_t iy = 0; iy < gh; iy++) {
         double y = sample_y(g, ph, iy, gh);
-        double dy = g->exact_y && gh == g->gh ? 0.0 : pos_rel_err * (g->mag_y + fabs(y));
+        double dy = g->exact_y && gh == g->h.gh ? 0.0 : pos_rel_err * (g->mag_y + fabs(y));
         for (int64_t ix = 0; ix < gw; ix++) {
             double x = sample_x(g, pw, ix, gw);
-            double dx = g->exact_x && gw == g->gw ? 0.0 : pos_rel_err * (g->mag_x + fabs(x));
+            double dx = g->exact_x && gw == g->h.gw ? 0.0 : pos_rel_err * (g->mag_x + fabs(x));
             ref_roi_sample_bwd(o, p->H, p->W, y, x, dy, dx, go, count, as_alternative);
         }
     }
 }
 
-static double *plane_of(double *t, int64_t b, int64_t c, const ref_roi_align_params *p)
+static void geometry_of(const void *op, const double *roi, double pos_rel_err, void *g)
 {
-    return t ? t + (b * p->C + c) * p->H * p->W : NULL;
-}
-
-/* Plane (b, c) of the gradient (o, zeroed first): the rois of batch b in order, so every pixel sums
- * its terms in the same order whichever thread runs the plane, and however many there are. */
-static void backward_plane(const ref_roi_align_params *p, const roi_geom *geo, const double *grad_output,
-                           int64_t b, int64_t c, const ref_plane_out *o, int with_bounds, double pre)
-{
-    const int64_t PH = p->pooled_h, PW = p->pooled_w, HW = p->H * p->W;
-    double *const planes[5] = {o->grad, o->abs_sum, o->n_terms, o->pos_err, o->ambig};
-    for (int t = 0; t < 5; t++) if (planes[t]) memset(planes[t], 0, sizeof(double) * (size_t)HW);
-    for (int64_t k = 0; k < p->K; k++) {
-        const roi_geom *g = &geo[k];
-        if (g->b != b) continue;
-        for (int64_t ph = 0; ph < PH; ph++)
-            for (int64_t pw = 0; pw < PW; pw++) {
-                double go = grad_output[((k * p->C + c) * PH + ph) * PW + pw];
-                backward_bin(p, g, o, go, ph, pw, g->gh, g->gw, pre, 0);
-                if (!with_bounds || !ref_counts_ambiguous(&g->cr)) continue;
-                if (!ref_counts_enumerable(&g->cr)) { /* rounding spans many counts */
-                    if (o->ambig) for (int64_t q = 0; q < HW; q++) o->ambig[q] = INFINITY;
-                    continue;
-                }
-                /* any sample count within rounding may be the one used: widen every pixel
-                   either sampling touches by both contributions */
-                for (int64_t gh = g->cr.gh_lo; gh <= g->cr.gh_hi; gh++)
-                    for (int64_t gw = g->cr.gw_lo; gw <= g->cr.gw_hi; gw++)
-                        backward_bin(p, g, o, go, ph, pw, gh, gw, pre, 1);
-            }
-    }
-}
-
-/* The backward's tensors and the rois' geometry, for one (image, channel) plane of it */
-typedef struct {
-    const ref_roi_align_params *p;
-    const roi_geom *geo;
-    const double *grad_output;
-    double *grad_input, *bt[4];
-    int with_bounds;
-    double pre;
-} bwd_ctx;
-
-static void backward_plane_item(void *ctx, int64_t bc)
-{
-    const bwd_ctx *x = ctx;
-    const ref_roi_align_params *p = x->p;
-    const int64_t b = bc / p->C, c = bc % p->C;
-    ref_plane_out o = {plane_of(x->grad_input, b, c, p), plane_of(x->bt[0], b, c, p), plane_of(x->bt[1], b, c, p),
-                       plane_of(x->bt[2], b, c, p), plane_of(x->bt[3], b, c, p)};
-    backward_plane(p, x->geo, x->grad_output, b, c, &o, x->with_bounds, x->pre);
+    *(roi_geom *)g = roi_geometry(op, roi, pos_rel_err);
 }
 
 void f64_roi_align_bwd__ref(const ref_roi_align_params *p, const double *grad_output,
                             const double *rois, double *grad_input, ref_bounds *bounds)
 {
-    roi_geom *geo = malloc(sizeof *geo * (size_t)(p->K > 0 ? p->K : 1));
-    if (!geo) { /* out of memory: a reference that cannot run says so loudly */
-        for (int64_t i = 0; i < p->B * p->C * p->H * p->W; i++) grad_input[i] = NAN;
-        return;
-    }
-    bwd_ctx x = {p, geo, grad_output, grad_input, {NULL, NULL, NULL, NULL}, bounds != NULL,
-                 bounds ? bounds->pos_rel_err : 0.0};
-    if (bounds) { x.bt[0] = bounds->abs_sum; x.bt[1] = bounds->n_terms; x.bt[2] = bounds->pos_err; x.bt[3] = bounds->ambig; }
-    for (int64_t k = 0; k < p->K; k++) geo[k] = roi_geometry(p, rois + 5 * k, x.pre);
-    ref_parallel_for(p->B * p->C, backward_plane_item, &x);
-    free(geo);
+    const ref_roi_bwd_op op = {p, p->B, p->C, p->H, p->W, p->K, p->pooled_h, p->pooled_w, 5, geometry_of, sizeof(roi_geom),
+                               backward_bin};
+    ref_roi_backward(&op, grad_output, rois, grad_input, bounds);
 }

@@ -11,13 +11,11 @@
 
 /* One roi after the formulas of spec 3. */
 typedef struct {
-    int64_t b;              /* -1: skipped (batch index not finite or outside [0, B)) */
+    ref_roi_head h;         /* image and sample counts: first, for the shared backward loop */
     double Cy, Cx, Hr, Wr;  /* centre (shifted by the aligned offset) and extent in feature pixels */
     double bin_h, bin_w, cos_t, sin_t;
-    int64_t gh, gw;         /* samples per bin per axis as the spec computes them */
     double mag_y, mag_x;    /* magnitude behind every sample position (see roi_geometry) */
     int exact_y, exact_x;   /* angle 0: with gh, gw samples every position of the axis is exact in every float32 form */
-    ref_count_range cr; /* adaptive sample counts reachable by rounding */
 } roi_geom;
 
 /* An extent after the unaligned max(r, 1) (a NaN extent stays NaN, as in roi_align). */
@@ -28,7 +26,7 @@ static roi_geom roi_geometry(const ref_roi_align_rotated_params *p, const double
     roi_geom g;
     memset(&g, 0, sizeof g);
     double bf = floor(roi[0]);
-    g.b = (isfinite(bf) && bf >= 0 && bf < (double)p->B) ? (int64_t)bf : -1;
+    g.h.b = (isfinite(bf) && bf >= 0 && bf < (double)p->B) ? (int64_t)bf : -1;
 
     const double s = p->spatial_scale, off = p->aligned ? 0.5 : 0.0;
     g.Cx = roi[1] * s - off; /* only the centre shifts; width and height do not */
@@ -42,8 +40,8 @@ static roi_geom roi_geometry(const ref_roi_align_rotated_params *p, const double
     g.bin_h = g.Hr / (double)p->pooled_h;
     g.bin_w = g.Wr / (double)p->pooled_w;
     const int adaptive = p->sampling_ratio <= 0;
-    g.gh = adaptive ? ref_adaptive_count(g.Hr / (double)p->pooled_h) : p->sampling_ratio;
-    g.gw = adaptive ? ref_adaptive_count(g.Wr / (double)p->pooled_w) : p->sampling_ratio;
+    g.h.gh = adaptive ? ref_adaptive_count(g.Hr / (double)p->pooled_h) : p->sampling_ratio;
+    g.h.gw = adaptive ? ref_adaptive_count(g.Wr / (double)p->pooled_w) : p->sampling_ratio;
 
     /* y = yy*cos - xx*sin + Cy with |yy| <= |Hr|/2 + bin, |xx| <= |Wr|/2 + bin: every rounding of
        the chain is relative to the centre term or to one of the two extents */
@@ -59,22 +57,22 @@ static roi_geom roi_geometry(const ref_roi_align_rotated_params *p, const double
        whose exactness conditions (ref_axis_exact with c1 = cy, c2 = h) then hold as there. A sample
        exactly on y = -1 or y = H is then inside, not ambiguous. */
     if (roi[5] == 0) {
-        g.exact_y = ref_axis_exact(roi[2], roi[4], s, 0, off, g.mag_y, p->pooled_h, g.gh);
-        g.exact_x = ref_axis_exact(roi[1], roi[3], s, 0, off, g.mag_x, p->pooled_w, g.gw);
+        g.exact_y = ref_axis_exact(roi[2], roi[4], s, 0, off, g.mag_y, p->pooled_h, g.h.gh);
+        g.exact_x = ref_axis_exact(roi[1], roi[3], s, 0, off, g.mag_x, p->pooled_w, g.h.gw);
     }
-    g.cr.gh_lo = g.cr.gh_hi = g.gh;
-    g.cr.gw_lo = g.cr.gw_hi = g.gw;
+    g.h.cr.gh_lo = g.h.cr.gh_hi = g.h.gh;
+    g.h.cr.gw_lo = g.h.cr.gw_hi = g.h.gw;
     /* h*s (and /PH) is rounded before ceil: the count may land on the next integer. The clamp
        is applied to both ends, so a clamped extent (exactly 1 in any precision) is not ambiguous. */
     if (adaptive && isfinite(h0)) {
         double d = pos_rel_err * fabs(h0);
-        g.cr.gh_lo = ref_adaptive_count(clamp_extent(h0 - d, p->aligned) / (double)p->pooled_h);
-        g.cr.gh_hi = ref_adaptive_count(clamp_extent(h0 + d, p->aligned) / (double)p->pooled_h);
+        g.h.cr.gh_lo = ref_adaptive_count(clamp_extent(h0 - d, p->aligned) / (double)p->pooled_h);
+        g.h.cr.gh_hi = ref_adaptive_count(clamp_extent(h0 + d, p->aligned) / (double)p->pooled_h);
     }
     if (adaptive && isfinite(w0)) {
         double d = pos_rel_err * fabs(w0);
-        g.cr.gw_lo = ref_adaptive_count(clamp_extent(w0 - d, p->aligned) / (double)p->pooled_w);
-        g.cr.gw_hi = ref_adaptive_count(clamp_extent(w0 + d, p->aligned) / (double)p->pooled_w);
+        g.h.cr.gw_lo = ref_adaptive_count(clamp_extent(w0 - d, p->aligned) / (double)p->pooled_w);
+        g.h.cr.gw_hi = ref_adaptive_count(clamp_extent(w0 + d, p->aligned) / (double)p->pooled_w);
     }
     return g;
 }
@@ -101,8 +99,8 @@ static ref_bin_acc forward_bin(const ref_roi_align_rotated_params *p, const roi_
         for (int64_t ix = 0; ix < gw; ix++) {
             double y, x;
             sample_pos(g, ph, pw, iy, ix, gh, gw, &y, &x);
-            double dy = g->exact_y && gh == g->gh ? 0.0 : pos_rel_err * (g->mag_y + fabs(y));
-            double dx = g->exact_x && gw == g->gw ? 0.0 : pos_rel_err * (g->mag_x + fabs(x));
+            double dy = g->exact_y && gh == g->h.gh ? 0.0 : pos_rel_err * (g->mag_y + fabs(y));
+            double dx = g->exact_x && gw == g->h.gw ? 0.0 : pos_rel_err * (g->mag_x + fabs(x));
             ref_roi_sample_fwd(plane, p->H, p->W, y, x, dy, dx, &a);
         }
     return a;
@@ -139,12 +137,12 @@ static void forward_roi_channel(void *ctx, int64_t kc)
     const int64_t PH = p->pooled_h, PW = p->pooled_w, k = kc / p->C, c = kc % p->C;
     const double pre = f->bounds ? f->bounds->pos_rel_err : 0.0;
     roi_geom g = roi_geometry(p, f->rois + 6 * k, pre);
-    const double *plane = g.b >= 0 ? f->x + (g.b * p->C + c) * p->H * p->W : NULL;
+    const double *plane = g.h.b >= 0 ? f->x + (g.h.b * p->C + c) * p->H * p->W : NULL;
     for (int64_t ph = 0; ph < PH; ph++)
         for (int64_t pw = 0; pw < PW; pw++) {
             const bin_ctx bc = {p, &g, plane, ph, pw, pre};
-            const ref_bin_acc a = plane ? bin_with_counts(&bc, g.gh, g.gw) : (ref_bin_acc){0, 0, 0, 0, 0};
-            ref_roi_element(a, g.gh, g.gw, &g.cr, plane ? bin_with_counts : NULL, &bc, f->y,
+            const ref_bin_acc a = plane ? bin_with_counts(&bc, g.h.gh, g.h.gw) : (ref_bin_acc){0, 0, 0, 0, 0};
+            ref_roi_element(a, g.h.gh, g.h.gw, &g.h.cr, plane ? bin_with_counts : NULL, &bc, f->y,
                             ((k * p->C + c) * PH + ph) * PW + pw, f->bounds);
         }
 }
@@ -160,88 +158,34 @@ static void forward_nchw(const ref_roi_align_rotated_params *p, const double *x,
 
 /* Adds the samples of bin (ph, pw) with gh x gw samples, each corner getting go*w/count.
  * as_alternative: the bin as another sample count would take it; only widens ambig. */
-static void backward_bin(const ref_roi_align_rotated_params *p, const roi_geom *g, const ref_plane_out *o, double go,
-                         int64_t ph, int64_t pw, int64_t gh, int64_t gw, double pos_rel_err, int as_alternative)
+static void backward_bin(const void *op, const ref_roi_head *head, const ref_plane_out *o, double go, int64_t ph,
+                         int64_t pw, int64_t gh, int64_t gw, double pos_rel_err, int as_alternative)
 {
+    const ref_roi_align_rotated_params *p = op;
+    const roi_geom *g = (const roi_geom *)head;
     if (gh <= 0 || gw <= 0) return; /* no samples */
     double count = ref_sample_count(gh, gw);
     for (int64_t iy = 0; iy < gh; iy++)
         for (int64_t ix = 0; ix < gw; ix++) {
             double y, x;
             sample_pos(g, ph, pw, iy, ix, gh, gw, &y, &x);
-            double dy = g->exact_y && gh == g->gh ? 0.0 : pos_rel_err * (g->mag_y + fabs(y));
-            double dx = g->exact_x && gw == g->gw ? 0.0 : pos_rel_err * (g->mag_x + fabs(x));
+            double dy = g->exact_y && gh == g->h.gh ? 0.0 : pos_rel_err * (g->mag_y + fabs(y));
+            double dx = g->exact_x && gw == g->h.gw ? 0.0 : pos_rel_err * (g->mag_x + fabs(x));
             ref_roi_sample_bwd(o, p->H, p->W, y, x, dy, dx, go, count, as_alternative);
         }
 }
 
-static double *plane_of(double *t, int64_t b, int64_t c, const ref_roi_align_rotated_params *p)
+static void geometry_of(const void *op, const double *roi, double pos_rel_err, void *g)
 {
-    return t ? t + (b * p->C + c) * p->H * p->W : NULL;
-}
-
-/* Plane (b, c) of the gradient (o, zeroed first): the rois of batch b in order, so every pixel sums
- * its terms in the same order whichever thread runs the plane, and however many there are. */
-static void backward_plane(const ref_roi_align_rotated_params *p, const roi_geom *geo, const double *x_grad,
-                           int64_t b, int64_t c, const ref_plane_out *o, int with_bounds, double pre)
-{
-    const int64_t PH = p->pooled_h, PW = p->pooled_w, HW = p->H * p->W;
-    double *const planes[5] = {o->grad, o->abs_sum, o->n_terms, o->pos_err, o->ambig};
-    for (int t = 0; t < 5; t++) if (planes[t]) memset(planes[t], 0, sizeof(double) * (size_t)HW);
-    for (int64_t k = 0; k < p->K; k++) {
-        const roi_geom *g = &geo[k];
-        if (g->b != b) continue;
-        for (int64_t ph = 0; ph < PH; ph++)
-            for (int64_t pw = 0; pw < PW; pw++) {
-                double go = x_grad[((k * p->C + c) * PH + ph) * PW + pw];
-                backward_bin(p, g, o, go, ph, pw, g->gh, g->gw, pre, 0);
-                if (!with_bounds || !ref_counts_ambiguous(&g->cr)) continue;
-                if (!ref_counts_enumerable(&g->cr)) { /* rounding spans many counts */
-                    if (o->ambig) for (int64_t q = 0; q < HW; q++) o->ambig[q] = INFINITY;
-                    continue;
-                }
-                /* any sample count within rounding may be the one used: widen every pixel
-                   either sampling touches by both contributions */
-                for (int64_t gh = g->cr.gh_lo; gh <= g->cr.gh_hi; gh++)
-                    for (int64_t gw = g->cr.gw_lo; gw <= g->cr.gw_hi; gw++)
-                        backward_bin(p, g, o, go, ph, pw, gh, gw, pre, 1);
-            }
-    }
-}
-
-/* The backward's tensors and the rois' geometry, for one (image, channel) plane of it */
-typedef struct {
-    const ref_roi_align_rotated_params *p;
-    const roi_geom *geo;
-    const double *x_grad;
-    double *y_grad, *bt[4];
-    int with_bounds;
-    double pre;
-} bwd_ctx;
-
-static void backward_plane_item(void *ctx, int64_t bc)
-{
-    const bwd_ctx *x = ctx;
-    const ref_roi_align_rotated_params *p = x->p;
-    const int64_t b = bc / p->C, c = bc % p->C;
-    ref_plane_out o = {plane_of(x->y_grad, b, c, p), plane_of(x->bt[0], b, c, p), plane_of(x->bt[1], b, c, p),
-                       plane_of(x->bt[2], b, c, p), plane_of(x->bt[3], b, c, p)};
-    backward_plane(p, x->geo, x->x_grad, b, c, &o, x->with_bounds, x->pre);
+    *(roi_geom *)g = roi_geometry(op, roi, pos_rel_err);
 }
 
 static void backward_nchw(const ref_roi_align_rotated_params *p, const double *x_grad, const double *rois,
                           double *y_grad, ref_bounds *bounds)
 {
-    roi_geom *geo = malloc(sizeof *geo * (size_t)(p->K > 0 ? p->K : 1));
-    if (!geo) { /* out of memory: a reference that cannot run says so loudly */
-        for (int64_t i = 0; i < p->B * p->C * p->H * p->W; i++) y_grad[i] = NAN;
-        return;
-    }
-    bwd_ctx x = {p, geo, x_grad, y_grad, {NULL, NULL, NULL, NULL}, bounds != NULL, bounds ? bounds->pos_rel_err : 0.0};
-    if (bounds) { x.bt[0] = bounds->abs_sum; x.bt[1] = bounds->n_terms; x.bt[2] = bounds->pos_err; x.bt[3] = bounds->ambig; }
-    for (int64_t k = 0; k < p->K; k++) geo[k] = roi_geometry(p, rois + 6 * k, x.pre);
-    ref_parallel_for(p->B * p->C, backward_plane_item, &x);
-    free(geo);
+    const ref_roi_bwd_op op = {p, p->B, p->C, p->H, p->W, p->K, p->pooled_h, p->pooled_w, 6, geometry_of, sizeof(roi_geom),
+                               backward_bin};
+    ref_roi_backward(&op, x_grad, rois, y_grad, bounds);
 }
 
 /* ---- data_format NHWC: the same math on permuted tensors ---------------------------------- */

@@ -6,7 +6,7 @@ set -euo pipefail
 exe=${1:-build/conform}
 threads=${THREADS:-2}
 reps=${REPS:-21}
-run() { "$exe" bench "$@" --threads "$threads" --repeat "$reps"; }
+run_one() { "$exe" bench "$@" --threads "$threads" --repeat "$reps"; }
 
 . "$(dirname "$0")/bench_ops.sh"
 bench_ops

@@ -21,7 +21,7 @@ median_s() {
         /usr/bin/env python3 -c 'import json, sys; print(json.loads(sys.stdin.readline())["median_s"])'
 }
 
-run() {
+run_one() {
     local label=$1 t1=() tn=()
     for a in "$@"; do case $a in data_format=*) label="$label ${a#data_format=}";; esac; done
     for ((r = 0; r < rounds; r++)); do

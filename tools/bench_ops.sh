@@ -1,6 +1,11 @@
 # The make bench problems, one `run OP ARGS...` line each; the caller defines run (tools/bench.sh
 # prints timings against the floor, tools/bench_contention.sh the cost of contention). Sourced.
+# OPS="op1 op2" (exact names) runs only those lines, for iterating on one kernel.
 bench_ops() {
+    run() {
+        if [ -n "${OPS:-}" ] && [[ " $OPS " != *" $1 "* ]]; then return 0; fi
+        run_one "$@"
+    }
     echo "# roi_align family: B=2 C=256 64x64, K=256 rois 8..80 px, scale 0.25, 7x7, sampling_ratio 2, aligned"
     rois='{"rois": {"size": [8, 80], "image": [256, 256]}, "boxes": {"size": [8, 80], "image": [256, 256]}}'
     run roi_align --shape input=2,256,64,64 --shape rois=256,5 --gen "$rois" \
