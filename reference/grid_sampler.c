@@ -255,22 +255,21 @@ static void point_at(const ref_grid_sampler_params *p, const double *g, double p
 #define CUBIC_DABS_SUM 3.0
 #define CUBIC_W_SPREAD (10.0 / 9.0)
 
-/* The range of the taps the point's box reaches in one plane: [*lo, *hi] (zeros padding: 0 joins
- * when a tap leaves the plane) */
-static void reach_range(const ref_grid_sampler_params *p, const point *pt, const double *plane, double *lo,
-                        double *hi)
+/* The taps the point's box reaches (zeros padding: 0 joins when a tap leaves the plane): the same
+ * rectangle in every plane, so it is found once per point (ref_tap_range in two steps) */
+static void reach_rect(const ref_grid_sampler_params *p, const point *pt, ref_tap_rect *t)
 {
-    ref_tap_range(plane, p->H, p->W, 1, 0.5 * (pt->py_lo + pt->py_hi), 0.5 * (pt->px_lo + pt->px_hi),
-                  0.5 * (pt->py_hi - pt->py_lo), 0.5 * (pt->px_hi - pt->px_lo), p->padding_mode != 0, lo, hi);
+    ref_tap_rect_of(p->H, p->W, 0.5 * (pt->py_lo + pt->py_hi), 0.5 * (pt->px_lo + pt->px_hi),
+                    0.5 * (pt->py_hi - pt->py_lo), 0.5 * (pt->px_hi - pt->px_lo), p->padding_mode != 0, t);
 }
 
 /* The most the position can move a sampled value v: to any value a position in the box may take,
- * which is a convex combination of the reached taps [lo, hi] (bilinear, nearest), or within
- * 11/8 squared times half their spread of its middle (bicubic: the weights sum to 1) */
-static double value_reach(const ref_grid_sampler_params *p, const point *pt, const double *plane, double v)
+ * which is a convex combination of the reached taps [lo, hi] of the plane (bilinear, nearest), or
+ * within 11/8 squared times half their spread of its middle (bicubic: the weights sum to 1) */
+static double value_reach(const ref_grid_sampler_params *p, const ref_tap_rect *reach, const double *plane, double v)
 {
     double lo, hi;
-    reach_range(p, pt, plane, &lo, &hi);
+    ref_tap_rect_range(plane, p->W, 1, reach, &lo, &hi);
     if (p->interpolation_mode == 2) {
         double mid = 0.5 * (lo + hi), half = 0.5 * (hi - lo) * CUBIC_ABS_SUM * CUBIC_ABS_SUM;
         lo = mid - half;
@@ -283,10 +282,10 @@ static double value_reach(const ref_grid_sampler_params *p, const point *pt, con
 /* The most a channel's value slope along one axis can be anywhere in the box, per unit of |g|:
  * bilinear, a difference of two reached taps; bicubic, sum |c'| / 2 times their spread (the
  * slopes sum to 0) times sum |c| of the other axis */
-static double slope_reach(const ref_grid_sampler_params *p, const point *pt, const double *plane)
+static double slope_reach(const ref_grid_sampler_params *p, const ref_tap_rect *reach, const double *plane)
 {
     double lo, hi;
-    reach_range(p, pt, plane, &lo, &hi);
+    ref_tap_rect_range(plane, p->W, 1, reach, &lo, &hi);
     double k = p->interpolation_mode == 2 ? 0.5 * CUBIC_DABS_SUM * CUBIC_ABS_SUM : 1.0;
     return isnan(hi - lo) ? INFINITY : k * (hi - lo);
 }
@@ -307,19 +306,21 @@ static int same_taps(const axis_taps *a, const axis_taps *b, int with_mult)
 /* Which outputs of the point are ambiguous: bit 0 the values (output, input_grad), bit 1 the
  * grid gradient. Nearest: when the picked pixel differs within the box; bilinear: when its
  * cell or multiplier does (the values are continuous there, the grid gradient is not). */
-static int ambiguity(const ref_grid_sampler_params *p, const double *g, double pre)
+static int ambiguity(const ref_grid_sampler_params *p, const point *c, const point alt[8])
 {
     if (p->interpolation_mode == 2) return 0;
     const int bilinear = p->interpolation_mode == 0;
-    point c, alt;
-    point_at(p, g, pre, 0, 0, &c);
     int jump = 0;
-    for (int a = 0; a < 8 && !jump; a++) {
-        point_at(p, g, pre, shifts[a][0], shifts[a][1], &alt);
-        jump = !same_taps(&c.x, &alt.x, bilinear) || !same_taps(&c.y, &alt.y, bilinear);
-    }
+    for (int a = 0; a < 8 && !jump; a++)
+        jump = !same_taps(&c->x, &alt[a].x, bilinear) || !same_taps(&c->y, &alt[a].y, bilinear);
     if (!jump) return 0;
     return bilinear ? 2 : 1;
+}
+
+/* the point at its box's corners and edge midpoints (what ambiguity() compares it with) */
+static void box_points(const ref_grid_sampler_params *p, const double *g, double pre, point alt[8])
+{
+    for (int a = 0; a < 8; a++) point_at(p, g, pre, shifts[a][0], shifts[a][1], &alt[a]);
 }
 
 /* sum over the stencil of w_y * w_x * plane value */
@@ -391,9 +392,9 @@ typedef struct {
 } fwd_ctx;
 
 /* The bounds of output element e = value of point pt in one plane (alt: the box's corners and
- * edge midpoints, set when amb or the box is wide) */
+ * edge midpoints, set when amb or the box is wide; rect: the taps its box reaches) */
 static void forward_bounds(const ref_grid_sampler_params *p, const point *pt, const point alt[8], int amb,
-                           const double *plane, double value, int64_t e, ref_bounds *bounds)
+                           const ref_tap_rect *rect, const double *plane, double value, int64_t e, ref_bounds *bounds)
 {
     const int64_t HW = p->H * p->W;
     double abs_sum = sample_abs_sum(pt, plane, p->W), n_terms = (double)(pt->x.n * pt->y.n);
@@ -412,7 +413,7 @@ static void forward_bounds(const ref_grid_sampler_params *p, const point *pt, co
     }
     /* caps: no position in the box moves the value further than value_reach; the
        ambiguity covers the rest of that reach beyond the position term */
-    const double reach = (pos_err > 0 || amb || pt->wide) ? value_reach(p, pt, plane, value) : 0;
+    const double reach = (pos_err > 0 || amb || pt->wide) ? value_reach(p, rect, plane, value) : 0;
     pos_err = fmin(pos_err, reach);
     for (int a = 0; amb && a < 8; a++) ambig = fmax(ambig, fabs(sample(&alt[a], plane, p->W) - value) + pos_err);
     if (pt->wide) ambig = fmax(reach - pos_err, 0);
@@ -442,14 +443,16 @@ static void forward_row(void *ctx, int64_t nh)
     for (int64_t q = nh % p->Ho * p->Wo; q < (nh % p->Ho + 1) * p->Wo; q++) {
         const double *g = grid + (n * P + q) * 2;
         point pt, alt[8];
+        ref_tap_rect rect;
         point_at(p, g, pre, 0, 0, &pt);
-        int amb = bounds ? ambiguity(p, g, pre) & 1 : 0;
-        for (int a = 0; (amb || pt.wide) && a < 8; a++) point_at(p, g, pre, shifts[a][0], shifts[a][1], &alt[a]);
+        if ((bounds && p->interpolation_mode != 2) || pt.wide) box_points(p, g, pre, alt);
+        int amb = bounds ? ambiguity(p, &pt, alt) & 1 : 0;
+        if (bounds) reach_rect(p, &pt, &rect);
         for (int64_t c = 0; c < p->C; c++) {
             const double *plane = input + (n * p->C + c) * HW;
             const int64_t e = (n * p->C + c) * P + q;
             output[e] = sample(&pt, plane, p->W);
-            if (bounds) forward_bounds(p, &pt, alt, amb, plane, output[e], e, bounds);
+            if (bounds) forward_bounds(p, &pt, alt, amb, &rect, plane, output[e], e, bounds);
         }
     }
 }
@@ -523,19 +526,30 @@ static void grid_gradient_sums(const ref_grid_sampler_params *p, const point *pt
     const int64_t HW = p->H * p->W, P = p->Ho * p->Wo;
     const double dx = pt->pdx, dy = pt->pdy;
     double abs_x = 0, abs_y = 0, pe_x = 0, pe_y = 0, sg = 0;
+    /* per tap (j, i): its pixel and the factors of |v g|, the same in every channel */
+    int64_t pix[16];
+    double kax[16], kay[16], kpx[16], kpy[16];
+    for (int j = 0, t = 0; j < pt->y.n; j++)
+        for (int i = 0; i < pt->x.n; i++, t++) {
+            pix[t] = pt->y.idx[j] * p->W + pt->x.idx[i];
+            kax[t] = cross(pt->x.dm[i], pt->y.w[j], pt->y.m[j], pt->x.dw[i]);
+            kay[t] = cross(pt->x.m[i], pt->y.dw[j], pt->y.dm[j], pt->x.w[i]);
+            kpx[t] = fabs(pt->x.d2w[i] * pt->y.w[j]) * dx + fabs(pt->x.dw[i] * pt->y.dw[j]) * dy;
+            kpy[t] = fabs(pt->x.dw[i] * pt->y.dw[j]) * dx + fabs(pt->x.w[i] * pt->y.d2w[j]) * dy;
+        }
+    const int nt = pt->y.n * pt->x.n;
     for (int64_t c = 0; c < p->C; c++) {
         const double *plane = input + (n * p->C + c) * HW;
         const double ag = fabs(grad_output[(n * p->C + c) * P + q]);
         if (pe) sg += ag * (vmax ? vmax[n * p->C + c] : 0);
-        for (int j = 0; j < pt->y.n; j++)
-            for (int i = 0; i < pt->x.n; i++) {
-                double v = fabs(plane[pt->y.idx[j] * p->W + pt->x.idx[i]]) * ag;
-                abs_x += v * cross(pt->x.dm[i], pt->y.w[j], pt->y.m[j], pt->x.dw[i]);
-                abs_y += v * cross(pt->x.m[i], pt->y.dw[j], pt->y.dm[j], pt->x.w[i]);
-                if (!pe) continue;
-                pe_x += v * (fabs(pt->x.d2w[i] * pt->y.w[j]) * dx + fabs(pt->x.dw[i] * pt->y.dw[j]) * dy);
-                pe_y += v * (fabs(pt->x.dw[i] * pt->y.dw[j]) * dx + fabs(pt->x.w[i] * pt->y.d2w[j]) * dy);
-            }
+        for (int t = 0; t < nt; t++) {
+            double v = fabs(plane[pix[t]]) * ag;
+            abs_x += v * kax[t];
+            abs_y += v * kay[t];
+            if (!pe) continue;
+            pe_x += v * kpx[t];
+            pe_y += v * kpy[t];
+        }
     }
     ax[0] = fabs(pt->x.mult) * abs_x;
     ax[1] = fabs(pt->y.mult) * abs_y;
@@ -545,7 +559,7 @@ static void grid_gradient_sums(const ref_grid_sampler_params *p, const point *pt
 /* A point's stencil and what rounding may change about it: the backward's work per point */
 typedef struct {
     point pt, alt[8];
-    int amb;            /* ambiguity(): alt[] is set when it is not 0 */
+    int amb;            /* ambiguity(); alt[] is set when it can be nonzero or extras were asked for */
     int n_tie;          /* nearest's tie: the pixels another rounding may pick */
     int64_t tie_pix[9];
     int n_extra;        /* taps a float twin may reach that the point does not, largest weight */
@@ -557,8 +571,8 @@ static void point_setup(const ref_grid_sampler_params *p, const double *g, doubl
                         point_work *w)
 {
     point_at(p, g, pre, 0, 0, &w->pt);
-    w->amb = with_bounds ? ambiguity(p, g, pre) : 0;
-    for (int a = 0; w->amb && a < 8; a++) point_at(p, g, pre, shifts[a][0], shifts[a][1], &w->alt[a]);
+    if ((with_bounds && p->interpolation_mode != 2) || extras) box_points(p, g, pre, w->alt);
+    w->amb = with_bounds ? ambiguity(p, &w->pt, w->alt) : 0;
     w->n_tie = (w->amb & 1) ? nearest_choices(p, &w->pt, w->alt, w->tie_pix) : 0;
     w->n_extra = 0;
     if (!extras) return;
@@ -567,8 +581,7 @@ static void point_setup(const ref_grid_sampler_params *p, const double *g, doubl
        midpoints beyond the point's own taps, with the largest weight they get there */
     const point *pt = &w->pt;
     for (int a = 0; a < 8; a++) {
-        point box;
-        point_at(p, g, pre, shifts[a][0], shifts[a][1], &box);
+        const point box = w->alt[a];
         for (int j = 0; j < box.y.n; j++)
             for (int i = 0; i < box.x.n; i++) {
                 int64_t pix = box.y.idx[j] * p->W + box.x.idx[i];
@@ -586,85 +599,148 @@ static void point_setup(const ref_grid_sampler_params *p, const double *g, doubl
     }
 }
 
-/* adds v to every pixel of the rectangle the point's box reaches in one plane of t */
-static void scatter_reach(const ref_grid_sampler_params *p, const point *pt, double *t, double v)
-{
-    int64_t r0, r1, c0, c1;
-    ref_clip_taps(floor(pt->py_lo), floor(pt->py_hi) + 1, p->H, &r0, &r1);
-    ref_clip_taps(floor(pt->px_lo), floor(pt->px_hi) + 1, p->W, &c0, &c1);
-    for (int64_t r = r0; r <= r1; r++)
-        for (int64_t c = c0; c <= c1; c++) t[r * p->W + c] += v;
-}
-
 /* reach[k]: the most the position can move grid gradient component k from its value gg[k] */
 static void grid_reach(const ref_grid_sampler_params *p, const point *pt, const double *grad_output,
                        const double *input, int64_t n, int64_t q, const double gg[2], double reach[2])
 {
     const int64_t HW = p->H * p->W, P = p->Ho * p->Wo;
+    ref_tap_rect rect;
+    reach_rect(p, pt, &rect);
     double r = 0;
     for (int64_t c = 0; c < p->C; c++)
-        r += fabs(grad_output[(n * p->C + c) * P + q]) * slope_reach(p, pt, input + (n * p->C + c) * HW);
+        r += fabs(grad_output[(n * p->C + c) * P + q]) * slope_reach(p, &rect, input + (n * p->C + c) * HW);
     const double mx = p->align_corners ? (double)(p->W - 1) / 2.0 : (double)p->W / 2.0;
     const double my = p->align_corners ? (double)(p->H - 1) / 2.0 : (double)p->H / 2.0;
     reach[0] = isnan(r) ? INFINITY : mx * r + fabs(gg[0]);
     reach[1] = isnan(r) ? INFINITY : my * r + fabs(gg[1]);
 }
 
-/* input_grad's bounds of tap (j, i) of the point (element e), which received go * w_y * w_x */
-static void input_grad_tap_bounds(const ref_grid_sampler_params *p, const point *pt, int j, int i, double go, int64_t e,
-                                  const ref_bounds *bi)
+/* ---- input_grad: a point's taps, built once, then scattered into every channel of a block ---------
+ *
+ * A channel's input_grad (and bound) planes are read and written at the taps of every point, in
+ * point order. Walking the channels inside each point touched 256 planes per point (a cache miss
+ * per tap and plane); so the points of a chunk are set up once (ig_point: the taps with their
+ * weights and the channel-independent bound factors) and then each channel takes the chunk's
+ * points in order. Every element still receives its terms in point order, with the same values:
+ * the same bits for any chunk. */
+
+typedef struct {
+    int64_t pix;     /* y W + x */
+    double wy, wx;   /* the tap's weights: it receives g * w_y * w_x */
+    double cr, fm;   /* per |g|: its abs_sum term, and its position error (capped) */
+} ig_tap;
+
+typedef struct {
+    int64_t pix;
+    double w;        /* extras: the largest weight; ties: 1 when it also counts as a term */
+} ig_pix;
+
+typedef struct {
+    int64_t tap0, extra0, tie0;
+    int ntap, nextra, ntie, wide;
+    int64_t r0, r1, c0, c1; /* wide: the rectangle its box reaches */
+} ig_point;
+
+/* a chunk of points' records; cap_* room for them (a point needs at most 16 taps, 8 x 16 extras
+   and 9 ties) */
+typedef struct {
+    ig_point *pt;
+    ig_tap *tap;
+    ig_pix *extra, *tie;
+    int64_t npt, ntap, nextra, ntie, cap_pt, cap_tap, cap_extra, cap_tie;
+} ig_chunk;
+
+static int ig_chunk_room(const ig_chunk *k)
 {
+    return k->npt < k->cap_pt && k->ntap + 16 <= k->cap_tap && k->nextra + 8 * 16 <= k->cap_extra &&
+           k->ntie + 9 <= k->cap_tie;
+}
+
+/* appends the point's record: its taps, and with bounds their factors and what its rounding may
+   reach beyond them (the taps a float twin may reach, a wide box's reach, nearest's ties) */
+static void ig_point_add(const ref_grid_sampler_params *p, const point_work *w, int bounds, ig_chunk *k)
+{
+    const point *pt = &w->pt;
     const double dx = pt->pdx, dy = pt->pdy, k2 = p->interpolation_mode == 2 ? CUBIC_K2 : 0;
     /* a weight product stays in [0, 1] (bilinear) or [-1/9, 1] (bicubic) wherever the point
        moves: its change, and so a term's position error, is at most that spread times |g| */
     const double w_spread = p->interpolation_mode == 2 ? CUBIC_W_SPREAD : 1.0;
-    const double ag = fabs(go);
-    const double pe = ag * fmin(fabs(pt->x.dw[i]) * (fabs(pt->y.w[j]) + fabs(pt->y.dw[j]) * dy) * dx +
-                                fabs(pt->x.w[i] * pt->y.dw[j]) * dy + k2 * (dx + dy) * (dx + dy), w_spread);
-    if (bi->abs_sum) bi->abs_sum[e] += ag * cross(pt->y.m[j], pt->x.w[i], pt->x.m[i], pt->y.w[j]);
-    if (bi->n_terms) bi->n_terms[e] += 1;
-    if (bi->pos_err) bi->pos_err[e] += pe;
-}
-
-/* input_grad's bounds of the point beyond its own taps, in one plane (offset plane) for go: the
- * taps a float twin may reach, a wide box's reach, and nearest's ties */
-static void input_grad_point_bounds(const ref_grid_sampler_params *p, const point_work *w, int64_t plane, double go,
-                                    const ref_bounds *bi)
-{
-    const point *pt = &w->pt;
-    const double w_spread = p->interpolation_mode == 2 ? CUBIC_W_SPREAD : 1.0;
-    if (isfinite(go))
-        for (int k = 0; k < w->n_extra; k++) bi->pos_err[plane + w->extra_idx[k]] += fabs(go) * w->extra_w[k];
-    /* a wide box: every pixel it reaches may gain or lose a weight of the point */
-    if (bi->ambig && pt->wide) scatter_reach(p, pt, bi->ambig + plane, fabs(go) * w_spread);
-    /* a tie of nearest: the pixel another rounding picks may get g instead (each
-       pixel reachable within the box gains or loses g once, at most) */
-    for (int k = 0; k < w->n_tie && bi->ambig; k++) {
-        const int64_t e = plane + w->tie_pix[k];
-        bi->ambig[e] += fabs(go);
-        /* a gained sample is summed in with the others: its rounding too */
-        if (pt->x.n && pt->y.n && w->tie_pix[k] == pt->y.idx[0] * p->W + pt->x.idx[0]) continue;
-        if (bi->abs_sum) bi->abs_sum[e] += fabs(go);
-        if (bi->n_terms) bi->n_terms[e] += 1;
+    ig_point *r = &k->pt[k->npt++];
+    *r = (ig_point){.tap0 = k->ntap, .extra0 = k->nextra, .tie0 = k->ntie};
+    for (int j = 0; j < pt->y.n; j++)
+        for (int i = 0; i < pt->x.n; i++) {
+            ig_tap *t = &k->tap[k->ntap++];
+            t->pix = pt->y.idx[j] * p->W + pt->x.idx[i];
+            t->wy = pt->y.w[j];
+            t->wx = pt->x.w[i];
+            t->cr = cross(pt->y.m[j], pt->x.w[i], pt->x.m[i], pt->y.w[j]);
+            t->fm = fmin(fabs(pt->x.dw[i]) * (fabs(pt->y.w[j]) + fabs(pt->y.dw[j]) * dy) * dx +
+                         fabs(pt->x.w[i] * pt->y.dw[j]) * dy + k2 * (dx + dy) * (dx + dy), w_spread);
+        }
+    r->ntap = (int)(k->ntap - r->tap0);
+    if (!bounds) return;
+    for (int e = 0; e < w->n_extra; e++) k->extra[k->nextra++] = (ig_pix){w->extra_idx[e], w->extra_w[e]};
+    r->nextra = w->n_extra;
+    for (int e = 0; e < w->n_tie; e++) {
+        /* a gained sample is summed in with the others: its rounding too (not the point's own tap) */
+        const int own = pt->x.n && pt->y.n && w->tie_pix[e] == pt->y.idx[0] * p->W + pt->x.idx[0];
+        k->tie[k->ntie++] = (ig_pix){w->tie_pix[e], own ? 0.0 : 1.0};
+    }
+    r->ntie = w->n_tie;
+    r->wide = pt->wide;
+    if (pt->wide) {
+        ref_clip_taps(floor(pt->py_lo), floor(pt->py_hi) + 1, p->H, &r->r0, &r->r1);
+        ref_clip_taps(floor(pt->px_lo), floor(pt->px_hi) + 1, p->W, &r->c0, &r->c1);
     }
 }
 
-/* input_grad of point (n, q) on channels [c0, c1): every in-bounds tap receives g * w_y * w_x */
-static void input_grad_point(const ref_grid_sampler_params *p, const point_work *w, const double *grad_output,
-                             int64_t n, int64_t q, int64_t c0, int64_t c1, double *input_grad, const ref_bounds *bi)
+/* input_grad's bounds of the point in one plane (offset plane) for go: its taps' terms, the taps a
+ * float twin may reach, a wide box's reach, and nearest's ties */
+static void input_grad_point_bounds(const ref_grid_sampler_params *p, const ig_chunk *k, const ig_point *r,
+                                    int64_t plane, double go, const ref_bounds *bi)
+{
+    const double w_spread = p->interpolation_mode == 2 ? CUBIC_W_SPREAD : 1.0, ag = fabs(go);
+    for (int t = 0; t < r->ntap; t++) {
+        const ig_tap *tp = &k->tap[r->tap0 + t];
+        const int64_t e = plane + tp->pix;
+        if (bi->abs_sum) bi->abs_sum[e] += ag * tp->cr;
+        if (bi->n_terms) bi->n_terms[e] += 1;
+        if (bi->pos_err) bi->pos_err[e] += ag * tp->fm;
+    }
+    if (isfinite(go))
+        for (int e = 0; e < r->nextra; e++) bi->pos_err[plane + k->extra[r->extra0 + e].pix] += ag * k->extra[r->extra0 + e].w;
+    /* a wide box: every pixel it reaches may gain or lose a weight of the point */
+    if (bi->ambig && r->wide)
+        for (int64_t y = r->r0; y <= r->r1; y++)
+            for (int64_t x = r->c0; x <= r->c1; x++) bi->ambig[plane + y * p->W + x] += ag * w_spread;
+    /* a tie of nearest: the pixel another rounding picks may get g instead (each
+       pixel reachable within the box gains or loses g once, at most) */
+    for (int e = 0; e < r->ntie && bi->ambig; e++) {
+        const ig_pix *tie = &k->tie[r->tie0 + e];
+        bi->ambig[plane + tie->pix] += ag;
+        if (tie->w == 0) continue;
+        if (bi->abs_sum) bi->abs_sum[plane + tie->pix] += ag;
+        if (bi->n_terms) bi->n_terms[plane + tie->pix] += 1;
+    }
+}
+
+/* input_grad of the chunk's points (the first is point q0 of image n) on channels [c0, c1): every
+ * in-bounds tap receives g * w_y * w_x */
+static void input_grad_chunk(const ref_grid_sampler_params *p, const ig_chunk *k, const double *grad_output,
+                             int64_t n, int64_t q0, int64_t c0, int64_t c1, double *input_grad, const ref_bounds *bi)
 {
     const int64_t HW = p->H * p->W, P = p->Ho * p->Wo;
-    const point *pt = &w->pt;
     for (int64_t c = c0; c < c1; c++) {
         const int64_t plane = (n * p->C + c) * HW;
-        const double go = grad_output[(n * p->C + c) * P + q];
-        for (int j = 0; j < pt->y.n; j++)
-            for (int i = 0; i < pt->x.n; i++) {
-                const int64_t e = plane + pt->y.idx[j] * p->W + pt->x.idx[i];
-                input_grad[e] += go * pt->y.w[j] * pt->x.w[i];
-                if (bi) input_grad_tap_bounds(p, pt, j, i, go, e, bi);
+        for (int64_t i = 0; i < k->npt; i++) {
+            const ig_point *r = &k->pt[i];
+            const double go = grad_output[(n * p->C + c) * P + q0 + i];
+            for (int t = 0; t < r->ntap; t++) {
+                const ig_tap *tp = &k->tap[r->tap0 + t];
+                input_grad[plane + tp->pix] += go * tp->wy * tp->wx;
             }
-        if (bi) input_grad_point_bounds(p, w, plane, go, bi);
+            if (bi) input_grad_point_bounds(p, k, r, plane, go, bi);
+        }
     }
 }
 
@@ -757,11 +833,29 @@ static void input_grad_block(void *ctx, int64_t nc)
     const bwd_ctx *x = ctx;
     const ref_grid_sampler_params *p = x->p;
     const int64_t P = p->Ho * p->Wo, n = nc / x->nb, c0 = nc % x->nb * x->cb, c1 = c0 + x->cb < p->C ? c0 + x->cb : p->C;
-    for (int64_t q = 0; q < P; q++) {
-        point_work w;
-        point_setup(p, x->grid + (n * P + q) * 2, x->pre, x->bi != NULL, x->extras, &w);
-        input_grad_point(p, &w, x->grad_output, n, q, c0, c1, x->input_grad, x->bi);
+    /* chunks of up to 8192 points (about 2 MB of records); one point at a time without the memory */
+    enum { CHUNK = 8192 };
+    ig_point pt1;
+    ig_tap tap1[16];
+    ig_pix extra1[8 * 16], tie1[9];
+    ig_chunk k = {malloc(sizeof(ig_point) * CHUNK), malloc(sizeof(ig_tap) * 4 * CHUNK),
+                  malloc(sizeof(ig_pix) * (CHUNK + 8 * 16)), malloc(sizeof(ig_pix) * (CHUNK + 9)),
+                  0, 0, 0, 0, CHUNK, 4 * CHUNK, CHUNK + 8 * 16, CHUNK + 9};
+    const int big = k.pt && k.tap && k.extra && k.tie;
+    if (!big) {
+        free(k.pt); free(k.tap); free(k.extra); free(k.tie);
+        k = (ig_chunk){&pt1, tap1, extra1, tie1, 0, 0, 0, 0, 1, 16, 8 * 16, 9};
     }
+    for (int64_t q0 = 0, q = 0; q0 < P; q0 = q) {
+        k.npt = k.ntap = k.nextra = k.ntie = 0;
+        for (; q < P && ig_chunk_room(&k); q++) {
+            point_work w;
+            point_setup(p, x->grid + (n * P + q) * 2, x->pre, x->bi != NULL, x->extras, &w);
+            ig_point_add(p, &w, x->bi != NULL, &k);
+        }
+        input_grad_chunk(p, &k, x->grad_output, n, q0, c0, c1, x->input_grad, x->bi);
+    }
+    if (big) { free(k.pt); free(k.tap); free(k.extra); free(k.tie); }
 }
 
 void f64_grid_sampler_2d_bwd__ref(const ref_grid_sampler_params *p, const double *grad_output,

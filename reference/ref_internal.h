@@ -44,11 +44,6 @@ typedef void (*ref_pixel_fn)(void *ctx, int64_t row, int64_t col, double bound);
 void ref_neighbour_weights(const int64_t ys[2], const int64_t xs[2], const double wy[2], const double wx[2],
                            double dy, double dx, ref_pixel_fn add, void *ctx);
 
-/* ref_neighbour_weights for rule A on one H x W plane of pos_err: each pixel within reach gets
- * scale times its bound (a non-finite scale widens nothing: its own corners are NaN already). */
-void ref_plane_neighbour_pos_err(double *pos_err, int64_t H, int64_t W, double scale, const ref_bilinear *r,
-                                 double dy, double dx);
-
 /* Bound on the change of corner weight wy*wx when the sample moves by (dy, dx): first order, and
  * never more than 1, as a bilinear weight lies in [0, 1] wherever the sample moves (the first-order
  * form grows without bound with the box, e.g. at coordinates near 2^24 where dy passes a pixel). */
@@ -66,6 +61,14 @@ static inline double ref_weight_pos_err(double wy, double wx, double dy, double 
  * bound with the box; the value cannot leave its taps' range). */
 void ref_tap_range(const double *plane, int64_t H, int64_t W, int64_t cs, double y, double x, double dy, double dx,
                    int clamp, double *lo, double *hi);
+/* ref_tap_range in two steps, for a box used on many planes (channels): the rectangle of taps it
+ * reaches (zero: 0 joins the range), then the range of one plane's taps in it */
+typedef struct {
+    int64_t r0, r1, c0, c1;
+    int zero;
+} ref_tap_rect;
+void ref_tap_rect_of(int64_t H, int64_t W, double y, double x, double dy, double dx, int clamp, ref_tap_rect *t);
+void ref_tap_rect_range(const double *plane, int64_t W, int64_t cs, const ref_tap_rect *t, double *lo, double *hi);
 
 /* The taps [first, last] of an axis (integers, or infinite) clipped to an axis of n pixels: [*a, *b],
  * empty (a > b) when they lie wholly beyond one side, and kept within [-1, n] so the casts stay
