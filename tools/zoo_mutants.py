@@ -517,6 +517,47 @@ def replay_shapes(objs, path):
     return [json.loads(line) for line in p.stdout.splitlines()]
 
 
+def coverage(args, out, objs, ops):
+    """{op: set of source lines the bug-free kernels run on op's recorded calls} (gcov of a replay
+    built with --coverage): which op's branch of a shared function a line is in"""
+    where = os.path.join(out, "coverage")
+    shutil.rmtree(where, ignore_errors=True)
+    with open(os.path.join(ROOT, SOURCE)) as fh:
+        src = fh.read()
+    os.makedirs(where)
+    with open(os.path.join(where, "zoo_kernels.c"), "w") as fh:
+        fh.write(src)
+    flags = [f if not f.startswith("-I") else "-I" + os.path.join(ROOT, f[2:]) for f in CFLAGS if f != "-O2"]
+    exe = os.path.join(where, "replay")
+    p = subprocess.run(["cc"] + flags + ["-O0", "--coverage", "-Dconform_plugin_entry=zoo_mutant_entry", "-c", "zoo_kernels.c"],
+                       cwd=where, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    if not p.returncode:
+        p = subprocess.run(["cc", "--coverage", "zoo_kernels.o", objs["clean.o"], objs["replay.o"], "-o", exe, "-lm"],
+                           cwd=where, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    if p.returncode:
+        sys.exit(f"zoo_mutants: the coverage build does not compile:\n{p.stderr}")
+    lines = {}
+    for op in ops:
+        for f in os.listdir(where):
+            if f.endswith((".gcda", ".gcov")):
+                os.remove(os.path.join(where, f))
+        path = os.path.join(out, "calls", op + ".bin")
+        if os.path.exists(path):
+            subprocess.run([exe, path, "0"], cwd=where, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        g = subprocess.run(["gcov", "-o", where, "zoo_kernels.c"], cwd=where, stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, text=True)
+        ran = set()
+        gcov = os.path.join(where, "zoo_kernels.c.gcov")
+        if g.returncode == 0 and os.path.exists(gcov):
+            with open(gcov) as fh:
+                for line in fh:
+                    count, no = line.split(":", 2)[:2]
+                    if count.strip() not in ("-", "#####", "=====") and int(no) > 0:
+                        ran.add(int(no))
+        lines[op] = sorted(ran)
+    return lines
+
+
 def first_error(text):
     lines = [l for l in text.splitlines() if "error" in l]
     return (lines[0] if lines else text.strip().splitlines()[0] if text.strip() else "?").split(": ", 1)[-1][:200]
@@ -563,9 +604,10 @@ def replay(args, m, obj, out, objs, op):
         if f[2] == "status":
             changed[k] = (k, -1, "inf", 0.0)
         elif int(f[4]) > 0 or f[7] == "1":
-            old = changed.get(k, (k, 0, 0.0, 0.0))
+            old = changed.get(k, (k, 0, 0.0, 0.0, 0))
             d = float(f[5])
-            changed[k] = (k, old[1] + int(f[4]) + int(f[7]), max(old[2], d) if old[2] != "inf" else "inf", max(old[3], float(f[6])))
+            changed[k] = (k, old[1] + int(f[4]), max(old[2], d) if old[2] != "inf" else "inf", max(old[3], float(f[6])),
+                          old[4] + int(f[7]))
     if garbled:
         return sorted(changed.values()), -1, "garbled the replay's output"
     if rc == 0:
@@ -599,6 +641,7 @@ def judge_op(args, m, obj, out, objs, op, ids, not_failures):
     wrong) every case of the op. Every kill is conform's verdict on a case."""
     changed, crashed, how = replay(args, m, obj, out, objs, op)
     r = {"calls": len(ids), "changed_calls": len(changed or []), "n_failed": 0, "first_failed": None,
+         "guard_calls": sum(1 for c in changed or [] if c[4]),
          "max_diff": max((c[2] for c in changed or []), key=lambda v: float(v), default=0.0),
          "scale": max((c[3] for c in changed or []), default=0.0)}
     if changed is None:
@@ -632,7 +675,7 @@ def measure(args, src, mutants, not_failures, ops):
     os.makedirs(out, exist_ok=True)
     objs = build_common(out)
     ids = record_calls(args, out, objs, ops)
-    results = {}
+    results = {"__coverage__": coverage(args, out, objs, ops)}
 
     def one(m):
         try:
@@ -668,18 +711,20 @@ def measure(args, src, mutants, not_failures, ops):
 # ---- verdicts and tables ----------------------------------------------------------------------
 
 def read_reasons(path=REASONS):
-    """{"rules": [{"match": regex over ids, "verdict": equivalent|within_rounding, "reason": why}]}"""
+    """{"rules": [{"match": regex over ids, "verdict": equivalent|within_rounding, "reason": why, optional
+    "ops": the ops it speaks for, "other_op_kills": only when another op of the mutant kills it}]}"""
     with open(os.path.join(ROOT, path)) as fh:
         rules = json.load(fh)["rules"]
     for r in rules:
-        if r["verdict"] not in ("equivalent", "within_rounding") or not r.get("reason"):
-            sys.exit(f"zoo_mutants: {path}: a rule needs a verdict (equivalent or within_rounding) and a reason: {r}")
+        if r["verdict"] not in ("equivalent", "within_rounding", "unexplained") or not r.get("reason"):
+            sys.exit(f"zoo_mutants: {path}: a rule needs a verdict (equivalent, within_rounding, or unexplained for a "
+                     f"finding written down) and a reason: {r}")
         r["re"] = re.compile(r["match"])
     return rules
 
 
-def verdict(m, r, op, rules):
-    """(verdict, reason) of mutant m on op from its measurement r"""
+def verdict(m, r, op, rules, ran=None):
+    """(verdict, reason) of mutant m on op from its measurement r; ran: {op: lines run}"""
     if r["build"] == "error":
         return "did_not_compile", r["compile_error"]
     if r["build"] == "same":
@@ -690,10 +735,20 @@ def verdict(m, r, op, rules):
     if o["n_failed"]:
         return "killed", f"{o['first_failed'][0]} {o['first_failed'][1]}" + (f" ({o['replay']} in the replay)" if o.get("replay") else "")
     changed = o["changed_calls"] > 0
-    rule = next((x for x in rules if x["re"].search(m["id"]) and (op in x.get("ops", [op]))), None)
+    killed_elsewhere = any(o != op and isinstance(v, dict) and v.get("n_failed") for o, v in r["ops"].items())
+    rule = next((x for x in rules if x["re"].search(m["id"]) and (op in x.get("ops", [op]))
+                 and (killed_elsewhere or not x.get("other_op_kills"))), None)
     fact = (f"outputs changed in {o['changed_calls']} of {o['calls']} calls, by at most {o['max_diff']} "
             f"(largest |value| {o['scale']:.3g}), every case passes" if changed else
             f"no output changed in {o['calls']} calls")
+    others = sorted(o for o in m["ops"] if o != op and ran and m["line"] in ran.get(o, ()))
+    if not changed and not rule and ran and m["line"] not in ran.get(op, ()) and others:
+        return "equivalent", (f"{op} never runs line {m['line']} (only {', '.join(others)} does: that op's branch of a "
+                              f"shared function; line coverage of the suite's calls) ({fact})")
+    if rule and rule["verdict"] == "unexplained":  # a finding, written down: still counted as one
+        return "unexplained", f"{rule['reason']} ({fact})"
+    if changed and not rule and o.get("guard_calls") == 0 and o["max_diff"] == 0.0:
+        return "equivalent", f"equal values: only the sign of a zero output differs ({fact})"
     if rule and (rule["verdict"] == "within_rounding") == changed:
         return rule["verdict"], f"{rule['reason']} ({fact})"
     if rule:
@@ -702,11 +757,12 @@ def verdict(m, r, op, rules):
 
 
 def tabulate(mutants, results, rules):
+    ran = {op: set(v) for op, v in results.get("__coverage__", {}).items()}
     per_op, rows = {}, []
     total = dict.fromkeys(("generated",) + VERDICTS, 0)
     for m in mutants:
         r = results[m["id"]]
-        vs = {op: verdict(m, r, op, rules) for op in m["ops"]}
+        vs = {op: verdict(m, r, op, rules, ran) for op in m["ops"]}
         for op, (v, _) in vs.items():
             c = per_op.setdefault(op, dict.fromkeys(("generated",) + VERDICTS, 0))
             c["generated"] += 1
@@ -827,6 +883,16 @@ def self_test():
     assert "L4:k:count:i < p->H -> i < p->H + 1" in ids, ids
     assert "L7:run_k:attr:a, b -> b, a" in ids, ids
     assert all(m["ops"] == ["k"] for m in ms)
+    # verdicts: conform's kill, a reason that fits, one that does not, no reason, the compiler's
+    rules = [{"re": re.compile("^a$"), "verdict": "equivalent", "reason": "why"},
+             {"re": re.compile("^b$"), "verdict": "equivalent", "reason": "why"}]
+    op = {"calls": 3, "changed_calls": 0, "n_failed": 0, "max_diff": 0.0, "scale": 1.0}
+    cases = {"a": {"build": "ok", "ops": {"k": op}}, "b": {"build": "ok", "ops": {"k": dict(op, changed_calls=1)}},
+             "c": {"build": "ok", "ops": {"k": op}}, "d": {"build": "error", "compile_error": "e"},
+             "e": {"build": "same"}, "f": {"build": "ok", "ops": {"k": dict(op, n_failed=2, first_failed=["s/x", "failed"])}}}
+    got = {i: verdict({"id": i, "ops": ["k"], "line": 1}, r, "k", rules)[0] for i, r in cases.items()}
+    assert got == {"a": "equivalent", "b": "unexplained", "c": "unexplained", "d": "did_not_compile", "e": "equivalent",
+                   "f": "killed"}, got
 
 
 def main():
@@ -892,7 +958,11 @@ def main():
         write_docs(doc)
     print(f"zoo_mutants: {total['generated']} mutants: " + ", ".join(f"{k.replace('_', ' ')} {total[k]}" for k in VERDICTS))
     print(f"zoo_mutants: table in {args.out}/mutants.md")
-    return 1 if total["unexplained"] else 0
+    silent = [r["id"] for r in rows for v in r["per_op"].values() if v["verdict"] == "unexplained"
+              and not any(x["verdict"] == "unexplained" and x["re"].search(r["id"]) for x in rules)]
+    for i in silent[:20]:
+        print(f"zoo_mutants: survivor without a reason: {i}")
+    return 1 if silent else 0
 
 
 if __name__ == "__main__":
