@@ -79,27 +79,6 @@ void ref_neighbour_weights(const int64_t ys[2], const int64_t xs[2], const doubl
         for (int b = 0; b < nc; b++) add(ctx, rows[a], cols[b], dy * dx);
 }
 
-typedef struct {
-    double *pos_err;
-    int64_t H, W;
-    double scale;
-} plane_ctx;
-
-static void add_to_plane(void *ctx, int64_t row, int64_t col, double bound)
-{
-    plane_ctx *c = ctx;
-    if (row < 0 || row >= c->H || col < 0 || col >= c->W) return;
-    c->pos_err[row * c->W + col] += c->scale * fmin(bound, 1.0); /* a weight is at most 1 */
-}
-
-void ref_plane_neighbour_pos_err(double *pos_err, int64_t H, int64_t W, double scale, const ref_bilinear *r,
-                                 double dy, double dx)
-{
-    if (!isfinite(scale)) return;
-    plane_ctx c = {pos_err, H, W, scale};
-    ref_neighbour_weights(r->y, r->x, r->wy, r->wx, dy, dx, add_to_plane, &c);
-}
-
 /* ---- the RoIAlign family's bins ------------------------------------------------------------- */
 
 int64_t ref_adaptive_count(double q)
@@ -156,6 +135,30 @@ void ref_roi_sample_fwd(const double *plane, int64_t H, int64_t W, double y, dou
     if (cls == SAMPLE_AMBIGUOUS) a->ambig += fmin(av + pe, inside ? fmax(reach0 - pe, 0) : reach0);
 }
 
+/* One backward sample's bounds, per distinct pixel: corners that coincide (rule A clamps both
+ * corners of an axis onto its last pixel) and pixels across an edge add up before the cap. */
+typedef struct {
+    int64_t e[16];
+    double pe[16], amb[16];
+    int n;
+    int64_t H, W;
+} sample_pixels;
+
+static void pixels_add(sample_pixels *s, int64_t e, double pe, double amb)
+{
+    int k = 0;
+    while (k < s->n && s->e[k] != e) k++;
+    if (k == s->n) { s->e[k] = e; s->pe[k] = s->amb[k] = 0; s->n++; }
+    s->pe[k] += pe;
+    s->amb[k] += amb;
+}
+
+static void pixels_add_neighbour(void *ctx, int64_t row, int64_t col, double bound)
+{
+    sample_pixels *s = ctx;
+    if (row >= 0 && row < s->H && col >= 0 && col < s->W) pixels_add(s, row * s->W + col, bound, 0);
+}
+
 void ref_roi_sample_bwd(const ref_plane_out *o, int64_t H, int64_t W, double y, double x, double dy, double dx,
                         double go, double count, int as_alternative)
 {
@@ -164,16 +167,18 @@ void ref_roi_sample_bwd(const ref_plane_out *o, int64_t H, int64_t W, double y, 
     int inside = ref_bilinear_rule(H, W, y, x, &r);
     if (!inside && cls == SAMPLE_AMBIGUOUS) ref_bilinear_rule_clamped(H, W, y, x, &r);
     if (!inside && cls != SAMPLE_AMBIGUOUS) return;
+    const int nominal = inside && !as_alternative;
+    const double cap = fabs(go) / count;
+    sample_pixels px = {.n = 0, .H = H, .W = W};
     for (int i = 0; i < 2; i++)
         for (int j = 0; j < 2; j++) {
             int64_t e = r.y[i] * W + r.x[j];
             double t = go * r.wy[i] * r.wx[j] / count;
-            double pe = fabs(go) / count * ref_weight_pos_err(r.wy[i], r.wx[j], dy, dx);
-            if (inside && !as_alternative) {
+            double pe = cap * ref_weight_pos_err(r.wy[i], r.wx[j], dy, dx);
+            if (nominal) {
                 if (o->grad) o->grad[e] += t;
                 if (o->abs_sum) o->abs_sum[e] += fabs(t);
                 if (o->n_terms) o->n_terms[e] += 1;
-                if (o->pos_err) o->pos_err[e] += pe;
             } else if (fabs(t) > 0) {
                 /* a term only another branch adds (another sample count, or the sample kept:
                    outside, so ambiguous) is rounded by a kernel on that branch: abs_sum and
@@ -181,13 +186,18 @@ void ref_roi_sample_bwd(const ref_plane_out *o, int64_t H, int64_t W, double y, 
                 if (o->abs_sum) o->abs_sum[e] += fabs(t);
                 if (o->n_terms) o->n_terms[e] += 1;
             }
-            /* capped: the corner's weight stays in [0, 1] on every branch, so its term moves by at
-               most |go| / count, of which the position term already counted pe */
-            double cap = fabs(go) / count, amb = fmin(fabs(t) + pe, inside && !as_alternative ? fmax(cap - pe, 0) : cap);
-            if ((as_alternative || cls == SAMPLE_AMBIGUOUS) && o->ambig) o->ambig[e] += amb;
+            pixels_add(&px, e, nominal ? pe : 0, as_alternative || cls == SAMPLE_AMBIGUOUS ? fabs(t) + pe : 0);
         }
     /* pixels across a cell edge the float twin may reach */
-    if (inside && !as_alternative && o->pos_err) ref_plane_neighbour_pos_err(o->pos_err, H, W, fabs(go) / count, &r, dy, dx);
+    if (nominal && isfinite(cap)) ref_neighbour_weights(r.y, r.x, r.wy, r.wx, dy, dx, pixels_add_neighbour, &px);
+    /* capped per pixel: the weights a sample gives one pixel sum to a number in [0, 1] on every
+       branch (coinciding corners included), so the sample moves that pixel's term by at most
+       |go| / count; the position term takes its share first, the ambiguity the rest */
+    for (int k = 0; k < px.n; k++) {
+        double pe = fmin(px.pe[k], cap), amb = fmin(px.amb[k], nominal ? fmax(cap - pe, 0) : cap);
+        if (o->pos_err && pe > 0) o->pos_err[px.e[k]] += pe;
+        if (o->ambig && amb > 0) o->ambig[px.e[k]] += amb;
+    }
 }
 
 /* ---- the backward of the RoIAlign family: planes of the gradient, rois in order ---------------- */

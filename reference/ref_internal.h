@@ -44,11 +44,6 @@ typedef void (*ref_pixel_fn)(void *ctx, int64_t row, int64_t col, double bound);
 void ref_neighbour_weights(const int64_t ys[2], const int64_t xs[2], const double wy[2], const double wx[2],
                            double dy, double dx, ref_pixel_fn add, void *ctx);
 
-/* ref_neighbour_weights for rule A on one H x W plane of pos_err: each pixel within reach gets
- * scale times its bound (a non-finite scale widens nothing: its own corners are NaN already). */
-void ref_plane_neighbour_pos_err(double *pos_err, int64_t H, int64_t W, double scale, const ref_bilinear *r,
-                                 double dy, double dx);
-
 /* Bound on the change of corner weight wy*wx when the sample moves by (dy, dx): first order, and
  * never more than 1, as a bilinear weight lies in [0, 1] wherever the sample moves (the first-order
  * form grows without bound with the box, e.g. at coordinates near 2^24 where dy passes a pixel). */

@@ -1,58 +1,9 @@
 /* Property tests of issue 24: no tolerance term wider than what it stands for. Random inputs with
  * extreme but finite coordinates (up to 1e9, around 2^24, near the int32 limits, both signs) on
- * planes of known range [1, 20]: every element's tol + ambig stays below the range its value can
- * reach, so an output moved by that range fails. */
-#include <criterion/criterion.h>
-#include <math.h>
-#include <stdlib.h>
-
-#include "compare.h"
-#include "conform_ref.h"
-#include "op.h"
-#include "ref_check.h"
-
-#define PLANE_LO 1.0
-#define PLANE_HI 20.0
-
-static double uniform(unsigned *s) { return (double)rand_r(s) / ((double)RAND_MAX + 1.0); }
-
-/* an extreme pixel coordinate: 1e2 .. 1e9 log-uniform, 2^23 .. 2^26, or within 2^8 of +-2^31 */
-static double extreme(unsigned *s)
-{
-    double m;
-    switch (rand_r(s) % 3) {
-    case 0: m = 1e2 * pow(1e7, uniform(s)); break;
-    case 1: m = ldexp(1.0, 23) * pow(8.0, uniform(s)); break;
-    default: m = 2147483648.0 - 256.0 * uniform(s); break;
-    }
-    return (double)(float)(rand_r(s) % 2 ? m : -m);
-}
-
-static double *plane_values(int64_t n, unsigned *s)
-{
-    double *x = malloc(sizeof(double) * (size_t)n);
-    for (int64_t i = 0; i < n; i++) x[i] = (double)(float)(PLANE_LO + (PLANE_HI - PLANE_LO) * uniform(s));
-    return x;
-}
-
-/* every element: tol + ambig < reach[i] (or reach), and ref moved by it (away from 0) fails */
-static void assert_below_reach(const op_desc *op, int out, const double *ref, const ref_bounds *b, int64_t n,
-                               const double *reach_each, double reach, const char *what)
-{
-    tol_inputs t = {DTYPE_FLOAT32, &op->tol[out], b->abs_sum, b->n_terms, b->pos_err, b->ambig};
-    float *moved = malloc(sizeof(float) * (size_t)n);
-    for (int64_t i = 0; i < n; i++) {
-        double ambig, tol = compare_tolerance(&t, i, &ambig), r = reach_each ? reach_each[i] : reach;
-        cr_assert(tol + ambig < r, "%s element %lld: tol %.6g + ambig %.6g reaches the range %.6g (ref %.6g)", what,
-                  (long long)i, tol, ambig, r, ref[i]);
-        moved[i] = (float)(ref[i] + (ref[i] > 0 ? r : -r) * 1.0000002);
-    }
-    compare_result cr;
-    compare_f32(ref, moved, n, &t, &cr);
-    cr_assert_eq(cr.n_over, n, "%s: %lld of %lld elements moved by their reach pass", what, (long long)(n - cr.n_over),
-                 (long long)n);
-    free(moved);
-}
+ * planes of known range [1, 20]: every element's pos_err + ambig stays within the range its value can
+ * reach, so an output moved by that range (and its own rounding) fails. The RoIAlign family and the
+ * deformable ops: test_tolerance_caps_roi.c, test_tolerance_caps_deform.c. */
+#include "tolerance_caps.h"
 
 /* the grid sampler at extreme coordinates: forward values, and the backward's grid gradient */
 static int64_t grid_property(int backward)
