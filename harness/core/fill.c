@@ -25,6 +25,28 @@ double fill_uniform(gsl_rng *rng, double lo, double hi)
     return round_f32(lo + (hi - lo) * gsl_rng_uniform(rng));
 }
 
+double fill_log_magnitude(gsl_rng *rng, double lo, double hi)
+{
+    return round_f32(lo * pow(hi / lo, gsl_rng_uniform(rng)));
+}
+
+int fill_huge_range(const cJSON *g, double *frac, double *lo, double *hi, const char *what, char *err, size_t errlen)
+{
+    *frac = json_number(g, "huge_frac", 0.0);
+    const cJSON *h = g ? cJSON_GetObjectItemCaseSensitive(g, "huge") : NULL;
+    *lo = 1e2;
+    *hi = 1e9;
+    if (cJSON_GetArraySize(h) == 2) {
+        *lo = cJSON_GetArrayItem(h, 0)->valuedouble;
+        *hi = cJSON_GetArrayItem(h, 1)->valuedouble;
+    }
+    if (*frac > 0 && !(*lo > 0 && *hi >= *lo && isfinite(*hi))) {
+        snprintf(err, errlen, "%s: huge [%g, %g] needs finite 0 < lo <= hi", what, *lo, *hi);
+        return -1;
+    }
+    return 0;
+}
+
 static int json_value(const cJSON *e, double *v)
 {
     if (cJSON_IsNumber(e)) { *v = e->valuedouble; return 0; }
