@@ -14,7 +14,8 @@
  *   {"dist": "int", "lo": 0, "hi": 9}          {"dist": "const", "value": 0}
  *   {"dist": "iota", "start": 1}  (start, start+1, ... in memory order)
  *   {"data": [...]} exact values, flat or nested, numel of them ("nan", "inf", "-inf" allowed)
- * plus optional "nan_frac", "inf_frac": that fraction of elements replaced.
+ * plus optional "nan_frac", "inf_frac": that fraction of elements replaced, and "nan_pixels":
+ * [[h, w], ...] (with "channels_last" for [..., H, W, C]): NaN at those pixels of every plane.
  * what names the tensor in messages. */
 int fill_values(tensor_t *t, const cJSON *spec, gsl_rng *rng, const char *what, char *err, size_t errlen);
 

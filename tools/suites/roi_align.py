@@ -189,6 +189,13 @@ def edge_cases():
                 grid={"aligned": [True, False], "spatial_scale": [1.0, 2.0 ** -20]})
     # NaN and infinity in the feature map propagate exactly as in the reference
     out += both("nan_features", [1, 3, 8, 8], 6, 2, 2, base, values={"dist": "uniform", "nan_frac": 0.05})
+    # a NaN at pixel (0, 0) only, rois half outside the plane (issue 24): an out-of-window sample is
+    # empty, so bins away from (0, 0) stay finite; torchvision's CPU forward adds 0 * F[0, 0] for it
+    # (ops.md 10). The backward reads no feature: nothing to isolate there.
+    out.append(roi_align("fwd_nan_origin", [2, 3, 8, 8], 12, dict(base, pooled_h=2, pooled_w=2),
+                         {"input": {"dist": "uniform", "lo": 1, "hi": 20, "nan_pixels": [[0, 0]]},
+                          "rois": {"outside_frac": 1.0, "size": [4, 24]}},
+                         grid={"sampling_ratio": [0, 2], "aligned": [True, False]}))
     return out
 
 

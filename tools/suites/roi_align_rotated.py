@@ -209,6 +209,14 @@ def edge_cases():
     out += both("rois_2p24", [2, 3, 9, 7], 16, 2, 2, {"sampling_ratio": 2},
                 {"huge_frac": 0.5, "huge": [2.0 ** 23, 2.0 ** 25], "special_angle_frac": 0.25}, values=huge_v,
                 grid={"aligned": [True, False], "spatial_scale": [1.0, 2.0 ** -20]})
+    # a NaN at pixel (0, 0) only, rois half outside the plane (issue 24): an out-of-window sample is
+    # empty, so bins away from (0, 0) stay finite; mmcv's and detectron2's CPU forward add
+    # 0 * F[0, 0] for it (ops.md 10). The backward reads no feature: nothing to isolate there.
+    for fmt in ("NCHW", "NHWC"):
+        xv = {"dist": "uniform", "lo": 1, "hi": 20, "nan_pixels": [[0, 0]], "channels_last": fmt == "NHWC"}
+        out.append(rot_fwd("rot_fwd_nan_origin" + ("" if fmt == "NCHW" else "_nhwc"), [2, 3, 8, 8], 12,
+                           dict(base, pooled_h=2, pooled_w=2), {"x": xv, "rois": {"outside_frac": 1.0, "size": [4, 24]}},
+                           {"sampling_ratio": [0, 2], "aligned": [True, False]}, None, fmt))
     return out
 
 
