@@ -71,7 +71,7 @@ PLUGIN_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARN) -O2 -fPIC -shared -Iharness
 ZOO_IDS = $(shell grep -o '^ZOO_BUG.[a-z0-9_]*' tests/zoo/zoo_bugs.h | cut -c9-)
 ZOO_PLUGINS = $(BUILD)/zoo/none.so $(ZOO_IDS:%=$(BUILD)/zoo/%.so)
 
-.PHONY: ascend-plugin ascend-standin all build-all test-browser deps deps-test test zoo zoo-docs models device-torch test-unit test-san conformance verify bench bench-contention clean install install-check fuzz fuzz-ci fuzz-build deps-fuzz test-valgrind check-ops
+.PHONY: forms-wide ascend-plugin ascend-standin all build-all test-browser deps deps-test test zoo zoo-docs models device-torch test-unit test-san conformance verify bench bench-contention clean install install-check fuzz fuzz-ci fuzz-build deps-fuzz test-valgrind check-ops
 all: deps
 	@$(MAKE) --no-print-directory build-all
 build-all: $(CONFORM) $(TESTS) $(PLUGINS)
@@ -148,6 +148,12 @@ test: all deps-test
 	  "report rendering" "$(PYTHON) tests/reports_browser.py $(CONFORM) $(BUILD)/browser" \
 	  "repository paths" "tests/repo_paths.sh" \
 	  "op obligations" "$(MAKE) --no-print-directory check-ops"
+
+# the float32 forms test (tests/python/test_float32_forms.py; make test runs it on the smoke suite)
+# on the default and models suites over three seeds: a few minutes, so a target of its own
+forms-wide: all
+	FORMS_SUITES="cases/conformance.json cases/models.json" FORMS_SEEDS="1 2 3" \
+	  $(PYTHON) tests/python/test_float32_forms.py $(CONFORM)
 
 # the fast unit tests alone (Criterion), for iterating; make test runs them and everything else
 test-unit: all

@@ -224,18 +224,48 @@ static branches axis_branches(double v, double d, int64_t n, int64_t h0, double 
     return b;
 }
 
+/* The corner-weight form (the DCNv2 CPU kernels' col2im, mmcv's modulated_deform_conv_cpu.cpp and
+ * its GPU twin): the grad_x weight factor of a cell's high row is (p + 1) - h, of its low row
+ * (h + 1) - p. fl(p + 1) rounds at |p + 1|, after the position's own rounding: the high factor
+ * moves by up to u * |p + 1| more, as if its position moved that far (the low factor's rounding is
+ * relative to it, in k_val). The cell and the visited corners follow fl(p) alone, so only the
+ * high factors widen, not the reach. pre is one float32 rounding (k_pos = 1); the position itself
+ * may be off by d, so |fl(p) + 1| <= |p + 1| + d; none when fl(p) = p exactly and p + 1 is a float32
+ * number. Without it a correct kernel of that form failed grad_x at err/tol up to 2.6
+ * (tools/deform_corner_weight.py, the default suite) and 54 over 11 seeds (issue 24). */
+static double corner_form_err(double v, double d, double pre)
+{
+    return d == 0 && ref_is_f32(v + 1.0) ? 0.0 : pre * (fabs(v + 1.0) + d);
+}
+
+/* The most a grad_x weight factor of row (or column) k can be, for a cell of rows ks with factors
+ * w, position error d and the corner-weight form's extra e on a high row: a row across an edge
+ * holds at most d (plus e above the cell, the float twin's high row). */
+static double factor_bound(int64_t k, const int64_t ks[2], const double w[2], double d, double e)
+{
+    if (k == ks[0]) return w[0] + d;
+    if (k == ks[1]) return w[1] + d + e;
+    return k > ks[1] ? d + e : d;
+}
+
 /* pos_err of a pixel (of one channel, NHWC) a sample's float twin may reach across a cell edge */
 typedef struct {
     double *pos_err; /* channel c of image n: element (h, w) at ((h * W) + w) * C */
     int64_t H, W, C;
     double scale;
+    const int64_t *hs, *ws;
+    const double *wy, *wx;
+    double dy, dx, ey, ex;
 } neighbour_ctx;
 
 static void add_neighbour(void *ctx, int64_t row, int64_t col, double bound)
 {
     neighbour_ctx *nc = ctx;
     if (row < 0 || row >= nc->H || col < 0 || col >= nc->W) return;
-    nc->pos_err[(row * nc->W + col) * nc->C] += nc->scale * fmin(bound, 1.0); /* a weight is at most 1 */
+    /* the shared bound with the corner-weight form's high factors: the same product of factors */
+    (void)bound;
+    double b = factor_bound(row, nc->hs, nc->wy, nc->dy, nc->ey) * factor_bound(col, nc->ws, nc->wx, nc->dx, nc->ex);
+    nc->pos_err[(row * nc->W + col) * nc->C] += nc->scale * fmin(b, 1.0); /* a weight is at most 1 */
 }
 
 /* The backward's tensors, for one sample's share of them */
@@ -320,6 +350,7 @@ static void sample_pos_err(const bwd_ctx *b, const bwd_sample *q, const cell *sc
     const ref_deformable_params *p = b->p;
     const int64_t hs[2] = {sc->h0, sc->h0 + 1}, ws[2] = {sc->w0, sc->w0 + 1}, HWC = p->H * p->W * p->C;
     const double wy[2] = {sc->hh, sc->lh}, wx[2] = {sc->hw, sc->lw}, dy = q->dy, dx = q->dx;
+    const double ey = corner_form_err(q->py, dy, b->pre), ex = corner_form_err(q->px, dx, b->pre);
     double *const pos = b->tx[2];
     for (int64_t c = offs ? q->c0 : q->w0; c < (offs ? q->c1 : q->w1); c++) {
         double sy, sx, gm = fabs(q->G[c] * q->m);
@@ -334,11 +365,12 @@ static void sample_pos_err(const bwd_ctx *b, const bwd_sample *q, const cell *sc
         for (int u = 0; u < 2; u++)
             for (int v = 0; v < 2; v++) {
                 if (hs[u] < 0 || hs[u] >= p->H || ws[v] < 0 || ws[v] >= p->W) continue;
-                pos[q->n * HWC + (hs[u] * p->W + ws[v]) * p->C + c] += gm * ref_weight_pos_err(wy[u], wx[v], dy, dx);
+                pos[q->n * HWC + (hs[u] * p->W + ws[v]) * p->C + c] +=
+                    gm * ref_weight_pos_err(wy[u], wx[v], dy + (u ? ey : 0.0), dx + (v ? ex : 0.0));
             }
         if (isfinite(gm)) {
             /* pixels across a cell edge the float twin may reach */
-            neighbour_ctx nc = {pos + q->n * HWC + c, p->H, p->W, p->C, gm};
+            neighbour_ctx nc = {pos + q->n * HWC + c, p->H, p->W, p->C, gm, hs, ws, wy, wx, dy, dx, ey, ex};
             ref_neighbour_weights(hs, ws, wy, wx, dy, dx, add_neighbour, &nc);
         }
     }

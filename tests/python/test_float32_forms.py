@@ -1,12 +1,18 @@
 """The tolerance models hold for float32 forms that are not ours (numpy only; tests/python/run.sh
 skips it, saying so, where numpy is missing):
 
-    conform export cases/smoke.json -> tools/deform_position_orders.py (the spec's and nnabla's
-    position orders), tools/rotated_float32_order.py (mmcv's order) -> conform run --impl dir:
+    conform export SUITE -> tools/deform_position_orders.py (the spec's and nnabla's position
+    orders), tools/deform_corner_weight.py (the DCNv2 CPU corner-weight form, with and without
+    FMA), tools/rotated_float32_order.py (mmcv's order) -> conform run --impl dir:
 
 Asserts that every case they write passes (the rotated tool leaves rois with a non-finite field
-unwritten: those, and only those, are missing), and that the rotated emulation with `clockwise`
-inverted fails, so the check is not vacuous.
+unwritten: those, and only those, are missing), and that the checks are not vacuous: the rotated
+emulation with `clockwise` inverted fails, and the corner-weight kernel with a non-strict window
+test (>= -1, <= H) fails every case where that changes an output (and some case changes).
+
+By default on the smoke suite at its seed (make test). FORMS_SUITES="cases/conformance.json
+cases/models.json" and FORMS_SEEDS="1 2 3" widen it (make forms-wide: the default and models
+suites over several seeds, a few minutes).
 
 usage: python3 tests/python/test_float32_forms.py [build/conform]"""
 import json
@@ -15,6 +21,8 @@ import shutil
 import subprocess
 import sys
 import tempfile
+
+import numpy as np
 
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 CONFORM = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else os.environ.get("CONFORM", "build/conform"))
@@ -27,14 +35,21 @@ def run(cmd, quiet=False):
     return subprocess.run(cmd, cwd=ROOT, stdout=subprocess.DEVNULL if quiet else None)
 
 
-def judge(exp, ops, rep):
-    cmd = [CONFORM, "run", "cases/smoke.json", "--impl", "dir:" + exp, "--threads", "2", "--quiet",
-           "--report-dir", rep]
+def judge(exp, ops, rep, suite="cases/smoke.json", seed=None):
+    cmd = [CONFORM, "run", suite, "--impl", "dir:" + exp, "--threads", "2", "--quiet", "--report-dir", rep]
+    cmd += ["--seed", str(seed)] if seed is not None else []
     for op in ops:
         cmd += ["--op", op]
     run(cmd, quiet=True)  # exit 1 when something failed: the statuses are what is checked
     with open(os.path.join(rep, "report.json")) as f:
         return json.load(f)["cases"]
+
+
+def export(suite, seed, ops, out):
+    cmd = [CONFORM, "export", suite, "--out", out] + (["--seed", str(seed)] if seed is not None else [])
+    for op in ops:
+        cmd += ["--op", op]
+    assert run(cmd, quiet=True).returncode == 0, "export failed"
 
 
 def statuses(cases):
@@ -44,39 +59,91 @@ def statuses(cases):
     return out
 
 
-def main():
-    tmp = tempfile.mkdtemp(prefix="conform-forms-")
+def changed(m, a, b):
+    """ids of the cases whose outputs differ between copies a and b (NaN equal to NaN)"""
+    out = set()
+    for c in m["cases"]:
+        for o in c["outputs"].values():
+            pa, pb = os.path.join(a, o["path"]), os.path.join(b, o["path"])
+            if os.path.exists(pa) and os.path.exists(pb):
+                x, y = np.load(pa), np.load(pb)
+                if x.shape != y.shape or not np.all((x == y) | (np.isnan(x) & np.isnan(y))):
+                    out.add(c["id"])
+    return out
+
+
+def corner_weight(exp, tmp, suite, seed):
+    """the DCNv2 CPU corner-weight form passes; its non-strict window fails exactly where it
+    changes an output. Returns how many cases the non-strict window changed."""
+    ops = ["deformable_offsets", "deformable_offsets_grad"]
+    with open(os.path.join(exp, "manifest.json")) as f:
+        m = json.load(f)
+    n_changed = 0
+    for fma in ([], ["--fma"]):
+        name = "cw" + "".join(fma)
+        copies = {w: os.path.join(tmp, name + "-" + w) for w in ("strict", "open")}
+        for w, d in copies.items():
+            assert run([sys.executable, "tools/deform_corner_weight.py", exp, d, "--window", w] + fma,
+                       quiet=True).returncode == 0
+        s = statuses(judge(copies["strict"], ops, os.path.join(tmp, "rep-" + name), suite, seed))
+        assert set(s) == {"passed"}, "corner-weight form %s: %s" % (fma, {k: v[:5] for k, v in s.items()})
+        diff = changed(m, copies["strict"], copies["open"])
+        so = statuses(judge(copies["open"], ops, os.path.join(tmp, "rep-" + name + "-open"), suite, seed))
+        failed = set(so.get("failed", []))
+        assert failed == diff, "non-strict window: changed but passed %s, failed unchanged %s" % (
+            sorted(diff - failed), sorted(failed - diff))
+        n_changed += len(diff)
+        print("corner-weight form%s: %d passed; with the non-strict window %d changed, %d failed"
+              % (" with FMA" if fma else "", len(s["passed"]), len(diff), len(failed)))
+    return n_changed
+
+
+def forms(tmp, suite, seed):
+    exp = os.path.join(tmp, "exp")
+    ops = ["deformable_offsets", "deformable_offsets_grad", "roi_align_rotated", "roi_align_rotated_grad"]
+    export(suite, seed, ops, exp)
+    for order in ("spec", "pad_last"):
+        copy = os.path.join(tmp, order)
+        assert run([sys.executable, "tools/deform_position_orders.py", exp, copy, order], quiet=True).returncode == 0
+        s = statuses(judge(copy, ["deformable_offsets"], os.path.join(tmp, "rep-" + order), suite, seed))
+        assert set(s) == {"passed"}, "deformable, %s order: %s" % (order, {k: v[:5] for k, v in s.items()})
+        print("deformable_offsets, %s order: %d passed" % (order, len(s["passed"])))
+    n_changed = corner_weight(exp, tmp, suite, seed)
+    rot = os.path.join(tmp, "rot")
+    assert run([sys.executable, "tools/rotated_float32_order.py", exp, rot], quiet=True).returncode == 0
+    s = statuses(judge(rot, ops[2:], os.path.join(tmp, "rep-rot"), suite, seed))
+    assert set(s) <= {"passed", "missing"}, "rotated: %s" % {k: v[:5] for k, v in s.items() if k != "passed"}
+    assert all("nan" in i or "inf" in i for i in s.get("missing", [])), "missing: %s" % s.get("missing")
+    print("rotated, mmcv's order: %d passed, %d missing (non-finite rois)" % (len(s["passed"]), len(s.get("missing", []))))
+    # not vacuous: the same emulation with clockwise inverted fails
+    geometry = rotated_float32_order.roi_geometry
+    rotated_float32_order.roi_geometry = lambda roi, a, PH, PW: geometry(
+        roi, dict(a, clockwise=not a.get("clockwise", False)), PH, PW)
     try:
-        exp = os.path.join(tmp, "exp")
-        ops = ["deformable_offsets", "roi_align_rotated", "roi_align_rotated_grad"]
-        cmd = [CONFORM, "export", "cases/smoke.json", "--out", exp]
-        for op in ops:
-            cmd += ["--op", op]
-        assert run(cmd).returncode == 0, "export failed"
-        for order in ("spec", "pad_last"):
-            copy = os.path.join(tmp, order)
-            assert run([sys.executable, "tools/deform_position_orders.py", exp, copy, order]).returncode == 0
-            s = statuses(judge(copy, ["deformable_offsets"], os.path.join(tmp, "rep-" + order)))
-            assert set(s) == {"passed"}, "deformable, %s order: %s" % (order, {k: v[:5] for k, v in s.items()})
-            print("deformable_offsets, %s order: %d passed" % (order, len(s["passed"])))
-        rot = os.path.join(tmp, "rot")
-        assert run([sys.executable, "tools/rotated_float32_order.py", exp, rot]).returncode == 0
-        s = statuses(judge(rot, ops[1:], os.path.join(tmp, "rep-rot")))
-        assert set(s) <= {"passed", "missing"}, "rotated: %s" % {k: v[:5] for k, v in s.items() if k != "passed"}
-        assert all("nan" in i or "inf" in i for i in s.get("missing", [])), "missing: %s" % s.get("missing")
-        print("rotated, mmcv's order: %d passed, %d missing (non-finite rois)" % (len(s["passed"]), len(s.get("missing", []))))
-        # not vacuous: the same emulation with clockwise inverted fails
-        geometry = rotated_float32_order.roi_geometry
-        rotated_float32_order.roi_geometry = lambda roi, a, PH, PW: geometry(
-            roi, dict(a, clockwise=not a.get("clockwise", False)), PH, PW)
         bad = os.path.join(tmp, "rot-bad")
         rotated_float32_order.main([exp, bad])
-        s = statuses(judge(bad, ops[1:], os.path.join(tmp, "rep-bad")))
-        assert len(s.get("failed", [])) > len(s.get("passed", [])) / 2, "clockwise inverted: %s" % {
-            k: len(v) for k, v in s.items()}
-        print("rotated with clockwise inverted: %d failed" % len(s["failed"]))
     finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+        rotated_float32_order.roi_geometry = geometry
+    s = statuses(judge(bad, ops[2:], os.path.join(tmp, "rep-bad"), suite, seed))
+    assert len(s.get("failed", [])) > len(s.get("passed", [])) / 2, "clockwise inverted: %s" % {
+        k: len(v) for k, v in s.items()}
+    print("rotated with clockwise inverted: %d failed" % len(s["failed"]))
+    return n_changed
+
+
+def main():
+    suites = os.environ.get("FORMS_SUITES", "cases/smoke.json").split()
+    seeds = [int(x) for x in os.environ.get("FORMS_SEEDS", "").split()] or [None]
+    n_changed = 0
+    for suite in suites:
+        for seed in seeds:
+            print("== %s, seed %s" % (suite, "of the suite" if seed is None else seed), flush=True)
+            tmp = tempfile.mkdtemp(prefix="conform-forms-")
+            try:
+                n_changed += forms(tmp, suite, seed)
+            finally:
+                shutil.rmtree(tmp, ignore_errors=True)
+    assert n_changed > 0, "the non-strict window changed no output: the check would be vacuous"
     print("float32 forms test: passed")
 
 
