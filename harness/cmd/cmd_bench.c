@@ -70,6 +70,88 @@ static int bench_option(void *ctx, const char *o, const char *v, int *i)
     return 1;
 }
 
+/* The command that measures this again, for the gate's re-measurement (without --append) */
+static void remeasure_command(int argc, char **argv, char *cmd, size_t len)
+{
+    int n = 0;
+    char *args[256];
+    for (int i = 0; i < argc && n < 256; i++) {
+        if (!strcmp(argv[i], "--append")) { i++; continue; }
+        args[n++] = argv[i];
+    }
+    command_line(n, args, cmd, len);
+}
+
+/* What one path is measured on, and against */
+typedef struct {
+    const problem_t *p;
+    buffers *b;
+    const conform_exec *ex;
+    long long repeat;
+    double bytes, bandwidth;
+    const char *cmd;
+} bench_run;
+
+/* Times the reference (which = 1) or the optimized path (2): one line on stdout and its result
+ * object, or NULL when the kernel fails */
+static cJSON *time_path(const bench_run *br, int which)
+{
+    const op_desc *op = br->p->op;
+    const conform_exec *ex = br->ex;
+    int reps = which == 1 ? (int)(br->repeat < 3 ? br->repeat : 3) : (int)br->repeat; /* the reference is slow */
+    if (run_impl(br->p, which == 1, br->b, ex)) return NULL;
+    double *t = calloc((size_t)reps, sizeof *t);
+    for (int r = 0; r < reps; r++) {
+        double t0 = now_seconds();
+        run_impl(br->p, which == 1, br->b, ex);
+        t[r] = now_seconds() - t0;
+    }
+    qsort(t, (size_t)reps, sizeof *t, cmp_double);
+    double median = reps % 2 ? t[reps / 2] : 0.5 * (t[reps / 2 - 1] + t[reps / 2]);
+    double floor_s = br->bandwidth > 0 ? br->bytes / br->bandwidth : 0;
+    const char *impl = which == 1 ? "reference" : "optimized", *isa = which == 1 ? "double" : conform_isa_name(ex->isa);
+    cJSON *jr = cJSON_CreateObject();
+    cJSON_AddStringToObject(jr, "op", op->name);
+    cJSON_AddStringToObject(jr, "impl", impl);
+    cJSON_AddStringToObject(jr, "isa", isa);
+    cJSON_AddNumberToObject(jr, "threads", ex->threads);
+    cJSON_AddNumberToObject(jr, "median_s", median);
+    cJSON_AddNumberToObject(jr, "min_s", t[0]);
+    cJSON_AddNumberToObject(jr, "floor_s", floor_s);
+    cJSON_AddStringToObject(jr, "command", br->cmd);
+    printf("{\"op\": \"%s\", \"impl\": \"%s\", \"isa\": \"%s\", \"threads\": %d, \"repeat\": %d, "
+           "\"median_s\": %.6g, \"min_s\": %.6g, \"max_s\": %.6g, \"bytes\": %.0f, "
+           "\"stream_gbs\": %.2f, \"floor_s\": %.6g, \"median_over_floor\": %.3g}\n",
+           op->name, impl, isa, ex->threads, reps, median, t[0], t[reps - 1], br->bytes, br->bandwidth / 1e9, floor_s,
+           floor_s > 0 ? median / floor_s : 0);
+    free(t);
+    return jr;
+}
+
+/* The results appended to the conform-bench document at path (created when absent) */
+static int append_results(const char *path, const cJSON *results)
+{
+    char err[CONFORM_ERR_LEN];
+    cJSON *doc = NULL;
+    FILE *f = fopen(path, "rb");
+    if (f) {
+        fclose(f);
+        if (!(doc = read_json_file(path, err, sizeof err))) return usage_error("--append %s", err);
+    }
+    if (!doc) {
+        doc = cJSON_CreateObject();
+        cJSON_AddStringToObject(doc, "schema", "conform-bench");
+        cJSON_AddNumberToObject(doc, "schema_version", 1);
+        cJSON_AddArrayToObject(doc, "results");
+    }
+    cJSON *list = cJSON_GetObjectItemCaseSensitive(doc, "results");
+    const cJSON *jr;
+    cJSON_ArrayForEach(jr, results) cJSON_AddItemToArray(list, cJSON_Duplicate(jr, 1));
+    int rc = write_json_atomic(path, doc, err, sizeof err) ? usage_error("%s", err) : EXIT_OK;
+    cJSON_Delete(doc);
+    return rc;
+}
+
 int cmd_bench(int argc, char **argv)
 {
     eval_args e;
@@ -77,79 +159,25 @@ int cmd_bench(int argc, char **argv)
     int rc = eval_parse(argc, argv, "bench", "conform bench OP [--attr ...] [--input ...|--shape ...]", 1, &e,
                         bench_option, &x);
     if (rc) return rc;
-    const op_desc *op = e.op;
-    int impl = x.impl;
-    long long repeat = x.repeat;
-    const char *append = x.append;
     problem_t p;
     if ((rc = eval_problem(&e, &p))) return rc;
-    conform_exec ex = e.ex;
     buffers b;
-    if (buffers_alloc(&p, &b)) { rc = usage_error("bench: out of memory"); goto out; }
-    double bytes = compulsory_bytes(&p), bandwidth = stream_bandwidth(ex.threads);
-    /* the command that measures this again, for the gate's re-measurement (without --append) */
-    char cmd[4096];
-    {
-        int n = 0;
-        char *args[256];
-        for (int i = 0; i < argc && n < 256; i++) {
-            if (!strcmp(argv[i], "--append")) { i++; continue; }
-            args[n++] = argv[i];
+    if (buffers_alloc(&p, &b)) {
+        rc = usage_error("bench: out of memory");
+    } else {
+        char cmd[4096];
+        remeasure_command(argc, argv, cmd, sizeof cmd);
+        const bench_run br = {&p, &b, &e.ex, x.repeat, compulsory_bytes(&p), stream_bandwidth(e.ex.threads), cmd};
+        cJSON *results = cJSON_CreateArray();
+        for (int which = 1; which <= 2 && rc == EXIT_OK; which++) {
+            if (!(x.impl & which)) continue;
+            cJSON *jr = time_path(&br, which);
+            if (jr) cJSON_AddItemToArray(results, jr);
+            else rc = usage_error("bench: the optimized kernel failed");
         }
-        command_line(n, args, cmd, sizeof cmd);
+        if (rc == EXIT_OK && x.append) rc = append_results(x.append, results);
+        cJSON_Delete(results);
     }
-    cJSON *results = cJSON_CreateArray();
-    for (int which = 1; which <= 2; which++) {
-        if (!(impl & which)) continue;
-        int reps = which == 1 ? (int)(repeat < 3 ? repeat : 3) : (int)repeat; /* the reference is slow */
-        double *t = calloc((size_t)reps, sizeof *t);
-        if (run_impl(&p, which == 1, &b, &ex)) { free(t); rc = usage_error("bench: the optimized kernel failed"); goto out_results; }
-        for (int r = 0; r < reps; r++) {
-            double t0 = now_seconds();
-            run_impl(&p, which == 1, &b, &ex);
-            t[r] = now_seconds() - t0;
-        }
-        qsort(t, (size_t)reps, sizeof *t, cmp_double);
-        double median = reps % 2 ? t[reps / 2] : 0.5 * (t[reps / 2 - 1] + t[reps / 2]);
-        double floor_s = bandwidth > 0 ? bytes / bandwidth : 0;
-        cJSON *jr = cJSON_CreateObject();
-        cJSON_AddStringToObject(jr, "op", op->name);
-        cJSON_AddStringToObject(jr, "impl", which == 1 ? "reference" : "optimized");
-        cJSON_AddStringToObject(jr, "isa", which == 1 ? "double" : conform_isa_name(ex.isa));
-        cJSON_AddNumberToObject(jr, "threads", ex.threads);
-        cJSON_AddNumberToObject(jr, "median_s", median);
-        cJSON_AddNumberToObject(jr, "min_s", t[0]);
-        cJSON_AddNumberToObject(jr, "floor_s", floor_s);
-        cJSON_AddStringToObject(jr, "command", cmd);
-        cJSON_AddItemToArray(results, jr);
-        printf("{\"op\": \"%s\", \"impl\": \"%s\", \"isa\": \"%s\", \"threads\": %d, \"repeat\": %d, "
-               "\"median_s\": %.6g, \"min_s\": %.6g, \"max_s\": %.6g, \"bytes\": %.0f, "
-               "\"stream_gbs\": %.2f, \"floor_s\": %.6g, \"median_over_floor\": %.3g}\n",
-               op->name, which == 1 ? "reference" : "optimized", which == 1 ? "double" : conform_isa_name(ex.isa),
-               ex.threads, reps, median, t[0], t[reps - 1], bytes, bandwidth / 1e9, floor_s,
-               floor_s > 0 ? median / floor_s : 0);
-        free(t);
-    }
-    if (append) {
-        char err[CONFORM_ERR_LEN];
-        cJSON *doc = NULL;
-        FILE *f = fopen(append, "rb");
-        if (f) { fclose(f); doc = read_json_file(append, err, sizeof err); if (!doc) { rc = usage_error("--append %s", err); goto out_results; } }
-        if (!doc) {
-            doc = cJSON_CreateObject();
-            cJSON_AddStringToObject(doc, "schema", "conform-bench");
-            cJSON_AddNumberToObject(doc, "schema_version", 1);
-            cJSON_AddArrayToObject(doc, "results");
-        }
-        cJSON *list = cJSON_GetObjectItemCaseSensitive(doc, "results");
-        const cJSON *jr;
-        cJSON_ArrayForEach(jr, results) cJSON_AddItemToArray(list, cJSON_Duplicate(jr, 1));
-        if (write_json_atomic(append, doc, err, sizeof err)) rc = usage_error("%s", err);
-        cJSON_Delete(doc);
-    }
-out_results:
-    cJSON_Delete(results);
-out:
     buffers_free(&b);
     problem_free(&p);
     return rc;

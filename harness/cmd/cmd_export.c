@@ -189,81 +189,104 @@ static cJSON *manifest_new(int argc, char **argv, const export_ctx *x, const sui
     return m;
 }
 
-int cmd_export(int argc, char **argv)
-{
-    const char *paths[MAX_SUITES], *out_dir = NULL, *outputs = NULL;
-    int n_suites = 0, seed_set = 0;
-    long long seed = 0;
-    export_ctx x = {NULL, dtype_get(CONFORM_DTYPE_FLOAT32), NULL, {CONFORM_ISA_AUTO, 0}};
+/* export's command line */
+typedef struct {
+    const char *paths[MAX_SUITES], *out_dir, *outputs;
+    int n_suites, seed_set;
+    long long seed;
     selection sel;
-    memset(&sel, 0, sizeof sel);
+} export_args;
+
+/* 0, or the exit code of a usage error (named) */
+static int export_parse(int argc, char **argv, export_args *ea, export_ctx *x)
+{
+    selection *sel = &ea->sel;
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(a, "--out") && v) { out_dir = v; i++; }
+        if (!strcmp(a, "--out") && v) { ea->out_dir = v; i++; }
         else if (!strcmp(a, "--dtype")) {
-            if (!(x.dt = dtype_find(v))) return usage_error("--dtype takes %s, got '%s'", dtype_names(), v ? v : "");
+            if (!(x->dt = dtype_find(v))) return usage_error("--dtype takes %s, got '%s'", dtype_names(), v ? v : "");
             i++;
         }
-        else if (!strcmp(a, "--outputs") && v) { outputs = v; i++; }
-        else if (!strcmp(a, "--filter") && v) { sel.filter = v; i++; }
+        else if (!strcmp(a, "--outputs") && v) { ea->outputs = v; i++; }
+        else if (!strcmp(a, "--filter") && v) { sel->filter = v; i++; }
         else if (!strcmp(a, "--op") && v) {
             if (!op_find(v)) return cli_unknown_op("--op", v);
-            if (sel.n_ops == MAX_OPS) return usage_error("--op: at most %d", MAX_OPS);
-            sel.ops[sel.n_ops++] = v;
+            if (sel->n_ops == MAX_OPS) return usage_error("--op: at most %d", MAX_OPS);
+            sel->ops[sel->n_ops++] = v;
             i++;
         }
-        else if (!strcmp(a, "--shard")) { if (parse_shard(v, &sel.shard_index, &sel.shard_count)) return EXIT_USAGE; i++; }
-        else if (!strcmp(a, "--seed")) { if (parse_int_arg(a, v, 0, 4294967295LL, &seed)) return EXIT_USAGE; seed_set = 1; i++; }
-        else if (!strcmp(a, "--threads")) { if (parse_threads_arg(v, &x.ex)) return EXIT_USAGE; i++; }
-        else if (!strcmp(a, "--isa")) { if (parse_isa_arg(v, &x.ex)) return EXIT_USAGE; i++; }
+        else if (!strcmp(a, "--shard")) { if (parse_shard(v, &sel->shard_index, &sel->shard_count)) return EXIT_USAGE; i++; }
+        else if (!strcmp(a, "--seed")) { if (parse_int_arg(a, v, 0, 4294967295LL, &ea->seed)) return EXIT_USAGE; ea->seed_set = 1; i++; }
+        else if (!strcmp(a, "--threads")) { if (parse_threads_arg(v, &x->ex)) return EXIT_USAGE; i++; }
+        else if (!strcmp(a, "--isa")) { if (parse_isa_arg(v, &x->ex)) return EXIT_USAGE; i++; }
         else if (a[0] == '-') return cli_unknown_option("export", a, v);
-        else if (n_suites == MAX_SUITES) return usage_error("export: at most %d suites", MAX_SUITES);
-        else paths[n_suites++] = a;
+        else if (ea->n_suites == MAX_SUITES) return usage_error("export: at most %d suites", MAX_SUITES);
+        else ea->paths[ea->n_suites++] = a;
     }
-    if (!out_dir) return usage_error("export: --out DIR is required (where the manifest and the inputs go)");
-    if (!n_suites) paths[n_suites++] = "cases/conformance.json";
-    if (resolve_isa(&x.ex)) return EXIT_USAGE;
-    x.dir = out_dir;
-    impl_t impl;
-    char err[CONFORM_ERR_LEN];
-    if (outputs) {
-        if (!strncmp(outputs, "dir:", 4)) return cli_bad_value("--outputs", outputs, "optimized, plugin:PATH.so");
-        /* the optimized kernels compute in float32 and store 16-bit results rounded, as a device
-           computing 16-bit data in float32 does; float32 results held to float64 bounds would
-           fail, so a float64 export takes its outputs from a plugin */
-        int widen = !strcmp(outputs, "optimized") && x.dt->itemsize == 2;
-        if (impl_open(outputs, widen ? NULL : x.dt, &impl, err, sizeof err)) return usage_error("--outputs: %s", err);
-        x.impl = &impl;
-    }
-    /* everything is loaded and checked before anything is written */
-    suite_t *loaded = calloc((size_t)n_suites, sizeof *loaded);
-    int rc = EXIT_OK, total = 0, loaded_n = 0;
-    for (int s = 0; s < n_suites; s++, loaded_n++) {
-        if (suite_load(paths[s], &loaded[s], err, sizeof err)) { rc = usage_error("%s", err); goto out; }
-        for (int c = 0; c < loaded[s].n_cases; c++) total += selected(&sel, &loaded[s].cases[c]);
-    }
-    if (!total) { rc = usage_error("export: no case matches the selection"); goto out; }
-    if (mkdir_p(out_dir, err, sizeof err)) { rc = usage_error("%s", err); goto out; }
-    char mpath[1100];
+    if (!ea->out_dir) return usage_error("export: --out DIR is required (where the manifest and the inputs go)");
+    if (!ea->n_suites) ea->paths[ea->n_suites++] = "cases/conformance.json";
+    if (resolve_isa(&x->ex)) return EXIT_USAGE;
+    x->dir = ea->out_dir;
+    return EXIT_OK;
+}
+
+/* The selected cases of the loaded suites (total of them) into the export directory, the manifest
+ * last: a directory without one was never finished */
+static int export_all(int argc, char **argv, const export_args *ea, const export_ctx *x, const suite_t *loaded,
+                      int total)
+{
+    char err[CONFORM_ERR_LEN], mpath[1100];
+    const char *out_dir = ea->out_dir;
+    if (mkdir_p(out_dir, err, sizeof err)) return usage_error("%s", err);
     snprintf(mpath, sizeof mpath, "%s/manifest.json", out_dir);
     /* an earlier export's manifest would vouch for the files this one overwrites: gone before the
        first file is written, back only when every file is */
-    if (remove(mpath) && errno != ENOENT) { rc = usage_error("%s: cannot remove (%s)", mpath, strerror(errno)); goto out; }
+    if (remove(mpath) && errno != ENOENT) return usage_error("%s: cannot remove (%s)", mpath, strerror(errno));
     /* one seed for every suite, as run uses --seed: the manifest's seed regenerates every case */
-    uint64_t run_seed = seed_set ? (uint64_t)seed : loaded[0].seed;
-    cJSON *m = manifest_new(argc, argv, &x, loaded, n_suites, run_seed), *cases = cJSON_GetObjectItem(m, "cases");
-    for (int s = 0; s < n_suites && rc == EXIT_OK; s++)
+    uint64_t run_seed = ea->seed_set ? (uint64_t)ea->seed : loaded[0].seed;
+    cJSON *m = manifest_new(argc, argv, x, loaded, ea->n_suites, run_seed), *cases = cJSON_GetObjectItem(m, "cases");
+    int rc = EXIT_OK;
+    for (int s = 0; s < ea->n_suites && rc == EXIT_OK; s++)
         for (int c = 0; c < loaded[s].n_cases && rc == EXIT_OK; c++)
-            if (selected(&sel, &loaded[s].cases[c]) && export_case(&x, &loaded[s], c, run_seed, cases, err, sizeof err))
+            if (selected(&ea->sel, &loaded[s].cases[c]) && export_case(x, &loaded[s], c, run_seed, cases, err, sizeof err))
                 rc = usage_error("export: %s (%s holds no manifest: nothing there is usable until an export finishes)", err, out_dir);
-    /* the manifest last: a directory without one was never finished */
     if (rc == EXIT_OK && write_json_atomic(mpath, m, err, sizeof err))
         rc = usage_error("export: %s (%s holds no manifest: nothing there is usable until an export finishes)", err, out_dir);
     if (rc == EXIT_OK)
-        printf("exported %d cases at %s to %s%s%s\n", total, x.dt->name, mpath, x.impl ? ", outputs from " : "",
-               x.impl ? impl_name(x.impl) : "");
+        printf("exported %d cases at %s to %s%s%s\n", total, x->dt->name, mpath, x->impl ? ", outputs from " : "",
+               x->impl ? impl_name(x->impl) : "");
     cJSON_Delete(m);
-out:
+    return rc;
+}
+
+int cmd_export(int argc, char **argv)
+{
+    export_args ea;
+    memset(&ea, 0, sizeof ea);
+    export_ctx x = {NULL, dtype_get(CONFORM_DTYPE_FLOAT32), NULL, {CONFORM_ISA_AUTO, 0}};
+    int rc = export_parse(argc, argv, &ea, &x);
+    if (rc) return rc;
+    impl_t impl;
+    char err[CONFORM_ERR_LEN];
+    if (ea.outputs) {
+        if (!strncmp(ea.outputs, "dir:", 4)) return cli_bad_value("--outputs", ea.outputs, "optimized, plugin:PATH.so");
+        /* the optimized kernels compute in float32 and store 16-bit results rounded, as a device
+           computing 16-bit data in float32 does; float32 results held to float64 bounds would
+           fail, so a float64 export takes its outputs from a plugin */
+        int widen = !strcmp(ea.outputs, "optimized") && x.dt->itemsize == 2;
+        if (impl_open(ea.outputs, widen ? NULL : x.dt, &impl, err, sizeof err)) return usage_error("--outputs: %s", err);
+        x.impl = &impl;
+    }
+    /* everything is loaded and checked before anything is written */
+    suite_t *loaded = calloc((size_t)ea.n_suites, sizeof *loaded);
+    int total = 0, loaded_n = 0;
+    for (int s = 0; s < ea.n_suites && rc == EXIT_OK; s++, loaded_n++) {
+        if (suite_load(ea.paths[s], &loaded[s], err, sizeof err)) rc = usage_error("%s", err);
+        for (int c = 0; c < loaded[s].n_cases; c++) total += selected(&ea.sel, &loaded[s].cases[c]);
+    }
+    if (rc == EXIT_OK && !total) rc = usage_error("export: no case matches the selection");
+    if (rc == EXIT_OK) rc = export_all(argc, argv, &ea, &x, loaded, total);
     for (int s = 0; s < loaded_n; s++) suite_free(&loaded[s]);
     free(loaded);
     if (x.impl) impl_close(&impl);

@@ -38,6 +38,122 @@ static char *item_text(const cJSON *r, const char *key)
     return v ? cJSON_PrintUnformatted(v) : strdup("(none)");
 }
 
+/* What the merge has gathered so far */
+typedef struct {
+    cJSON *merged;      /* the first shard's header with every shard's lists */
+    cJSON *seen;        /* case ids */
+    cJSON *proofs_seen; /* "op|what" of the proofs */
+    cJSON *stale;       /* pattern -> {count: shards that call it stale, waiver} */
+    double duration;
+} merge_state;
+
+/* DIR/report.json of shard i, if it is a conform report of the same run as the shards before it;
+ * else NULL with *rc set (the message names the file and what differs) */
+static cJSON *read_shard(const merge_state *m, const char *const *dirs, int i, int *rc)
+{
+    char path[1100], err[CONFORM_ERR_LEN];
+    snprintf(path, sizeof path, "%s/report.json", dirs[i]);
+    cJSON *r = read_json_file(path, err, sizeof err);
+    const cJSON *schema = r ? cJSON_GetObjectItemCaseSensitive(r, "schema") : NULL;
+    if (!r || !cJSON_IsString(schema) || strcmp(schema->valuestring, CONFORM_REPORT_SCHEMA)) {
+        *rc = usage_error("merge: %s", r ? "not a conform report" : err);
+        cJSON_Delete(r);
+        return NULL;
+    }
+    const char *differs = m->merged ? different_run(m->merged, r) : NULL;
+    if (differs) {
+        char *a = item_text(m->merged, differs), *b = item_text(r, differs);
+        *rc = usage_error("merge: %s/report.json is another run than %s/report.json: %s %s, not %s "
+                          "(only shards of one run merge)", dirs[i], dirs[0], differs, b, a);
+        free(a);
+        free(b);
+        cJSON_Delete(r);
+        return NULL;
+    }
+    return r;
+}
+
+/* The cases of shard r, each id once over all shards */
+static int add_cases(merge_state *m, const cJSON *r)
+{
+    const cJSON *c;
+    cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(r, "cases")) {
+        const cJSON *id = cJSON_GetObjectItemCaseSensitive(c, "id");
+        if (!cJSON_IsString(id)) continue;
+        if (cJSON_GetObjectItemCaseSensitive(m->seen, id->valuestring))
+            return usage_error("merge: case %s appears in more than one report (overlapping shards?)", id->valuestring);
+        cJSON_AddTrueToObject(m->seen, id->valuestring);
+        cJSON_AddItemToArray(cJSON_GetObjectItemCaseSensitive(m->merged, "cases"), cJSON_Duplicate(c, 1));
+    }
+    return EXIT_OK;
+}
+
+/* The proofs of shard r (each op and claim once) and its stale waivers (counted) */
+static void add_proofs_and_waivers(merge_state *m, const cJSON *r)
+{
+    const cJSON *p;
+    cJSON_ArrayForEach(p, cJSON_GetObjectItemCaseSensitive(r, "proofs")) {
+        char key[512];
+        const cJSON *op = cJSON_GetObjectItemCaseSensitive(p, "op"), *what = cJSON_GetObjectItemCaseSensitive(p, "what");
+        snprintf(key, sizeof key, "%s|%s", cJSON_IsString(op) ? op->valuestring : "", cJSON_IsString(what) ? what->valuestring : "");
+        if (cJSON_GetObjectItemCaseSensitive(m->proofs_seen, key)) continue;
+        cJSON_AddTrueToObject(m->proofs_seen, key);
+        cJSON_AddItemToArray(cJSON_GetObjectItemCaseSensitive(m->merged, "proofs"), cJSON_Duplicate(p, 1));
+    }
+    /* a waiver is stale only if no shard used it: count the shards that call it stale */
+    const cJSON *w;
+    cJSON_ArrayForEach(w, cJSON_GetObjectItemCaseSensitive(r, "stale_waivers")) {
+        const cJSON *pat = cJSON_GetObjectItemCaseSensitive(w, "pattern");
+        if (!cJSON_IsString(pat)) continue;
+        cJSON *entry = cJSON_GetObjectItemCaseSensitive(m->stale, pat->valuestring);
+        if (!entry) {
+            entry = cJSON_AddObjectToObject(m->stale, pat->valuestring);
+            cJSON_AddNumberToObject(entry, "count", 0);
+            cJSON_AddItemToObject(entry, "waiver", cJSON_Duplicate(w, 1));
+        }
+        cJSON *count = cJSON_GetObjectItemCaseSensitive(entry, "count");
+        cJSON_SetNumberValue(count, count->valuedouble + 1);
+    }
+}
+
+/* Shard r (from dir) into the merge: the first gives the run's header */
+static int add_shard(merge_state *m, const cJSON *r, const char *dir)
+{
+    const cJSON *d = cJSON_GetObjectItemCaseSensitive(r, "duration_s");
+    if (cJSON_IsNumber(d)) m->duration += d->valuedouble;
+    if (!m->merged) {
+        /* the first report gives the run's header; its lists are refilled from all of them */
+        m->merged = cJSON_Duplicate(r, 1);
+        cJSON_ReplaceItemInObject(m->merged, "cases", cJSON_CreateArray());
+        cJSON_ReplaceItemInObject(m->merged, "proofs", cJSON_CreateArray());
+        cJSON_ReplaceItemInObject(m->merged, "stale_waivers", cJSON_CreateArray());
+        cJSON_DeleteItemFromObject(m->merged, "shard");
+        cJSON_AddArrayToObject(m->merged, "merged_from");
+    }
+    cJSON_AddItemToArray(cJSON_GetObjectItemCaseSensitive(m->merged, "merged_from"), cJSON_CreateString(dir));
+    int rc = add_cases(m, r);
+    add_proofs_and_waivers(m, r);
+    return rc;
+}
+
+/* The merged report of n shards, summarized and written in every format */
+static int write_merged(merge_state *m, int n, const char *out_dir)
+{
+    char err[CONFORM_ERR_LEN];
+    const cJSON *e;
+    cJSON_ArrayForEach(e, m->stale)
+        if (cJSON_GetObjectItemCaseSensitive(e, "count")->valuedouble == n)
+            cJSON_AddItemToArray(cJSON_GetObjectItemCaseSensitive(m->merged, "stale_waivers"),
+                                 cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(e, "waiver"), 1));
+    cJSON_ReplaceItemInObject(m->merged, "duration_s", cJSON_CreateNumber(m->duration));
+    report_summarize(m->merged);
+    if (mkdir_p(out_dir, err, sizeof err) || report_write_all(m->merged, out_dir, err, sizeof err))
+        return usage_error("merge: %s: no report was written (the previous one in %s, if any, is unchanged)", err, out_dir);
+    report_print_summary(m->merged, stdout);
+    printf("merged %d reports into %s\n", n, out_dir);
+    return report_all_passed(m->merged) ? EXIT_OK : EXIT_FAIL;
+}
+
 int cmd_merge(int argc, char **argv)
 {
     const char *out_dir = NULL, *dirs[256];
@@ -49,98 +165,18 @@ int cmd_merge(int argc, char **argv)
         else dirs[n++] = argv[i];
     }
     if (!out_dir || !n) return usage_error("merge: usage: conform merge --report-dir OUT DIR...");
-    char err[CONFORM_ERR_LEN];
-    cJSON *merged = NULL, *seen = cJSON_CreateObject(), *proofs_seen = cJSON_CreateObject(), *stale = cJSON_CreateObject();
+    merge_state m = {NULL, cJSON_CreateObject(), cJSON_CreateObject(), cJSON_CreateObject(), 0};
     int rc = EXIT_OK;
-    double duration = 0;
     for (int i = 0; i < n && rc == EXIT_OK; i++) {
-        char path[1100];
-        snprintf(path, sizeof path, "%s/report.json", dirs[i]);
-        cJSON *r = read_json_file(path, err, sizeof err);
-        const cJSON *schema = r ? cJSON_GetObjectItemCaseSensitive(r, "schema") : NULL;
-        if (!r || !cJSON_IsString(schema) || strcmp(schema->valuestring, CONFORM_REPORT_SCHEMA)) {
-            rc = usage_error("merge: %s", r ? "not a conform report" : err);
-            cJSON_Delete(r);
-            break;
-        }
-        const char *differs = merged ? different_run(merged, r) : NULL;
-        if (differs) {
-            char *a = item_text(merged, differs), *b = item_text(r, differs);
-            rc = usage_error("merge: %s/report.json is another run than %s/report.json: %s %s, not %s "
-                             "(only shards of one run merge)", dirs[i], dirs[0], differs, b, a);
-            free(a);
-            free(b);
-            cJSON_Delete(r);
-            break;
-        }
-        const cJSON *d = cJSON_GetObjectItemCaseSensitive(r, "duration_s");
-        if (cJSON_IsNumber(d)) duration += d->valuedouble;
-        if (!merged) {
-            /* the first report gives the run's header; its lists are refilled from all of them */
-            merged = cJSON_Duplicate(r, 1);
-            cJSON_ReplaceItemInObject(merged, "cases", cJSON_CreateArray());
-            cJSON_ReplaceItemInObject(merged, "proofs", cJSON_CreateArray());
-            cJSON_ReplaceItemInObject(merged, "stale_waivers", cJSON_CreateArray());
-            cJSON_DeleteItemFromObject(merged, "shard");
-            cJSON *shards = cJSON_AddArrayToObject(merged, "merged_from");
-            (void)shards;
-        }
-        cJSON_AddItemToArray(cJSON_GetObjectItemCaseSensitive(merged, "merged_from"), cJSON_CreateString(dirs[i]));
-        const cJSON *c;
-        cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(r, "cases")) {
-            const cJSON *id = cJSON_GetObjectItemCaseSensitive(c, "id");
-            if (!cJSON_IsString(id)) continue;
-            if (cJSON_GetObjectItemCaseSensitive(seen, id->valuestring)) {
-                rc = usage_error("merge: case %s appears in more than one report (overlapping shards?)", id->valuestring);
-                break;
-            }
-            cJSON_AddTrueToObject(seen, id->valuestring);
-            cJSON_AddItemToArray(cJSON_GetObjectItemCaseSensitive(merged, "cases"), cJSON_Duplicate(c, 1));
-        }
-        const cJSON *p;
-        cJSON_ArrayForEach(p, cJSON_GetObjectItemCaseSensitive(r, "proofs")) {
-            char key[512];
-            const cJSON *op = cJSON_GetObjectItemCaseSensitive(p, "op"), *what = cJSON_GetObjectItemCaseSensitive(p, "what");
-            snprintf(key, sizeof key, "%s|%s", cJSON_IsString(op) ? op->valuestring : "", cJSON_IsString(what) ? what->valuestring : "");
-            if (cJSON_GetObjectItemCaseSensitive(proofs_seen, key)) continue;
-            cJSON_AddTrueToObject(proofs_seen, key);
-            cJSON_AddItemToArray(cJSON_GetObjectItemCaseSensitive(merged, "proofs"), cJSON_Duplicate(p, 1));
-        }
-        /* a waiver is stale only if no shard used it: count the shards that call it stale */
-        const cJSON *w;
-        cJSON_ArrayForEach(w, cJSON_GetObjectItemCaseSensitive(r, "stale_waivers")) {
-            const cJSON *pat = cJSON_GetObjectItemCaseSensitive(w, "pattern");
-            if (!cJSON_IsString(pat)) continue;
-            cJSON *entry = cJSON_GetObjectItemCaseSensitive(stale, pat->valuestring);
-            if (!entry) {
-                entry = cJSON_AddObjectToObject(stale, pat->valuestring);
-                cJSON_AddNumberToObject(entry, "count", 0);
-                cJSON_AddItemToObject(entry, "waiver", cJSON_Duplicate(w, 1));
-            }
-            cJSON *count = cJSON_GetObjectItemCaseSensitive(entry, "count");
-            cJSON_SetNumberValue(count, count->valuedouble + 1);
-        }
+        cJSON *r = read_shard(&m, dirs, i, &rc);
+        if (!r) break;
+        rc = add_shard(&m, r, dirs[i]);
         cJSON_Delete(r);
     }
-    if (rc == EXIT_OK) {
-        const cJSON *e;
-        cJSON_ArrayForEach(e, stale)
-            if (cJSON_GetObjectItemCaseSensitive(e, "count")->valuedouble == n)
-                cJSON_AddItemToArray(cJSON_GetObjectItemCaseSensitive(merged, "stale_waivers"),
-                                     cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(e, "waiver"), 1));
-        cJSON_ReplaceItemInObject(merged, "duration_s", cJSON_CreateNumber(duration));
-        report_summarize(merged);
-        if (mkdir_p(out_dir, err, sizeof err) || report_write_all(merged, out_dir, err, sizeof err))
-            rc = usage_error("merge: %s: no report was written (the previous one in %s, if any, is unchanged)", err, out_dir);
-        else {
-            report_print_summary(merged, stdout);
-            printf("merged %d reports into %s\n", n, out_dir);
-            if (!report_all_passed(merged)) rc = EXIT_FAIL;
-        }
-    }
-    cJSON_Delete(merged);
-    cJSON_Delete(seen);
-    cJSON_Delete(proofs_seen);
-    cJSON_Delete(stale);
+    if (rc == EXIT_OK) rc = write_merged(&m, n, out_dir);
+    cJSON_Delete(m.merged);
+    cJSON_Delete(m.seen);
+    cJSON_Delete(m.proofs_seen);
+    cJSON_Delete(m.stale);
     return rc;
 }

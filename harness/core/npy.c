@@ -424,18 +424,118 @@ int npy_read_raw(const char *path, const shape_t *s, const dtype_desc *dt, tenso
     return 0;
 }
 
+/* The .npy prefix of an open file of fsize bytes: magic, version and header length (checked
+ * against the file's size), and the prefix's own length */
+static int read_prefix(FILE *f, const char *path, int64_t fsize, int64_t *prefix, int64_t *hlen, char *err,
+                       size_t errlen)
+{
+    unsigned char pre[12];
+    if (fsize < 10 || fread(pre, 1, 10, f) != 10) {
+        set_err(err, errlen, "%s: truncated header: file has %lld bytes, not a .npy file", path,
+                (long long)fsize);
+        return -1;
+    }
+    if (memcmp(pre, NPY_MAGIC, NPY_MAGIC_LEN) != 0) {
+        set_err(err, errlen, "%s: bad magic: not a .npy file", path);
+        return -1;
+    }
+    int major = pre[6], minor = pre[7];
+    if (major == 1 && minor == 0) {
+        *hlen = (int64_t)load_le(pre + 8, 2);
+        *prefix = 10;
+    } else if ((major == 2 || major == 3) && minor == 0) {
+        if (fsize < 12 || fread(pre + 10, 1, 2, f) != 2) {
+            set_err(err, errlen, "%s: truncated header (version %d.0 prefix)", path, major);
+            return -1;
+        }
+        *hlen = (int64_t)load_le(pre + 8, 4);
+        *prefix = 12;
+    } else {
+        set_err(err, errlen, "%s: unsupported .npy format version %d.%d (expected 1.0, 2.0 or 3.0)",
+                path, major, minor);
+        return -1;
+    }
+    if (*hlen > fsize - *prefix) {
+        set_err(err, errlen, "%s: truncated header: header length %lld exceeds the %lld bytes left in the file",
+                path, (long long)*hlen, (long long)(fsize - *prefix));
+        return -1;
+    }
+    if (*hlen > (int64_t)NPY_MAX_HEADER) {
+        set_err(err, errlen, "%s: header length %lld is implausibly large", path, (long long)*hlen);
+        return -1;
+    }
+    return 0;
+}
+
+/* The header dictionary of hlen bytes after the prefix, parsed (see parse_header) */
+static int read_dict(FILE *f, const char *path, int64_t hlen, int wide16, shape_t *shape, int *itemsize, int *bf16,
+                     int *fortran, char *err, size_t errlen)
+{
+    char *hdr = malloc((size_t)hlen + 1);
+    if (!hdr) {
+        set_err(err, errlen, "%s: out of memory", path);
+        return -1;
+    }
+    if (fread(hdr, 1, (size_t)hlen, f) != (size_t)hlen) {
+        set_err(err, errlen, "%s: truncated header", path);
+        free(hdr);
+        return -1;
+    }
+    hdr[hlen] = '\0';
+    int rc = parse_header(hdr, (size_t)hlen, path, shape, itemsize, wide16, bf16, fortran, err, errlen);
+    free(hdr);
+    return rc;
+}
+
+/* The data after the header: exactly the shape's bytes (have bytes are left in the file), into t
+ * in C order; t is left empty on failure */
+static int read_data(FILE *f, const char *path, int64_t have, const shape_t *shape, int itemsize, int bf16,
+                     int fortran, tensor_t *t, char *err, size_t errlen)
+{
+    int64_t numel = shape_numel(shape);
+    if (numel < 0) {
+        char sb[256];
+        set_err(err, errlen, "%s: shape %s has too many elements (limit %lld)", path,
+                shape_str(shape, sb, sizeof sb), (long long)CONFORM_MAX_NUMEL);
+        return -1;
+    }
+    /* numel <= 2^34 and itemsize <= 8, so this cannot overflow */
+    int64_t want = numel * itemsize;
+    if (have < want) {
+        set_err(err, errlen, "%s: truncated data: expected %lld bytes, file holds %lld", path,
+                (long long)want, (long long)have);
+        return -1;
+    }
+    if (have > want) {
+        set_err(err, errlen, "%s: trailing garbage: %lld bytes after the %lld bytes of data", path,
+                (long long)(have - want), (long long)want);
+        return -1;
+    }
+    if (tensor_alloc(t, shape) != 0) {
+        set_err(err, errlen, "%s: out of memory for %lld elements", path, (long long)numel);
+        memset(t, 0, sizeof *t);
+        return -1;
+    }
+    int rc = read_body(f, path, itemsize, bf16, t, numel, err, errlen);
+    if (!rc && fortran && fortran_to_c(t) != 0) {
+        set_err(err, errlen, "%s: out of memory reordering %lld Fortran-order elements", path, (long long)numel);
+        rc = -1;
+    }
+    if (rc) {
+        tensor_free(t);
+        memset(t, 0, sizeof *t);
+    }
+    return rc;
+}
+
 /* allow_fortran: a device's output (a `dir:` file) may come in Fortran order; the files given on
  * the command line are C order, as the harness contract says */
 static int read_found(const char *path, tensor_t *t, int wide16, int allow_fortran, const char **found, char *err,
                       size_t errlen)
 {
-    unsigned char pre[12];
-    char *hdr = NULL;
     struct stat st;
-    FILE *f;
-
     memset(t, 0, sizeof *t);
-    f = fopen_regular(path, err, errlen);
+    FILE *f = fopen_regular(path, err, errlen);
     if (!f) return -1;
     if (fstat(fileno(f), &st) != 0) {
         set_err(err, errlen, "%s: cannot stat: %s", path, strerror(errno));
@@ -446,106 +546,23 @@ static int read_found(const char *path, tensor_t *t, int wide16, int allow_fortr
         set_err(err, errlen, "%s: not a regular file", path);
         goto fail;
     }
-    int64_t fsize = (int64_t)st.st_size;
-
-    if (fsize < 10 || fread(pre, 1, 10, f) != 10) {
-        set_err(err, errlen, "%s: truncated header: file has %lld bytes, not a .npy file", path,
-                (long long)fsize);
-        goto fail;
-    }
-    if (memcmp(pre, NPY_MAGIC, NPY_MAGIC_LEN) != 0) {
-        set_err(err, errlen, "%s: bad magic: not a .npy file", path);
-        goto fail;
-    }
-    int major = pre[6], minor = pre[7];
+    const int64_t fsize = (int64_t)st.st_size;
     int64_t prefix, hlen;
-    if (major == 1 && minor == 0) {
-        hlen = (int64_t)load_le(pre + 8, 2);
-        prefix = 10;
-    } else if ((major == 2 || major == 3) && minor == 0) {
-        if (fsize < 12 || fread(pre + 10, 1, 2, f) != 2) {
-            set_err(err, errlen, "%s: truncated header (version %d.0 prefix)", path, major);
-            goto fail;
-        }
-        hlen = (int64_t)load_le(pre + 8, 4);
-        prefix = 12;
-    } else {
-        set_err(err, errlen, "%s: unsupported .npy format version %d.%d (expected 1.0, 2.0 or 3.0)",
-                path, major, minor);
-        goto fail;
-    }
-    if (hlen > fsize - prefix) {
-        set_err(err, errlen, "%s: truncated header: header length %lld exceeds the %lld bytes left in the file",
-                path, (long long)hlen, (long long)(fsize - prefix));
-        goto fail;
-    }
-    if (hlen > (int64_t)NPY_MAX_HEADER) {
-        set_err(err, errlen, "%s: header length %lld is implausibly large", path, (long long)hlen);
-        goto fail;
-    }
-    hdr = malloc((size_t)hlen + 1);
-    if (!hdr) {
-        set_err(err, errlen, "%s: out of memory", path);
-        goto fail;
-    }
-    if (fread(hdr, 1, (size_t)hlen, f) != (size_t)hlen) {
-        set_err(err, errlen, "%s: truncated header", path);
-        goto fail;
-    }
-    hdr[hlen] = '\0';
-
     shape_t shape;
     int itemsize = 0, bf16 = 0, fortran = 0;
-    if (parse_header(hdr, (size_t)hlen, path, &shape, &itemsize, wide16, &bf16, &fortran, err, errlen) != 0) goto fail;
+    if (read_prefix(f, path, fsize, &prefix, &hlen, err, errlen) ||
+        read_dict(f, path, hlen, wide16, &shape, &itemsize, &bf16, &fortran, err, errlen))
+        goto fail;
     if (fortran && !allow_fortran) {
         set_err(err, errlen, "%s: Fortran order not supported, save C-contiguous", path);
         goto fail;
     }
     *found = itemsize == 8 ? "<f8" : itemsize == 4 ? "<f4" : bf16 ? "<u2" : "<f2";
-    free(hdr);
-    hdr = NULL;
-
-    int64_t numel = shape_numel(&shape);
-    if (numel < 0) {
-        char sb[256];
-        set_err(err, errlen, "%s: shape %s has too many elements (limit %lld)", path,
-                shape_str(&shape, sb, sizeof sb), (long long)CONFORM_MAX_NUMEL);
-        goto fail;
-    }
-    /* numel <= 2^34 and itemsize <= 8, so this cannot overflow */
-    int64_t want = numel * itemsize;
-    int64_t have = fsize - prefix - hlen;
-    if (have < want) {
-        set_err(err, errlen, "%s: truncated data: expected %lld bytes, file holds %lld", path,
-                (long long)want, (long long)have);
-        goto fail;
-    }
-    if (have > want) {
-        set_err(err, errlen, "%s: trailing garbage: %lld bytes after the %lld bytes of data", path,
-                (long long)(have - want), (long long)want);
-        goto fail;
-    }
-    if (tensor_alloc(t, &shape) != 0) {
-        set_err(err, errlen, "%s: out of memory for %lld elements", path, (long long)numel);
-        memset(t, 0, sizeof *t);
-        goto fail;
-    }
-    if (read_body(f, path, itemsize, bf16, t, numel, err, errlen) != 0) {
-        tensor_free(t);
-        memset(t, 0, sizeof *t);
-        goto fail;
-    }
-    if (fortran && fortran_to_c(t) != 0) {
-        set_err(err, errlen, "%s: out of memory reordering %lld Fortran-order elements", path, (long long)numel);
-        tensor_free(t);
-        memset(t, 0, sizeof *t);
-        goto fail;
-    }
+    if (read_data(f, path, fsize - prefix - hlen, &shape, itemsize, bf16, fortran, t, err, errlen)) goto fail;
     fclose(f);
     return 0;
 
 fail:
-    free(hdr);
     fclose(f);
     return -1;
 }

@@ -209,12 +209,9 @@ static const char *duplicate_key(const cJSON *node)
     return NULL;
 }
 
-int suite_load(const char *path, suite_t *s, char *err, size_t errlen)
+/* The suite file's JSON and its header (name, seed) into s; on failure s holds nothing */
+static int suite_parse(const char *path, suite_t *s, char *err, size_t errlen)
 {
-    memset(s, 0, sizeof *s);
-    char found[4096];
-    path = conform_suite_path(path, found, sizeof found); /* cases/... of the data directory from anywhere */
-    snprintf(s->path, sizeof s->path, "%s", path);
     char *text = read_text(path, err, errlen);
     if (!text) return -1;
     s->root = cJSON_Parse(text);
@@ -247,46 +244,44 @@ int suite_load(const char *path, suite_t *s, char *err, size_t errlen)
         return -1;
     }
     s->seed = seed ? (uint64_t)seed->valuedouble : 1;
-    int cap = 0, index = 0;
-    const cJSON *c;
-    cJSON_ArrayForEach(c, cases) {
-        const cJSON *cn = cJSON_GetObjectItemCaseSensitive(c, "name");
-        const cJSON *cop = cJSON_GetObjectItemCaseSensitive(c, "op");
-        if (!cJSON_IsObject(c) || !cJSON_IsString(cn) || !cJSON_IsString(cop)) {
-            snprintf(err, errlen, "%s: cases[%d] needs \"name\" and \"op\" strings", path, index);
-            suite_free(s);
-            return -1;
-        }
-        if (strpbrk(cn->valuestring, "*?[]#, '\"")) {
-            snprintf(err, errlen, "%s: cases[%d]: name '%s' may not contain * ? [ ] # , quotes or spaces", path,
-                     index, cn->valuestring);
-            suite_free(s);
-            return -1;
-        }
-        case_t base;
-        memset(&base, 0, sizeof base);
-        base.spec = c;
-        base.suite_path = s->path;
-        base.op = op_find(cop->valuestring);
-        snprintf(base.id, sizeof base.id, "%s/%s", s->name, cn->valuestring);
-        if (!base.op) {
-            snprintf(err, errlen, "%s: case %s: unknown op '%s' (see `conform list`)", path, base.id, cop->valuestring);
-            suite_free(s);
-            return -1;
-        }
-        const cJSON *grid = cJSON_GetObjectItemCaseSensitive(c, "grid");
-        if (grid && !cJSON_IsObject(grid)) {
-            snprintf(err, errlen, "%s: case %s: grid must be an object of lists", path, base.id);
-            suite_free(s);
-            return -1;
-        }
-        if (expand(s, &cap, &base, grid, grid ? grid->child : NULL, NULL, err, errlen)) {
-            suite_free(s);
-            return -1;
-        }
-        index++;
+    return 0;
+}
+
+/* Entry index c of the suite's "cases", expanded over its grid into s->cases */
+static int add_entry(suite_t *s, int *cap, const cJSON *c, int index, const char *path, char *err, size_t errlen)
+{
+    const cJSON *cn = cJSON_GetObjectItemCaseSensitive(c, "name");
+    const cJSON *cop = cJSON_GetObjectItemCaseSensitive(c, "op");
+    if (!cJSON_IsObject(c) || !cJSON_IsString(cn) || !cJSON_IsString(cop)) {
+        snprintf(err, errlen, "%s: cases[%d] needs \"name\" and \"op\" strings", path, index);
+        return -1;
     }
-    /* every case must set up and validate on shapes alone, unless it expects an error */
+    if (strpbrk(cn->valuestring, "*?[]#, '\"")) {
+        snprintf(err, errlen, "%s: cases[%d]: name '%s' may not contain * ? [ ] # , quotes or spaces", path,
+                 index, cn->valuestring);
+        return -1;
+    }
+    case_t base;
+    memset(&base, 0, sizeof base);
+    base.spec = c;
+    base.suite_path = s->path;
+    base.op = op_find(cop->valuestring);
+    snprintf(base.id, sizeof base.id, "%s/%s", s->name, cn->valuestring);
+    if (!base.op) {
+        snprintf(err, errlen, "%s: case %s: unknown op '%s' (see `conform list`)", path, base.id, cop->valuestring);
+        return -1;
+    }
+    const cJSON *grid = cJSON_GetObjectItemCaseSensitive(c, "grid");
+    if (grid && !cJSON_IsObject(grid)) {
+        snprintf(err, errlen, "%s: case %s: grid must be an object of lists", path, base.id);
+        return -1;
+    }
+    return expand(s, cap, &base, grid, grid ? grid->child : NULL, NULL, err, errlen) ? -1 : 0;
+}
+
+/* Every case must set up and validate on shapes alone, unless it expects an error; ids are unique */
+static int check_cases(const suite_t *s, const char *path, char *err, size_t errlen)
+{
     for (int i = 0; i < s->n_cases; i++) {
         problem_t p;
         char e2[CONFORM_ERR_LEN];
@@ -297,14 +292,34 @@ int suite_load(const char *path, suite_t *s, char *err, size_t errlen)
         for (int j = 0; j < i && !same; j++) same = !strcmp(s->cases[j].id, s->cases[i].id);
         if (same) {
             snprintf(err, errlen, "%s: case %s: duplicate case id", path, s->cases[i].id);
-            suite_free(s);
             return -1;
         }
         if (rc && !case_expect_error(&s->cases[i])) {
             snprintf(err, errlen, "%s: case %s: %s", path, s->cases[i].id, e2);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+int suite_load(const char *path, suite_t *s, char *err, size_t errlen)
+{
+    memset(s, 0, sizeof *s);
+    char found[4096];
+    path = conform_suite_path(path, found, sizeof found); /* cases/... of the data directory from anywhere */
+    snprintf(s->path, sizeof s->path, "%s", path);
+    if (suite_parse(path, s, err, errlen)) return -1;
+    int cap = 0, index = 0;
+    const cJSON *c;
+    cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(s->root, "cases")) {
+        if (add_entry(s, &cap, c, index++, path, err, errlen)) {
             suite_free(s);
             return -1;
         }
+    }
+    if (check_cases(s, path, err, errlen)) {
+        suite_free(s);
+        return -1;
     }
     return 0;
 }

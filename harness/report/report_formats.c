@@ -58,6 +58,50 @@ static void put_md(buf_t *b, const char *t)
     }
 }
 
+/* ---- one table, written as Markdown or HTML ------------------------------------------------------ */
+
+/* where a table goes and in which format */
+typedef struct {
+    buf_t *b;
+    int html;
+} doc_t;
+
+/* the header row of n columns; align: per column 'l' or 'r' (Markdown's alignment row) */
+static void t_head(doc_t d, const char *const *cols, const char *align, int n)
+{
+    put(d.b, d.html ? "<table><tr>" : "|");
+    for (int i = 0; i < n; i++) put(d.b, d.html ? "<th>%s</th>" : " %s |", cols[i]);
+    put(d.b, d.html ? "</tr>\n" : "\n|");
+    for (int i = 0; i < n && !d.html; i++) put(d.b, align[i] == 'r' ? "---:|" : "---|");
+    if (!d.html) put(d.b, "\n");
+}
+/* a row (cls: its HTML class, or NULL), its cells, its end; the table's end */
+static void t_row(doc_t d, const char *cls)
+{
+    if (d.html) put(d.b, cls ? "<tr class=\"%s\">" : "<tr>", cls);
+    else put(d.b, "|");
+}
+static void t_cell(doc_t d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void t_cell(doc_t d, const char *fmt, ...)
+{
+    char text[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof text, fmt, ap);
+    va_end(ap);
+    put(d.b, d.html ? "<td>%s</td>" : " %s |", text);
+}
+/* a cell of free text (escaped for the format) */
+static void t_text(doc_t d, const char *t)
+{
+    put(d.b, d.html ? "<td>" : " ");
+    if (d.html) put_esc(d.b, t);
+    else put_md(d.b, t);
+    put(d.b, d.html ? "</td>" : " |");
+}
+static void t_row_end(doc_t d) { put(d.b, d.html ? "</tr>\n" : "\n"); }
+static void t_end(doc_t d) { if (d.html) put(d.b, "</table>\n"); }
+
 /* ---- reading the report ---------------------------------------------------------------------- */
 
 static const char *str(const cJSON *o, const char *k)
@@ -150,35 +194,91 @@ static int op_judged(const cJSON *o) { return item(o, "compared") ? num(o, "comp
 /* the per-op table: every status a column */
 static void ops_table(buf_t *b, const cJSON *report, int html)
 {
+    const doc_t d = {b, html};
+    const char *cols[CASE_N_STATUS + 5] = {"op", "cases"};
+    char align[CASE_N_STATUS + 5] = "lr";
+    for (int i = 0; i < CASE_N_STATUS; i++) cols[2 + i] = status_label((case_status)i);
+    cols[CASE_N_STATUS + 2] = "ambiguous";
+    cols[CASE_N_STATUS + 3] = "worst err/tol";
+    cols[CASE_N_STATUS + 4] = "max ULP";
+    memset(align + 2, 'r', CASE_N_STATUS + 3);
+    t_head(d, cols, align, CASE_N_STATUS + 5);
     const cJSON *o;
     int any_na = 0;
-    put(b, html ? "<table><tr><th>op</th><th>cases</th>" : "| op | cases |");
-    for (int i = 0; i < CASE_N_STATUS; i++) put(b, html ? "<th>%s</th>" : " %s |", status_label((case_status)i));
-    put(b, html ? "<th>ambiguous</th><th>worst err/tol</th><th>max ULP</th></tr>\n" : " ambiguous | worst err/tol | max ULP |\n|---|---:|");
-    if (!html) {
-        for (int i = 0; i < CASE_N_STATUS; i++) put(b, "---:|");
-        put(b, "---:|---:|---:|\n");
-    }
     cJSON_ArrayForEach(o, item(report, "ops")) {
         int judged = op_judged(o);
         any_na |= !judged;
-        if (html)
-            put(b, "<tr class=\"%s\"><td>%s</td><td>%.0f</td>",
-                count_failing(o) > 0 ? "failed" : !judged ? "unjudged" : num(o, "waived") > 0 ? "waived" : "passed", o->string,
-                num(o, "total"));
-        else put(b, "| %s | %.0f |", o->string, num(o, "total"));
-        for (int i = 0; i < CASE_N_STATUS; i++) put(b, html ? "<td>%.0f</td>" : " %.0f |", num(o, status_name((case_status)i)));
-        char worst[32] = "n/a", ulp[32] = "n/a";
+        t_row(d, count_failing(o) > 0 ? "failed" : !judged ? "unjudged" : num(o, "waived") > 0 ? "waived" : "passed");
+        t_cell(d, "%s", o->string);
+        t_cell(d, "%.0f", num(o, "total"));
+        for (int i = 0; i < CASE_N_STATUS; i++) t_cell(d, "%.0f", num(o, status_name((case_status)i)));
+        t_cell(d, "%.0f", num(o, "ambiguous_elements"));
         if (judged) {
-            snprintf(worst, sizeof worst, "%.3g", num(o, "max_err_over_tol"));
-            snprintf(ulp, sizeof ulp, "%.3g", num(o, "max_ulp"));
+            t_cell(d, "%.3g", num(o, "max_err_over_tol"));
+            t_cell(d, "%.3g", num(o, "max_ulp"));
+        } else {
+            t_cell(d, "n/a");
+            t_cell(d, "n/a");
         }
-        put(b, html ? "<td>%.0f</td><td>%s</td><td>%s</td></tr>\n" : " %.0f | %s | %s |\n", num(o, "ambiguous_elements"), worst, ulp);
+        t_row_end(d);
     }
-    if (html) put(b, "</table>\n");
+    t_end(d);
     put(b, html ? "<p>%s%s.</p>\n" : "\n%s%s.\n",
         any_na ? "n/a: no output of the op was compared (every case missing, not implemented, crashed, ...). " : "",
         COMPARE_ULP_MEANING);
+}
+
+/* the proofs of the references, one row each */
+static void proofs_table(doc_t d, const cJSON *report)
+{
+    static const char *const cols[] = {"op", "kind", "relation", "status", "measured"};
+    t_head(d, cols, "lllll", 5);
+    const cJSON *p;
+    cJSON_ArrayForEach(p, item(report, "proofs")) {
+        t_row(d, str(p, "status"));
+        t_cell(d, "%s", str(p, "op"));
+        t_cell(d, "%s", str(p, "kind"));
+        t_text(d, str(p, "what"));
+        t_cell(d, "%s", str(p, "status"));
+        t_text(d, str(p, "detail"));
+        t_row_end(d);
+    }
+    t_end(d);
+}
+
+/* the tolerance model of every op the report holds, one row an output */
+static void tolerances_table(doc_t d, const cJSON *report)
+{
+    static const char *const cols[] = {"op", "output", "k_val", "why", "k_pos", "why"};
+    t_head(d, cols, "llrlrl", 6);
+    const cJSON *tm;
+    cJSON_ArrayForEach(tm, item(report, "tolerance_models")) {
+        if (!cJSON_GetObjectItemCaseSensitive(item(report, "ops"), tm->string)) continue;
+        const cJSON *t;
+        cJSON_ArrayForEach(t, tm) {
+            t_row(d, NULL);
+            t_cell(d, "%s", tm->string);
+            t_cell(d, "%s", str(t, "output"));
+            t_cell(d, "%g", num(t, "k_val"));
+            t_text(d, str(t, "k_val_why"));
+            t_cell(d, "%g", num(t, "k_pos"));
+            t_text(d, str(t, "k_pos_why"));
+            t_row_end(d);
+        }
+    }
+    t_end(d);
+}
+
+/* one paragraph per suite-power line */
+static void suite_power(doc_t d, const cJSON *report)
+{
+    const cJSON *sp;
+    cJSON_ArrayForEach(sp, item(report, "suite_power")) {
+        put(d.b, d.html ? "<p>Suite power: " : "Suite power: ");
+        if (d.html) put_esc(d.b, str(sp, "summary"));
+        else put_md(d.b, str(sp, "summary"));
+        put(d.b, d.html ? "</p>\n" : "\n\n");
+    }
 }
 
 cJSON *report_new(const char *command, const char *isa, int threads)
@@ -348,28 +448,46 @@ static void md_case_rows(buf_t *b, const cJSON *report, const char *want, int li
     if (more) put(b, "\n... and %d more (see report.json)\n", more);
 }
 
+/* report.md's first lines: the command, the verdict and what it rests on */
+static void md_summary(buf_t *b, const cJSON *report)
+{
+    const cJSON *s = item(report, "summary");
+    put(b, "# conform report\n\n`");
+    put_md(b, str(report, "command"));
+    put(b, "`  \nisa **%s**, threads %.0f, seed %.0f%s%s, %.1f s\n\n", str(report, "isa"), num(report, "threads"),
+        num(report, "seed"), item(report, "shard") ? ", shard " : "", str(report, "shard"), num(s, "duration_s"));
+    if (cJSON_IsTrue(item(report, "interrupted")))
+        put(b, "**INTERRUPTED**: the run was stopped by a signal; %.0f cases were not run.\n\n", num(report, "cases_not_run"));
+    char counts[256], why[256];
+    put(b, "**%s: %.0f cases: %s**  \n", report_all_passed(report) ? "PASS" : "FAIL", num(s, "total"),
+        counts_text(s, counts, sizeof counts));
+    if (failed_on_text(report, why, sizeof why)[0]) put(b, "**The run fails on: %s.**  \n", why);
+    put(b, "%.0f ambiguous elements; proofs of the references %.0f/%.0f\n\n", num(s, "ambiguous_elements"),
+        num(s, "proofs") - num(s, "proofs_failed"), num(s, "proofs"));
+    suite_power((doc_t){b, 0}, report);
+}
+
+static void md_stale_waivers(buf_t *b, const cJSON *report)
+{
+    put(b, "\n## Stale waivers (they match no failure any more)\n\n| pattern | reason | link |\n|---|---|---|\n");
+    const cJSON *w;
+    cJSON_ArrayForEach(w, item(report, "stale_waivers")) {
+        put(b, "| `");
+        put_md(b, str(w, "pattern"));
+        put(b, "` | ");
+        put_md(b, str(w, "reason"));
+        put(b, " | ");
+        put_md(b, str(w, "link"));
+        put(b, " |\n");
+    }
+}
+
 char *report_markdown(const cJSON *report)
 {
     buf_t b = {0};
+    const doc_t d = {&b, 0};
     const cJSON *s = item(report, "summary");
-    put(&b, "# conform report\n\n`");
-    put_md(&b, str(report, "command"));
-    put(&b, "`  \nisa **%s**, threads %.0f, seed %.0f%s%s, %.1f s\n\n", str(report, "isa"), num(report, "threads"),
-        num(report, "seed"), item(report, "shard") ? ", shard " : "", str(report, "shard"), num(s, "duration_s"));
-    if (cJSON_IsTrue(item(report, "interrupted")))
-        put(&b, "**INTERRUPTED**: the run was stopped by a signal; %.0f cases were not run.\n\n", num(report, "cases_not_run"));
-    char counts[256], why[256];
-    put(&b, "**%s: %.0f cases: %s**  \n", report_all_passed(report) ? "PASS" : "FAIL", num(s, "total"),
-        counts_text(s, counts, sizeof counts));
-    if (failed_on_text(report, why, sizeof why)[0]) put(&b, "**The run fails on: %s.**  \n", why);
-    put(&b, "%.0f ambiguous elements; proofs of the references %.0f/%.0f\n\n", num(s, "ambiguous_elements"),
-        num(s, "proofs") - num(s, "proofs_failed"), num(s, "proofs"));
-    const cJSON *sp;
-    cJSON_ArrayForEach(sp, item(report, "suite_power")) {
-        put(&b, "Suite power: ");
-        put_md(&b, str(sp, "summary"));
-        put(&b, "\n\n");
-    }
+    md_summary(&b, report);
     char *ran = report_runner_markdown(report);
     put(&b, "%s", ran ? ran : "");
     free(ran);
@@ -389,45 +507,14 @@ char *report_markdown(const cJSON *report)
         put(&b, "\n## Waived\n\n| case | status | why | repro |\n|---|---|---|---|\n");
         md_case_rows(&b, report, "waived", 50);
     }
-    if (num(s, "stale_waivers") > 0) {
-        put(&b, "\n## Stale waivers (they match no failure any more)\n\n| pattern | reason | link |\n|---|---|---|\n");
-        const cJSON *w;
-        cJSON_ArrayForEach(w, item(report, "stale_waivers")) {
-            put(&b, "| `");
-            put_md(&b, str(w, "pattern"));
-            put(&b, "` | ");
-            put_md(&b, str(w, "reason"));
-            put(&b, " | ");
-            put_md(&b, str(w, "link"));
-            put(&b, " |\n");
-        }
-    }
-    put(&b, "\n## Proofs of the references\n\n| op | kind | relation | status | measured |\n|---|---|---|---|---|\n");
-    const cJSON *p;
-    cJSON_ArrayForEach(p, item(report, "proofs")) {
-        put(&b, "| %s | %s | ", str(p, "op"), str(p, "kind"));
-        put_md(&b, str(p, "what"));
-        put(&b, " | %s | ", str(p, "status"));
-        put_md(&b, str(p, "detail"));
-        put(&b, " |\n");
-    }
+    if (num(s, "stale_waivers") > 0) md_stale_waivers(&b, report);
+    put(&b, "\n## Proofs of the references\n\n");
+    proofs_table(d, report);
     const dtype_desc *dt = dtype_find(str(report, "dtype")); /* reports before --dtype: float32 */
     put(&b, "\n## Tolerances\n\nPer element: `tol = u*(k_val + n_terms)*abs_sum + pos_err`, `u = 2^%d` (%s); an "
-            "ambiguous element (within rounding of a discontinuity) is held to `tol + ambig`.\n\n"
-            "| op | output | k_val | why | k_pos | why |\n|---|---|---:|---|---:|---|\n",
+            "ambiguous element (within rounding of a discontinuity) is held to `tol + ambig`.\n\n",
         dt ? ilogb(dt->u) : -24, dt ? dt->name : "float32");
-    const cJSON *tm;
-    cJSON_ArrayForEach(tm, item(report, "tolerance_models")) {
-        if (!cJSON_GetObjectItemCaseSensitive(item(report, "ops"), tm->string)) continue;
-        const cJSON *t;
-        cJSON_ArrayForEach(t, tm) {
-            put(&b, "| %s | %s | %g | ", tm->string, str(t, "output"), num(t, "k_val"));
-            put_md(&b, str(t, "k_val_why"));
-            put(&b, " | %g | ", num(t, "k_pos"));
-            put_md(&b, str(t, "k_pos_why"));
-            put(&b, " |\n");
-        }
-    }
+    tolerances_table(d, report);
     return b.s;
 }
 
@@ -644,71 +731,63 @@ static void html_case_table(buf_t *b, const cJSON *report, const char *op, int f
     put(b, "</table>\n");
 }
 
-char *report_html(const cJSON *report)
+/* report.html's head: the styles, a failing row's colour by its status's kind (a flat template) */
+static void html_head(buf_t *b, int pass)
 {
-    buf_t b = {0};
-    const cJSON *s = item(report, "summary"), *o;
-    int pass = report_all_passed(report);
     /* a row is styled by its status's kind: every failing status alike (crashed and timeout too) */
     char failing[160] = "", skipped[160] = "";
     for (int i = 0; i < CASE_N_STATUS; i++) {
         char *sel = status_fails((case_status)i) ? failing : status_kind_of((case_status)i) == STATUS_SKIP ? skipped : NULL;
         if (sel) snprintf(sel + strlen(sel), 160 - strlen(sel), "%str.%s td", *sel ? "," : "", status_name((case_status)i));
     }
-    put(&b, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>conform report</title>\n<style>\n"
-            "body{font-family:system-ui,sans-serif;margin:2em;color:#222}table{border-collapse:collapse;margin:.5em 0}"
-            "td,th{border:1px solid #ccc;padding:3px 8px;font-size:13px;text-align:left;vertical-align:top}"
-            "th{background:#f2f2f2}%s{background:#fdecea}%s{background:#fff8e1}"
-            ".verdict{font-size:1.4em;font-weight:bold;color:%s}figure{display:inline-block;margin:0 2em 1em 0}"
-            "figcaption{font-size:12px;color:#555}code{font-size:12px}td code,td.msg{overflow-wrap:anywhere}td:first-child{min-width:14em;max-width:26em}td.st{white-space:nowrap}"
-            "details>summary>h2,details>summary>h3{display:inline}svg.heat text{fill:#333}tr.unjudged td{background:#fff3cd}"
-            ".why{font-size:1.1em;font-weight:bold;color:#c0392b}\n</style></head><body>\n",
+    put(b, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>conform report</title>\n<style>\n"
+           "body{font-family:system-ui,sans-serif;margin:2em;color:#222}table{border-collapse:collapse;margin:.5em 0}"
+           "td,th{border:1px solid #ccc;padding:3px 8px;font-size:13px;text-align:left;vertical-align:top}"
+           "th{background:#f2f2f2}%s{background:#fdecea}%s{background:#fff8e1}"
+           ".verdict{font-size:1.4em;font-weight:bold;color:%s}figure{display:inline-block;margin:0 2em 1em 0}"
+           "figcaption{font-size:12px;color:#555}code{font-size:12px}td code,td.msg{overflow-wrap:anywhere}td:first-child{min-width:14em;max-width:26em}td.st{white-space:nowrap}"
+           "details>summary>h2,details>summary>h3{display:inline}svg.heat text{fill:#333}tr.unjudged td{background:#fff3cd}"
+           ".why{font-size:1.1em;font-weight:bold;color:#c0392b}\n</style></head><body>\n",
         failing, skipped, pass ? "#1e8449" : "#c0392b");
+}
+
+/* report.html's first screen: the verdict, what it rests on, the command */
+static void html_summary(buf_t *b, const cJSON *report, int pass)
+{
+    const cJSON *s = item(report, "summary");
     char counts[256], why[256];
-    put(&b, "<h1>conform report</h1>\n<p class=\"verdict\">%s: %.0f cases: %s</p>\n", pass ? "PASS" : "FAIL",
+    put(b, "<h1>conform report</h1>\n<p class=\"verdict\">%s: %.0f cases: %s</p>\n", pass ? "PASS" : "FAIL",
         num(s, "total"), counts_text(s, counts, sizeof counts));
-    if (failed_on_text(report, why, sizeof why)[0]) put(&b, "<p class=\"why\">The run fails on: %s.</p>\n", why);
+    if (failed_on_text(report, why, sizeof why)[0]) put(b, "<p class=\"why\">The run fails on: %s.</p>\n", why);
     if (cJSON_IsTrue(item(report, "interrupted")))
-        put(&b, "<p class=\"verdict\">INTERRUPTED: stopped by a signal, %.0f cases not run</p>\n", num(report, "cases_not_run"));
-    put(&b, "<p><code>");
-    put_esc(&b, str(report, "command"));
-    put(&b, "</code><br>isa %s, threads %.0f, seed %.0f, %.1f s; %.0f ambiguous elements; proofs %.0f/%.0f</p>\n",
+        put(b, "<p class=\"verdict\">INTERRUPTED: stopped by a signal, %.0f cases not run</p>\n", num(report, "cases_not_run"));
+    put(b, "<p><code>");
+    put_esc(b, str(report, "command"));
+    put(b, "</code><br>isa %s, threads %.0f, seed %.0f, %.1f s; %.0f ambiguous elements; proofs %.0f/%.0f</p>\n",
         str(report, "isa"), num(report, "threads"), num(report, "seed"), num(s, "duration_s"), num(s, "ambiguous_elements"),
         num(s, "proofs") - num(s, "proofs_failed"), num(s, "proofs"));
-    const cJSON *sp;
-    cJSON_ArrayForEach(sp, item(report, "suite_power")) {
-        put(&b, "<p>Suite power: ");
-        put_esc(&b, str(sp, "summary"));
-        put(&b, "</p>\n");
+    suite_power((doc_t){b, 1}, report);
+}
+
+/* the histograms' bin labels: 0, <= each inner edge, > the last edge */
+static void hist_labels(const cJSON *edges, char lab[COMPARE_HIST_BINS][16], const char **p)
+{
+    for (int i = 0; i < COMPARE_HIST_BINS; i++) {
+        if (i == 0) snprintf(lab[i], 16, "0");
+        else if (i == COMPARE_HIST_BINS - 1) snprintf(lab[i], 16, ">%g", cJSON_GetArrayItem(edges, i - 1)->valuedouble);
+        else snprintf(lab[i], 16, "<=%g", cJSON_GetArrayItem(edges, i)->valuedouble);
+        p[i] = lab[i];
     }
-    char *ran = report_runner_html(report);
-    put(&b, "%s", ran ? ran : "");
-    free(ran);
-    put(&b, "<h2>By op</h2>\n");
-    ops_table(&b, report, 1);
-    if (count_failing(s) > 0) {
-        put(&b, "<h2>Failures</h2>\n");
-        html_case_table(&b, report, NULL, 1);
-    }
-    char *named = report_standards_html(report), *disagree = report_disagreements(report, 1);
-    put(&b, "%s%s", named ? named : "", disagree ? disagree : "");
-    free(named);
-    free(disagree);
-    const cJSON *edges = item(report, "histogram_edges");
+}
+
+/* one section per op: its error histograms and every case */
+static void html_op_sections(buf_t *b, const cJSON *report)
+{
+    const cJSON *edges = item(report, "histogram_edges"), *o;
     char lr[COMPARE_HIST_BINS][16], lu[COMPARE_HIST_BINS][16];
     const char *plr[COMPARE_HIST_BINS], *plu[COMPARE_HIST_BINS];
-    for (int i = 0; i < COMPARE_HIST_BINS; i++) {
-        if (i == 0) { snprintf(lr[i], 16, "0"); snprintf(lu[i], 16, "0"); }
-        else if (i == COMPARE_HIST_BINS - 1) {
-            snprintf(lr[i], 16, ">%g", cJSON_GetArrayItem(item(edges, "err_over_tol"), i - 1)->valuedouble);
-            snprintf(lu[i], 16, ">%g", cJSON_GetArrayItem(item(edges, "ulp"), i - 1)->valuedouble);
-        } else {
-            snprintf(lr[i], 16, "<=%g", cJSON_GetArrayItem(item(edges, "err_over_tol"), i)->valuedouble);
-            snprintf(lu[i], 16, "<=%g", cJSON_GetArrayItem(item(edges, "ulp"), i)->valuedouble);
-        }
-        plr[i] = lr[i];
-        plu[i] = lu[i];
-    }
+    hist_labels(item(edges, "err_over_tol"), lr, plr);
+    hist_labels(item(edges, "ulp"), lu, plu);
     cJSON_ArrayForEach(o, item(report, "ops")) {
         double hr[COMPARE_HIST_BINS] = {0}, hu[COMPARE_HIST_BINS] = {0};
         const cJSON *c, *out;
@@ -722,39 +801,43 @@ char *report_html(const cJSON *report)
                 }
             }
         }
-        put(&b, "<h2>%s</h2>\n", o->string);
-        svg_histogram(&b, "error in units of the derived bound", hr, plr, COMPARE_HIST_BINS);
-        svg_histogram(&b, "error in ULPs (of the dtype) of the element's scale", hu, plu, COMPARE_HIST_BINS);
-        put(&b, "<details><summary>all %.0f cases</summary>\n", num(o, "total"));
-        html_case_table(&b, report, o->string, 0);
-        put(&b, "</details>\n");
+        put(b, "<h2>%s</h2>\n", o->string);
+        svg_histogram(b, "error in units of the derived bound", hr, plr, COMPARE_HIST_BINS);
+        svg_histogram(b, "error in ULPs (of the dtype) of the element's scale", hu, plu, COMPARE_HIST_BINS);
+        put(b, "<details><summary>all %.0f cases</summary>\n", num(o, "total"));
+        html_case_table(b, report, o->string, 0);
+        put(b, "</details>\n");
     }
-    put(&b, "<h2>Proofs of the references</h2>\n<table><tr><th>op</th><th>kind</th><th>relation</th><th>status</th>"
-            "<th>measured</th></tr>\n");
-    const cJSON *p;
-    cJSON_ArrayForEach(p, item(report, "proofs")) {
-        put(&b, "<tr class=\"%s\"><td>%s</td><td>%s</td><td>", str(p, "status"), str(p, "op"), str(p, "kind"));
-        put_esc(&b, str(p, "what"));
-        put(&b, "</td><td>%s</td><td>", str(p, "status"));
-        put_esc(&b, str(p, "detail"));
-        put(&b, "</td></tr>\n");
+}
+
+char *report_html(const cJSON *report)
+{
+    buf_t b = {0};
+    const doc_t d = {&b, 1};
+    const cJSON *s = item(report, "summary");
+    int pass = report_all_passed(report);
+    html_head(&b, pass);
+    html_summary(&b, report, pass);
+    char *ran = report_runner_html(report);
+    put(&b, "%s", ran ? ran : "");
+    free(ran);
+    put(&b, "<h2>By op</h2>\n");
+    ops_table(&b, report, 1);
+    if (count_failing(s) > 0) {
+        put(&b, "<h2>Failures</h2>\n");
+        html_case_table(&b, report, NULL, 1);
     }
-    put(&b, "</table>\n<h2>Tolerances</h2>\n<p>Per element: tol = u&middot;(k_val + n_terms)&middot;abs_sum + pos_err, "
-            "u = 2<sup>-24</sup>; ambiguous elements are held to tol + ambig.</p>\n<table><tr><th>op</th><th>output</th>"
-            "<th>k_val</th><th>why</th><th>k_pos</th><th>why</th></tr>\n");
-    const cJSON *tm;
-    cJSON_ArrayForEach(tm, item(report, "tolerance_models")) {
-        if (!cJSON_GetObjectItemCaseSensitive(item(report, "ops"), tm->string)) continue;
-        const cJSON *t;
-        cJSON_ArrayForEach(t, tm) {
-            put(&b, "<tr><td>%s</td><td>%s</td><td>%g</td><td>", tm->string, str(t, "output"), num(t, "k_val"));
-            put_esc(&b, str(t, "k_val_why"));
-            put(&b, "</td><td>%g</td><td>", num(t, "k_pos"));
-            put_esc(&b, str(t, "k_pos_why"));
-            put(&b, "</td></tr>\n");
-        }
-    }
-    put(&b, "</table>\n</body></html>\n");
+    char *named = report_standards_html(report), *disagree = report_disagreements(report, 1);
+    put(&b, "%s%s", named ? named : "", disagree ? disagree : "");
+    free(named);
+    free(disagree);
+    html_op_sections(&b, report);
+    put(&b, "<h2>Proofs of the references</h2>\n");
+    proofs_table(d, report);
+    put(&b, "<h2>Tolerances</h2>\n<p>Per element: tol = u&middot;(k_val + n_terms)&middot;abs_sum + pos_err, "
+            "u = 2<sup>-24</sup>; ambiguous elements are held to tol + ambig.</p>\n");
+    tolerances_table(d, report);
+    put(&b, "</body></html>\n");
     return b.s;
 }
 
