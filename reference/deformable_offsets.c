@@ -73,21 +73,52 @@ static double pos_error(double v, int64_t pad, double pos_rel_err)
     return fmax(spec, first + second);
 }
 
-/* Largest |difference| between vertically (*sy) and horizontally (*sx) neighbouring values of the
- * zero-padded plane in the 4x4 neighbourhood of the cell: bounds the slope of the bilinear value
- * near the sample, also across cell edges and the plane's border. */
-static void slopes(const ref_deformable_params *p, const double *xn, const cell *s, int64_t c, double *sy,
-                   double *sx)
+/* The 4x4 neighbourhood of a cell as element offsets of channel 0 in the image (-1: outside, a
+ * zero of the padded plane): the same for every channel, so found once per sample */
+typedef struct {
+    int64_t off[4][4];
+} window;
+
+static void window_of(const ref_deformable_params *p, const cell *s, window *w)
 {
+    for (int a = 0; a < 4; a++)
+        for (int k = 0; k < 4; k++) {
+            const int64_t h = s->h0 - 1 + a, x = s->w0 - 1 + k;
+            w->off[a][k] = h < 0 || h >= p->H || x < 0 || x >= p->W ? -1 : (h * p->W + x) * p->C;
+        }
+}
+
+/* Largest |difference| between vertically (*sy) and horizontally (*sx) neighbouring values of the
+ * zero-padded plane in the 4x4 neighbourhood of the cell (window w), channel c: bounds the slope of the bilinear value
+ * near the sample, also across cell edges and the plane's border. */
+static void slopes(const window *w, const double *xn, int64_t c, double *sy, double *sx)
+{
+    double t[4][4]; /* rows h0 - 1 .. h0 + 2, columns w0 - 1 .. w0 + 2: each value read once */
+    for (int a = 0; a < 4; a++)
+        for (int k = 0; k < 4; k++) t[a][k] = w->off[a][k] < 0 ? 0.0 : xn[w->off[a][k] + c];
+    /* the largest |difference|, a NaN one passed over (as fmax does, without its call) */
     double my = 0, mx = 0;
-    for (int64_t r = s->h0 - 1; r <= s->h0 + 2; r++)
-        for (int64_t q = s->w0 - 1; q <= s->w0 + 2; q++) {
-            double v = V(p, xn, r, q, c);
-            if (r < s->h0 + 2) my = fmax(my, fabs(V(p, xn, r + 1, q, c) - v));
-            if (q < s->w0 + 2) mx = fmax(mx, fabs(V(p, xn, r, q + 1, c) - v));
+    for (int a = 0; a < 3; a++)
+        for (int k = 0; k < 4; k++) {
+            const double d = fabs(t[a + 1][k] - t[a][k]);
+            my = d > my ? d : my;
+        }
+    for (int a = 0; a < 4; a++)
+        for (int k = 0; k < 3; k++) {
+            const double d = fabs(t[a][k + 1] - t[a][k]);
+            mx = d > mx ? d : mx;
         }
     *sy = my;
     *sx = mx;
+}
+
+/* ref_tap_spread over a rectangle found once */
+static double tap_spread(const double *plane, int64_t W, int64_t cs, const ref_tap_rect *reach)
+{
+    double lo, hi;
+    ref_tap_rect_range(plane, W, cs, reach, &lo, &hi);
+    double s = hi - lo;
+    return isnan(s) ? INFINITY : s;
 }
 
 static double clamp(double v, double lo, double hi) { return v < lo ? lo : v > hi ? hi : v; }
@@ -107,7 +138,9 @@ static void forward_bounds(const ref_deformable_params *p, const double *xn, con
                         fabs(s->lh * s->lw * v4));
         if (bounds->pos_err) {
             double sy, sx;
-            slopes(p, xn, s, c, &sy, &sx);
+            window w;
+            window_of(p, s, &w);
+            slopes(&w, xn, c, &sy, &sx);
             /* capped by the zero-padded taps' range the box reaches */
             pe = fabs(m) * fmin(ref_value_pos_err(sy, sx, dy, dx), ref_tap_spread(xn + c, p->H, p->W, p->C, py, px, dy, dx, 0));
         }
@@ -372,12 +405,16 @@ static void sample_pos_err(const bwd_ctx *b, const bwd_sample *q, const cell *sc
     double *const pos = b->tx[2];
     int64_t r0, r1, k0, k1;
     const int wide = reach_rows(q->py, dy, ey, sc->h0, p->H, &r0, &r1) | reach_rows(q->px, dx, ex, sc->w0, p->W, &k0, &k1);
+    ref_tap_rect reach; /* the taps the box reaches: the same in every channel */
+    ref_tap_rect_of(p->H, p->W, q->py, q->px, dy, dx, 0, &reach);
+    window win;
+    window_of(p, sc, &win);
     for (int64_t c = offs ? q->c0 : q->w0; c < (offs ? q->c1 : q->w1); c++) {
         double sy, sx, gm = fabs(q->G[c] * q->m);
-        slopes(p, q->xn, sc, c, &sy, &sx);
+        slopes(&win, q->xn, c, &sy, &sx);
         /* caps: the value stays within the range of the zero-padded taps the box reaches
            (spread), and an offset gradient, a difference of two such taps, within +-spread */
-        double spread = ref_tap_spread(q->xn + c, p->H, p->W, p->C, q->py, q->px, dy, dx, 0);
+        double spread = tap_spread(q->xn + c, p->W, p->C, &reach);
         pe[0] += gm * fmin(2.0 * sx * dy, 2.0 * spread); /* x-offset gradient: linear in py in a cell */
         pe[1] += gm * fmin(2.0 * sy * dx, 2.0 * spread); /* y-offset gradient: linear in px */
         pe[2] += fabs(q->G[c]) * fmin(ref_value_pos_err(sy, sx, dy, dx), spread);
