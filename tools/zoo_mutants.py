@@ -776,6 +776,37 @@ def tabulate(mutants, results, rules):
     return per_op, total, rows
 
 
+def carry_over(args, src, schema, mutants):
+    """{new id: old result} for the mutants killed on every op by an earlier run, matched by
+    function, kind, text and rank within the function (not by line), where the function's text
+    is unchanged"""
+    with open(args.carry_over[0]) as fh:
+        old_src = fh.read()
+    with open(args.carry_over[1]) as fh:
+        old_res = json.load(fh)
+    old_res = old_res.get("results", old_res)
+
+    def keyed(text, ms):
+        toks, out, seen = lex(text), {}, {}
+        bodies = {f.name: text[toks[f.body[0]].pos:toks[f.body[1]].pos] for f in functions(toks)}
+        for m in ms:
+            k = (m["func"], m["kind"], m["orig"], m["mut"])
+            seen[k] = seen.get(k, 0) + 1
+            out[k + (seen[k],)] = (m, bodies.get(m["func"]))
+        return out
+    old = keyed(old_src, generate(old_src, schema))
+    new = keyed(src, mutants)
+    carried = {}
+    for k, (m, body) in new.items():
+        if k not in old or old[k][1] != body:
+            continue
+        r = old_res.get(old[k][0]["id"])
+        if r and r.get("build") == "ok" and all(isinstance(o, dict) and o.get("n_failed") for o in r["ops"].values()) \
+                and sorted(r["ops"]) == m["ops"]:
+            carried[m["id"]] = dict(r, carried_from=old[k][0]["id"])
+    return carried
+
+
 def source_digest():
     h = hashlib.sha256()
     for p in (SOURCE, RECORD, REPLAY, PLUGIN):
@@ -908,6 +939,9 @@ def main():
     ap.add_argument("--check-list", action="store_true", help="compare the mutant list with the committed table")
     ap.add_argument("--from-results", action="store_true", help="tabulate OUT/results.json again without running")
     ap.add_argument("--write-docs", action="store_true", help="write docs/zoo_mutants.json, zoo_power.json, zoo.md")
+    ap.add_argument("--carry-over", nargs=2, metavar=("OLD_SOURCE", "OLD_RESULTS"),
+                    help="reuse the kills of an earlier run (its zoo_kernels.c and results): a mutant killed on every op "
+                         "there, in a function whose text has not changed, is not run again (its killing cases still exist)")
     args = ap.parse_args()
 
     self_test()
@@ -929,12 +963,17 @@ def main():
         results, timing = saved["results"], saved["timing"]
     else:
         chosen = [m for m in mutants if not args.only or re.search(args.only, m["id"])]
+        carried = carry_over(args, src, schema, chosen) if args.carry_over else {}
+        chosen = [m for m in chosen if m["id"] not in carried]
         t0, c0 = time.time(), os.times()
         results = measure(args, src, chosen, not_failures, list(schema))
         c1 = os.times()
         cpu = (c1.children_user + c1.children_system) - (c0.children_user + c0.children_system)
         timing = (f"{len(chosen)} mutants in {time.time() - t0:.0f} s wall, {cpu:.0f} s CPU, --jobs {args.jobs}, "
                   f"load average {os.getloadavg()[0]:.1f} at the end")
+        results.update(carried)
+        if carried:
+            timing += f"; {len(carried)} kills carried over from an earlier run of an older suite and source"
         if args.only:
             old = {}
             if os.path.exists(results_path):
