@@ -759,16 +759,20 @@ def verdict(m, r, op, rules, ran=None):
 def tabulate(mutants, results, rules):
     ran = {op: set(v) for op, v in results.get("__coverage__", {}).items()}
     per_op, rows = {}, []
-    total = dict.fromkeys(("generated",) + VERDICTS, 0)
+    total = dict.fromkeys(("generated",) + VERDICTS + ("not_measured",), 0)
     for m in mutants:
-        r = results[m["id"]]
-        vs = {op: verdict(m, r, op, rules, ran) for op in m["ops"]}
+        r = results.get(m["id"])
+        if r is None:
+            vs = {op: ("not_measured", "not measured: the run was cut short (make zoo-mutants-docs)") for op in m["ops"]}
+        else:
+            vs = {op: verdict(m, r, op, rules, ran) for op in m["ops"]}
         for op, (v, _) in vs.items():
-            c = per_op.setdefault(op, dict.fromkeys(("generated",) + VERDICTS, 0))
+            c = per_op.setdefault(op, dict.fromkeys(("generated",) + VERDICTS + ("not_measured",), 0))
             c["generated"] += 1
             c[v] += 1
         kinds = {v for v, _ in vs.values()}
-        overall = next(v for v in ("killed", "did_not_compile", "unexplained", "within_rounding", "equivalent") if v in kinds)
+        overall = next(v for v in ("killed", "did_not_compile", "unexplained", "not_measured", "within_rounding", "equivalent")
+                       if v in kinds)
         total["generated"] += 1
         total[overall] += 1
         rows.append(dict(id=m["id"], func=m["func"], kind=m["kind"], ops=m["ops"], verdict=overall,
@@ -816,9 +820,9 @@ def source_digest():
 
 
 def markdown(doc):
-    cols = ("generated",) + VERDICTS
+    cols = ("generated",) + VERDICTS + (("not_measured",) if doc["total"].get("not_measured") else ())
     names = {"did_not_compile": "did not compile", "within_rounding": "survived: within rounding",
-             "equivalent": "survived: equivalent", "unexplained": "survived: unexplained"}
+             "equivalent": "survived: equivalent", "unexplained": "survived: unexplained", "not_measured": "not measured"}
     out = [f"{doc['total']['generated']} mutants of `{SOURCE}`, each run against the `{doc['suite']}` suite's cases "
            f"of its ops (`make zoo-mutants`; {doc['timing']}).", "",
            "| op | " + " | ".join(names.get(c, c) for c in cols) + " |", "|---|" + "---|" * len(cols)]
@@ -826,7 +830,7 @@ def markdown(doc):
         out.append(f"| {op} | " + " | ".join(str(doc["per_op"][op][c]) for c in cols) + " |")
     out.append("| **all (each mutant once)** | " + " | ".join(f"**{doc['total'][c]}**" for c in cols) + " |")
     out += ["", "A mutant in a helper that several ops call counts in each of their rows, judged on that op's cases.", ""]
-    surv = [r for r in doc["mutants"] if r["verdict"] not in ("killed",)]
+    surv = [r for r in doc["mutants"] if r["verdict"] not in ("killed", "not_measured")]
     same = [r for r in surv if all(v["why"].startswith("identical object code") for v in r["per_op"].values())]
     if same:
         by = {}
@@ -939,6 +943,8 @@ def main():
     ap.add_argument("--check-list", action="store_true", help="compare the mutant list with the committed table")
     ap.add_argument("--from-results", action="store_true", help="tabulate OUT/results.json again without running")
     ap.add_argument("--write-docs", action="store_true", help="write docs/zoo_mutants.json, zoo_power.json, zoo.md")
+    ap.add_argument("--allow-partial", action="store_true",
+                    help="with --write-docs: count the mutants a cut-short run did not reach as not measured")
     ap.add_argument("--carry-over", nargs=2, metavar=("OLD_SOURCE", "OLD_RESULTS"),
                     help="reuse the kills of an earlier run (its zoo_kernels.c and results): a mutant killed on every op "
                          "there, in a function whose text has not changed, is not run again (its killing cases still exist)")
@@ -960,7 +966,7 @@ def main():
     if args.from_results:
         with open(results_path) as fh:
             saved = json.load(fh)
-        results, timing = saved["results"], saved["timing"]
+        results, timing = saved.get("results", saved), saved.get("timing", "a run cut short: its partial results")
     else:
         chosen = [m for m in mutants if not args.only or re.search(args.only, m["id"])]
         carried = carry_over(args, src, schema, chosen) if args.carry_over else {}
@@ -985,9 +991,8 @@ def main():
     missing = [m["id"] for m in mutants if m["id"] not in results]
     if missing:
         print(f"zoo_mutants: {len(missing)} mutants not measured (e.g. {missing[0]}); the table needs a full run")
-        if args.write_docs:
+        if args.write_docs and not args.allow_partial:
             return 1
-        mutants = [m for m in mutants if m["id"] in results]
     per_op, total, rows = tabulate(mutants, results, rules)
     doc = {"schema": "conform-zoo-mutants", "schema_version": 1, "generator": "tools/zoo_mutants.py",
            "source": SOURCE, "source_sha256": source_digest(), "suite": args.suite.split("/")[-1].replace(".json", ""),

@@ -43,10 +43,13 @@ static cJSON *mutant_counts(const cJSON *m, char *clause, size_t len)
     double n[N_MUTANT_KEYS];
     for (int k = 0; k < N_MUTANT_KEYS; k++)
         if ((n[k] = number(total, MUTANT_KEYS[k])) < 0) return NULL;
+    double unmeasured = number(total, "not_measured"); /* a run cut short (absent in full tables) */
+    char rest[80] = "";
+    if (unmeasured > 0) snprintf(rest, sizeof rest, ", %.0f not measured", unmeasured);
     snprintf(clause, len,
              "; of %.0f generated mutants of the zoo's kernels it kills %.0f, %.0f survive as equivalent, %.0f within "
-             "rounding, %.0f unexplained, %.0f do not compile",
-             n[0], n[1], n[2], n[3], n[4], n[5]);
+             "rounding, %.0f unexplained, %.0f do not compile%s",
+             n[0], n[1], n[2], n[3], n[4], n[5], rest);
     cJSON *out = cJSON_CreateObject();
     cJSON_AddItemToObject(out, "total", cJSON_Duplicate(total, 1));
     const cJSON *per_op = cJSON_GetObjectItemCaseSensitive(m, "per_op");
