@@ -71,7 +71,7 @@ PLUGIN_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARN) -O2 -fPIC -shared -Iharness
 ZOO_IDS = $(shell grep -o '^ZOO_BUG.[a-z0-9_]*' tests/zoo/zoo_bugs.h | cut -c9-)
 ZOO_PLUGINS = $(BUILD)/zoo/none.so $(ZOO_IDS:%=$(BUILD)/zoo/%.so)
 
-.PHONY: forms-wide ascend-plugin ascend-standin all build-all test-browser deps deps-test test zoo zoo-docs models device-torch test-unit test-san conformance verify bench bench-contention clean install install-check fuzz fuzz-ci fuzz-build deps-fuzz test-valgrind check-ops
+.PHONY: forms-wide ascend-plugin ascend-standin all build-all test-browser deps deps-test test zoo zoo-docs zoo-mutants zoo-mutants-docs zoo-mutants-list models device-torch test-unit test-san conformance verify bench bench-contention clean install install-check fuzz fuzz-ci fuzz-build deps-fuzz test-valgrind check-ops
 all: deps
 	@$(MAKE) --no-print-directory build-all
 build-all: $(CONFORM) $(TESTS) $(PLUGINS)
@@ -183,6 +183,21 @@ zoo-docs: all
 	@$(MAKE) --no-print-directory $(ZOO_PLUGINS)
 	$(PYTHON) tools/zoo.py --conform $(CONFORM) --zoo-dir $(BUILD)/zoo --out $(BUILD)/zoo --jobs $(THREADS) --write-docs \
 	  --suite cases/conformance.json --suite cases/smoke.json
+
+# the generated zoo (tools/zoo_mutants.py, docs/zoo.md): every small fault of the zoo's kernels
+# made mechanically, each its own plugin in $(BUILD)/zoo_mutants, the default suite's cases of its
+# ops run against it, under nice; long (docs/zoo.md gives the time), so not part of make test
+MUTANT_JOBS ?= $(THREADS)
+zoo-mutants: all
+	nice -n 10 $(PYTHON) tools/zoo_mutants.py --conform $(CONFORM) --out $(BUILD)/zoo_mutants --jobs $(MUTANT_JOBS)
+
+# the same, then the table into docs/zoo_mutants.json, docs/zoo_power.json and docs/zoo.md (commit them)
+zoo-mutants-docs: all
+	nice -n 10 $(PYTHON) tools/zoo_mutants.py --conform $(CONFORM) --out $(BUILD)/zoo_mutants --jobs $(MUTANT_JOBS) --write-docs
+
+# make test's fast part: the generator's list of mutants is the committed table's
+zoo-mutants-list: all
+	$(PYTHON) tools/zoo_mutants.py --conform $(CONFORM) --check-list
 
 verify: all
 	$(CONFORM) verify

@@ -359,14 +359,23 @@ static double plane_max(const double *plane, int64_t n)
  * and x: bounds the slope of the piecewise bilinear value also in the neighbouring cells. */
 static void slopes(const double *plane, int64_t H, int64_t W, int64_t y0, int64_t x0, double *sy, double *sx)
 {
-    double my = 0, mx = 0;
-    for (int64_t r = y0 - 1; r <= y0 + 2; r++)
-        for (int64_t c = x0 - 1; c <= x0 + 2; c++) {
-            double v = (r >= 0 && r < H && c >= 0 && c < W) ? plane[r * W + c] : 0;
-            double vr = (r + 1 >= 0 && r + 1 < H && c >= 0 && c < W) ? plane[(r + 1) * W + c] : 0;
-            double vc = (r >= 0 && r < H && c + 1 >= 0 && c + 1 < W) ? plane[r * W + c + 1] : 0;
-            if (r < y0 + 2 && fabs(vr - v) > my) my = fabs(vr - v);
-            if (c < x0 + 2 && fabs(vc - v) > mx) mx = fabs(vc - v);
+    double t[4][4]; /* rows y0 - 1 .. y0 + 2, columns x0 - 1 .. x0 + 2 (0 out of bounds) */
+    const int inside = y0 >= 1 && y0 + 2 < H && x0 >= 1 && x0 + 2 < W;
+    for (int64_t a = 0; a < 4; a++)
+        for (int64_t b = 0; b < 4; b++) {
+            const int64_t r = y0 - 1 + a, c = x0 - 1 + b;
+            t[a][b] = inside || (r >= 0 && r < H && c >= 0 && c < W) ? plane[r * W + c] : 0;
+        }
+    double my = 0, mx = 0; /* the largest |difference|; a NaN one is passed over */
+    for (int a = 0; a < 3; a++)
+        for (int b = 0; b < 4; b++) {
+            const double d = fabs(t[a + 1][b] - t[a][b]);
+            my = d > my ? d : my;
+        }
+    for (int a = 0; a < 4; a++)
+        for (int b = 0; b < 3; b++) {
+            const double d = fabs(t[a][b + 1] - t[a][b]);
+            mx = d > mx ? d : mx;
         }
     *sy = my;
     *sx = mx;

@@ -158,3 +158,116 @@ Test(exact_ties, an_unboxed_roi_sample_position_is_exact_in_every_float32_form)
     cr_assert_gt(exact, 100, "short dyadic rois with power-of-two counts are found exact: %d", exact);
     cr_assert_gt(boxed, 100, "the others stay boxed: %d", boxed);
 }
+
+/* ---- roi_align_rotated at angle +-0: the same evidence, both layouts, both senses, fwd and grad --- */
+
+/* sample (ph, pw, iy, ix) of a square roi (centre cx, cy, size w) in float32 forms: mmcv's and
+   detectron2's order, (start + p bin) + ((i + 0.5) bin) / g then (yy cos - xx sin) + cy; the same
+   with FMA contraction; reciprocals and the centre added first */
+static void rot_forms_f32(float cx, float cy, float w, float s, int aligned, float theta, int64_t pooled, int64_t g,
+                          const int64_t pi[4], float y[3], float x[3])
+{
+    volatile float ctr = cy * s - (aligned ? 0.5f : 0.0f), ctrx = cx * s - (aligned ? 0.5f : 0.0f), ext = w * s;
+    if (!aligned && ext < 1.0f) ext = 1.0f;
+    volatile float cs = cosf(theta), sn = sinf(theta), start = -ext / 2.0f, bin = ext / (float)pooled;
+    volatile float a = start + (float)pi[0] * bin, b = ((float)pi[2] + 0.5f) * bin / (float)g;
+    volatile float yy = a + b;
+    a = start + (float)pi[1] * bin, b = ((float)pi[3] + 0.5f) * bin / (float)g;
+    volatile float xx = a + b, t1 = yy * cs, t2 = xx * sn, t3 = yy * sn, t4 = xx * cs;
+    y[0] = (t1 - t2) + ctr;
+    x[0] = (t3 + t4) + ctrx;
+    volatile float fy = fmaf(((float)pi[2] + 0.5f) / (float)g, bin, fmaf((float)pi[0], bin, start));
+    volatile float fx = fmaf(((float)pi[3] + 0.5f) / (float)g, bin, fmaf((float)pi[1], bin, start));
+    y[1] = fmaf(fy, cs, -(fx * sn)) + ctr;
+    x[1] = fmaf(fy, sn, fx * cs) + ctrx;
+    volatile float r = 1.0f / (float)g, bin2 = ext * (1.0f / (float)pooled);
+    volatile float ry = start + ((float)pi[0] + ((float)pi[2] + 0.5f) * r) * bin2;
+    volatile float rx = start + ((float)pi[1] + ((float)pi[3] + 0.5f) * r) * bin2;
+    y[2] = (ctr + ry * cs) - rx * sn;
+    x[2] = (ctrx + ry * sn) + rx * cs;
+}
+
+/* does the reference box any sample of this problem (a position term or an ambiguity anywhere)? */
+static int rot_boxed(const ref_roi_align_rotated_params *p, const double *x, const double *roi, int grad)
+{
+    const int64_t n = grad ? p->H * p->W : p->pooled_h * p->pooled_w;
+    double out[96], in[16];
+    ref_bounds b = bounds_alloc(op_find("roi_align_rotated")->tol[0].k_pos * CONFORM_U_F32, n);
+    for (int k = 0; k < 16; k++) in[k] = 1.0;
+    if (grad)
+        f64_roi_align_rotated_bwd__ref(p, in, roi, out, &b);
+    else
+        f64_roi_align_rotated_fwd__ref(p, x, roi, out, &b);
+    int boxed = 0;
+    for (int64_t e = 0; e < n; e++) boxed |= b.pos_err[e] > 0 || b.ambig[e] > 0;
+    bounds_free(&b);
+    return boxed;
+}
+
+Test(exact_ties, an_unboxed_rotated_sample_position_at_angle_zero_is_exact_in_every_float32_form)
+{
+    const double scales[3] = {0.25, 1.0, 0.3};
+    double x[64];
+    for (int k = 0; k < 64; k++) x[k] = (double)((k * 7) % 11); /* 8 x 8, a slope everywhere */
+    int exact = 0, boxed = 0, on_line[4] = {0, 0, 0, 0}; /* y = -1, y = H, x = -1, x = W */
+    for (int si = 0; si < 3; si++)
+        for (int aligned = 0; aligned < 2; aligned++)
+            for (int64_t pooled = 1; pooled <= 4; pooled++)
+                for (int64_t sr = 1; sr <= 3; sr++)
+                    for (int c = 0; c < 120; c++) {
+                        /* x's centre also 4 pixels left or right, so that a sample on one line has the other
+                           coordinate inside, away from rule A's clamped corners */
+                        const float s = (float)scales[si], c1 = (float)(-2.0 + 0.375 * (c / 3)), w = (float)(0.25 * (c / 3 % 9) + 0.5);
+                        const float c2 = c1 + 4.0f * (float)(c % 3 - 1);
+                        /* one verdict per direction in both layouts, both senses, both signs; the
+                           forward shows a box only through a slope its samples reach, the grad through
+                           its weights: a forward box is a grad box */
+                        int verdict[2] = {-1, -1};
+                        for (int v = 0; v < 16; v++) {
+                            const double roi[6] = {0, c2, c1, w, w, (v & 1) ? -0.0 : 0.0};
+                            ref_roi_align_rotated_params p = {1, 1, 8, 8, 1, pooled, pooled, s, sr, aligned, (v >> 1) & 1, (v >> 2) & 1};
+                            const int grad = (v >> 3) & 1, bx = rot_boxed(&p, x, roi, grad);
+                            cr_assert(verdict[grad] < 0 || bx == verdict[grad], "roi c %g w %g s %g: boxed in one variant "
+                                      "of %s, not in another (%d)", c1, w, s, grad ? "the grad" : "the forward", v);
+                            verdict[grad] = bx;
+                        }
+                        cr_assert(!verdict[0] || verdict[1], "roi c %g w %g s %g: boxed forward, not in the grad", c1, w, s);
+                        if (verdict[1]) { boxed++; continue; }
+                        const double sd = s, ctr = c1 * sd - (aligned ? 0.5 : 0.0), ctrx = c2 * sd - (aligned ? 0.5 : 0.0);
+                        double ext = w * sd;
+                        if (!aligned && ext < 1) ext = 1;
+                        const double bin = ext / (double)pooled;
+                        /* samples all beyond the window read nothing, and rule A clamps both axes of
+                           samples all at or below 0 or at or above the last pixel: no term shows
+                           whether those are boxed */
+                        const double half = ext / 2 - 0.5 * bin / (double)sr;
+                        const double ly = ctr - half, hy = ctr + half, lx = ctrx - half, hx = ctrx + half;
+                        if (ly > 8 || hy < -1 || lx > 8 || hx < -1) continue;
+                        if ((hy <= 0 || ly >= 7) && (hx <= 0 || lx >= 7)) continue;
+                        exact++;
+                        for (int v = 0; v < 4; v++) { /* theta = +-angle: +0 or -0 */
+                            const float theta = (v & 1) ? -0.0f : 0.0f;
+                            for (int64_t q = 0; q < pooled * pooled * sr * sr; q++) {
+                                const int64_t pi[4] = {q / (pooled * sr * sr), q / (sr * sr) % pooled, q / sr % sr, q % sr};
+                                const double wy = ctr - ext / 2 + (double)pi[0] * bin + ((double)pi[2] + 0.5) * bin / (double)sr;
+                                const double wx = ctrx - ext / 2 + (double)pi[1] * bin + ((double)pi[3] + 0.5) * bin / (double)sr;
+                                float fy[3], fx[3];
+                                rot_forms_f32(c2, c1, w, s, aligned, theta, pooled, sr, pi, fy, fx);
+                                for (int m = 0; m < 3; m++)
+                                    cr_assert(fy[m] == wy && fx[m] == wx, "roi c %g, %g w %g s %g aligned %d pooled %lld sr %lld, "
+                                              "sample %lld: form %d gives (%a, %a), exactly (%a, %a)", c2, c1, w, s, aligned,
+                                              (long long)pooled, (long long)sr, (long long)q, m, fy[m], fx[m], wy, wx);
+                                on_line[0] += wy == -1.0;
+                                on_line[1] += wy == 8.0;
+                                on_line[2] += wx == -1.0;
+                                on_line[3] += wx == 8.0;
+                            }
+                        }
+                    }
+    cr_assert_gt(exact, 100, "short dyadic rois with power-of-two counts are found exact: %d", exact);
+    cr_assert_gt(boxed, 100, "the others stay boxed: %d", boxed);
+    cr_log_info("rotated at angle 0: %d rois exact, %d boxed; exact samples on y = -1, H, x = -1, W: %d %d %d %d",
+                exact, boxed, on_line[0], on_line[1], on_line[2], on_line[3]);
+    for (int l = 0; l < 4; l++)
+        cr_assert_gt(on_line[l], 0, "unboxed samples exactly on window line %d (y = -1, y = H, x = -1, x = W)", l);
+}

@@ -73,6 +73,33 @@ Test(zoo_power, a_current_measurement_is_reported_with_its_counts)
     cr_assert(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(l, 0), "current")));
 }
 
+Test(zoo_power, the_generated_mutants_are_counted_when_measured)
+{
+    const cJSON *l = attach("{\"suite\": \"tiny\", \"cases\": 2, \"caught\": 3, \"total\": 3, \"hidden\": [], "
+                            "\"mutants\": {\"total\": {\"generated\": 100, \"killed\": 90, \"equivalent\": 6, "
+                            "\"within_rounding\": 2, \"unexplained\": 1, \"did_not_compile\": 1}, "
+                            "\"per_op\": {\"roi_align\": {\"generated\": 40, \"killed\": 39}}}}");
+    const char *s = summary(l);
+    cr_assert(strstr(s, "of 100 generated mutants of the zoo's kernels it kills 90, 6 survive as equivalent, 2 within "
+                        "rounding, 1 unexplained, 1 do not compile"), "%s", s);
+    const cJSON *mu = cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(l, 0), "mutants");
+    cr_assert_eq(cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(mu, "total"), "killed")->valueint, 90);
+    const cJSON *ra = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(mu, "per_op"), "roi_align");
+    cr_assert_eq(cJSON_GetObjectItemCaseSensitive(ra, "killed")->valueint, 39);
+}
+
+Test(zoo_power, a_table_without_mutants_or_with_broken_counts_reads_as_before)
+{
+    const char *before = summary(attach("{\"suite\": \"tiny\", \"cases\": 2, \"caught\": 3, \"total\": 3, \"hidden\": []}"));
+    cr_assert(strstr(before, "catches 3 of 3") && !strstr(before, "mutants"), "%s", before);
+    cr_assert_null(cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(attach(NULL), 0), "mutants"));
+    const cJSON *l = attach("{\"suite\": \"tiny\", \"cases\": 2, \"caught\": 3, \"total\": 3, \"hidden\": [], "
+                            "\"mutants\": {\"total\": {\"generated\": 100, \"killed\": \"many\"}}}");
+    const char *s = summary(l);
+    cr_assert(strstr(s, "catches 3 of 3") && !strstr(s, "mutants"), "a count that is not a number says nothing: %s", s);
+    cr_assert_null(cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(l, 0), "mutants"));
+}
+
 Test(zoo_power, a_measurement_of_another_version_of_the_suite_says_so)
 {
     const cJSON *l = attach("[{\"suite\": \"other\", \"cases\": 2, \"caught\": 1, \"total\": 1, \"hidden\": []},"
@@ -105,6 +132,14 @@ Test(zoo_power_table, the_committed_table_accounts_for_every_bug)
         int hidden = cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(p, "hidden"));
         cr_assert_geq(total, 24);
         cr_assert_eq(caught + hidden, total, "%d caught + %d hidden of %d", caught, hidden, total);
+        /* the generated zoo's counts, where measured: every mutant in exactly one column */
+        const cJSON *mt = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(p, "mutants"), "total");
+        if (!mt) continue;
+        int sum = 0;
+        static const char *const cols[] = {"killed", "equivalent", "within_rounding", "unexplained", "did_not_compile"};
+        for (size_t k = 0; k < sizeof cols / sizeof cols[0]; k++)
+            sum += cJSON_GetObjectItemCaseSensitive(mt, cols[k])->valueint;
+        cr_assert_eq(sum, cJSON_GetObjectItemCaseSensitive(mt, "generated")->valueint);
     }
     cJSON_Delete(all);
 }

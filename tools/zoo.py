@@ -151,7 +151,17 @@ def write(path, text):
 
 
 def write_docs(p, md):
-    """p: the measurements of every suite; md: their tables"""
+    """p: the measurements of every suite; md: their tables. The generated zoo's counts of a suite
+    ("mutants", written by tools/zoo_mutants.py) are kept."""
+    try:
+        with open(os.path.join(ROOT, "docs", "zoo_power.json")) as fh:
+            old = json.load(fh)
+    except (OSError, ValueError):
+        old = []
+    kept = {d.get("suite"): d["mutants"] for d in (old if isinstance(old, list) else [old]) if "mutants" in d}
+    for m in p:
+        if m["suite"] in kept:
+            m["mutants"] = kept[m["suite"]]
     write(os.path.join(ROOT, "docs", "zoo_power.json"), json.dumps(p, indent=1) + "\n")
     doc = os.path.join(ROOT, "docs", "zoo.md")
     with open(doc) as fh:

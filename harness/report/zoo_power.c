@@ -30,6 +30,30 @@ static cJSON *bug_rows(const cJSON *bugs)
     return rows;
 }
 
+/* the generated zoo's counts (tools/zoo_mutants.py: "mutants" of a measurement, absent in
+ * tables written before it): a copy of its per-op and total counts, and its clause of the
+ * sentence; NULL when absent or without the counts */
+static const char *const MUTANT_KEYS[] = {"generated", "killed", "equivalent", "within_rounding", "unexplained",
+                                          "did_not_compile"};
+enum { N_MUTANT_KEYS = sizeof MUTANT_KEYS / sizeof MUTANT_KEYS[0] };
+
+static cJSON *mutant_counts(const cJSON *m, char *clause, size_t len)
+{
+    const cJSON *total = cJSON_GetObjectItemCaseSensitive(m, "total");
+    double n[N_MUTANT_KEYS];
+    for (int k = 0; k < N_MUTANT_KEYS; k++)
+        if ((n[k] = number(total, MUTANT_KEYS[k])) < 0) return NULL;
+    snprintf(clause, len,
+             "; of %.0f generated mutants of the zoo's kernels it kills %.0f, %.0f survive as equivalent, %.0f within "
+             "rounding, %.0f unexplained, %.0f do not compile",
+             n[0], n[1], n[2], n[3], n[4], n[5]);
+    cJSON *out = cJSON_CreateObject();
+    cJSON_AddItemToObject(out, "total", cJSON_Duplicate(total, 1));
+    const cJSON *per_op = cJSON_GetObjectItemCaseSensitive(m, "per_op");
+    if (cJSON_IsObject(per_op)) cJSON_AddItemToObject(out, "per_op", cJSON_Duplicate(per_op, 1));
+    return out;
+}
+
 /* the entry of one suite: the counts, whether they were measured on this version of the suite
  * (same number of cases), and the sentence the reports print */
 static cJSON *power_entry(const cJSON *m, const suite_t *s, const char *power_path)
@@ -38,14 +62,15 @@ static cJSON *power_entry(const cJSON *m, const suite_t *s, const char *power_pa
     if (caught < 0 || total < 0 || measured < 0) return NULL;
     int hidden = cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(m, "hidden"));
     int current = (int)measured == s->n_cases;
-    char sentence[512], when[200];
+    char sentence[1024], when[200], mutants_clause[320] = "";
+    cJSON *mutants = mutant_counts(cJSON_GetObjectItemCaseSensitive(m, "mutants"), mutants_clause, sizeof mutants_clause);
     if (current) snprintf(when, sizeof when, "measured on its %d cases", s->n_cases);
     else
         snprintf(when, sizeof when, "measured on an earlier version of it with %.0f cases, it has %d now: make zoo-docs",
                  measured, s->n_cases);
     snprintf(sentence, sizeof sentence,
-             "the %s suite catches %.0f of %.0f known bug classes of the zoo (%d hidden by an ambiguity term; %s; "
-             "docs/zoo.md)", s->name, caught, total, hidden, when);
+             "the %s suite catches %.0f of %.0f known bug classes of the zoo (%d hidden by an ambiguity term; %s%s; "
+             "docs/zoo.md)", s->name, caught, total, hidden, when, mutants_clause);
     cJSON *e = cJSON_CreateObject();
     cJSON_AddStringToObject(e, "suite", s->name);
     cJSON_AddNumberToObject(e, "caught", caught);
@@ -57,6 +82,7 @@ static cJSON *power_entry(const cJSON *m, const suite_t *s, const char *power_pa
     cJSON_AddStringToObject(e, "source", power_path);
     cJSON_AddStringToObject(e, "summary", sentence);
     cJSON_AddItemToObject(e, "bugs", bug_rows(cJSON_GetObjectItemCaseSensitive(m, "bugs")));
+    if (mutants) cJSON_AddItemToObject(e, "mutants", mutants);
     return e;
 }
 

@@ -6,8 +6,11 @@ skips it, saying so, where numpy is missing):
     FMA), tools/rotated_float32_order.py (mmcv's order) -> conform run --impl dir:
 
 Asserts that every case they write passes (the rotated tool leaves rois with a non-finite field
-unwritten: those, and only those, are missing), and that the checks are not vacuous: the rotated
-emulation with `clockwise` inverted fails, and the corner-weight kernel with a non-strict window
+unwritten: those, and only those, are missing) and that the rotated cases at angle exactly 0 with
+samples on the four window lines (both layouts, both senses, forward and grad; the reference leaves
+their positions unboxed) pass with no ambiguous element; and that the checks are not vacuous: the
+rotated emulation with `clockwise` inverted fails, with a strict window test it fails every
+window-line case, and the corner-weight kernel with a non-strict window
 test (>= -1, <= H) fails every case where that changes an output (and some case changes).
 
 By default on the smoke suite at its seed (make test). FORMS_SUITES="cases/conformance.json
@@ -98,6 +101,40 @@ def corner_weight(exp, tmp, suite, seed):
     return n_changed
 
 
+def window_lines(exp, tmp, suite, seed, judged):
+    """rotated at angle exactly 0 with samples on all four window lines: the reference leaves those
+    positions unboxed, so mmcv's float32 order must agree with no ambiguity granted, in both layouts,
+    both senses, forward and grad; the same emulation with a strict window test fails each"""
+    with open(os.path.join(exp, "manifest.json")) as f:
+        attrs = {c["id"]: c["attrs"] for c in json.load(f)["cases"]}
+    lines = [c for c in judged if "samples_on_window_lines" in c["id"]]
+    kinds = {(c["op"], attrs[c["id"]].get("data_format", "NCHW"), bool(attrs[c["id"]].get("clockwise", False)))
+             for c in lines}
+    if not lines:
+        return  # a suite without them (models)
+    assert len(kinds) == 8, "window-line cases: want both ops, layouts and senses, have %s" % sorted(kinds)
+    for c in lines:
+        amb = sum(o.get("n_ambiguous", 0) for o in c["outputs"])
+        assert c["status"] == "passed" and amb == 0, "%s: %s with %d ambiguous" % (c["id"], c["status"], amb)
+    taps = rotated_float32_order.bilinear_taps
+
+    def strict(y, x, H, W):
+        inside, *rest = taps(y, x, H, W)
+        return (inside & (y > -1) & (y < H) & (x > -1) & (x < W), *rest)
+    rotated_float32_order.bilinear_taps = strict
+    try:
+        bad = os.path.join(tmp, "rot-strict")
+        rotated_float32_order.main([exp, bad])
+    finally:
+        rotated_float32_order.bilinear_taps = taps
+    ids = [c["id"] for c in lines]
+    s = statuses(c for c in judge(bad, ["roi_align_rotated", "roi_align_rotated_grad"], os.path.join(tmp, "rep-strict"),
+                                  suite, seed) if c["id"] in ids)
+    assert set(s) == {"failed"}, "strict window on the window-line cases: %s" % {k: v for k, v in s.items() if k != "failed"}
+    print("rotated at angle 0, samples on the window lines: %d cases (both layouts, senses, fwd and grad) "
+          "passed with no ambiguous element; with a strict window all %d failed" % (len(lines), len(s["failed"])))
+
+
 def forms(tmp, suite, seed):
     exp = os.path.join(tmp, "exp")
     ops = ["deformable_offsets", "deformable_offsets_grad", "roi_align_rotated", "roi_align_rotated_grad"]
@@ -111,10 +148,12 @@ def forms(tmp, suite, seed):
     n_changed = corner_weight(exp, tmp, suite, seed)
     rot = os.path.join(tmp, "rot")
     assert run([sys.executable, "tools/rotated_float32_order.py", exp, rot], quiet=True).returncode == 0
-    s = statuses(judge(rot, ops[2:], os.path.join(tmp, "rep-rot"), suite, seed))
+    rot_cases = judge(rot, ops[2:], os.path.join(tmp, "rep-rot"), suite, seed)
+    s = statuses(rot_cases)
     assert set(s) <= {"passed", "missing"}, "rotated: %s" % {k: v[:5] for k, v in s.items() if k != "passed"}
     assert all("nan" in i or "inf" in i for i in s.get("missing", [])), "missing: %s" % s.get("missing")
     print("rotated, mmcv's order: %d passed, %d missing (non-finite rois)" % (len(s["passed"]), len(s.get("missing", []))))
+    window_lines(exp, tmp, suite, seed, rot_cases)
     # not vacuous: the same emulation with clockwise inverted fails
     geometry = rotated_float32_order.roi_geometry
     rotated_float32_order.roi_geometry = lambda roi, a, PH, PW: geometry(
