@@ -219,11 +219,12 @@ conformance: all
 	$(CONFORM) run cases/conformance.json --report-dir reports/latest --threads $(THREADS)
 
 # the models suite (cases/models.json): the shapes published networks run these ops at, on every
-# core (run --jobs and --threads default to sharing them); not part of make test. In CI, shards
+# core (run --jobs and --threads default to sharing them); not part of make test. tools/models.sh prints
+# the wall time, the slowest goldens and the slowest one alone at 1 and 2 threads. In CI, shards
 # come from CI_NODE_INDEX/CI_NODE_TOTAL (docs/ci/gitlab-models.yml).
 MODELS_REPORT ?= $(BUILD)/models-report
 models: all
-	$(CONFORM) run cases/models.json --report-dir $(MODELS_REPORT)
+	tools/models.sh $(CONFORM) $(MODELS_REPORT)
 
 bench: all
 	tools/bench.sh $(CONFORM)

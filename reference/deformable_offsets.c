@@ -73,21 +73,52 @@ static double pos_error(double v, int64_t pad, double pos_rel_err)
     return fmax(spec, first + second);
 }
 
-/* Largest |difference| between vertically (*sy) and horizontally (*sx) neighbouring values of the
- * zero-padded plane in the 4x4 neighbourhood of the cell: bounds the slope of the bilinear value
- * near the sample, also across cell edges and the plane's border. */
-static void slopes(const ref_deformable_params *p, const double *xn, const cell *s, int64_t c, double *sy,
-                   double *sx)
+/* The 4x4 neighbourhood of a cell as element offsets of channel 0 in the image (-1: outside, a
+ * zero of the padded plane): the same for every channel, so found once per sample */
+typedef struct {
+    int64_t off[4][4];
+} window;
+
+static void window_of(const ref_deformable_params *p, const cell *s, window *w)
 {
+    for (int a = 0; a < 4; a++)
+        for (int k = 0; k < 4; k++) {
+            const int64_t h = s->h0 - 1 + a, x = s->w0 - 1 + k;
+            w->off[a][k] = h < 0 || h >= p->H || x < 0 || x >= p->W ? -1 : (h * p->W + x) * p->C;
+        }
+}
+
+/* Largest |difference| between vertically (*sy) and horizontally (*sx) neighbouring values of the
+ * zero-padded plane in the 4x4 neighbourhood of the cell (window w), channel c: bounds the slope of the bilinear value
+ * near the sample, also across cell edges and the plane's border. */
+static void slopes(const window *w, const double *xn, int64_t c, double *sy, double *sx)
+{
+    double t[4][4]; /* rows h0 - 1 .. h0 + 2, columns w0 - 1 .. w0 + 2: each value read once */
+    for (int a = 0; a < 4; a++)
+        for (int k = 0; k < 4; k++) t[a][k] = w->off[a][k] < 0 ? 0.0 : xn[w->off[a][k] + c];
+    /* the largest |difference|, a NaN one passed over (as fmax does, without its call) */
     double my = 0, mx = 0;
-    for (int64_t r = s->h0 - 1; r <= s->h0 + 2; r++)
-        for (int64_t q = s->w0 - 1; q <= s->w0 + 2; q++) {
-            double v = V(p, xn, r, q, c);
-            if (r < s->h0 + 2) my = fmax(my, fabs(V(p, xn, r + 1, q, c) - v));
-            if (q < s->w0 + 2) mx = fmax(mx, fabs(V(p, xn, r, q + 1, c) - v));
+    for (int a = 0; a < 3; a++)
+        for (int k = 0; k < 4; k++) {
+            const double d = fabs(t[a + 1][k] - t[a][k]);
+            my = d > my ? d : my;
+        }
+    for (int a = 0; a < 4; a++)
+        for (int k = 0; k < 3; k++) {
+            const double d = fabs(t[a][k + 1] - t[a][k]);
+            mx = d > mx ? d : mx;
         }
     *sy = my;
     *sx = mx;
+}
+
+/* ref_tap_spread over a rectangle found once */
+static double tap_spread(const double *plane, int64_t W, int64_t cs, const ref_tap_rect *reach)
+{
+    double lo, hi;
+    ref_tap_rect_range(plane, W, cs, reach, &lo, &hi);
+    double s = hi - lo;
+    return isnan(s) ? INFINITY : s;
 }
 
 static double clamp(double v, double lo, double hi) { return v < lo ? lo : v > hi ? hi : v; }
@@ -107,7 +138,9 @@ static void forward_bounds(const ref_deformable_params *p, const double *xn, con
                         fabs(s->lh * s->lw * v4));
         if (bounds->pos_err) {
             double sy, sx;
-            slopes(p, xn, s, c, &sy, &sx);
+            window w;
+            window_of(p, s, &w);
+            slopes(&w, xn, c, &sy, &sx);
             /* capped by the zero-padded taps' range the box reaches */
             pe = fabs(m) * fmin(ref_value_pos_err(sy, sx, dy, dx), ref_tap_spread(xn + c, p->H, p->W, p->C, py, px, dy, dx, 0));
         }
@@ -290,11 +323,17 @@ typedef struct {
 /* The offset gradients' jumps of a sample (ambig of grad_offsets): every branch rounding can
  * select, against the nominal sums (sum), with the smooth part pe added. */
 static void offset_ambiguity(const bwd_ctx *b, const bwd_sample *q, const cell *s, const double sum[3],
-                             const double pe[3])
+                             const double pe[4])
 {
     const ref_deformable_params *p = b->p;
     const double *xn = q->xn, *G = q->G, py = q->py, px = q->px, dy = q->dy, dx = q->dx, m = q->m;
     const int64_t c0 = q->c0, c1 = q->c1, cpg = c1 - c0, *eot = q->eot;
+    /* a box holding more than one line of [-1, n] (wider than a cell) may land in any cell it
+       reaches: the offset gradient of that axis may then be anything its taps allow (pe[3]) */
+    const int wide[2] = {floor(fmin(px + dx, (double)p->W)) - ceil(fmax(px - dx, -1.0)) >= 1,
+                         floor(fmin(py + dy, (double)p->H)) - ceil(fmax(py - dy, -1.0)) >= 1};
+    for (int t = 0; t < 2; t++)
+        if (wide[t]) b->to[3][eot[t]] = fmax(pe[3] - pe[t], 0);
     branches by = axis_branches(py, dy, p->H, s->h0, s->lh);
     branches bxr = axis_branches(px, dx, p->W, s->w0, s->lw);
     if (by.count == 1 && bxr.count == 1) return;
@@ -317,7 +356,7 @@ static void offset_ambiguity(const bwd_ctx *b, const bwd_sample *q, const cell *
        ~1e-6 of ambig; at bfloat16 the rounding of the other slope is what
        a correct kernel showed beyond ambig) */
     for (int t = 0; t < 2; t++) {
-        if (!(t == 0 ? bxr.count == 2 : by.count == 2) || !(worst[t] > 0)) continue;
+        if (!(t == 0 ? bxr.count == 2 : by.count == 2) || !(worst[t] > 0) || wide[t]) continue;
         b->to[3][eot[t]] = worst[t] + pe[t];
         if (b->to[0]) b->to[0][eot[t]] = fmax(b->to[0][eot[t]], worst_abs[t]);
         if (b->to[1]) b->to[1][eot[t]] = 4.0 * (double)cpg;
@@ -343,25 +382,49 @@ static void scatter_grad_x(const bwd_ctx *b, const bwd_sample *q, const cell *s)
             }
 }
 
+/* The rows [*a, *b] a position v with box d (and the corner-weight form's extra e above) can scatter
+ * into, clipped to the plane; whether they pass the cell's rows and their one-row ring (h0 - 1 ..
+ * h0 + 2): a box wider than a cell */
+static int reach_rows(double v, double d, double e, int64_t h0, int64_t n, int64_t *a, int64_t *b)
+{
+    const double first = floor(v - d), last = floor(v + d + e) + 1;
+    ref_clip_taps(first, last, n, a, b);
+    return first < (double)h0 - 1 || last > (double)h0 + 2;
+}
+
 /* The position terms of a sample (rounding moves it by dy, dx) at cell sc: pe[] of its three offset
- * gradients and, for this pass's channels, grad_x's pos_err at its corners and across cell edges */
-static void sample_pos_err(const bwd_ctx *b, const bwd_sample *q, const cell *sc, int offs, double pe[3])
+ * gradients, pe[3] the most its offset gradients can move anywhere in the box (2 sum |G m| spread)
+ * and, for this pass's channels, grad_x's pos_err at its corners and across cell edges, or over the
+ * whole rectangle the box reaches when it is wider than a cell */
+static void sample_pos_err(const bwd_ctx *b, const bwd_sample *q, const cell *sc, int offs, double pe[4])
 {
     const ref_deformable_params *p = b->p;
     const int64_t hs[2] = {sc->h0, sc->h0 + 1}, ws[2] = {sc->w0, sc->w0 + 1}, HWC = p->H * p->W * p->C;
     const double wy[2] = {sc->hh, sc->lh}, wx[2] = {sc->hw, sc->lw}, dy = q->dy, dx = q->dx;
     const double ey = corner_form_err(q->py, dy, b->pre), ex = corner_form_err(q->px, dx, b->pre);
     double *const pos = b->tx[2];
+    int64_t r0, r1, k0, k1;
+    const int wide = reach_rows(q->py, dy, ey, sc->h0, p->H, &r0, &r1) | reach_rows(q->px, dx, ex, sc->w0, p->W, &k0, &k1);
+    ref_tap_rect reach; /* the taps the box reaches: the same in every channel */
+    ref_tap_rect_of(p->H, p->W, q->py, q->px, dy, dx, 0, &reach);
+    window win;
+    window_of(p, sc, &win);
     for (int64_t c = offs ? q->c0 : q->w0; c < (offs ? q->c1 : q->w1); c++) {
         double sy, sx, gm = fabs(q->G[c] * q->m);
-        slopes(p, q->xn, sc, c, &sy, &sx);
+        slopes(&win, q->xn, c, &sy, &sx);
         /* caps: the value stays within the range of the zero-padded taps the box reaches
            (spread), and an offset gradient, a difference of two such taps, within +-spread */
-        double spread = ref_tap_spread(q->xn + c, p->H, p->W, p->C, q->py, q->px, dy, dx, 0);
+        double spread = tap_spread(q->xn + c, p->W, p->C, &reach);
         pe[0] += gm * fmin(2.0 * sx * dy, 2.0 * spread); /* x-offset gradient: linear in py in a cell */
         pe[1] += gm * fmin(2.0 * sy * dx, 2.0 * spread); /* y-offset gradient: linear in px */
         pe[2] += fabs(q->G[c]) * fmin(ref_value_pos_err(sy, sx, dy, dx), spread);
+        pe[3] += gm * 2.0 * spread;
         if (!pos || c < q->w0 || c >= q->w1) continue;
+        if (wide) { /* every pixel the box reaches may gain or lose this sample's weight, in [0, 1] */
+            for (int64_t r = r0; isfinite(gm) && r <= r1; r++)
+                for (int64_t k = k0; k <= k1; k++) pos[q->n * HWC + (r * p->W + k) * p->C + c] += gm;
+            continue;
+        }
         for (int u = 0; u < 2; u++)
             for (int v = 0; v < 2; v++) {
                 if (hs[u] < 0 || hs[u] >= p->H || ws[v] < 0 || ws[v] >= p->W) continue;
@@ -420,7 +483,7 @@ static void backward_sample(const bwd_ctx *b, int64_t n, int64_t ho, int64_t wo,
     /* smooth part, at the position moved onto the window when rounding could put it inside: what
        the sample may add there */
     const cell sc = inside ? s : cell_at(p, clamp(q.py, -1.0, (double)p->H), clamp(q.px, -1.0, (double)p->W));
-    double pe[3] = {0, 0, 0};
+    double pe[4] = {0, 0, 0, 0};
     sample_pos_err(b, &q, &sc, offs, pe);
     if (!offs) return;
     for (int t = 0; t < 3; t++) if (b->to[2]) b->to[2][q.eot[t]] = pe[t];

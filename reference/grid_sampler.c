@@ -266,7 +266,8 @@ static void reach_rect(const ref_grid_sampler_params *p, const point *pt, ref_ta
 /* The most the position can move a sampled value v: to any value a position in the box may take,
  * which is a convex combination of the reached taps [lo, hi] of the plane (bilinear, nearest), or
  * within 11/8 squared times half their spread of its middle (bicubic: the weights sum to 1) */
-static double value_reach(const ref_grid_sampler_params *p, const ref_tap_rect *reach, const double *plane, double v)
+static double value_reach(const ref_grid_sampler_params *p, const point *pt, const ref_tap_rect *reach,
+                          const double *plane, double v)
 {
     double lo, hi;
     ref_tap_rect_range(plane, p->W, 1, reach, &lo, &hi);
@@ -274,6 +275,13 @@ static double value_reach(const ref_grid_sampler_params *p, const ref_tap_rect *
         double mid = 0.5 * (lo + hi), half = 0.5 * (hi - lo) * CUBIC_ABS_SUM * CUBIC_ABS_SUM;
         lo = mid - half;
         hi = mid + half;
+        /* bicubic samples nothing (0) beyond the int32 range of its unpadded coordinate (7.2), and
+           pads only after that test: a box across +-2^31 may give 0 or the padded taps' value (a
+           float32 coordinate just below 2^31 rounds onto it) */
+        if (fabs(pt->ix) + pt->dx > INT32_LIMIT || fabs(pt->iy) + pt->dy > INT32_LIMIT) {
+            lo = fmin(lo, 0);
+            hi = fmax(hi, 0);
+        }
     }
     double r = fmax(hi - v, v - lo);
     return isnan(r) ? INFINITY : r;
@@ -422,7 +430,7 @@ static void forward_bounds(const ref_grid_sampler_params *p, const point *pt, co
     }
     /* caps: no position in the box moves the value further than value_reach; the
        ambiguity covers the rest of that reach beyond the position term */
-    const double reach = (pos_err > 0 || amb || pt->wide) ? value_reach(p, rect, plane, value) : 0;
+    const double reach = (pos_err > 0 || amb || pt->wide) ? value_reach(p, pt, rect, plane, value) : 0;
     pos_err = fmin(pos_err, reach);
     for (int a = 0; amb && a < 8; a++) ambig = fmax(ambig, fabs(sample(&alt[a], plane, p->W) - value) + pos_err);
     if (pt->wide) ambig = fmax(reach - pos_err, 0);

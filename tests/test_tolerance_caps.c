@@ -71,3 +71,23 @@ Test(tolerance_caps, grid_sampler_grid_gradients_at_extreme_coordinates_stay_wit
 {
     cr_assert_geq(grid_property(1), 100000);
 }
+
+/* Bicubic samples nothing beyond the int32 range of its unpadded coordinate (spec 7.2), padding
+ * after: with border padding at W = 25, grid x = 171798688 is 2147483612 in double (a border value)
+ * and fl(fl(fl((g + 1) 25) - 1) / 2) = 2^31 in float32 (nothing, 0). tol + ambig must allow both. */
+Test(tolerance_caps, bicubic_border_across_the_int32_limit_allows_nothing_sampled)
+{
+    const op_desc *op = op_find("grid_sampler_2d");
+    ref_grid_sampler_params p = {1, 1, 4, 25, 1, 1, 2, 1, 0, {1, 1}};
+    double x[100], grid[2] = {171798688.0, 0.0}, y;
+    for (int i = 0; i < 100; i++) x[i] = 5.0 + i % 25;
+    volatile float g0 = (float)grid[0], fx = ((g0 + 1.0f) * 25.0f - 1.0f) / 2.0f;
+    cr_assert(fx >= 2147483648.0f && ((grid[0] + 1) * 25 - 1) / 2 < 2147483647.0, "the premise: %g", (double)fx);
+    ref_bounds b = bounds_alloc(op->tol[0].k_pos * CONFORM_U_F32, 1);
+    f64_grid_sampler_2d_fwd__ref(&p, x, grid, &y, &b);
+    tol_inputs t = {DTYPE_FLOAT32, &op->tol[0], b.abs_sum, b.n_terms, b.pos_err, b.ambig};
+    double ambig, tol = compare_tolerance(&t, 0, &ambig);
+    cr_assert(y > 10.0, "the reference samples the border: %g", y);
+    cr_assert(tol + ambig >= y, "tol %g + ambig %g does not reach 0 from %g", tol, ambig, y);
+    bounds_free(&b);
+}

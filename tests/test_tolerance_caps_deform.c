@@ -124,3 +124,61 @@ Test(tolerance_caps, deformable_offsets_grad_gradients_at_extreme_positions_stay
 {
     cr_assert_geq(deform_property(1), 100000);
 }
+
+/* Boxes wider than a cell: the reference's bounds are public and take any pos_rel_err. At 2^-18 (a
+ * position error of 4 pixels under pads of 2^20, as a kernel keeping positions in a narrow type
+ * would have) every pixel and every cell the box reaches must be covered: the reference evaluated at
+ * positions moved anywhere within 0.9 of their boxes stays within pos_err + ambig of the nominal one. */
+Test(tolerance_caps, deformable_grad_bounds_cover_boxes_wider_than_a_cell)
+{
+    const int64_t pad = 1 << 20;
+    ref_deformable_params p = {20, DF_H, DF_W, DF_C, 3, 3, pad, pad, 1, 1, pad, pad, pad, pad, DF_DG, 0, 0};
+    p.Ho = (p.H + 2 * pad - 3) / pad + 1;
+    p.Wo = (p.W + 2 * pad - 3) / pad + 1;
+    const int64_t K = 9, dgK = p.dg * K, nx = p.N * p.H * p.W * p.C, no = p.N * p.Ho * p.Wo * 3 * dgK;
+    const int64_t ny = p.N * p.Ho * 3 * p.Wo * 3 * p.C;
+    const double pre = ldexp(1.0, -18);
+    unsigned seed = 2404;
+    double *x = plane_values(nx, &seed), *G = plane_values(ny, &seed), *off = malloc(sizeof(double) * (size_t)no);
+    for (int64_t n = 0; n < p.N; n++) /* positions on the plane or just off it, masks of either sign */
+        for (int64_t ho = 0; ho < p.Ho; ho++)
+            for (int64_t wo = 0; wo < p.Wo; wo++)
+                for (int64_t k = 0; k < dgK; k++) {
+                    double *o = off + ((n * p.Ho + ho) * p.Wo + wo) * 3 * dgK;
+                    o[k] = offset_for(&seed, 0, (double)(wo * p.sw - p.pl + k % 3), p.W);
+                    o[dgK + k] = offset_for(&seed, 0, (double)(ho * p.sh - p.pt + k % K / 3), p.H);
+                    o[2 * dgK + k] = (rand_r(&seed) % 2 ? 1 : -1) * (0.25 + 1.75 * uniform(&seed));
+                }
+    double *gx = malloc(sizeof(double) * (size_t)nx), *go = malloc(sizeof(double) * (size_t)no);
+    ref_bounds bx = bounds_alloc(pre, nx), bo = bounds_alloc(pre, no);
+    f64_deformable_offsets_bwd__ref(&p, G, x, off, gx, go, &bx, &bo);
+    double *moved = malloc(sizeof(double) * (size_t)no), *mx = malloc(sizeof(double) * (size_t)nx);
+    double *mo = malloc(sizeof(double) * (size_t)no);
+    int64_t wide = 0;
+    for (int trial = 0; trial < 8; trial++) {
+        /* each position moved within 0.9 of its box (the pad-last form's rounding at |p + pad|) */
+        for (int64_t e = 0; e < no; e++) {
+            const int64_t k = e % (3 * dgK), cell = e / (3 * dgK), wo = cell % p.Wo, ho = cell / p.Wo % p.Ho;
+            moved[e] = off[e];
+            if (k >= 2 * dgK) continue;
+            const double base = k < dgK ? (double)(wo * p.sw - p.pl + k % 3) : (double)(ho * p.sh - p.pt + k % K / 3);
+            /* the reference's box (deformable_offsets.c pos_error): the spec's order, or the pad
+               added first, exact where that sum is a float32 number */
+            const double v = base + off[e], vp = v + (double)pad, f32v = (double)(float)v == v, f32vp = (double)(float)vp == vp;
+            const double d = fmax(f32v ? 0 : pre * fabs(v), (f32vp ? 0 : pre * fabs(vp)) + (v < 0 && !(f32v && f32vp) ? pre * fabs(v) : 0));
+            if (d > 1) wide++;
+            moved[e] = off[e] + 0.9 * d * (2 * uniform(&seed) - 1);
+        }
+        f64_deformable_offsets_bwd__ref(&p, G, x, moved, mx, mo, NULL, NULL);
+        for (int64_t e = 0; e < nx; e++)
+            cr_assert(fabs(mx[e] - gx[e]) <= bx.pos_err[e] + bx.ambig[e], "grad_x %lld: moved by %g, pos_err %g + ambig %g",
+                      (long long)e, fabs(mx[e] - gx[e]), bx.pos_err[e], bx.ambig[e]);
+        for (int64_t e = 0; e < no; e++)
+            cr_assert(fabs(mo[e] - go[e]) <= bo.pos_err[e] + bo.ambig[e],
+                      "grad_offsets %lld: moved by %g, pos_err %g + ambig %g", (long long)e, fabs(mo[e] - go[e]),
+                      bo.pos_err[e], bo.ambig[e]);
+    }
+    cr_assert_gt(wide, 1000, "boxes wider than a cell: %lld", (long long)wide);
+    bounds_free(&bx); bounds_free(&bo);
+    free(x); free(G); free(off); free(gx); free(go); free(moved); free(mx); free(mo);
+}

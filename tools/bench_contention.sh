@@ -43,5 +43,7 @@ PY
 }
 
 echo "# contention: core 0 busy; optimized at --threads $cores against --threads 1, $rounds alternating rounds of $reps repeats"
+echo "# load before: $(uptime)"
 . "$(dirname "$0")/bench_ops.sh"
 bench_ops
+echo "# load after: $(uptime)"

@@ -25,6 +25,28 @@ double fill_uniform(gsl_rng *rng, double lo, double hi)
     return round_f32(lo + (hi - lo) * gsl_rng_uniform(rng));
 }
 
+double fill_log_magnitude(gsl_rng *rng, double lo, double hi)
+{
+    return round_f32(lo * pow(hi / lo, gsl_rng_uniform(rng)));
+}
+
+int fill_huge_range(const cJSON *g, double *frac, double *lo, double *hi, const char *what, char *err, size_t errlen)
+{
+    *frac = json_number(g, "huge_frac", 0.0);
+    const cJSON *h = g ? cJSON_GetObjectItemCaseSensitive(g, "huge") : NULL;
+    *lo = 1e2;
+    *hi = 1e9;
+    if (cJSON_GetArraySize(h) == 2) {
+        *lo = cJSON_GetArrayItem(h, 0)->valuedouble;
+        *hi = cJSON_GetArrayItem(h, 1)->valuedouble;
+    }
+    if (*frac > 0 && !(*lo > 0 && *hi >= *lo && isfinite(*hi))) {
+        snprintf(err, errlen, "%s: huge [%g, %g] needs finite 0 < lo <= hi", what, *lo, *hi);
+        return -1;
+    }
+    return 0;
+}
+
 static int json_value(const cJSON *e, double *v)
 {
     if (cJSON_IsNumber(e)) { *v = e->valuedouble; return 0; }
@@ -60,6 +82,39 @@ int fill_from_json(double *dst, int64_t n, const cJSON *data, const char *what, 
     if (at != n) {
         snprintf(err, errlen, "%s: data has %lld values, the shape needs %lld", what, (long long)at, (long long)n);
         return -1;
+    }
+    return 0;
+}
+
+/* "nan_pixels": [[h, w], ...]: NaN at those pixels of every plane (every image and channel; a
+ * negative index counts from the end), of an [..., H, W] tensor or, with "channels_last", of an
+ * [..., H, W, C] one. Isolates what a kernel does with one NaN pixel (issue 24: the pixel (0, 0) a
+ * zero-weight read of an out-of-window sample lands on). */
+static int nan_pixels(tensor_t *t, const cJSON *spec, const char *what, char *err, size_t errlen)
+{
+    const cJSON *px = spec ? cJSON_GetObjectItemCaseSensitive(spec, "nan_pixels") : NULL;
+    if (!px) return 0;
+    const int cl = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(spec, "channels_last"));
+    const int r = t->shape.rank;
+    if (!cJSON_IsArray(px) || r < (cl ? 3 : 2)) {
+        snprintf(err, errlen, "%s: nan_pixels must be a list of [h, w] on a tensor of rank >= %d", what, cl ? 3 : 2);
+        return -1;
+    }
+    const int64_t C = cl ? t->shape.dims[r - 1] : 1, W = t->shape.dims[r - (cl ? 2 : 1)], H = t->shape.dims[r - (cl ? 3 : 2)];
+    const int64_t planes = H * W * C > 0 ? tensor_numel(t) / (H * W * C) : 0;
+    const cJSON *e;
+    cJSON_ArrayForEach(e, px) {
+        double h = cJSON_GetArraySize(e) == 2 ? cJSON_GetArrayItem(e, 0)->valuedouble : NAN;
+        double w = cJSON_GetArraySize(e) == 2 ? cJSON_GetArrayItem(e, 1)->valuedouble : NAN;
+        if (h < 0) h += (double)H;
+        if (w < 0) w += (double)W;
+        if (!(h >= 0 && h < (double)H && w >= 0 && w < (double)W && h == floor(h) && w == floor(w))) {
+            snprintf(err, errlen, "%s: nan_pixels entry must be [h, w] with integers inside the %lld x %lld plane", what,
+                     (long long)H, (long long)W);
+            return -1;
+        }
+        for (int64_t p = 0; p < planes; p++)
+            for (int64_t c = 0; c < C; c++) t->data[((p * H + (int64_t)h) * W + (int64_t)w) * C + c] = NAN;
     }
     return 0;
 }
@@ -114,5 +169,5 @@ int fill_values(tensor_t *t, const cJSON *spec, gsl_rng *rng, const char *what, 
         if (u < nan_frac) t->data[i] = NAN;
         else if (u < nan_frac + inf_frac) t->data[i] = gsl_rng_uniform(rng) < 0.5 ? INFINITY : -INFINITY;
     }
-    return 0;
+    return nan_pixels(t, spec, what, err, errlen);
 }

@@ -14,7 +14,8 @@
  *   {"dist": "int", "lo": 0, "hi": 9}          {"dist": "const", "value": 0}
  *   {"dist": "iota", "start": 1}  (start, start+1, ... in memory order)
  *   {"data": [...]} exact values, flat or nested, numel of them ("nan", "inf", "-inf" allowed)
- * plus optional "nan_frac", "inf_frac": that fraction of elements replaced.
+ * plus optional "nan_frac", "inf_frac": that fraction of elements replaced, and "nan_pixels":
+ * [[h, w], ...] (with "channels_last" for [..., H, W, C]): NaN at those pixels of every plane.
  * what names the tensor in messages. */
 int fill_values(tensor_t *t, const cJSON *spec, gsl_rng *rng, const char *what, char *err, size_t errlen);
 
@@ -22,6 +23,12 @@ int fill_values(tensor_t *t, const cJSON *spec, gsl_rng *rng, const char *what, 
 int fill_from_json(double *dst, int64_t n, const cJSON *data, const char *what, char *err, size_t errlen);
 
 double fill_uniform(gsl_rng *rng, double lo, double hi); /* rounded to float32 */
+/* a magnitude log-uniform in [lo, hi], rounded to float32 */
+double fill_log_magnitude(gsl_rng *rng, double lo, double hi);
+/* A roi generator's huge coordinates (issue 24): "huge_frac" (default 0), the chance that each
+ * coordinate becomes extreme, and "huge": [lo, hi] (default [1e2, 1e9]), its magnitudes, log-uniform.
+ * -1 with err on a bad range. */
+int fill_huge_range(const cJSON *g, double *frac, double *lo, double *hi, const char *what, char *err, size_t errlen);
 /* A seeded Mersenne twister, with GSL's abort-on-error handler off: a generator asked for an
  * impossible range returns 0 instead of ending the process. NULL when out of memory. */
 gsl_rng *conform_rng(unsigned long seed);

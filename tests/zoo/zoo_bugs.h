@@ -22,6 +22,7 @@ ZOO_BUG(ra_adaptive_floor, "roi_align", "adaptive sample count floor(bin) instea
 ZOO_BUG(ra_batch_rounded, "roi_align", "batch index rounded half away from zero instead of floored", "batch index rule differs between implementations (ops.md 10: truncate, floor, round half even)")
 ZOO_BUG(ra_no_min_size, "roi_align", "unaligned rois not enlarged to at least 1x1", "the max(roi size, 1) of aligned=false (torchvision, mmcv) forgotten")
 ZOO_BUG(ra_bounds_exclusive, "roi_align", "samples exactly on y=-1, y=H, x=-1, x=W treated as outside", "rule A's inclusive bounds (ops.md A) written as strict comparisons")
+ZOO_BUG(ra_empty_reads_origin, "roi_align", "an out-of-window sample adds 0 * F[0, 0] of its plane instead of nothing, so a NaN at pixel (0, 0) spreads to every bin with such a sample", "torchvision, mmcv and detectron2 CPU RoIAlign precompute an empty sample as position 0 with weight 0 (ops.md 10, issue 24)")
 ZOO_BUG(ra_nan_size_fmax, "roi_align", "unaligned roi size clamped with fmaxf, so a NaN size becomes 1 and samples", "max(size, 1) written with fmaxf, which drops NaN (C fmax), where std::max keeps it (torchvision)")
 
 /* roi_align_v2_backward */
@@ -66,6 +67,7 @@ ZOO_BUG(gb_grid_grad_xy_swapped, "grid_sampler_2d_backward", "grid_grad x and y 
 
 /* deformable_offsets */
 ZOO_BUG(df_xy_swapped, "deformable_offsets", "x and y offsets swapped", "torchvision interleaves (dy, dx), DeformableOffsets stores x first (ops.md 5)")
+ZOO_BUG(df_corner_clamped_read, "deformable_offsets", "a corner outside the plane reads its pixel clamped onto the plane times weight 0 instead of V = 0, so a NaN at a border pixel spreads", "deformable kernels that clamp corner indices and zero the weight instead of testing each corner (ops.md 10, issue 24)")
 ZOO_BUG(df_taps_dropped_edge, "deformable_offsets", "bilinear taps of the last row and column dropped (far corner tested against H-1, W-1)", "off-by-one bounds test of the bottom and right corners")
 ZOO_BUG(df_ksize_swapped, "deformable_offsets", "ksize read as [kw, kh]", "mmcv's deformable conv passed kernel size in the wrong order (issue 19)")
 ZOO_BUG(df_pads_order, "deformable_offsets", "pads read as [left, right, top, bottom]", "mmcv's deformable conv passed padding in the wrong order (issue 19)")

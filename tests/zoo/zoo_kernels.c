@@ -151,6 +151,7 @@ static void roi_align(const roi_params *p, const float *rois, const float *in, f
                             int64_t hh[4], ww[4];
                             float wt[4];
                             int n = rule_a(p->H, p->W, y, x, BUG(ra_bounds_exclusive) && fwd ? STRICT_ALL : 0, hh, ww, wt);
+                            if (!n && fwd && BUG(ra_empty_reads_origin)) acc += 0.0f * in[plane]; /* pos 0, weight 0 */
                             for (int t = 0; t < n; t++) {
                                 int64_t at = plane + hh[t] * p->W + ww[t];
                                 if (fwd) acc += wt[t] * in[at];
@@ -622,7 +623,12 @@ static df_sample df_sample_at(const df_params *p, const float *o, int64_t ho, in
 /* V(h, w) of ops.md 5: the pixel, 0 outside the plane (hmax, wmax: the bounds tested) */
 static float V(const df_params *p, const float *xn, int64_t h, int64_t w, int64_t c, int64_t hmax, int64_t wmax)
 {
-    return h >= 0 && h < hmax && w >= 0 && w < wmax ? xn[(h * p->W + w) * p->C + c] : 0.0f;
+    if (h >= 0 && h < hmax && w >= 0 && w < wmax) return xn[(h * p->W + w) * p->C + c];
+    if (BUG(df_corner_clamped_read) && !p->backward) { /* weight 0 times the clamped pixel */
+        int64_t hc = h < 0 ? 0 : h >= p->H ? p->H - 1 : h, wc = w < 0 ? 0 : w >= p->W ? p->W - 1 : w;
+        return 0.0f * xn[(hc * p->W + wc) * p->C + c];
+    }
+    return 0.0f;
 }
 
 static void deformable_fwd(const df_params *p, const float *x, const float *off, float *y)

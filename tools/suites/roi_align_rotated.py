@@ -197,6 +197,26 @@ def edge_cases():
     out += both("nan_features", [1, 3, 8, 8], 6, 2, 2, base, values={"dist": "uniform", "nan_frac": 0.05})
     out += both("inf_features", [1, 3, 8, 8], 6, 2, 2, {"spatial_scale": 0.25, "sampling_ratio": 2},
                 {"special_angle_frac": 0.5}, values={"dist": "uniform", "inf_frac": 0.05})
+    # large finite roi coordinates (issue 24): each roi coordinate far out with chance 1/2 (either sign;
+    # extents keep theirs), magnitudes 1e2 .. 1e9 log-uniform, or 2^23 .. 2^25 around 2^24. At
+    # spatial_scale 1 a roi spanning the plane has samples ~1e8 apart with rounding boxes of hundreds
+    # of pixels; at 2^-20 the huge image coordinates land on the plane. Fixed sample counts (adaptive
+    # ones of such rois are refused: too many samples). Values 1..20: an output beyond [0, 20] is
+    # wrong whatever the rounding.
+    huge_v = {"dist": "uniform", "lo": 1, "hi": 20}
+    out += both("huge_rois", [2, 3, 9, 7], 16, 2, 2, {}, {"huge_frac": 0.5, "huge": [1e2, 1e9], "special_angle_frac": 0.25}, values=huge_v,
+                grid={"aligned": [True, False], "sampling_ratio": [1, 2], "spatial_scale": [1.0, 2.0 ** -20]})
+    out += both("rois_2p24", [2, 3, 9, 7], 16, 2, 2, {"sampling_ratio": 2},
+                {"huge_frac": 0.5, "huge": [2.0 ** 23, 2.0 ** 25], "special_angle_frac": 0.25}, values=huge_v,
+                grid={"aligned": [True, False], "spatial_scale": [1.0, 2.0 ** -20]})
+    # a NaN at pixel (0, 0) only, rois half outside the plane (issue 24): an out-of-window sample is
+    # empty, so bins away from (0, 0) stay finite; mmcv's and detectron2's CPU forward add
+    # 0 * F[0, 0] for it (ops.md 10). The backward reads no feature: nothing to isolate there.
+    for fmt in ("NCHW", "NHWC"):
+        xv = {"dist": "uniform", "lo": 1, "hi": 20, "nan_pixels": [[0, 0]], "channels_last": fmt == "NHWC"}
+        out.append(rot_fwd("rot_fwd_nan_origin" + ("" if fmt == "NCHW" else "_nhwc"), [2, 3, 8, 8], 12,
+                           dict(base, pooled_h=2, pooled_w=2), {"x": xv, "rois": {"outside_frac": 1.0, "size": [4, 24]}},
+                           {"sampling_ratio": [0, 2], "aligned": [True, False]}, None, fmt))
     return out
 
 

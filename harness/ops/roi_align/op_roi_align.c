@@ -60,7 +60,8 @@ static int fill_rois(tensor_t *rois, const cJSON *g, gsl_rng *rng, int64_t B, in
     double outside = json_number(g, "outside_frac", 0.0), degenerate = json_number(g, "degenerate_frac", 0.0);
     double inverted = json_number(g, "inverted_frac", 0.0), oob = json_number(g, "oob_batch_frac", 0.0);
     double fracb = json_number(g, "frac_batch_frac", 0.0), nanf = json_number(g, "nan_frac", 0.0);
-    double edge = json_number(g, "edge_frac", 0.0);
+    double edge = json_number(g, "edge_frac", 0.0), huge, huge_lo, huge_hi;
+    if (fill_huge_range(g, &huge, &huge_lo, &huge_hi, "rois", err, errlen)) return -1;
     double off = aligned ? 0.5 : 0.0, plus = end_plus_one ? 1.0 : 0.0;
     int64_t K = rois->shape.dims[0];
     for (int64_t k = 0; k < K; k++) {
@@ -82,6 +83,8 @@ static int fill_rois(tensor_t *rois, const cJSON *g, gsl_rng *rng, int64_t B, in
             edge_axis((double)H, PH, sr, s, off, plus, &r[2], &r[4]);
             edge_axis((double)W, PW, sr, s, off, plus, &r[1], &r[3]);
         }
+        for (int i = 1; i <= 4; i++) /* a corner far out (either sign): the roi may still span the plane */
+            if (pick(rng, huge)) r[i] = (gsl_rng_uniform(rng) < 0.5 ? -1 : 1) * fill_log_magnitude(rng, huge_lo, huge_hi);
         if (pick(rng, nanf)) r[1 + gsl_rng_uniform_int(rng, 4)] = NAN;
     }
     return 0;

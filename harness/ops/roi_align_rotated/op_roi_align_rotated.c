@@ -76,6 +76,8 @@ static int fill_rois(tensor_t *rois, int nhwc, const cJSON *g, gsl_rng *rng, int
     double negative = json_number(g, "negative_frac", 0.0), oob = json_number(g, "oob_batch_frac", 0.0);
     double fracb = json_number(g, "frac_batch_frac", 0.0), nanf = json_number(g, "nan_frac", 0.0);
     double edge = json_number(g, "edge_frac", 0.0), special = json_number(g, "special_angle_frac", 0.0);
+    double huge, huge_lo, huge_hi;
+    if (fill_huge_range(g, &huge, &huge_lo, &huge_hi, "rois", err, errlen)) return -1;
     double off = aligned ? 0.5 : 0.0;
     int64_t K = rois->shape.dims[nhwc ? 1 : 0];
     for (int64_t k = 0; k < K; k++) {
@@ -99,6 +101,11 @@ static int fill_rois(tensor_t *rois, int nhwc, const cJSON *g, gsl_rng *rng, int
             edge_axis((double)W, PW, sr, s, off, &r[1], &r[3]);
             r[5] = 0;
         }
+        /* a centre far out (either sign), or an extent that huge (its sign kept): the roi may still
+           cover the plane */
+        for (int i = 1; i <= 4; i++)
+            if (pick(rng, huge)) r[i] = (i <= 2 ? (gsl_rng_uniform(rng) < 0.5 ? -1 : 1) : r[i] < 0 ? -1 : 1) *
+                                        fill_log_magnitude(rng, huge_lo, huge_hi);
         if (pick(rng, nanf)) r[1 + gsl_rng_uniform_int(rng, 5)] = NAN;
         for (int f = 0; f < 6; f++) rois->data[nhwc ? f * K + k : 6 * k + f] = r[f];
     }
