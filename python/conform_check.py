@@ -62,6 +62,9 @@ class Verdict:
     def summary(self):
         lines = ["%s: %s" % (self.status, self.message)]
         for name, o in self.outputs.items():
+            if "max_abs_err" not in o:  # not computed (output_mask) or not compared
+                lines.append("  %s: %s" % (name, o.get("status", "not compared")))
+                continue
             lines.append("  %s: max_abs_err %.3g, max_ulp %.3g, worst err/tol %.3g, %d over tolerance"
                          % (name, o["max_abs_err"], o["max_ulp"], o["max_err_over_tol"], o["n_over_tol"]))
         lines.append("repro: " + self.command)

@@ -389,14 +389,32 @@ static void slopes(const double *plane, int64_t H, int64_t W, int64_t y0, int64_
     *sx = mx;
 }
 
-/* Second-order remainder constant of the cubic weights (A = -0.75). Per axis, |W''| is at most 4.5
- * on the two inner taps (|7.5 t - 4.5| on [0, 1]) and 3 on the outer two (|4.5 t - 7.5| on [1, 2]),
- * so sum |W''| <= 15 (not 4 x 4.5: the outer taps bend less); sum |W| <= 1.375 (at t = 1/2) and
- * sum |W'| <= 2 (1.35 + 0.75) = 4.2. The 2-D Taylor remainder for position errors dx, dy is then
- * 1/2 (15 * 1.375 dx^2 + 2 * 4.2^2 dx dy + 15 * 1.375 dy^2) <= 10.4 (dx + dy)^2 times the largest
- * |value|: 20 holds it with a factor 2 to spare. (The gradients below also use it for
- * third-derivative remainders, where |W'''| <= 7.5; that use is not derived here.) */
+/* Second-order remainder constant of the cubic weights (A = -0.75). Per axis, with t in [0, 1], the
+ * four taps' sums (maxima on 2e5 points of t, at the t named; per-tap bounds in brackets):
+ *   S0 = sum |W|    <= 1.375 (t = 1/2)
+ *   S1 = sum |W'|   <= 3     (t = 1/2)   [1.35 inner, 0.75 outer]
+ *   S2 = sum |W''|  <= 12    (t = 0)     [4.5 inner: |7.5 t - 4.5|; 3 outer: |4.5 t - 7.5| on [1, 2]]
+ *   S3 = sum |W'''| =  24                [6 (A + 2) = 7.5 inner; 6 |A| = 4.5 outer]
+ * and a dx^2 + 2 b dx dy + c dy^2 <= max(a, b, c) (dx + dy)^2.
+ * Value (forward): the 2-D Taylor remainder of sum v Wx Wy for position errors dx, dy is at most
+ *   1/2 (S2 S0 dx^2 + 2 S1^2 dx dy + S0 S2 dy^2) max|v| = 1/2 (16.5 dx^2 + 18 dx dy + 16.5 dy^2) max|v|
+ *   <= 8.25 (dx + dy)^2 max|v|. W is C1 with W'' bounded on each piece, so Lagrange's form holds
+ *   across the knots too.
+ * input_grad, per term g Wx Wy (its first-order terms and the dx dy cross term are written out): the
+ *   rest is 1/2 (4.5 dx^2 + 4.5 dy^2) plus third- and fourth-order terms, below 2.5 (dx + dy)^2 while
+ *   dx + dy < 0.24; beyond that K2 (dx + dy)^2 passes the cap 10/9 the term is held to anyway.
+ * grid_grad (sum v W'x Wy and sum v Wx W'y), the third-derivative use: the remainder of their
+ *   first-order terms is 1/2 (S3 S0 dx^2 + 2 S2 S1 dx dy + S1 S2 dy^2) max|v|
+ *   = 1/2 (33 dx^2 + 72 dx dy + 36 dy^2) max|v| <= 18 (dx + dy)^2 max|v|, within the 2 K2 = 40 used
+ *   there. Lagrange's form needs W'' continuous along the way: it is at |x| = 0 (-4.5) and 1 (3),
+ *   but jumps by |2A| = 1.5 at |x| = 2, where a tap leaves the stencil as another enters; a box
+ *   holding an integer coordinate adds a first-order term for that (CUBIC_KNOT).
+ * K2 = 20 holds all three (8.25, 2.5, 18/2). */
 #define CUBIC_K2 20.0
+/* The first-order change, per unit of position error and per |g| max|v|, of a bicubic grid-gradient
+ * component whose box holds an integer coordinate on its axis: the tap entering the stencil there
+ * has W' = 0 at |x| = 2 and |W''| <= |2A| = 1.5 just inside, times sum |W| <= 11/8 on the other axis. */
+#define CUBIC_KNOT (1.5 * 1.375)
 
 /* ---- forward ------------------------------------------------------------------------------------ */
 
@@ -775,7 +793,10 @@ static void grid_grad_bounds(const ref_grid_sampler_params *p, const point_work 
     /* bilinear: d gix / d iy = sum of +-v g (and likewise), already in pe_x / pe_y through
        |dw_x dw_y| = 1; bicubic adds the remainder of its third derivatives */
     double rem = p->interpolation_mode == 2 ? 2 * CUBIC_K2 * (dx + dy) * (dx + dy) * sum_g : 0;
-    double pe[2] = {fabs(pt->x.mult) * (pxy[0] + rem), fabs(pt->y.mult) * (pxy[1] + rem)};
+    /* bicubic: a tap may enter the stencil where the box holds an integer (see CUBIC_KNOT) */
+    const double knot_x = p->interpolation_mode == 2 && floor(pt->ix - dx) < floor(pt->ix + dx) ? CUBIC_KNOT * dx * sum_g : 0;
+    const double knot_y = p->interpolation_mode == 2 && floor(pt->iy - dy) < floor(pt->iy + dy) ? CUBIC_KNOT * dy * sum_g : 0;
+    double pe[2] = {fabs(pt->x.mult) * (pxy[0] + rem + knot_x), fabs(pt->y.mult) * (pxy[1] + rem + knot_y)};
     /* caps: anywhere in the box the grid gradient of an axis lies within +-M R, M the largest
        |multiplier| (padding only flips or zeroes it) and R the sum over channels of |g| times the
        most the value slope can be (slope_reach); a change of it is at most M R + |its value|,

@@ -217,6 +217,9 @@ Test(check, names_a_nonfinite_mismatch_as_run_does, .init = setup, .fini = teard
     cJSON *r = test_report(dir, "rep");
     const char *msg = cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(r, "cases"), 0), "message"));
     cr_assert(msg && strstr(msg, "output: 1 elements NaN/Inf on one side only (first at ["), "message: %s", msg ? msg : "(none)");
+    /* the header says what ran: no kernel of ours (not the dtype as an ISA), the golden's threads */
+    cr_assert_str_eq(cJSON_GetStringValue(cJSON_GetObjectItem(r, "isa")), "none (outputs given)");
+    cr_assert_geq(cJSON_GetNumberValue(cJSON_GetObjectItem(r, "threads")), 1);
     cJSON_Delete(r);
     free(f);
     tensor_free(&out);

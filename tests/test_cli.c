@@ -213,6 +213,15 @@ Test(cli, gate_passes_identical_and_fails_injected_regressions, .init = quiet)
     write_report(cur, bad);
     cr_assert_eq(call(cmd_gate, 6, argv), EXIT_FAIL);
     cJSON_Delete(bad);
+    /* a case no longer implemented: coverage lost, a regression; the other way round is none */
+    bad = cJSON_Duplicate(j, 1);
+    cJSON_ReplaceItemInObject(cJSON_GetArrayItem(cJSON_GetObjectItem(bad, "cases"), 2), "status",
+                              cJSON_CreateString("not_implemented"));
+    write_report(cur, bad);
+    cr_assert_eq(call(cmd_gate, 6, argv), EXIT_FAIL, "passed -> not_implemented must be a regression");
+    const char *back[] = {"conform", "gate", "--baseline", cur, "--current", base};
+    cr_assert_eq(call(cmd_gate, 6, back), EXIT_OK, "not_implemented -> passed is no regression");
+    cJSON_Delete(bad);
     /* a case removed */
     bad = cJSON_Duplicate(j, 1);
     cJSON_DeleteItemFromArray(cJSON_GetObjectItem(bad, "cases"), 0);

@@ -93,8 +93,17 @@ Test(plugins, crashes_are_reported_and_the_suite_goes_on, .init = setup, .fini =
         if (!m) continue;
         sigsegv += strstr(m->valuestring, "SIGSEGV") != NULL;
         sigabrt += strstr(m->valuestring, "SIGABRT") != NULL;
-        if (!strcmp(cJSON_GetObjectItem(c, "status")->valuestring, "crashed"))
-            cr_assert(strstr(cJSON_GetObjectItem(c, "repro")->valuestring, "--impl"), "the repro line names the plugin");
+        if (strcmp(cJSON_GetObjectItem(c, "status")->valuestring, "crashed")) continue;
+        cr_assert(strstr(cJSON_GetObjectItem(c, "repro")->valuestring, "--impl"), "the repro line names the plugin");
+        /* its outputs are named, with their shape, and say that nothing was compared (no zeros that
+           would read as a perfect match) */
+        const cJSON *o;
+        cJSON_ArrayForEach(o, cJSON_GetObjectItem(c, "outputs")) {
+            cr_assert(cJSON_GetStringValue(cJSON_GetObjectItem(o, "name"))[0], "an output of a crashed case has a name");
+            cr_assert(cJSON_GetObjectItem(o, "shape"));
+            cr_assert_null(cJSON_GetObjectItem(o, "max_err_over_tol"), "a crashed case's output carries no metrics");
+            cr_assert(strstr(cJSON_GetStringValue(cJSON_GetObjectItem(o, "status")), "not compared"));
+        }
     }
     cr_assert_gt(sigsegv, 0);
     cr_assert_gt(sigabrt, 0);

@@ -2,7 +2,8 @@
  * no longer does, a case that disappeared, or an error metric that grew by more than
  * GATE_GROWTH while above GATE_FLOOR of the bound (max error in units of the bound; max ULP when
  * the error against the bound also at least doubled). Verdicts are deterministic for a seed, so
- * no re-measurement is needed for accuracy metrics. */
+ * no re-measurement is needed for accuracy metrics. A case no longer judged (not_implemented) after
+ * a pass is a regression too: see lost_pass. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -10,6 +11,7 @@
 #include "cli.h"
 #include "help.h"
 #include "report.h"
+#include "status.h"
 
 /* growth factor allowed for an error metric: an ISA or summation-order change moves errors by
  * small factors; a real bug moves them by orders of magnitude */
@@ -37,6 +39,18 @@ static const char *status(const cJSON *c)
 {
     const cJSON *s = cJSON_GetObjectItemCaseSensitive(c, "status");
     return cJSON_IsString(s) ? s->valuestring : "?";
+}
+
+/* Why a case that passed no longer does. Every other status is a regression, also those that do not
+ * fail a run: waived fails under a waiver, and not_implemented is no longer judged: a gate must not
+ * let coverage shrink in silence (an implementation that stopped running an op, a runner that lost
+ * a library); --update accepts it when it is meant. */
+static void lost_pass(const char *now, char *why, size_t n)
+{
+    const case_status s = status_parse(now);
+    snprintf(why, n, "passed before, now %s%s", now,
+             s == CASE_WAIVED ? ": it fails, under a waiver"
+             : s == CASE_NOT_IMPLEMENTED ? ": no longer judged (coverage lost; --update accepts it)" : "");
 }
 
 static const cJSON *find_case(const cJSON *cases, const char *id)
@@ -173,7 +187,7 @@ int cmd_gate(int argc, char **argv)
         char why[256] = "";
         if (!c) snprintf(why, sizeof why, "case disappeared");
         else if (!strcmp(status(b), "passed") && strcmp(status(c), "passed"))
-            snprintf(why, sizeof why, "passed before, now %s", status(c));
+            lost_pass(status(c), why, sizeof why);
         else {
             const char *keys[] = {"max_err_over_tol", "max_ulp"};
             for (int k = 0; k < 2 && !why[0]; k++) {

@@ -13,6 +13,7 @@ typedef struct {
     char name[64];
     shape_t shape;
     int skipped;
+    int not_run;          /* the implementation gave no output (crashed, timeout, missing, error): nothing compared */
     const dtype_desc *dt; /* the dtype its tolerance was derived for */
     compare_result cmp;
     int guard_ok;

@@ -316,6 +316,11 @@ void run_case(const case_t *c, uint64_t seed, const run_env *env, case_result *r
         else if (!execute_case(c, &p, env, &b, r)) {
             judge_case(c, &p, &b, exact_ref, r);
             standards_for_case(&p, b.ref.ref, b.val, env, r);
+        } else {
+            for (int o = 0; o < r->n_out; o++) { /* named, with nothing compared */
+                judge_output_init(&p, &b.ref, o, &r->out[o]);
+                r->out[o].not_run = 1;
+            }
         }
         buffers_free(&b);
     }
@@ -377,8 +382,9 @@ cJSON *case_result_json(const case_t *c, const case_result *r, const char *repro
         cJSON *jo = cJSON_CreateObject();
         cJSON_AddStringToObject(jo, "name", out->name);
         cJSON_AddItemToObject(jo, "shape", shape_json(&out->shape));
-        if (out->skipped) {
-            cJSON_AddStringToObject(jo, "status", "not computed (output_mask)");
+        if (out->skipped || out->not_run) {
+            cJSON_AddStringToObject(jo, "status", out->skipped ? "not computed (output_mask)"
+                                                               : "not compared: the implementation gave no output");
             cJSON_AddItemToArray(outs, jo);
             continue;
         }

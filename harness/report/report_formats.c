@@ -48,6 +48,13 @@ void put_esc(buf_t *b, const char *t)
     }
 }
 
+/* a section another file wrote (NULL: none), freed */
+static void put_owned(buf_t *b, char *t)
+{
+    put(b, "%s", t ? t : "");
+    free(t);
+}
+
 /* text for a Markdown table cell */
 static void put_md(buf_t *b, const char *t)
 {
@@ -228,44 +235,63 @@ static void ops_table(buf_t *b, const cJSON *report, int html)
         COMPARE_ULP_MEANING);
 }
 
+/* A column of a table of report objects: its header, its alignment ('l', 'r') and what a cell
+ * shows: the field key as a string ('s'), a number ('g') or free text ('t', escaped); key NULL: the
+ * row's op name */
+typedef struct {
+    const char *head;
+    char align, kind;
+    const char *key;
+} column;
+
+static void column_head(doc_t d, const column *cols, int n)
+{
+    const char *heads[8];
+    char align[8];
+    for (int i = 0; i < n; i++) {
+        heads[i] = cols[i].head;
+        align[i] = cols[i].align;
+    }
+    t_head(d, heads, align, n);
+}
+
+/* one row per object of rows (an HTML class from the field cls, when given) */
+static void column_rows(doc_t d, const cJSON *rows, const column *cols, int n, const char *op, const char *cls)
+{
+    const cJSON *r;
+    cJSON_ArrayForEach(r, rows) {
+        t_row(d, cls ? str(r, cls) : NULL);
+        for (int i = 0; i < n; i++) {
+            const column *c = &cols[i];
+            if (!c->key) t_cell(d, "%s", op);
+            else if (c->kind == 'g') t_cell(d, "%g", num(r, c->key));
+            else if (c->kind == 't') t_text(d, str(r, c->key));
+            else t_cell(d, "%s", str(r, c->key));
+        }
+        t_row_end(d);
+    }
+}
+
 /* the proofs of the references, one row each */
 static void proofs_table(doc_t d, const cJSON *report)
 {
-    static const char *const cols[] = {"op", "kind", "relation", "status", "measured"};
-    t_head(d, cols, "lllll", 5);
-    const cJSON *p;
-    cJSON_ArrayForEach(p, item(report, "proofs")) {
-        t_row(d, str(p, "status"));
-        t_cell(d, "%s", str(p, "op"));
-        t_cell(d, "%s", str(p, "kind"));
-        t_text(d, str(p, "what"));
-        t_cell(d, "%s", str(p, "status"));
-        t_text(d, str(p, "detail"));
-        t_row_end(d);
-    }
+    static const column cols[] = {{"op", 'l', 's', "op"}, {"kind", 'l', 's', "kind"}, {"relation", 'l', 't', "what"},
+                                  {"status", 'l', 's', "status"}, {"measured", 'l', 't', "detail"}};
+    column_head(d, cols, 5);
+    column_rows(d, item(report, "proofs"), cols, 5, NULL, "status");
     t_end(d);
 }
 
 /* the tolerance model of every op the report holds, one row an output */
 static void tolerances_table(doc_t d, const cJSON *report)
 {
-    static const char *const cols[] = {"op", "output", "k_val", "why", "k_pos", "why"};
-    t_head(d, cols, "llrlrl", 6);
+    static const column cols[] = {{"op", 'l', 's', NULL},           {"output", 'l', 's', "output"},
+                                  {"k_val", 'r', 'g', "k_val"},     {"why", 'l', 't', "k_val_why"},
+                                  {"k_pos", 'r', 'g', "k_pos"},     {"why", 'l', 't', "k_pos_why"}};
+    column_head(d, cols, 6);
     const cJSON *tm;
-    cJSON_ArrayForEach(tm, item(report, "tolerance_models")) {
-        if (!cJSON_GetObjectItemCaseSensitive(item(report, "ops"), tm->string)) continue;
-        const cJSON *t;
-        cJSON_ArrayForEach(t, tm) {
-            t_row(d, NULL);
-            t_cell(d, "%s", tm->string);
-            t_cell(d, "%s", str(t, "output"));
-            t_cell(d, "%g", num(t, "k_val"));
-            t_text(d, str(t, "k_val_why"));
-            t_cell(d, "%g", num(t, "k_pos"));
-            t_text(d, str(t, "k_pos_why"));
-            t_row_end(d);
-        }
-    }
+    cJSON_ArrayForEach(tm, item(report, "tolerance_models"))
+        if (cJSON_GetObjectItemCaseSensitive(item(report, "ops"), tm->string)) column_rows(d, tm, cols, 6, tm->string, NULL);
     t_end(d);
 }
 
@@ -488,9 +514,7 @@ char *report_markdown(const cJSON *report)
     const doc_t d = {&b, 0};
     const cJSON *s = item(report, "summary");
     md_summary(&b, report);
-    char *ran = report_runner_markdown(report);
-    put(&b, "%s", ran ? ran : "");
-    free(ran);
+    put_owned(&b, report_runner_markdown(report));
     put(&b, "\n## By op\n\n");
     ops_table(&b, report, 0);
     put(&b, "\n## Failures\n\n");
@@ -499,10 +523,8 @@ char *report_markdown(const cJSON *report)
         put(&b, "| case | status | why | repro |\n|---|---|---|---|\n");
         md_case_rows(&b, report, NULL, 50);
     }
-    char *named = report_standards_markdown(report), *disagree = report_disagreements(report, 0);
-    put(&b, "%s%s", named ? named : "", disagree ? disagree : "");
-    free(named);
-    free(disagree);
+    put_owned(&b, report_standards_markdown(report));
+    put_owned(&b, report_disagreements(report, 0));
     if (num(s, "waived") > 0) {
         put(&b, "\n## Waived\n\n| case | status | why | repro |\n|---|---|---|---|\n");
         md_case_rows(&b, report, "waived", 50);
@@ -818,19 +840,15 @@ char *report_html(const cJSON *report)
     int pass = report_all_passed(report);
     html_head(&b, pass);
     html_summary(&b, report, pass);
-    char *ran = report_runner_html(report);
-    put(&b, "%s", ran ? ran : "");
-    free(ran);
+    put_owned(&b, report_runner_html(report));
     put(&b, "<h2>By op</h2>\n");
     ops_table(&b, report, 1);
     if (count_failing(s) > 0) {
         put(&b, "<h2>Failures</h2>\n");
         html_case_table(&b, report, NULL, 1);
     }
-    char *named = report_standards_html(report), *disagree = report_disagreements(report, 1);
-    put(&b, "%s%s", named ? named : "", disagree ? disagree : "");
-    free(named);
-    free(disagree);
+    put_owned(&b, report_standards_html(report));
+    put_owned(&b, report_disagreements(report, 1));
     html_op_sections(&b, report);
     put(&b, "<h2>Proofs of the references</h2>\n");
     proofs_table(d, report);

@@ -240,28 +240,23 @@ static int disagreements(buf_t *t, const cJSON *report, int html, int limit)
     return n;
 }
 
-char *report_standards_markdown(const cJSON *report)
+/* the standards' section: what gates the verdict, then one row per standard */
+static char *standards_section(const cJSON *report, int html)
 {
     buf_t t = {0};
     char gated[256];
-    put(&t, "\n## Named precision standards\n\nCases passing each standard, of those it judged, beside the derived bound "
-            "(docs/standards.md). The verdict and exit code are gated on **%s**.\n\n",
+    put(&t, html ? "<h2>Named precision standards</h2>\n<p>Cases passing each standard, of those it judged, beside the derived "
+                   "bound (docs/standards.md). The verdict and exit code are gated on <b>%s</b>.</p>\n<table>"
+                 : "\n## Named precision standards\n\nCases passing each standard, of those it judged, beside the derived bound "
+                   "(docs/standards.md). The verdict and exit code are gated on **%s**.\n\n",
         gated_text(report, gated, sizeof gated));
-    table(&t, report, 0);
+    table(&t, report, html);
+    if (html) put(&t, "</table>\n");
     return t.s;
 }
 
-char *report_standards_html(const cJSON *report)
-{
-    buf_t t = {0};
-    char gated[256];
-    put(&t, "<h2>Named precision standards</h2>\n<p>Cases passing each standard, of those it judged, beside the derived "
-            "bound (docs/standards.md). The verdict and exit code are gated on <b>%s</b>.</p>\n<table>",
-        gated_text(report, gated, sizeof gated));
-    table(&t, report, 1);
-    put(&t, "</table>\n");
-    return t.s;
-}
+char *report_standards_markdown(const cJSON *report) { return standards_section(report, 0); }
+char *report_standards_html(const cJSON *report) { return standards_section(report, 1); }
 
 /* The cases where a named standard and the derived bound disagree: information, not failures, so
  * under a heading of their own, collapsed, after the failures. */
