@@ -1,5 +1,6 @@
 /* Attributes of a problem: parsing from the command line and from suites, defaults. */
 #include "op.h"
+#include "fill.h"
 
 #include <errno.h>
 #include <math.h>
@@ -28,6 +29,28 @@ int problem_init(problem_t *p, const op_desc *op)
     p->op = op;
     for (int i = 0; i < op->n_attrs; i++) p->attr[i].kind = op->attrs[i].kind;
     return 0;
+}
+
+int problem_fill(problem_t *p, const cJSON *gen, gsl_rng *rng, char *err, size_t errlen)
+{
+    for (int i = 0; i < p->op->n_inputs; i++) {
+        const char *name = p->op->inputs[i].name;
+        const cJSON *spec = cJSON_GetObjectItemCaseSensitive(gen, name);
+        const tensor_gen own = p->op->gen[i];
+        if (own ? own(p, i, spec, rng, err, errlen) : fill_values(&p->in[i], spec, rng, name, err, errlen))
+            return -1;
+    }
+    return 0;
+}
+
+int problem_set_output(problem_t *p, int i, int rank, const int64_t *dims, char *err, size_t errlen)
+{
+    p->out_shape[i] = shape_make(rank, dims);
+    if (shape_numel(&p->out_shape[i]) >= 0) return 0;
+    char buf[160];
+    snprintf(err, errlen, "%s: output %s %s: more than 2^34 elements (the harness's limit)", p->op->name,
+             p->op->outputs[i].name, shape_str(&p->out_shape[i], buf, sizeof buf));
+    return -1;
 }
 
 void problem_free(problem_t *p)

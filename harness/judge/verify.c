@@ -131,7 +131,7 @@ int proof_problem(const op_desc *op, const char *const *attrs, const shape_t *sh
         if (tensor_alloc(&p->in[i], &shapes[i])) { snprintf(err, sizeof err, "out of memory"); goto fail; }
     cJSON *g = gen ? cJSON_Parse(gen) : NULL;
     gsl_rng *rng = conform_rng(seed);
-    int rc = op->fill(p, g, rng, err, sizeof err);
+    int rc = problem_fill(p, g, rng, err, sizeof err);
     gsl_rng_free(rng);
     cJSON_Delete(g);
     if (rc || op->validate(p, err, sizeof err)) goto fail;
