@@ -70,14 +70,10 @@ static int parse_int(const char *s, int64_t *v)
 
 static const char *kind_name(attr_kind k)
 {
-    switch (k) {
-    case ATTR_INT: return "an integer";
-    case ATTR_FLOAT: return "a number";
-    case ATTR_BOOL: return "true or false";
-    case ATTR_STRING: return "a string";
-    case ATTR_INT_LIST: return "a comma list of integers";
-    }
-    return "?";
+    static const char *const names[] = {[ATTR_INT] = "an integer", [ATTR_FLOAT] = "a number",
+                                        [ATTR_BOOL] = "true or false", [ATTR_STRING] = "a string",
+                                        [ATTR_INT_LIST] = "a comma list of integers"};
+    return (unsigned)k < sizeof names / sizeof names[0] ? names[k] : "?";
 }
 
 static int unknown_attr(const problem_t *p, const char *name, char *err, size_t errlen)
