@@ -39,6 +39,10 @@ typedef struct problem problem_t;
 /* An input's own generator (rois, offsets, a grid), reading its knobs from spec = gen[name]
  * (may be NULL); the tensor is already allocated to its shape. 0 ok, -1 with err. */
 typedef int (*tensor_gen)(problem_t *p, int index, const cJSON *spec, gsl_rng *rng, char *err, size_t errlen);
+typedef struct {
+    const char *input; /* the input's name; NULL: none */
+    tensor_gen fill;
+} input_gen;
 
 typedef struct {
     const char *name;
@@ -89,7 +93,7 @@ struct op_desc {
     int n_inputs, n_outputs, n_attrs;
     const tensor_spec *inputs, *outputs;
     const attr_spec *attrs;
-    tensor_gen gen[CONFORM_MAX_TENSORS]; /* an input's own generator; NULL: fill_values (fill.h) */
+    input_gen gen; /* the input with its own generator (rois, offsets, a grid); the others: fill_values */
     /* Checks attributes and input shapes (and input values where the spec has rules on them),
      * sets out_shape and out_skipped. 0 ok; -1 with err = "<op>: <tensor/attr> <value>: <rule>". */
     int (*validate)(problem_t *p, char *err, size_t errlen);
@@ -100,6 +104,11 @@ struct op_desc {
     const tol_model *tol; /* one per output */
     const proof_desc *proofs; /* ends with an entry whose kind is NULL */
 };
+
+/* An op's tensors and attributes with their counts, in an op_desc initializer. */
+#define CONFORM_LEN(a) ((int)(sizeof(a) / sizeof((a)[0])))
+#define OP_TENSORS(in, out) .n_inputs = CONFORM_LEN(in), .inputs = in, .n_outputs = CONFORM_LEN(out), .outputs = out
+#define OP_ATTRS(a) .n_attrs = CONFORM_LEN(a), .attrs = a
 
 /* ops.c */
 extern const op_desc *const conform_ops[];

@@ -36,8 +36,9 @@ int problem_fill(problem_t *p, const cJSON *gen, gsl_rng *rng, char *err, size_t
     for (int i = 0; i < p->op->n_inputs; i++) {
         const char *name = p->op->inputs[i].name;
         const cJSON *spec = cJSON_GetObjectItemCaseSensitive(gen, name);
-        const tensor_gen own = p->op->gen[i];
-        if (own ? own(p, i, spec, rng, err, errlen) : fill_values(&p->in[i], spec, rng, name, err, errlen))
+        const input_gen *g = &p->op->gen;
+        if (g->input && !strcmp(g->input, name) ? g->fill(p, i, spec, rng, err, errlen)
+                                                 : fill_values(&p->in[i], spec, rng, name, err, errlen))
             return -1;
     }
     return 0;

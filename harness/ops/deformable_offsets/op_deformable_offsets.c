@@ -23,7 +23,7 @@ extern const proof_desc deformable_offsets_proofs[], deformable_offsets_grad_pro
     "number in both forms (integer offsets, the window lines)"
 #define DEFORMABLE_TOL {.k_val = 6, .k_val_why = K_VAL_WHY, .k_pos = 1, .k_pos_why = K_POS_WHY}
 
-static const tol_model deformable_tol = DEFORMABLE_TOL;
+static const tol_model deformable_tol[2] = {DEFORMABLE_TOL, DEFORMABLE_TOL}; /* the forward reads the first */
 
 /* ---- attributes shared by both ops -------------------------------------------------------- */
 
@@ -226,6 +226,10 @@ static int optimized(const problem_t *p, const float **in, float **out, const co
     return f32_deformable_offsets_bwd(&f, in[0], in[1], in[2], out[0], out[1], ex);
 }
 
+/* what both ops share: the offsets generator, the kernels and the tolerance model of every output */
+#define DEFORMABLE_FAMILY .gen = {"offsets", gen_offsets}, .reference = reference, .optimized = optimized, \
+                          .tol = deformable_tol
+
 /* ---- deformable_offsets -------------------------------------------------------------------- */
 
 enum { DF_X, DF_OFFSETS };
@@ -248,13 +252,10 @@ const op_desc op_deformable_offsets = {
     .name = "deformable_offsets",
     .summary = "DeformableOffsets: modulated deformable sampling of kernel patches (NHWC)",
     .spec = "ops.md sections 0, 5",
-    .n_inputs = 2, .inputs = deformable_inputs,
-    .n_outputs = 1, .outputs = deformable_outputs,
-    .n_attrs = 7, .attrs = deformable_attrs,
-    .gen = {NULL, gen_offsets},
-    .validate = deformable_validate, .reference = reference, .optimized = optimized,
-    .tol = &deformable_tol,
-    .proofs = deformable_offsets_proofs,
+    OP_TENSORS(deformable_inputs, deformable_outputs),
+    OP_ATTRS(deformable_attrs),
+    .validate = deformable_validate, .proofs = deformable_offsets_proofs,
+    DEFORMABLE_FAMILY,
 };
 
 /* ---- deformable_offsets_grad ----------------------------------------------------------------- */
@@ -270,7 +271,6 @@ static const tensor_spec deformable_grad_outputs[] = {
     {"grad_x", "[N, H, W, C]"},
     {"grad_offsets", "[N, Ho, Wo, 3*dg*kh*kw]"},
 };
-static const tol_model deformable_grad_tol[2] = {DEFORMABLE_TOL, DEFORMABLE_TOL};
 
 static int deformable_grad_validate(problem_t *p, char *err, size_t errlen)
 {
@@ -291,11 +291,8 @@ const op_desc op_deformable_offsets_grad = {
     .name = "deformable_offsets_grad",
     .summary = "DeformableOffsetsGrad: gradients of deformable_offsets for x and offsets (NHWC)",
     .spec = "ops.md sections 0, 5, 6",
-    .n_inputs = 3, .inputs = deformable_grad_inputs,
-    .n_outputs = 2, .outputs = deformable_grad_outputs,
-    .n_attrs = 7, .attrs = deformable_attrs,
-    .gen = {NULL, NULL, gen_offsets},
-    .validate = deformable_grad_validate, .reference = reference, .optimized = optimized,
-    .tol = deformable_grad_tol,
-    .proofs = deformable_offsets_grad_proofs,
+    OP_TENSORS(deformable_grad_inputs, deformable_grad_outputs),
+    OP_ATTRS(deformable_attrs),
+    .validate = deformable_grad_validate, .proofs = deformable_offsets_grad_proofs,
+    DEFORMABLE_FAMILY,
 };

@@ -25,8 +25,7 @@ extern const proof_desc grid_sampler_proofs[], grid_sampler_bwd_proofs[];
                  "(c+1)/2*(S-1)), then reflection's i-mn, span-extra, +mn, the cubic fraction i-floor(i), "\
                  "and one spare",}
 
-static const tol_model grid_sampler_tol[] = {GRID_SAMPLER_TOL};
-static const tol_model grid_sampler_bwd_tol[] = {GRID_SAMPLER_TOL, GRID_SAMPLER_TOL};
+static const tol_model grid_sampler_tol[2] = {GRID_SAMPLER_TOL, GRID_SAMPLER_TOL}; /* the forward reads the first */
 
 /* ---- the grid generator ------------------------------------------------------------------ */
 
@@ -178,6 +177,10 @@ static int optimized(const problem_t *p, const float **in, float **out, const co
     return f32_grid_sampler_2d_bwd(&f, in[0], in[1], in[2], out[0], out[1], ex);
 }
 
+/* what both ops share: the grid generator, the kernels and the tolerance model of every output */
+#define GRID_SAMPLER_FAMILY .gen = {"grid", gen_grid}, .reference = reference, .optimized = optimized, \
+                            .tol = grid_sampler_tol
+
 /* ---- grid_sampler_2d ------------------------------------------------------------------------ */
 
 enum { GF_INPUT, GF_GRID };
@@ -201,13 +204,10 @@ const op_desc op_grid_sampler_2d = {
     .name = "grid_sampler_2d",
     .summary = "GridSampler2D forward (torch grid_sample, aclnnGridSampler2D)",
     .spec = "ops.md sections 0, 7",
-    .n_inputs = 2, .inputs = grid_sampler_inputs,
-    .n_outputs = 1, .outputs = grid_sampler_outputs,
-    .n_attrs = 3, .attrs = grid_sampler_attrs,
-    .gen = {NULL, gen_grid},
-    .validate = grid_sampler_validate, .reference = reference, .optimized = optimized,
-    .tol = grid_sampler_tol,
-    .proofs = grid_sampler_proofs,
+    OP_TENSORS(grid_sampler_inputs, grid_sampler_outputs),
+    .n_attrs = 3, .attrs = grid_sampler_attrs, /* output_mask is the backward's */
+    .validate = grid_sampler_validate, .proofs = grid_sampler_proofs,
+    GRID_SAMPLER_FAMILY,
 };
 
 /* ---- grid_sampler_2d_backward -------------------------------------------------------------- */
@@ -256,11 +256,8 @@ const op_desc op_grid_sampler_2d_backward = {
     .name = "grid_sampler_2d_backward",
     .summary = "GridSampler2D backward (aclnnGridSampler2DBackward)",
     .spec = "ops.md sections 0, 7",
-    .n_inputs = 3, .inputs = grid_sampler_bwd_inputs,
-    .n_outputs = 2, .outputs = grid_sampler_bwd_outputs,
-    .n_attrs = 4, .attrs = grid_sampler_attrs,
-    .gen = {NULL, NULL, gen_grid},
-    .validate = grid_sampler_bwd_validate, .reference = reference, .optimized = optimized,
-    .tol = grid_sampler_bwd_tol,
-    .proofs = grid_sampler_bwd_proofs,
+    OP_TENSORS(grid_sampler_bwd_inputs, grid_sampler_bwd_outputs),
+    OP_ATTRS(grid_sampler_attrs),
+    .validate = grid_sampler_bwd_validate, .proofs = grid_sampler_bwd_proofs,
+    GRID_SAMPLER_FAMILY,
 };

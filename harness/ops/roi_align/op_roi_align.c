@@ -216,6 +216,9 @@ static int optimized(const problem_t *p, const float **in, float **out, const co
     return (backward(p) ? f32_roi_align_bwd : f32_roi_align_fwd)(&f, in[R_DATA], in[R_ROIS], out[0], ex);
 }
 
+/* what both ops share: the kernels and the tolerance model */
+#define ROI_ALIGN_FAMILY .reference = reference, .optimized = optimized, .tol = &roi_align_tol
+
 /* ---- roi_align --------------------------------------------------------------------------- */
 
 static const tensor_spec roi_align_inputs[] = {
@@ -256,13 +259,11 @@ const op_desc op_roi_align = {
     .name = "roi_align",
     .summary = "RoIAlign forward (torch_npu ROIAlign, aclnnRoiAlignV2 forward)",
     .spec = "ops.md sections 0, A, 1",
-    .n_inputs = 2, .inputs = roi_align_inputs,
-    .n_outputs = 1, .outputs = roi_align_outputs,
-    .n_attrs = 6, .attrs = roi_align_attrs,
-    .gen = {NULL, gen_rois},
-    .validate = roi_align_validate, .reference = reference, .optimized = optimized,
-    .tol = &roi_align_tol,
-    .proofs = roi_align_proofs,
+    OP_TENSORS(roi_align_inputs, roi_align_outputs),
+    OP_ATTRS(roi_align_attrs),
+    .gen = {"rois", gen_rois},
+    .validate = roi_align_validate, .proofs = roi_align_proofs,
+    ROI_ALIGN_FAMILY,
 };
 
 /* ---- roi_align_v2_backward --------------------------------------------------------------- */
@@ -320,11 +321,9 @@ const op_desc op_roi_align_v2_backward = {
     .name = "roi_align_v2_backward",
     .summary = "RoIAlign backward (aclnnRoiAlignV2Backward)",
     .spec = "ops.md sections 0, A, 2",
-    .n_inputs = 2, .inputs = roi_align_bwd_inputs,
-    .n_outputs = 1, .outputs = roi_align_bwd_outputs,
-    .n_attrs = 7, .attrs = roi_align_bwd_attrs,
-    .gen = {NULL, gen_rois},
-    .validate = roi_align_bwd_validate, .reference = reference, .optimized = optimized,
-    .tol = &roi_align_tol,
-    .proofs = roi_align_bwd_proofs,
+    OP_TENSORS(roi_align_bwd_inputs, roi_align_bwd_outputs),
+    OP_ATTRS(roi_align_bwd_attrs),
+    .gen = {"boxes", gen_rois},
+    .validate = roi_align_bwd_validate, .proofs = roi_align_bwd_proofs,
+    ROI_ALIGN_FAMILY,
 };

@@ -253,6 +253,9 @@ static int optimized(const problem_t *p, const float **in, float **out, const co
     return (backward(p) ? f32_roi_align_rotated_bwd : f32_roi_align_rotated_fwd)(&f, in[RF_X], in[RF_ROIS], out[0], ex);
 }
 
+/* what both ops share: the roi generator, the kernels and the tolerance model */
+#define ROTATED_FAMILY .gen = {"rois", gen_rois}, .reference = reference, .optimized = optimized, .tol = &rotated_tol
+
 static int fwd_validate(problem_t *p, char *err, size_t errlen)
 {
     const char *op = p->op->name;
@@ -281,13 +284,10 @@ const op_desc op_roi_align_rotated = {
                "batch index floor + skip (Ascend rounds half to even, mmcv truncates), layout NCHW/[n,6] as documented "
                "vs NHWC/[6,n] as the Ascend kernel implements (attribute data_format)",
     .spec = "ops.md sections 0, A, 3",
-    .n_inputs = 2, .inputs = fwd_inputs,
-    .n_outputs = 1, .outputs = fwd_outputs,
-    .n_attrs = 7, .attrs = fwd_attrs,
-    .gen = {NULL, gen_rois},
-    .validate = fwd_validate, .reference = reference, .optimized = optimized,
-    .tol = &rotated_tol,
-    .proofs = roi_align_rotated_proofs,
+    OP_TENSORS(fwd_inputs, fwd_outputs),
+    OP_ATTRS(fwd_attrs),
+    .validate = fwd_validate, .proofs = roi_align_rotated_proofs,
+    ROTATED_FAMILY,
 };
 
 /* ---- roi_align_rotated_grad ---------------------------------------------------------------- */
@@ -347,11 +347,8 @@ const op_desc op_roi_align_rotated_grad = {
                "floor + skip, NCHW/[n,6] as documented vs NHWC/[6,n] as the kernel implements (data_format), the "
                "mmcv NPU adapter passes pooled_h/pooled_w swapped (right only for square outputs)",
     .spec = "ops.md sections 0, A, 4",
-    .n_inputs = 2, .inputs = grad_inputs,
-    .n_outputs = 1, .outputs = grad_outputs,
-    .n_attrs = 8, .attrs = grad_attrs,
-    .gen = {NULL, gen_rois},
-    .validate = grad_validate, .reference = reference, .optimized = optimized,
-    .tol = &rotated_tol,
-    .proofs = roi_align_rotated_grad_proofs,
+    OP_TENSORS(grad_inputs, grad_outputs),
+    OP_ATTRS(grad_attrs),
+    .validate = grad_validate, .proofs = roi_align_rotated_grad_proofs,
+    ROTATED_FAMILY,
 };
