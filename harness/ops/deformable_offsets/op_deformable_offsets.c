@@ -193,8 +193,8 @@ static int fill_offsets(tensor_t *t, const cJSON *g, gsl_rng *rng, const ref_def
 /* ---- both ops ------------------------------------------------------------------------------ */
 
 /* The backward's inputs are the forward's behind grad: x at 0 or 1, offsets right after it. */
-extern const op_desc op_deformable_offsets_grad;
-static int backward(const problem_t *p) { return p->op == &op_deformable_offsets_grad; }
+/* by name, not address: tests judge copies of a descriptor with a broken reference */
+static int backward(const problem_t *p) { return !strcmp(p->op->name, "deformable_offsets_grad"); }
 
 static int gen_offsets(problem_t *p, int index, const cJSON *spec, gsl_rng *rng, char *err, size_t errlen)
 {

@@ -144,8 +144,8 @@ static void params_of(const problem_t *p, const shape_t *x, const shape_t *g, re
 /* ---- both ops ------------------------------------------------------------------------------ */
 
 /* The backward's inputs are the forward's behind grad_output: input at 0 or 1, grid right after. */
-extern const op_desc op_grid_sampler_2d_backward;
-static int backward(const problem_t *p) { return p->op == &op_grid_sampler_2d_backward; }
+/* by name, not address: tests judge copies of a descriptor with a broken reference */
+static int backward(const problem_t *p) { return !strcmp(p->op->name, "grid_sampler_2d_backward"); }
 
 static int gen_grid(problem_t *p, int index, const cJSON *spec, gsl_rng *rng, char *err, size_t errlen)
 {

@@ -170,8 +170,8 @@ static int check_end_mode(const problem_t *p, int mode_at, int aligned_at, char 
 enum { R_DATA, R_ROIS };
 enum { RA_PH, RA_PW, RA_SCALE, RA_SR, RA_ALIGNED, RA_END_MODE };
 
-extern const op_desc op_roi_align_v2_backward;
-static int backward(const problem_t *p) { return p->op == &op_roi_align_v2_backward; }
+/* by name, not address: tests judge copies of a descriptor with a broken reference */
+static int backward(const problem_t *p) { return !strcmp(p->op->name, "roi_align_v2_backward"); }
 
 static void params(const problem_t *p, ref_roi_align_params *r)
 {

@@ -203,8 +203,8 @@ static const attr_spec fwd_attrs[] = {COMMON_ATTRS};
 
 /* Both ops read input 0 (x or x_grad) and input 1 (the rois) alike; the backward has one
  * attribute more, y_grad_shape, where the forward reads x's shape. */
-extern const op_desc op_roi_align_rotated_grad;
-static int backward(const problem_t *p) { return p->op == &op_roi_align_rotated_grad; }
+/* by name, not address: tests judge copies of a descriptor with a broken reference */
+static int backward(const problem_t *p) { return !strcmp(p->op->name, "roi_align_rotated_grad"); }
 
 static void params(const problem_t *p, ref_roi_align_rotated_params *r)
 {
