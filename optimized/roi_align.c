@@ -519,7 +519,17 @@ int f32_roi_align_bwd(const f32_roi_align_params *p, const float *grad_output, c
                 x.kn.transpose((size_t)n, (size_t)P, grad_output + ((size_t)k * C + c0) * P, (size_t)P,
                         ws.tile, (size_t)cc);
                 const col_tab *ct = &ws.cols;
+                /* the next roi's gradient block (n*P contiguous floats), asked for a share per
+                   pooled row while this one scatters: the transpose in then finds it in cache */
+                const char *nx = NULL;
+                size_t nx_lines = 0, nx_done = 0;
+                if (i + 1 < x.r.bstart[b + 1]) {
+                    nx = (const char *)(grad_output + ((size_t)x.r.order[i + 1] * C + c0) * P);
+                    nx_lines = ((size_t)n * P * sizeof(float) + 63) / 64;
+                }
                 for (int64_t ph = 0; ph < PH; ph++) {
+                    for (size_t e = nx_lines * (size_t)(ph + 1) / (size_t)PH; nx_done < e; nx_done++)
+                        __builtin_prefetch(nx + 64 * nx_done, 0, 3);
                     const size_t r0 = ys[ph], nr = ys[ph + 1] - r0;
                     if (!nr) continue;
                     x.kn.bilerp_row_bwd((size_t)n, nr, a->off + r0, a->w + r0, ct->ncol, ct->coff, ct->cs, ct->goff,

@@ -120,7 +120,7 @@ int case_build(const case_t *c, uint64_t seed, problem_t *p, char *err, size_t e
         if (tensor_alloc(&p->in[i], &p->in[i].shape)) FAIL("%s: no memory for input %s", c->op->name, c->op->inputs[i].name);
     gsl_rng *rng = conform_rng((unsigned long)seed);
     if (!rng) FAIL("no memory for the random generator");
-    int rc = c->op->fill(p, cJSON_GetObjectItemCaseSensitive(c->spec, "gen"), rng, err, errlen);
+    int rc = problem_fill(p, cJSON_GetObjectItemCaseSensitive(c->spec, "gen"), rng, err, errlen);
     gsl_rng_free(rng);
     return rc;
 }

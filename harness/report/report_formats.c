@@ -351,6 +351,13 @@ cJSON *report_new(const char *command, const char *isa, int threads)
     return r;
 }
 
+/* the precision a report's run judged (reports before --dtype: float32) */
+static const dtype_desc *report_dtype(const cJSON *report)
+{
+    const dtype_desc *dt = dtype_find(str(report, "dtype"));
+    return dt ? dt : DTYPE_FLOAT32;
+}
+
 void report_set_dtype(cJSON *report, const char *dtype, double u)
 {
     cJSON_DeleteItemFromObjectCaseSensitive(report, "dtype");
@@ -539,10 +546,10 @@ char *report_markdown(const cJSON *report)
     if (num(s, "stale_waivers") > 0) md_stale_waivers(&b, report);
     put(&b, "\n## Proofs of the references\n\n");
     proofs_table(d, report);
-    const dtype_desc *dt = dtype_find(str(report, "dtype")); /* reports before --dtype: float32 */
+    const dtype_desc *dt = report_dtype(report);
     put(&b, "\n## Tolerances\n\nPer element: `tol = u*(k_val + n_terms)*abs_sum + pos_err`, `u = 2^%d` (%s); an "
             "ambiguous element (within rounding of a discontinuity) is held to `tol + ambig`.\n\n",
-        dt ? ilogb(dt->u) : -24, dt ? dt->name : "float32");
+        ilogb(dt->u), dt->name);
     tolerances_table(d, report);
     return b.s;
 }
@@ -859,8 +866,9 @@ char *report_html(const cJSON *report)
     html_op_sections(&b, report);
     put(&b, "<h2>Proofs of the references</h2>\n");
     proofs_table(d, report);
+    const dtype_desc *dt = report_dtype(report);
     put(&b, "<h2>Tolerances</h2>\n<p>Per element: tol = u&middot;(k_val + n_terms)&middot;abs_sum + pos_err, "
-            "u = 2<sup>-24</sup>; ambiguous elements are held to tol + ambig.</p>\n");
+            "u = 2<sup>%d</sup> (%s); ambiguous elements are held to tol + ambig.</p>\n", ilogb(dt->u), dt->name);
     tolerances_table(d, report);
     put(&b, "</body></html>\n");
     return b.s;
