@@ -223,23 +223,36 @@ Test(ambiguity_class, coordinate_gradient_jump_allows_either_slope_not_zero)
     bounds_free(&b[1]);
 }
 
-/* border padding's clip point (i = S-1, align_corners): the gradient is 0 or the inner slope; the
-   zeros-padding gradient there (slope towards the zero beyond) is caught */
+/* border padding's clip point (i = S-1, align_corners), and reflection's fold there: at grid value
+   exactly 1 every float32 form gives i = S-1 itself, so the gradient is the spec's 0 only and both
+   the inner slope and the zeros-padding gradient (slope towards the zero beyond) are caught; just
+   inside (1 - 2^-22, which float32 may round onto the clip point) it is the inner slope or the
+   clipped branch's */
 static void clip_or_fold(int padding_mode)
 {
-    const double x[4] = {0, 10, 21, 33}, go = 1, grid[2] = {1, 0}; /* i = 3 = S-1; H = 1 */
+    const double x[4] = {0, 10, 21, 33}, go = 1;
     ref_grid_sampler_params p = {1, 1, 1, 4, 1, 1, 0, padding_mode, 1, {0, 1}}, z = p;
     z.padding_mode = 0;
     const tol_model *m = &op_find("grid_sampler_2d_backward")->tol[1];
     double gi[4], gg[2], gz[2];
     ref_bounds b[2] = {bounds_for(m, 4), bounds_for(m, 2)};
-    f64_grid_sampler_2d_bwd__ref(&p, &go, x, grid, gi, gg, b);
-    f64_grid_sampler_2d_bwd__ref(&z, &go, x, grid, gi, gz, NULL);
-    float bad[2] = {(float)gz[0], (float)gg[1]};
-    cr_assert_gt(b[1].ambig[0], 0, "the clip point is ambiguous for the x gradient");
-    cr_assert_lt(b[1].ambig[0], 1.5 * 12 * 1.5, "at most the inner slope 12 (x 1.5): %g", b[1].ambig[0]);
-    assert_confined(&b[1], gg, bad, 2);
-    cr_assert_gt(judge(gg, bad, 2, &b[1], m).n_over, 0, "zeros padding's gradient %g (ref %g) must fail", gz[0], gg[0]);
+    for (int exact = 1; exact >= 0; exact--) {
+        const double grid[2] = {exact ? 1 : 1 - 0x1p-22, 0}; /* i = 3 = S-1 (or just below); H = 1 */
+        f64_grid_sampler_2d_bwd__ref(&p, &go, x, grid, gi, gg, b);
+        f64_grid_sampler_2d_bwd__ref(&z, &go, x, grid, gi, gz, NULL);
+        float bad[2] = {(float)gz[0], (float)gg[1]}, inner[2] = {12 * 1.5f, (float)gg[1]};
+        if (exact) {
+            cr_assert_eq(gg[0], 0.0);
+            cr_assert_eq(b[1].ambig[0], 0.0, "an exact clip point has one legal x gradient: ambig %g", b[1].ambig[0]);
+            cr_assert_gt(judge(gg, inner, 2, &b[1], m).n_over, 0, "the inner slope at an exact clip point must fail");
+            cr_assert_gt(judge(gg, bad, 2, &b[1], m).n_over, 0, "zeros padding's gradient %g (ref %g) must fail", gz[0], gg[0]);
+        } else { /* the reference is the inner slope 12 (x 1.5) here; border's 0 (reflection: -18) is legal too */
+            float clipped[2] = {0, (float)gg[1]};
+            cr_assert_gt(b[1].ambig[0], 0, "near the clip point the x gradient is ambiguous");
+            cr_assert_leq(b[1].ambig[0], 1.5 * 2 * 18, "at most the inner slope's sign flip: %g", b[1].ambig[0]);
+            cr_assert_eq(judge(gg, clipped, 2, &b[1], m).n_over, 0, "the clipped branch is allowed near the clip point");
+        }
+    }
     bounds_free(&b[0]);
     bounds_free(&b[1]);
 }
