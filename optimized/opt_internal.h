@@ -50,6 +50,25 @@ void f32_bilerp_bin_bwd_ukernel__avx512(size_t channels, size_t nr, const int64_
                                             const float *wy, size_t nc, const int64_t *coff,
                                             const float *wx, const float *g, float *io);
 
+/* Scatter of one pooled row of a roi (the backward of a separable bin row, one read-modify-write
+ * per touched pixel instead of one per bin and tap): column i < ncol of the row's bins has the
+ * contributions e in [cs[i], cs[i + 1]) (bin gradient vector at g + goff[e], column weight cw[e]);
+ *   T_i[j] = sum_e cw[e] * g[goff[e] + j]                   (e ascending, from 0)
+ *   io[roff[r] + coff[i] + j] += wy[r] * T_i[j]              (i, then r ascending; j < channels)
+ * FMAs in the SIMD kernels. Pixels (r, i) may repeat (they are then added one after the other). */
+typedef void (*f32_bilerp_row_bwd_fn)(size_t channels, size_t nr, const int64_t *roff, const float *wy,
+                                      size_t ncol, const int64_t *coff, const size_t *cs, const int64_t *goff,
+                                      const float *cw, const float *g, float *io);
+void f32_bilerp_row_bwd_ukernel__scalar(size_t channels, size_t nr, const int64_t *roff, const float *wy,
+                                        size_t ncol, const int64_t *coff, const size_t *cs, const int64_t *goff,
+                                        const float *cw, const float *g, float *io);
+void f32_bilerp_row_bwd_ukernel__avx2(size_t channels, size_t nr, const int64_t *roff, const float *wy,
+                                      size_t ncol, const int64_t *coff, const size_t *cs, const int64_t *goff,
+                                      const float *cw, const float *g, float *io);
+void f32_bilerp_row_bwd_ukernel__avx512(size_t channels, size_t nr, const int64_t *roff, const float *wy,
+                                        size_t ncol, const int64_t *coff, const size_t *cs, const int64_t *goff,
+                                        const float *cw, const float *g, float *io);
+
 /* 2-D transpose: dst[j * dst_stride + i] = src[i * src_stride + j] for i < rows, j < cols. */
 typedef void (*f32_transpose_fn)(size_t rows, size_t cols, const float *src, size_t src_stride,
                                  float *dst, size_t dst_stride);
@@ -271,6 +290,7 @@ void f32_transpose_stream_zero_ukernel__avx2(size_t rows, size_t cols, float *sr
 typedef struct {
     f32_bilerp_bin_fwd_fn bilerp_bin_fwd;
     f32_bilerp_bin_bwd_fn bilerp_bin_bwd;
+    f32_bilerp_row_bwd_fn bilerp_row_bwd;
     f32_transpose_fn transpose;
     f32_transpose_fn transpose_stream;
     f32_transpose_zero_fn transpose_stream_zero;

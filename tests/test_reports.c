@@ -11,6 +11,7 @@
 #include "test_files.h"
 #include "cli.h"
 #include "compare.h"
+#include "dtype.h"
 #include "report.h"
 
 static char dir[64];
@@ -206,6 +207,26 @@ Test(reports, waivers_turn_expected_failures_into_waived_and_stale_ones_are_repo
 }
 
 /* an op's worst err/tol and max ULP are over the cases judged, not the waived divergences */
+/* The tolerances paragraph names the unit roundoff of the run's dtype, in both formats. */
+Test(reports, the_tolerances_paragraph_gives_the_runs_u)
+{
+    const char *const dtypes[] = {"float32", "float16", "bfloat16"};
+    const char *const html_u[] = {"u = 2<sup>-24</sup> (float32)", "u = 2<sup>-11</sup> (float16)",
+                                  "u = 2<sup>-8</sup> (bfloat16)"};
+    const char *const md_u[] = {"`u = 2^-24` (float32)", "`u = 2^-11` (float16)", "`u = 2^-8` (bfloat16)"};
+    for (int i = 0; i < 3; i++) {
+        cJSON *r = report_new("run", "avx512", 1);
+        report_set_dtype(r, dtypes[i], dtype_find(dtypes[i])->u);
+        report_summarize(r);
+        char *html = report_html(r), *md = report_markdown(r);
+        cr_assert(strstr(html, html_u[i]), "html for %s: wants %s", dtypes[i], html_u[i]);
+        cr_assert(strstr(md, md_u[i]), "markdown for %s: wants %s", dtypes[i], md_u[i]);
+        free(html);
+        free(md);
+        cJSON_Delete(r);
+    }
+}
+
 Test(reports, an_ops_worst_leaves_out_its_waived_cases)
 {
     cJSON *r = cJSON_Parse("{\"summary\": {}, \"ops\": {}, \"cases\": ["

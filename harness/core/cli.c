@@ -178,7 +178,7 @@ int problem_from_args(const op_desc *op, const problem_args *a, problem_t *p)
         gsl_rng_free(rng);
         return usage_error("--gen: not a JSON object: %s", a->gen);
     }
-    int rc = op->fill(p, gen, rng, err, sizeof err);
+    int rc = problem_fill(p, gen, rng, err, sizeof err);
     cJSON_Delete(gen);
     gsl_rng_free(rng);
     for (int k = 0; k < op->n_inputs; k++)

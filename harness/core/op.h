@@ -34,6 +34,16 @@ typedef struct {
     int64_t list[CONFORM_MAX_LIST];
 } attr_value;
 
+typedef struct problem problem_t;
+
+/* An input's own generator (rois, offsets, a grid), reading its knobs from spec = gen[name]
+ * (may be NULL); the tensor is already allocated to its shape. 0 ok, -1 with err. */
+typedef int (*tensor_gen)(problem_t *p, int index, const cJSON *spec, gsl_rng *rng, char *err, size_t errlen);
+typedef struct {
+    const char *input; /* the input's name; NULL: none */
+    tensor_gen fill;
+} input_gen;
+
 typedef struct {
     const char *name;
     const char *doc; /* shape and meaning, e.g. "[K, 5] (batch_index, x1, y1, x2, y2)" */
@@ -67,14 +77,14 @@ typedef struct {
     int (*run)(const op_desc *op, proof_result *r);
 } proof_desc;
 
-typedef struct {
+struct problem {
     const op_desc *op;
     attr_value attr[CONFORM_MAX_ATTRS];  /* in op->attrs order */
     int attr_set[CONFORM_MAX_ATTRS];     /* 0 unset, 1 given, 2 from its default */
     tensor_t in[CONFORM_MAX_TENSORS];     /* in op->inputs order */
     shape_t out_shape[CONFORM_MAX_TENSORS];
     int out_skipped[CONFORM_MAX_TENSORS]; /* the op was asked not to compute this output */
-} problem_t;
+};
 
 struct op_desc {
     const char *name;
@@ -83,11 +93,10 @@ struct op_desc {
     int n_inputs, n_outputs, n_attrs;
     const tensor_spec *inputs, *outputs;
     const attr_spec *attrs;
+    input_gen gen; /* the input with its own generator (rois, offsets, a grid); the others: fill_values */
     /* Checks attributes and input shapes (and input values where the spec has rules on them),
      * sets out_shape and out_skipped. 0 ok; -1 with err = "<op>: <tensor/attr> <value>: <rule>". */
     int (*validate)(problem_t *p, char *err, size_t errlen);
-    /* Fills the inputs (already allocated to their shapes) from the case's "gen" object. */
-    int (*fill)(problem_t *p, const cJSON *gen, gsl_rng *rng, char *err, size_t errlen);
     /* Reference outputs (allocated by the caller, out_shape) with optional bounds per output. */
     void (*reference)(const problem_t *p, double **out, ref_bounds *bounds);
     /* Optimized outputs from float32 inputs. Returns a CONFORM_* status. */
@@ -95,6 +104,11 @@ struct op_desc {
     const tol_model *tol; /* one per output */
     const proof_desc *proofs; /* ends with an entry whose kind is NULL */
 };
+
+/* An op's tensors and attributes with their counts, in an op_desc initializer. */
+#define CONFORM_LEN(a) ((int)(sizeof(a) / sizeof((a)[0])))
+#define OP_TENSORS(in, out) .n_inputs = CONFORM_LEN(in), .inputs = in, .n_outputs = CONFORM_LEN(out), .outputs = out
+#define OP_ATTRS(a) .n_attrs = CONFORM_LEN(a), .attrs = a
 
 /* ops.c */
 extern const op_desc *const conform_ops[];
@@ -104,6 +118,12 @@ int op_input_index(const op_desc *op, const char *name);
 
 /* problem.c: attributes from text and JSON, defaults, cleanup */
 int problem_init(problem_t *p, const op_desc *op);
+/* Fills the inputs (already allocated to their shapes) from a case's "gen" object (may be NULL),
+ * in input order: each from gen[name], by the op's generator for it or fill_values. */
+int problem_fill(problem_t *p, const cJSON *gen, gsl_rng *rng, char *err, size_t errlen);
+/* Output i's shape from rank dims; -1 with "<op>: output <name> <shape>: too large" when its
+ * element count overflows. */
+int problem_set_output(problem_t *p, int i, int rank, const int64_t *dims, char *err, size_t errlen);
 void problem_free(problem_t *p);
 /* Sets attribute `name` from command-line text ("3", "0.25", "true", "2,256,64,64", "NHWC"). */
 int problem_set_attr_text(problem_t *p, const char *name, const char *text, char *err, size_t errlen);

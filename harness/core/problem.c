@@ -1,5 +1,6 @@
 /* Attributes of a problem: parsing from the command line and from suites, defaults. */
 #include "op.h"
+#include "fill.h"
 
 #include <errno.h>
 #include <math.h>
@@ -30,6 +31,29 @@ int problem_init(problem_t *p, const op_desc *op)
     return 0;
 }
 
+int problem_fill(problem_t *p, const cJSON *gen, gsl_rng *rng, char *err, size_t errlen)
+{
+    for (int i = 0; i < p->op->n_inputs; i++) {
+        const char *name = p->op->inputs[i].name;
+        const cJSON *spec = cJSON_GetObjectItemCaseSensitive(gen, name);
+        const input_gen *g = &p->op->gen;
+        if (g->input && !strcmp(g->input, name) ? g->fill(p, i, spec, rng, err, errlen)
+                                                 : fill_values(&p->in[i], spec, rng, name, err, errlen))
+            return -1;
+    }
+    return 0;
+}
+
+int problem_set_output(problem_t *p, int i, int rank, const int64_t *dims, char *err, size_t errlen)
+{
+    p->out_shape[i] = shape_make(rank, dims);
+    if (shape_numel(&p->out_shape[i]) >= 0) return 0;
+    char buf[160];
+    snprintf(err, errlen, "%s: output %s %s: more than 2^34 elements (the harness's limit)", p->op->name,
+             p->op->outputs[i].name, shape_str(&p->out_shape[i], buf, sizeof buf));
+    return -1;
+}
+
 void problem_free(problem_t *p)
 {
     for (int i = 0; i < CONFORM_MAX_TENSORS; i++) tensor_free(&p->in[i]);
@@ -47,14 +71,10 @@ static int parse_int(const char *s, int64_t *v)
 
 static const char *kind_name(attr_kind k)
 {
-    switch (k) {
-    case ATTR_INT: return "an integer";
-    case ATTR_FLOAT: return "a number";
-    case ATTR_BOOL: return "true or false";
-    case ATTR_STRING: return "a string";
-    case ATTR_INT_LIST: return "a comma list of integers";
-    }
-    return "?";
+    static const char *const names[] = {[ATTR_INT] = "an integer", [ATTR_FLOAT] = "a number",
+                                        [ATTR_BOOL] = "true or false", [ATTR_STRING] = "a string",
+                                        [ATTR_INT_LIST] = "a comma list of integers"};
+    return (unsigned)k < sizeof names / sizeof names[0] ? names[k] : "?";
 }
 
 static int unknown_attr(const problem_t *p, const char *name, char *err, size_t errlen)

@@ -65,7 +65,7 @@ double proof_central_difference(proof_loss *L, double h, double *abserr)
     return d;
 }
 
-int proof_linearity_gap(const op_desc *op, problem_t *p, const double *x, const double *z, double *gap)
+int proof_linearity(const op_desc *op, problem_t *p, const double *x, const double *z, proof_result *r)
 {
     const int64_t n = tensor_numel(&p->in[0]), m = shape_numel(&p->out_shape[0]);
     double *y[3][1] = {{0}, {0}, {0}};
@@ -78,10 +78,52 @@ int proof_linearity_gap(const op_desc *op, problem_t *p, const double *x, const 
     if (!rc) {
         double *comb = malloc(sizeof(double) * (size_t)(m ? m : 1));
         for (int64_t i = 0; i < m; i++) comb[i] = a * y[0][0][i] + b * y[1][0][i];
-        *gap = rel_diff(y[2][0], comb, m);
+        proof_note(r, rel_diff(y[2][0], comb, m));
         free(comb);
     }
     for (int t = 0; t < 3; t++) proof_free_outputs(y[t], 1);
+    return rc;
+}
+
+int proof_linearity_random(const op_desc *op, problem_t *p, gsl_rng *rng, proof_result *r)
+{
+    const int64_t n = tensor_numel(&p->in[0]);
+    double *x = malloc(sizeof(double) * (size_t)(n ? n : 1)), *z = malloc(sizeof(double) * (size_t)(n ? n : 1));
+    for (int64_t i = 0; i < n; i++) { x[i] = fill_uniform(rng, -1, 1); z[i] = fill_uniform(rng, -1, 1); }
+    const int rc = proof_linearity(op, p, x, z, r);
+    free(x);
+    free(z);
+    return rc;
+}
+
+double *proof_random_values(int64_t n, gsl_rng *rng)
+{
+    double *v = malloc(sizeof(double) * (size_t)(n ? n : 1));
+    for (int64_t i = 0; i < n; i++) v[i] = fill_uniform(rng, -1, 1);
+    return v;
+}
+
+int proof_run(const op_desc *op, const proof_run_spec *s, double **y, int64_t *ny, proof_result *r)
+{
+    problem_t p;
+    if (proof_problem(op, s->attrs, s->shapes, NULL, 1, &p, r)) return -1;
+    for (int i = 0; i < op->n_inputs; i++)
+        memcpy(p.in[i].data, s->data[i], sizeof(double) * (size_t)shape_numel(&s->shapes[i]));
+    int rc = proof_reference(op, &p, y);
+    *ny = shape_numel(&p.out_shape[0]);
+    problem_free(&p);
+    return rc;
+}
+
+int proof_same_output(const op_desc *op, const proof_run_spec *a, const proof_run_spec *b, proof_result *r)
+{
+    double *ya[1] = {0}, *yb[1] = {0};
+    int64_t na, nb;
+    int rc = proof_run(op, a, ya, &na, r);
+    if (!rc) rc = proof_run(op, b, yb, &nb, r);
+    if (!rc) proof_note(r, rel_diff(yb[0], ya[0], na));
+    proof_free_outputs(ya, 1);
+    proof_free_outputs(yb, 1);
     return rc;
 }
 
@@ -113,6 +155,34 @@ double proof_pair_fd_error(const op_desc *fwd, proof_pair *pr, int t, int64_t e,
     return fmax(fabs(d - pr->gx[t][e]), abserr);
 }
 
+int proof_adjoint_pairs(const op_desc *bwd, proof_pair_maker make, size_t n, unsigned long seed0, const char *what,
+                        proof_result *r)
+{
+    for (size_t i = 0; i < n; i++) {
+        proof_pair pr;
+        if (make(bwd, i, seed0 + i, &pr, r)) { proof_pair_free(&pr); return -1; }
+        proof_note(r, proof_pair_adjoint_gap(&pr));
+        proof_pair_free(&pr);
+    }
+    return proof_verdict(r, what);
+}
+
+int proof_fd_pairs(const op_desc *bwd, proof_pair_maker make, size_t n, unsigned long seed0, const proof_fd_plan *plan,
+                   proof_result *r)
+{
+    for (size_t i = 0; i < n; i++) {
+        proof_pair pr;
+        if (make(bwd, i, seed0 + i, &pr, r)) { proof_pair_free(&pr); return -1; }
+        const int64_t nx = tensor_numel(&pr.fwd.in[plan->input]);
+        const double scale = proof_pair_grad_scale(&pr, plan->input);
+        for (int64_t e = 0; e < nx; e += plan->stride)
+            proof_note(r, proof_pair_fd_error(plan->fwd, &pr, plan->input, e, plan->h) / fmax(scale, plan->scale_floor));
+        if (plan->need_gradient && scale == 0) proof_note(r, INFINITY);
+        proof_pair_free(&pr);
+    }
+    return proof_verdict(r, plan->what);
+}
+
 int proof_problem(const op_desc *op, const char *const *attrs, const shape_t *shapes, const char *gen,
                   unsigned long seed, problem_t *p, proof_result *r)
 {
@@ -131,7 +201,7 @@ int proof_problem(const op_desc *op, const char *const *attrs, const shape_t *sh
         if (tensor_alloc(&p->in[i], &shapes[i])) { snprintf(err, sizeof err, "out of memory"); goto fail; }
     cJSON *g = gen ? cJSON_Parse(gen) : NULL;
     gsl_rng *rng = conform_rng(seed);
-    int rc = op->fill(p, g, rng, err, sizeof err);
+    int rc = problem_fill(p, g, rng, err, sizeof err);
     gsl_rng_free(rng);
     cJSON_Delete(g);
     if (rc || op->validate(p, err, sizeof err)) goto fail;

@@ -54,9 +54,26 @@ typedef struct {
 double proof_central_difference(proof_loss *L, double h, double *abserr);
 
 /* Linearity in input 0: rel_diff(F(a x + b z), a F(x) + b F(z)) of output 0, a = 1.5,
- * b = -0.75, for the caller's x and z (as many as input 0 has); input 0 is left at a x + b z.
- * 0, or -1 when a reference run fails. */
-int proof_linearity_gap(const op_desc *op, problem_t *p, const double *x, const double *z, double *gap);
+ * b = -0.75, for the caller's x and z (as many as input 0 has), noted in r; input 0 is left at
+ * a x + b z. 0, or -1 when a reference run fails. */
+int proof_linearity(const op_desc *op, problem_t *p, const double *x, const double *z, proof_result *r);
+/* The same for x and z drawn from rng uniform in [-1, 1], x[i] and z[i] in turn. */
+int proof_linearity_random(const op_desc *op, problem_t *p, gsl_rng *rng, proof_result *r);
+
+/* n values uniform in [-1, 1] (float32) from rng, in order (malloc'd, free them) */
+double *proof_random_values(int64_t n, gsl_rng *rng);
+
+/* One run of op on given data: attributes ("name=value", NULL-terminated), input shapes, and
+ * one array per input (as many values as its shape). */
+typedef struct {
+    const char *const *attrs;
+    const shape_t *shapes;
+    const double *const *data;
+} proof_run_spec;
+/* Output 0 of op for the run s (freshly allocated in y[0]) and its element count. */
+int proof_run(const op_desc *op, const proof_run_spec *s, double **y, int64_t *ny, proof_result *r);
+/* A relation between two runs: notes rel_diff(output 0 of b, output 0 of a). 0 or -1. */
+int proof_same_output(const op_desc *op, const proof_run_spec *a, const proof_run_spec *b, proof_result *r);
 
 /* A forward problem and its backward on the same inputs (the backward's input 0 is g), with
  * their reference outputs: y the forward's, gx the backward's (a second one may stay NULL).
@@ -73,6 +90,25 @@ double proof_pair_grad_scale(const proof_pair *pr, int t);
 /* max(|central difference of <g, fwd output 0> in element e of forward input t - gx[t][e]|,
  * GSL's error estimate), step h */
 double proof_pair_fd_error(const op_desc *fwd, proof_pair *pr, int t, int64_t e, double h);
+
+/* Pair i of a backward's proofs, made with the given seed (see proof_pair). */
+typedef int (*proof_pair_maker)(const op_desc *bwd, size_t i, unsigned long seed, proof_pair *pr, proof_result *r);
+/* The adjoint identity on pairs 0..n-1 (seeds seed0 + i), each noted; the verdict says what. */
+int proof_adjoint_pairs(const op_desc *bwd, proof_pair_maker make, size_t n, unsigned long seed0, const char *what,
+                        proof_result *r);
+/* Finite differences on pairs 0..n-1 (seeds seed0 + i): every stride-th element of forward
+ * input `input`, proof_pair_fd_error with step h over max(gradient scale, scale_floor); with
+ * need_gradient, a pair whose gradient is zero everywhere is a violation (it proves nothing). */
+typedef struct {
+    const op_desc *fwd;
+    int input;
+    int64_t stride;
+    double h, scale_floor;
+    int need_gradient;
+    const char *what;
+} proof_fd_plan;
+int proof_fd_pairs(const op_desc *bwd, proof_pair_maker make, size_t n, unsigned long seed0, const proof_fd_plan *plan,
+                   proof_result *r);
 
 /* The generic golden proof: every case for this op with "expect" in the files of cases/golden. */
 int proof_golden(const op_desc *op, proof_result *r);

@@ -160,7 +160,10 @@ static int case_compared(const cJSON *c)
 }
 
 /* a status as tables and banners spell it */
-static const char *status_label(case_status s) { return s == CASE_NOT_IMPLEMENTED ? "not implemented" : status_name(s); }
+static const char *status_label(case_status s)
+{
+    return s == CASE_NOT_IMPLEMENTED ? "not implemented" : s == CASE_NOT_APPLICABLE ? "not applicable" : status_name(s);
+}
 
 /* "906 passed, 0 failed, 522 missing, 54 waived": passed and failed always, then every other status
  * that has cases, in report order, so no status is ever left out of a count */
@@ -348,6 +351,13 @@ cJSON *report_new(const char *command, const char *isa, int threads)
     return r;
 }
 
+/* the precision a report's run judged (reports before --dtype: float32) */
+static const dtype_desc *report_dtype(const cJSON *report)
+{
+    const dtype_desc *dt = dtype_find(str(report, "dtype"));
+    return dt ? dt : DTYPE_FLOAT32;
+}
+
 void report_set_dtype(cJSON *report, const char *dtype, double u)
 {
     cJSON_DeleteItemFromObjectCaseSensitive(report, "dtype");
@@ -418,21 +428,25 @@ int report_all_passed(const cJSON *report)
     return count_failing(s) == 0 && num(s, "proofs_failed") == 0;
 }
 
+/* the terminal summary's status columns: short names, each column as wide as its name (7 at least) */
+static const char *const summary_head[CASE_N_STATUS] = {"passed",  "failed",   "error",   "waived",  "crashed",
+                                                         "timeout", "not impl", "missing", "not appl"};
+static int summary_width(int i) { return strlen(summary_head[i]) > 7 ? (int)strlen(summary_head[i]) : 7; }
+
 void report_print_summary(const cJSON *report, FILE *f)
 {
     const cJSON *s = item(report, "summary"), *o;
-    static const char *const head[CASE_N_STATUS] = {"passed", "failed", "error", "waived", "crashed", "timeout", "not impl", "missing"};
     fprintf(f, "\n%-26s %6s", "op", "cases");
-    for (int i = 0; i < CASE_N_STATUS; i++) fprintf(f, " %*s", i == CASE_NOT_IMPLEMENTED ? 8 : 7, head[i]);
+    for (int i = 0; i < CASE_N_STATUS; i++) fprintf(f, " %*s", summary_width(i), summary_head[i]);
     fprintf(f, " %9s %13s %9s\n", "ambiguous", "worst err/tol", "max ulp");
     cJSON_ArrayForEach(o, item(report, "ops")) {
         fprintf(f, "%-26s %6.0f", o->string, num(o, "total"));
-        for (int i = 0; i < CASE_N_STATUS; i++) fprintf(f, " %*.0f", i == CASE_NOT_IMPLEMENTED ? 8 : 7, num(o, status_name((case_status)i)));
+        for (int i = 0; i < CASE_N_STATUS; i++) fprintf(f, " %*.0f", summary_width(i), num(o, status_name((case_status)i)));
         if (op_judged(o)) fprintf(f, " %9.0f %13.3g %9.3g\n", num(o, "ambiguous_elements"), num(o, "max_err_over_tol"), num(o, "max_ulp"));
         else fprintf(f, " %9.0f %13s %9s\n", num(o, "ambiguous_elements"), "n/a", "n/a");
     }
     fprintf(f, "%-26s %6.0f", "total", num(s, "total"));
-    for (int i = 0; i < CASE_N_STATUS; i++) fprintf(f, " %*.0f", i == CASE_NOT_IMPLEMENTED ? 8 : 7, num(s, status_name((case_status)i)));
+    for (int i = 0; i < CASE_N_STATUS; i++) fprintf(f, " %*.0f", summary_width(i), num(s, status_name((case_status)i)));
     fprintf(f, " %9.0f\n", num(s, "ambiguous_elements"));
     fprintf(f, "%s; n/a: no output of the op was compared\n", COMPARE_ULP_MEANING);
     const cJSON *w;
@@ -532,10 +546,10 @@ char *report_markdown(const cJSON *report)
     if (num(s, "stale_waivers") > 0) md_stale_waivers(&b, report);
     put(&b, "\n## Proofs of the references\n\n");
     proofs_table(d, report);
-    const dtype_desc *dt = dtype_find(str(report, "dtype")); /* reports before --dtype: float32 */
+    const dtype_desc *dt = report_dtype(report);
     put(&b, "\n## Tolerances\n\nPer element: `tol = u*(k_val + n_terms)*abs_sum + pos_err`, `u = 2^%d` (%s); an "
             "ambiguous element (within rounding of a discontinuity) is held to `tol + ambig`.\n\n",
-        dt ? ilogb(dt->u) : -24, dt ? dt->name : "float32");
+        ilogb(dt->u), dt->name);
     tolerances_table(d, report);
     return b.s;
 }
@@ -575,7 +589,7 @@ char *report_junit(const cJSON *report)
             status_kind k = status_kind_of(st);
             int failure = k == STATUS_FAIL || (item(c, "gate_status") && k == STATUS_ERROR); /* a gate counts every failure alike */
             put(&b, ">\n      <%s message=\"", failure ? "failure" : k == STATUS_SKIP ? "skipped" : "error");
-            if (st == CASE_NOT_IMPLEMENTED) {
+            if (st == CASE_NOT_IMPLEMENTED || st == CASE_NOT_APPLICABLE) {
                 put_esc(&b, str(c, "message"));
                 put(&b, "\"/>\n");
             } else if (st == CASE_WAIVED) {
@@ -852,8 +866,9 @@ char *report_html(const cJSON *report)
     html_op_sections(&b, report);
     put(&b, "<h2>Proofs of the references</h2>\n");
     proofs_table(d, report);
+    const dtype_desc *dt = report_dtype(report);
     put(&b, "<h2>Tolerances</h2>\n<p>Per element: tol = u&middot;(k_val + n_terms)&middot;abs_sum + pos_err, "
-            "u = 2<sup>-24</sup>; ambiguous elements are held to tol + ambig.</p>\n");
+            "u = 2<sup>%d</sup> (%s); ambiguous elements are held to tol + ambig.</p>\n", ilogb(dt->u), dt->name);
     tolerances_table(d, report);
     put(&b, "</body></html>\n");
     return b.s;

@@ -23,7 +23,7 @@ extern const proof_desc deformable_offsets_proofs[], deformable_offsets_grad_pro
     "number in both forms (integer offsets, the window lines)"
 #define DEFORMABLE_TOL {.k_val = 6, .k_val_why = K_VAL_WHY, .k_pos = 1, .k_pos_why = K_POS_WHY}
 
-static const tol_model deformable_tol = DEFORMABLE_TOL;
+static const tol_model deformable_tol[2] = {DEFORMABLE_TOL, DEFORMABLE_TOL}; /* the forward reads the first */
 
 /* ---- attributes shared by both ops -------------------------------------------------------- */
 
@@ -139,14 +139,6 @@ static int check_common(const problem_t *p, int x_index, int off_index, ref_defo
     return 0;
 }
 
-static void to_f32_params(const ref_deformable_params *r, f32_deformable_params *f)
-{
-    f->N = r->N; f->H = r->H; f->W = r->W; f->C = r->C;
-    f->kh = r->kh; f->kw = r->kw; f->sh = r->sh; f->sw = r->sw; f->dh = r->dh; f->dw = r->dw;
-    f->pt = r->pt; f->pb = r->pb; f->pl = r->pl; f->pr = r->pr;
-    f->dg = r->dg; f->Ho = r->Ho; f->Wo = r->Wo;
-}
-
 /* ---- the offsets generator ---------------------------------------------------------------- */
 
 static int pick(gsl_rng *rng, double frac) { return frac > 0 && gsl_rng_uniform(rng) < frac; }
@@ -198,6 +190,46 @@ static int fill_offsets(tensor_t *t, const cJSON *g, gsl_rng *rng, const ref_def
     return 0;
 }
 
+/* ---- both ops ------------------------------------------------------------------------------ */
+
+/* The backward's inputs are the forward's behind grad: x at 0 or 1, offsets right after it. */
+/* by name, not address: tests judge copies of a descriptor with a broken reference */
+static int backward(const problem_t *p) { return !strcmp(p->op->name, "deformable_offsets_grad"); }
+
+static int gen_offsets(problem_t *p, int index, const cJSON *spec, gsl_rng *rng, char *err, size_t errlen)
+{
+    ref_deformable_params r;
+    char e2[CONFORM_ERR_LEN];
+    if (check_common(p, index - 1, index, &r, e2, sizeof e2)) return 0; /* validation names the problem */
+    return fill_offsets(&p->in[index], spec, rng, &r, err, errlen);
+}
+
+static void reference(const problem_t *p, double **out, ref_bounds *bounds)
+{
+    ref_deformable_params r;
+    geometry(p, backward(p), &r);
+    const double *a = p->in[0].data, *b = p->in[1].data;
+    if (!backward(p)) f64_deformable_offsets_fwd__ref(&r, a, b, out[0], bounds);
+    else f64_deformable_offsets_bwd__ref(&r, a, b, p->in[2].data, out[0], out[1], bounds ? &bounds[0] : NULL,
+                                         bounds ? &bounds[1] : NULL);
+}
+
+static int optimized(const problem_t *p, const float **in, float **out, const conform_exec *ex)
+{
+    ref_deformable_params r;
+    geometry(p, backward(p), &r);
+    const f32_deformable_params f = {
+        .N = r.N, .H = r.H, .W = r.W, .C = r.C, .kh = r.kh, .kw = r.kw, .sh = r.sh, .sw = r.sw, .dh = r.dh,
+        .dw = r.dw, .pt = r.pt, .pb = r.pb, .pl = r.pl, .pr = r.pr, .dg = r.dg, .Ho = r.Ho, .Wo = r.Wo,
+    };
+    if (!backward(p)) return f32_deformable_offsets_fwd(&f, in[0], in[1], out[0], ex);
+    return f32_deformable_offsets_bwd(&f, in[0], in[1], in[2], out[0], out[1], ex);
+}
+
+/* what both ops share: the offsets generator, the kernels and the tolerance model of every output */
+#define DEFORMABLE_FAMILY .gen = {"offsets", gen_offsets}, .reference = reference, .optimized = optimized, \
+                          .tol = deformable_tol
+
 /* ---- deformable_offsets -------------------------------------------------------------------- */
 
 enum { DF_X, DF_OFFSETS };
@@ -212,50 +244,18 @@ static int deformable_validate(problem_t *p, char *err, size_t errlen)
 {
     ref_deformable_params r;
     if (check_common(p, DF_X, DF_OFFSETS, &r, err, errlen)) return -1;
-    int64_t d[4] = {r.N, r.Ho * r.kh, r.Wo * r.kw, r.C};
-    p->out_shape[0] = shape_make(4, d);
-    if (shape_numel(&p->out_shape[0]) < 0) FAIL("%s: output y [N,Ho*kh,Wo*kw,C] is too large", p->op->name);
-    return 0;
-}
-
-static int deformable_fill(problem_t *p, const cJSON *gen, gsl_rng *rng, char *err, size_t errlen)
-{
-    ref_deformable_params r;
-    if (fill_values(&p->in[DF_X], cJSON_GetObjectItemCaseSensitive(gen, "x"), rng, "x", err, errlen)) return -1;
-    char e2[CONFORM_ERR_LEN];
-    if (check_common(p, DF_X, DF_OFFSETS, &r, e2, sizeof e2)) return 0; /* validation names the problem */
-    return fill_offsets(&p->in[DF_OFFSETS], cJSON_GetObjectItemCaseSensitive(gen, "offsets"), rng, &r, err, errlen);
-}
-
-static void deformable_reference(const problem_t *p, double **out, ref_bounds *bounds)
-{
-    ref_deformable_params r;
-    geometry(p, DF_X, &r);
-    f64_deformable_offsets_fwd__ref(&r, p->in[DF_X].data, p->in[DF_OFFSETS].data, out[0], bounds);
-}
-
-static int deformable_optimized(const problem_t *p, const float **in, float **out, const conform_exec *ex)
-{
-    ref_deformable_params r;
-    f32_deformable_params f;
-    geometry(p, DF_X, &r);
-    to_f32_params(&r, &f);
-    return f32_deformable_offsets_fwd(&f, in[DF_X], in[DF_OFFSETS], out[0], ex);
+    const int64_t d[4] = {r.N, r.Ho * r.kh, r.Wo * r.kw, r.C};
+    return problem_set_output(p, 0, 4, d, err, errlen);
 }
 
 const op_desc op_deformable_offsets = {
     .name = "deformable_offsets",
     .summary = "DeformableOffsets: modulated deformable sampling of kernel patches (NHWC)",
     .spec = "ops.md sections 0, 5",
-    .n_inputs = 2, .inputs = deformable_inputs,
-    .n_outputs = 1, .outputs = deformable_outputs,
-    .n_attrs = 7, .attrs = deformable_attrs,
-    .validate = deformable_validate,
-    .fill = deformable_fill,
-    .reference = deformable_reference,
-    .optimized = deformable_optimized,
-    .tol = &deformable_tol,
-    .proofs = deformable_offsets_proofs,
+    OP_TENSORS(deformable_inputs, deformable_outputs),
+    OP_ATTRS(deformable_attrs),
+    .validate = deformable_validate, .proofs = deformable_offsets_proofs,
+    DEFORMABLE_FAMILY,
 };
 
 /* ---- deformable_offsets_grad ----------------------------------------------------------------- */
@@ -271,7 +271,6 @@ static const tensor_spec deformable_grad_outputs[] = {
     {"grad_x", "[N, H, W, C]"},
     {"grad_offsets", "[N, Ho, Wo, 3*dg*kh*kw]"},
 };
-static const tol_model deformable_grad_tol[2] = {DEFORMABLE_TOL, DEFORMABLE_TOL};
 
 static int deformable_grad_validate(problem_t *p, char *err, size_t errlen)
 {
@@ -288,44 +287,12 @@ static int deformable_grad_validate(problem_t *p, char *err, size_t errlen)
     return 0;
 }
 
-static int deformable_grad_fill(problem_t *p, const cJSON *gen, gsl_rng *rng, char *err, size_t errlen)
-{
-    ref_deformable_params r;
-    if (fill_values(&p->in[DG_GRAD], cJSON_GetObjectItemCaseSensitive(gen, "grad"), rng, "grad", err, errlen)) return -1;
-    if (fill_values(&p->in[DG_X], cJSON_GetObjectItemCaseSensitive(gen, "x"), rng, "x", err, errlen)) return -1;
-    char e2[CONFORM_ERR_LEN];
-    if (check_common(p, DG_X, DG_OFFSETS, &r, e2, sizeof e2)) return 0;
-    return fill_offsets(&p->in[DG_OFFSETS], cJSON_GetObjectItemCaseSensitive(gen, "offsets"), rng, &r, err, errlen);
-}
-
-static void deformable_grad_reference(const problem_t *p, double **out, ref_bounds *bounds)
-{
-    ref_deformable_params r;
-    geometry(p, DG_X, &r);
-    f64_deformable_offsets_bwd__ref(&r, p->in[DG_GRAD].data, p->in[DG_X].data, p->in[DG_OFFSETS].data, out[0], out[1],
-                                    bounds ? &bounds[0] : NULL, bounds ? &bounds[1] : NULL);
-}
-
-static int deformable_grad_optimized(const problem_t *p, const float **in, float **out, const conform_exec *ex)
-{
-    ref_deformable_params r;
-    f32_deformable_params f;
-    geometry(p, DG_X, &r);
-    to_f32_params(&r, &f);
-    return f32_deformable_offsets_bwd(&f, in[DG_GRAD], in[DG_X], in[DG_OFFSETS], out[0], out[1], ex);
-}
-
 const op_desc op_deformable_offsets_grad = {
     .name = "deformable_offsets_grad",
     .summary = "DeformableOffsetsGrad: gradients of deformable_offsets for x and offsets (NHWC)",
     .spec = "ops.md sections 0, 5, 6",
-    .n_inputs = 3, .inputs = deformable_grad_inputs,
-    .n_outputs = 2, .outputs = deformable_grad_outputs,
-    .n_attrs = 7, .attrs = deformable_attrs,
-    .validate = deformable_grad_validate,
-    .fill = deformable_grad_fill,
-    .reference = deformable_grad_reference,
-    .optimized = deformable_grad_optimized,
-    .tol = deformable_grad_tol,
-    .proofs = deformable_offsets_grad_proofs,
+    OP_TENSORS(deformable_grad_inputs, deformable_grad_outputs),
+    OP_ATTRS(deformable_attrs),
+    .validate = deformable_grad_validate, .proofs = deformable_offsets_grad_proofs,
+    DEFORMABLE_FAMILY,
 };

@@ -114,14 +114,7 @@ static int linearity(const op_desc *op, proof_result *r)
     for (size_t gi = 0; gi < N_GEOS && rc == 0; gi++) {
         problem_t p;
         if (fwd_problem(op, &geos[gi], 0, "{\"offsets\": {\"spread\": 3}}", 40 + gi, &p, r)) { gsl_rng_free(rng); return -1; }
-        const int64_t n = tensor_numel(&p.in[0]);
-        double *x = malloc(sizeof(double) * (size_t)n), *z = malloc(sizeof(double) * (size_t)n);
-        for (int64_t i = 0; i < n; i++) { x[i] = fill_uniform(rng, -1, 1); z[i] = fill_uniform(rng, -1, 1); }
-        double gap;
-        rc = proof_linearity_gap(op, &p, x, z, &gap);
-        if (!rc) proof_note(r, gap);
-        free(x);
-        free(z);
+        rc = proof_linearity_random(op, &p, rng, r);
         problem_free(&p);
     }
     gsl_rng_free(rng);
@@ -198,16 +191,16 @@ static int make_pair(const op_desc *bwd, size_t gi, unsigned long seed, double m
     return 0;
 }
 
+static int any_pair(const op_desc *bwd, size_t i, unsigned long seed, proof_pair *pr, proof_result *r)
+{
+    return make_pair(bwd, i, seed, 0, pr, r);
+}
+
 static int adjoint(const op_desc *op, proof_result *r)
 {
     r->limit = ADJOINT_LIMIT;
-    for (size_t i = 0; i < N_GEOS; i++) {
-        proof_pair pr;
-        if (make_pair(op, i, 60 + i, 0, &pr, r)) { proof_pair_free(&pr); return -1; }
-        proof_note(r, proof_pair_adjoint_gap(&pr));
-        proof_pair_free(&pr);
-    }
-    return proof_verdict(r, "random problems, |<g,F(x)> - <grad_x,x>| / sum of |products|");
+    return proof_adjoint_pairs(op, any_pair, N_GEOS, 60, "random problems, |<g,F(x)> - <grad_x,x>| / sum of |products|",
+                               r);
 }
 
 /* Central differences of L against grad_x (t 0) or grad_offsets (t 1). Offsets are probed at

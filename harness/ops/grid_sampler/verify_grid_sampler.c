@@ -121,14 +121,7 @@ static int linearity(const op_desc *op, proof_result *r)
         if (fwd_problem(op, im, im, im & 1, 2, 2, 5, 7, 4, 3, 80 + (unsigned long)im, &p, r)) return -1;
         gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
         gsl_rng_set(rng, 81);
-        int64_t n = tensor_numel(&p.in[0]);
-        double *x = malloc(sizeof(double) * (size_t)n), *z = malloc(sizeof(double) * (size_t)n);
-        for (int64_t i = 0; i < n; i++) { x[i] = fill_uniform(rng, -1, 1); z[i] = fill_uniform(rng, -1, 1); }
-        double gap;
-        rc = proof_linearity_gap(op, &p, x, z, &gap);
-        if (!rc) proof_note(r, gap);
-        free(x);
-        free(z);
+        rc = proof_linearity_random(op, &p, rng, r);
         gsl_rng_free(rng);
         problem_free(&p);
     }
@@ -179,38 +172,33 @@ static int make_pair(const op_desc *bwd, int im, int pm, int ac, unsigned long s
     return 0;
 }
 
+/* pair i of the 18 modes (interpolation, padding, align_corners in turn); smooth or not */
+static int mode_pair(const op_desc *bwd, size_t i, unsigned long seed, proof_pair *pr, proof_result *r)
+{
+    return make_pair(bwd, (int)(i / 6), (int)(i / 2 % 3), (int)(i % 2), seed, 0, pr, r);
+}
+static int smooth_pair(const op_desc *bwd, size_t i, unsigned long seed, proof_pair *pr, proof_result *r)
+{
+    return make_pair(bwd, (int)(i / 6), (int)(i / 2 % 3), (int)(i % 2), seed, 1, pr, r);
+}
+
 static int adjoint(const op_desc *op, proof_result *r)
 {
     r->limit = ADJOINT_LIMIT;
-    for (int im = 0; im < 3; im++)
-        for (int pm = 0; pm < 3; pm++)
-            for (int ac = 0; ac <= 1; ac++) {
-                proof_pair pr;
-                if (make_pair(op, im, pm, ac, 100 + (unsigned long)(im * 6 + pm * 2 + ac), 0, &pr, r)) { proof_pair_free(&pr); return -1; }
-                proof_note(r, proof_pair_adjoint_gap(&pr));
-                proof_pair_free(&pr);
-            }
-    return proof_verdict(r, "random problems (18 modes), |<g,Fx> - <input_grad(g),x>| / sum of |products|");
+    return proof_adjoint_pairs(op, mode_pair, 18, 100,
+                               "random problems (18 modes), |<g,Fx> - <input_grad(g),x>| / sum of |products|", r);
 }
 
 static int finite_difference(const op_desc *op, proof_result *r)
 {
     /* the loss is piecewise polynomial (degree <= 3) in one grid value; with every coordinate
        0.06 px from a piece boundary and h = 1e-3 (<= 0.004 px here), GSL's central 5-point rule is
-       exact but for rounding (~1e-16 |loss| / h) and h^4 f^(5) = 0 */
+       exact but for rounding (~1e-16 |loss| / h) and h^4 f^(5) = 0; every grid element, over a
+       scale of at least 1e-3 (nearest's grid_grad is 0 everywhere) */
     r->limit = 1e-8;
-    for (int im = 0; im < 3; im++)
-        for (int pm = 0; pm < 3; pm++)
-            for (int ac = 0; ac <= 1; ac++) {
-                proof_pair pr;
-                if (make_pair(op, im, pm, ac, 200 + (unsigned long)(im * 6 + pm * 2 + ac), 1, &pr, r)) { proof_pair_free(&pr); return -1; }
-                const int64_t ng = tensor_numel(&pr.fwd.in[1]);
-                const double scale = proof_pair_grad_scale(&pr, 1);
-                for (int64_t e = 0; e < ng; e++)
-                    proof_note(r, proof_pair_fd_error(&op_grid_sampler_2d, &pr, 1, e, 1e-3) / fmax(scale, 1e-3));
-                proof_pair_free(&pr);
-            }
-    return proof_verdict(r, "grid elements (18 modes), max(|fd - grid_grad|, GSL error estimate) / gradient scale");
+    const proof_fd_plan plan = {&op_grid_sampler_2d, 1, 1, 1e-3, 1e-3, 0,
+                                "grid elements (18 modes), max(|fd - grid_grad|, GSL error estimate) / gradient scale"};
+    return proof_fd_pairs(op, smooth_pair, 18, 200, &plan, r);
 }
 
 /* output_mask selects outputs without changing them: (1,0) and (0,1) give the (1,1) values. */

@@ -35,12 +35,11 @@ static const tol_model roi_align_tol = {
 static double pick(gsl_rng *rng, double frac) { return frac > 0 && gsl_rng_uniform(rng) < frac; }
 
 /* One axis of a roi whose samples land exactly on -1 and on n (first and last sample), when the
- * sampling ratio is fixed; returns (lo, hi) in image coordinates. plus: 1 when the end gets +1. */
-static void edge_axis(double n, int64_t pooled, int64_t sr, double s, double off, double plus, double *lo,
-                      double *hi)
+ * sampling ratio is fixed; returns (lo, hi) in image coordinates. */
+static void edge_axis(double n, int64_t pooled, const ref_roi_align_params *r, double s, double *lo, double *hi)
 {
-    int64_t g = sr > 0 ? sr : 1;
-    double samples = (double)(pooled * g);
+    int64_t g = r->sampling_ratio > 0 ? r->sampling_ratio : 1;
+    double samples = (double)(pooled * g), off = r->aligned ? 0.5 : 0.0, plus = r->end_plus_one ? 1.0 : 0.0;
     double step = samples > 1 ? (n + 1.0) / (samples - 1.0) : 0.0;
     double start = samples > 1 ? -1.0 - 0.5 * step : -1.0 - 0.5;
     double end = samples > 1 ? start + samples * step : start + 1.0;
@@ -48,15 +47,17 @@ static void edge_axis(double n, int64_t pooled, int64_t sr, double s, double off
     *hi = round_f32((end + off) / s - plus);
 }
 
-/* Fills rois [K, 5] = (batch, x1, y1, x2, y2); g may be NULL (defaults). */
-static int fill_rois(tensor_t *rois, const cJSON *g, gsl_rng *rng, int64_t B, int64_t H, int64_t W, double s,
-                     int64_t PH, int64_t PW, int64_t sr, int aligned, int end_plus_one, char *err, size_t errlen)
+/* Fills rois [K, 5] = (batch, x1, y1, x2, y2) for the problem r; g may be NULL (defaults). */
+static int fill_rois(tensor_t *rois, const cJSON *g, gsl_rng *rng, const ref_roi_align_params *r, char *err,
+                     size_t errlen)
 {
     const cJSON *data = g ? cJSON_GetObjectItemCaseSensitive(g, "data") : NULL;
     if (data) return fill_from_json(rois->data, tensor_numel(rois), data, "rois", err, errlen);
     if (rois->shape.rank != 2 || rois->shape.dims[1] != 5) return 0; /* validation names the problem */
+    const int64_t B = r->B;
+    const double s = r->spatial_scale > 0 ? r->spatial_scale : 1.0;
     const cJSON *img = g ? cJSON_GetObjectItemCaseSensitive(g, "image") : NULL;
-    double img_h = (double)H / s, img_w = (double)W / s;
+    double img_h = (double)r->H / s, img_w = (double)r->W / s;
     if (cJSON_GetArraySize(img) == 2) {
         img_h = cJSON_GetArrayItem(img, 0)->valuedouble;
         img_w = cJSON_GetArrayItem(img, 1)->valuedouble;
@@ -72,30 +73,29 @@ static int fill_rois(tensor_t *rois, const cJSON *g, gsl_rng *rng, int64_t B, in
     double fracb = json_number(g, "frac_batch_frac", 0.0), nanf = json_number(g, "nan_frac", 0.0);
     double edge = json_number(g, "edge_frac", 0.0), huge, huge_lo, huge_hi;
     if (fill_huge_range(g, &huge, &huge_lo, &huge_hi, "rois", err, errlen)) return -1;
-    double off = aligned ? 0.5 : 0.0, plus = end_plus_one ? 1.0 : 0.0;
     int64_t K = rois->shape.dims[0];
     for (int64_t k = 0; k < K; k++) {
-        double *r = rois->data + 5 * k;
+        double *q = rois->data + 5 * k;
         double b = B > 0 ? (double)gsl_rng_uniform_int(rng, (unsigned long)B) : 0.0;
         if (pick(rng, oob)) b = gsl_rng_uniform(rng) < 0.5 ? -1.0 : (double)B;
         else if (pick(rng, fracb)) b += 0.5;
-        r[0] = b;
+        q[0] = b;
         double bw = fill_uniform(rng, size_lo, size_hi), bh = fill_uniform(rng, size_lo, size_hi);
         double lo = pick(rng, outside) ? -0.5 : 0.0, hi = lo < 0 ? 1.5 : 1.0;
         double cx = fill_uniform(rng, lo * img_w, hi * img_w), cy = fill_uniform(rng, lo * img_h, hi * img_h);
-        r[1] = round_f32(cx - bw / 2);
-        r[2] = round_f32(cy - bh / 2);
-        r[3] = round_f32(cx + bw / 2);
-        r[4] = round_f32(cy + bh / 2);
-        if (pick(rng, degenerate)) { r[3] = r[1]; if (gsl_rng_uniform(rng) < 0.5) r[4] = r[2]; }
-        else if (pick(rng, inverted)) { double t = r[1]; r[1] = r[3]; r[3] = t; }
+        q[1] = round_f32(cx - bw / 2);
+        q[2] = round_f32(cy - bh / 2);
+        q[3] = round_f32(cx + bw / 2);
+        q[4] = round_f32(cy + bh / 2);
+        if (pick(rng, degenerate)) { q[3] = q[1]; if (gsl_rng_uniform(rng) < 0.5) q[4] = q[2]; }
+        else if (pick(rng, inverted)) { double t = q[1]; q[1] = q[3]; q[3] = t; }
         if (pick(rng, edge)) {
-            edge_axis((double)H, PH, sr, s, off, plus, &r[2], &r[4]);
-            edge_axis((double)W, PW, sr, s, off, plus, &r[1], &r[3]);
+            edge_axis((double)r->H, r->pooled_h, r, s, &q[2], &q[4]);
+            edge_axis((double)r->W, r->pooled_w, r, s, &q[1], &q[3]);
         }
         for (int i = 1; i <= 4; i++) /* a corner far out (either sign): the roi may still span the plane */
-            if (pick(rng, huge)) r[i] = (gsl_rng_uniform(rng) < 0.5 ? -1 : 1) * fill_log_magnitude(rng, huge_lo, huge_hi);
-        if (pick(rng, nanf)) r[1 + gsl_rng_uniform_int(rng, 4)] = NAN;
+            if (pick(rng, huge)) q[i] = (gsl_rng_uniform(rng) < 0.5 ? -1 : 1) * fill_log_magnitude(rng, huge_lo, huge_hi);
+        if (pick(rng, nanf)) q[1 + gsl_rng_uniform_int(rng, 4)] = NAN;
     }
     return 0;
 }
@@ -163,10 +163,63 @@ static int check_end_mode(const problem_t *p, int mode_at, int aligned_at, char 
     return 0;
 }
 
-/* ---- roi_align --------------------------------------------------------------------------- */
+/* ---- both ops ---------------------------------------------------------------------------- */
 
-enum { RA_INPUT, RA_ROIS };
+/* Both ops read input 0 (the feature map or its gradient) and input 1 (the rois) alike; the
+ * backward's attributes are the forward's behind input_shape. */
+enum { R_DATA, R_ROIS };
 enum { RA_PH, RA_PW, RA_SCALE, RA_SR, RA_ALIGNED, RA_END_MODE };
+
+/* by name, not address: tests judge copies of a descriptor with a broken reference */
+static int backward(const problem_t *p) { return !strcmp(p->op->name, "roi_align_v2_backward"); }
+
+static void params(const problem_t *p, ref_roi_align_params *r)
+{
+    const int bwd = backward(p);
+    const attr_value *a = p->attr + bwd, *s = &p->attr[0]; /* s: the backward's input_shape */
+    int64_t d[4];
+    for (int i = 0; i < 4; i++) d[i] = !bwd ? p->in[R_DATA].shape.dims[i] : s->n > i ? s->list[i] : 0;
+    r->B = d[0]; r->C = d[1]; r->H = d[2]; r->W = d[3];
+    r->K = p->in[R_ROIS].shape.rank > 0 ? p->in[R_ROIS].shape.dims[0] : 0;
+    r->pooled_h = a[RA_PH].i;
+    r->pooled_w = a[RA_PW].i;
+    r->spatial_scale = a[RA_SCALE].f;
+    r->sampling_ratio = a[RA_SR].i;
+    r->aligned = (int)a[RA_ALIGNED].i;
+    apply_end_mode(a[RA_END_MODE].i, r);
+}
+
+static int gen_rois(problem_t *p, int index, const cJSON *spec, gsl_rng *rng, char *err, size_t errlen)
+{
+    ref_roi_align_params r;
+    params(p, &r);
+    return fill_rois(&p->in[index], spec, rng, &r, err, errlen);
+}
+
+static void reference(const problem_t *p, double **out, ref_bounds *bounds)
+{
+    ref_roi_align_params r;
+    params(p, &r);
+    (backward(p) ? f64_roi_align_bwd__ref : f64_roi_align_fwd__ref)(&r, p->in[R_DATA].data, p->in[R_ROIS].data,
+                                                                    out[0], bounds);
+}
+
+static int optimized(const problem_t *p, const float **in, float **out, const conform_exec *ex)
+{
+    ref_roi_align_params r;
+    params(p, &r);
+    const f32_roi_align_params f = {
+        .B = r.B, .C = r.C, .H = r.H, .W = r.W, .K = r.K, .pooled_h = r.pooled_h, .pooled_w = r.pooled_w,
+        .spatial_scale = (float)r.spatial_scale, .sampling_ratio = r.sampling_ratio, .aligned = r.aligned,
+        .end_plus_one = r.end_plus_one,
+    };
+    return (backward(p) ? f32_roi_align_bwd : f32_roi_align_fwd)(&f, in[R_DATA], in[R_ROIS], out[0], ex);
+}
+
+/* what both ops share: the kernels and the tolerance model */
+#define ROI_ALIGN_FAMILY .reference = reference, .optimized = optimized, .tol = &roi_align_tol
+
+/* ---- roi_align --------------------------------------------------------------------------- */
 
 static const tensor_spec roi_align_inputs[] = {
     {"input", "[B, C, H, W] feature map"},
@@ -182,98 +235,38 @@ static const attr_spec roi_align_attrs[] = {
     {"roi_end_mode", ATTR_INT, "-1", END_MODE_DOC},
 };
 
-static void roi_align_params(const problem_t *p, ref_roi_align_params *r)
-{
-    const shape_t *x = &p->in[RA_INPUT].shape;
-    r->B = x->dims[0]; r->C = x->dims[1]; r->H = x->dims[2]; r->W = x->dims[3];
-    r->K = p->in[RA_ROIS].shape.dims[0];
-    r->pooled_h = p->attr[RA_PH].i;
-    r->pooled_w = p->attr[RA_PW].i;
-    r->spatial_scale = p->attr[RA_SCALE].f;
-    r->sampling_ratio = p->attr[RA_SR].i;
-    r->aligned = (int)p->attr[RA_ALIGNED].i;
-    apply_end_mode(p->attr[RA_END_MODE].i, r);
-}
-
-static void to_f32_params(const ref_roi_align_params *r, f32_roi_align_params *f)
-{
-    f->B = r->B; f->C = r->C; f->H = r->H; f->W = r->W; f->K = r->K;
-    f->pooled_h = r->pooled_h; f->pooled_w = r->pooled_w;
-    f->spatial_scale = (float)r->spatial_scale;
-    f->sampling_ratio = r->sampling_ratio;
-    f->aligned = r->aligned;
-    f->end_plus_one = r->end_plus_one;
-}
-
 static int roi_align_validate(problem_t *p, char *err, size_t errlen)
 {
     const char *op = p->op->name;
     char buf[128];
-    const shape_t *x = &p->in[RA_INPUT].shape, *rois = &p->in[RA_ROIS].shape;
+    const shape_t *x = &p->in[R_DATA].shape, *rois = &p->in[R_ROIS].shape;
     if (x->rank != 4) FAIL("%s: input must have shape [B,C,H,W], got %s", op, shape_str(x, buf, sizeof buf));
     if (rois->rank != 2 || rois->dims[1] != 5)
         FAIL("%s: rois must have shape [K,5], got %s", op, shape_str(rois, buf, sizeof buf));
     if (check_end_mode(p, RA_END_MODE, RA_ALIGNED, err, errlen)) return -1;
     ref_roi_align_params r;
-    roi_align_params(p, &r);
+    params(p, &r);
     if (check_common_attrs(op, "pooled_h", r.pooled_h, "pooled_w", r.pooled_w, r.spatial_scale, r.sampling_ratio,
-                           err, errlen))
-        return -1;
-    if (check_adaptive_samples(op, &p->in[RA_ROIS], r.spatial_scale, r.pooled_h, r.pooled_w, r.C, r.sampling_ratio,
+                           err, errlen) ||
+        check_adaptive_samples(op, &p->in[R_ROIS], r.spatial_scale, r.pooled_h, r.pooled_w, r.C, r.sampling_ratio,
                                r.aligned, r.end_plus_one, err, errlen))
         return -1;
-    int64_t d[4] = {r.K, r.C, r.pooled_h, r.pooled_w};
-    p->out_shape[0] = shape_make(4, d);
-    if (shape_numel(&p->out_shape[0]) < 0) FAIL("%s: output shape [K,C,pooled_h,pooled_w] is too large", op);
-    return 0;
-}
-
-static int roi_align_fill(problem_t *p, const cJSON *gen, gsl_rng *rng, char *err, size_t errlen)
-{
-    ref_roi_align_params r;
-    roi_align_params(p, &r);
-    if (fill_values(&p->in[RA_INPUT], cJSON_GetObjectItemCaseSensitive(gen, "input"), rng, "input", err, errlen))
-        return -1;
-    return fill_rois(&p->in[RA_ROIS], cJSON_GetObjectItemCaseSensitive(gen, "rois"), rng, r.B, r.H, r.W,
-                     r.spatial_scale > 0 ? r.spatial_scale : 1.0, r.pooled_h, r.pooled_w, r.sampling_ratio,
-                     r.aligned, r.end_plus_one, err, errlen);
-}
-
-static void roi_align_reference(const problem_t *p, double **out, ref_bounds *bounds)
-{
-    ref_roi_align_params r;
-    roi_align_params(p, &r);
-    f64_roi_align_fwd__ref(&r, p->in[RA_INPUT].data, p->in[RA_ROIS].data, out[0], bounds);
-}
-
-static int roi_align_optimized(const problem_t *p, const float **in, float **out, const conform_exec *ex)
-{
-    ref_roi_align_params r;
-    f32_roi_align_params f;
-    roi_align_params(p, &r);
-    to_f32_params(&r, &f);
-    return f32_roi_align_fwd(&f, in[RA_INPUT], in[RA_ROIS], out[0], ex);
+    const int64_t d[4] = {r.K, r.C, r.pooled_h, r.pooled_w};
+    return problem_set_output(p, 0, 4, d, err, errlen);
 }
 
 const op_desc op_roi_align = {
     .name = "roi_align",
     .summary = "RoIAlign forward (torch_npu ROIAlign, aclnnRoiAlignV2 forward)",
     .spec = "ops.md sections 0, A, 1",
-    .n_inputs = 2, .inputs = roi_align_inputs,
-    .n_outputs = 1, .outputs = roi_align_outputs,
-    .n_attrs = 6, .attrs = roi_align_attrs,
-    .validate = roi_align_validate,
-    .fill = roi_align_fill,
-    .reference = roi_align_reference,
-    .optimized = roi_align_optimized,
-    .tol = &roi_align_tol,
-    .proofs = roi_align_proofs,
+    OP_TENSORS(roi_align_inputs, roi_align_outputs),
+    OP_ATTRS(roi_align_attrs),
+    .gen = {"rois", gen_rois},
+    .validate = roi_align_validate, .proofs = roi_align_proofs,
+    ROI_ALIGN_FAMILY,
 };
 
 /* ---- roi_align_v2_backward --------------------------------------------------------------- */
-
-enum { RB_GRAD, RB_BOXES };
-enum { RB_SHAPE, RB_PH, RB_PW, RB_SCALE, RB_SR, RB_ALIGNED, RB_END_MODE };
 
 static const tensor_spec roi_align_bwd_inputs[] = {
     {"grad_output", "[K, C, pooled_height, pooled_width]"},
@@ -290,26 +283,12 @@ static const attr_spec roi_align_bwd_attrs[] = {
     {"roi_end_mode", ATTR_INT, "-1", END_MODE_DOC},
 };
 
-static void roi_align_bwd_params(const problem_t *p, ref_roi_align_params *r)
-{
-    const attr_value *s = &p->attr[RB_SHAPE];
-    r->B = s->n > 0 ? s->list[0] : 0; r->C = s->n > 1 ? s->list[1] : 0;
-    r->H = s->n > 2 ? s->list[2] : 0; r->W = s->n > 3 ? s->list[3] : 0;
-    r->K = p->in[RB_BOXES].shape.rank > 0 ? p->in[RB_BOXES].shape.dims[0] : 0;
-    r->pooled_h = p->attr[RB_PH].i;
-    r->pooled_w = p->attr[RB_PW].i;
-    r->spatial_scale = p->attr[RB_SCALE].f;
-    r->sampling_ratio = p->attr[RB_SR].i;
-    r->aligned = (int)p->attr[RB_ALIGNED].i;
-    apply_end_mode(p->attr[RB_END_MODE].i, r);
-}
-
 static int roi_align_bwd_validate(problem_t *p, char *err, size_t errlen)
 {
     const char *op = p->op->name;
     char buf[128];
-    const shape_t *go = &p->in[RB_GRAD].shape, *boxes = &p->in[RB_BOXES].shape;
-    const attr_value *is = &p->attr[RB_SHAPE];
+    const shape_t *go = &p->in[R_DATA].shape, *boxes = &p->in[R_ROIS].shape;
+    const attr_value *is = &p->attr[0];
     if (go->rank != 4)
         FAIL("%s: grad_output must have shape [K,C,pooled_height,pooled_width], got %s", op,
              shape_str(go, buf, sizeof buf));
@@ -318,9 +297,9 @@ static int roi_align_bwd_validate(problem_t *p, char *err, size_t errlen)
     if (is->n != 4) FAIL("%s: input_shape must have 4 entries (B,C,H,W), got %d", op, is->n);
     for (int i = 0; i < 4; i++)
         if (is->list[i] < 0) FAIL("%s: input_shape[%d] = %lld: must be >= 0", op, i, (long long)is->list[i]);
-    if (check_end_mode(p, RB_END_MODE, RB_ALIGNED, err, errlen)) return -1;
+    if (check_end_mode(p, 1 + RA_END_MODE, 1 + RA_ALIGNED, err, errlen)) return -1;
     ref_roi_align_params r;
-    roi_align_bwd_params(p, &r);
+    params(p, &r);
     if (go->dims[0] != r.K)
         FAIL("%s: grad_output has %lld rois (dim 0) but boxes has %lld", op, (long long)go->dims[0], (long long)r.K);
     if (check_common_attrs(op, "pooled_height", r.pooled_h, "pooled_width", r.pooled_w, r.spatial_scale,
@@ -332,54 +311,19 @@ static int roi_align_bwd_validate(problem_t *p, char *err, size_t errlen)
     if (go->dims[1] != r.C)
         FAIL("%s: grad_output has %lld channels (dim 1) but input_shape[1] = %lld", op, (long long)go->dims[1],
              (long long)r.C);
-    if (check_adaptive_samples(op, &p->in[RB_BOXES], r.spatial_scale, r.pooled_h, r.pooled_w, r.C, r.sampling_ratio,
+    if (check_adaptive_samples(op, &p->in[R_ROIS], r.spatial_scale, r.pooled_h, r.pooled_w, r.C, r.sampling_ratio,
                                r.aligned, r.end_plus_one, err, errlen))
         return -1;
-    int64_t d[4] = {r.B, r.C, r.H, r.W};
-    p->out_shape[0] = shape_make(4, d);
-    if (shape_numel(&p->out_shape[0]) < 0) FAIL("%s: input_shape %s is too large", op, shape_str(&p->out_shape[0], buf, sizeof buf));
-    return 0;
-}
-
-static int roi_align_bwd_fill(problem_t *p, const cJSON *gen, gsl_rng *rng, char *err, size_t errlen)
-{
-    ref_roi_align_params r;
-    roi_align_bwd_params(p, &r);
-    if (fill_values(&p->in[RB_GRAD], cJSON_GetObjectItemCaseSensitive(gen, "grad_output"), rng, "grad_output",
-                    err, errlen))
-        return -1;
-    return fill_rois(&p->in[RB_BOXES], cJSON_GetObjectItemCaseSensitive(gen, "boxes"), rng, r.B, r.H, r.W,
-                     r.spatial_scale > 0 ? r.spatial_scale : 1.0, r.pooled_h, r.pooled_w, r.sampling_ratio,
-                     r.aligned, r.end_plus_one, err, errlen);
-}
-
-static void roi_align_bwd_reference(const problem_t *p, double **out, ref_bounds *bounds)
-{
-    ref_roi_align_params r;
-    roi_align_bwd_params(p, &r);
-    f64_roi_align_bwd__ref(&r, p->in[RB_GRAD].data, p->in[RB_BOXES].data, out[0], bounds);
-}
-
-static int roi_align_bwd_optimized(const problem_t *p, const float **in, float **out, const conform_exec *ex)
-{
-    ref_roi_align_params r;
-    f32_roi_align_params f;
-    roi_align_bwd_params(p, &r);
-    to_f32_params(&r, &f);
-    return f32_roi_align_bwd(&f, in[RB_GRAD], in[RB_BOXES], out[0], ex);
+    return problem_set_output(p, 0, 4, is->list, err, errlen);
 }
 
 const op_desc op_roi_align_v2_backward = {
     .name = "roi_align_v2_backward",
     .summary = "RoIAlign backward (aclnnRoiAlignV2Backward)",
     .spec = "ops.md sections 0, A, 2",
-    .n_inputs = 2, .inputs = roi_align_bwd_inputs,
-    .n_outputs = 1, .outputs = roi_align_bwd_outputs,
-    .n_attrs = 7, .attrs = roi_align_bwd_attrs,
-    .validate = roi_align_bwd_validate,
-    .fill = roi_align_bwd_fill,
-    .reference = roi_align_bwd_reference,
-    .optimized = roi_align_bwd_optimized,
-    .tol = &roi_align_tol,
-    .proofs = roi_align_bwd_proofs,
+    OP_TENSORS(roi_align_bwd_inputs, roi_align_bwd_outputs),
+    OP_ATTRS(roi_align_bwd_attrs),
+    .gen = {"boxes", gen_rois},
+    .validate = roi_align_bwd_validate, .proofs = roi_align_bwd_proofs,
+    ROI_ALIGN_FAMILY,
 };

@@ -19,27 +19,6 @@ int roi_end_mode_identities(const op_desc *op, proof_result *r);
 #define ADJOINT_LIMIT 1e-12
 
 
-/* forward outputs of roi_align under proof for given input data and rois */
-static int forward(const op_desc *op, const char *const *attrs, const shape_t *xs, const double *x, int64_t K,
-                   const double *rois, double **y, shape_t *ys, proof_result *r)
-{
-    shape_t shapes[2] = {*xs, shape2(K, 5)};
-    problem_t p;
-    if (proof_problem(op, attrs, shapes, NULL, 1, &p, r)) return -1;
-    memcpy(p.in[0].data, x, sizeof(double) * (size_t)shape_numel(xs));
-    memcpy(p.in[1].data, rois, sizeof(double) * 5 * (size_t)K);
-    int rc = proof_reference(op, &p, y);
-    *ys = p.out_shape[0];
-    problem_free(&p);
-    return rc;
-}
-
-static double *random_values(int64_t n, gsl_rng *rng)
-{
-    double *v = malloc(sizeof(double) * (size_t)(n ? n : 1));
-    for (int64_t i = 0; i < n; i++) v[i] = fill_uniform(rng, -1, 1);
-    return v;
-}
 
 /* ---- roi_align ------------------------------------------------------------------------------ */
 
@@ -50,7 +29,7 @@ static int identity_window(const op_desc *op, proof_result *r)
     r->limit = 0; /* the weights are exactly 0 and 1 */
     const int64_t B = 2, C = 3, H = 11, W = 13, PH = 4, PW = 5;
     shape_t xs = shape4(B, C, H, W);
-    double *x = random_values(B * C * H * W, rng);
+    double *x = proof_random_values(B * C * H * W, rng);
     int rc = 0;
     for (int aligned = 0; aligned <= 1 && rc == 0; aligned++) {
         const double s = 0.5;
@@ -71,8 +50,10 @@ static int identity_window(const op_desc *op, proof_result *r)
         snprintf(a0, sizeof a0, "aligned=%s", aligned ? "true" : "false");
         const char *attrs[] = {"pooled_h=4", "pooled_w=5", "spatial_scale=0.5", "sampling_ratio=1", a0, NULL};
         double *y[1] = {0};
-        shape_t ys;
-        rc = forward(op, attrs, &xs, x, 6, rois, y, &ys, r);
+        int64_t ny;
+        const shape_t shapes[2] = {xs, shape2(6, 5)};
+        const double *data[2] = {x, rois};
+        rc = proof_run(op, &(proof_run_spec){attrs, shapes, data}, y, &ny, r);
         for (int64_t k = 0; k < 6 && rc == 0; k++)
             for (int64_t c = 0; c < C; c++)
                 for (int64_t i = 0; i < PH; i++)
@@ -100,7 +81,7 @@ static int translation(const op_desc *op, proof_result *r)
     const int64_t B = 2, C = 2, H = 12, W = 10, K = 8, TY = 3, TX = 5;
     const double s = 0.25;
     shape_t xs = shape4(B, C, H, W), xs2 = shape4(B, C, H + TY + 2, W + TX + 1);
-    double *x = random_values(B * C * H * W, rng);
+    double *x = proof_random_values(B * C * H * W, rng);
     double *x2 = calloc((size_t)shape_numel(&xs2), sizeof(double));
     for (int64_t b = 0; b < B; b++)
         for (int64_t c = 0; c < C; c++)
@@ -131,13 +112,9 @@ static int translation(const op_desc *op, proof_result *r)
         snprintf(a0, sizeof a0, "aligned=%s", aligned ? "true" : "false");
         snprintf(a1, sizeof a1, "sampling_ratio=%d", sr);
         const char *attrs[] = {"pooled_h=3", "pooled_w=2", "spatial_scale=0.25", a0, a1, NULL};
-        double *y[1] = {0}, *y2[1] = {0};
-        shape_t ys, ys2;
-        rc = forward(op, attrs, &xs, x, K, rois, y, &ys, r);
-        if (!rc) rc = forward(op, attrs, &xs2, x2, K, rois2, y2, &ys2, r);
-        if (!rc) proof_note(r, rel_diff(y2[0], y[0], shape_numel(&ys)));
-        proof_free_outputs(y, 1);
-        proof_free_outputs(y2, 1);
+        const shape_t s1[2] = {xs, shape2(K, 5)}, s2[2] = {xs2, shape2(K, 5)};
+        const double *d1[2] = {x, rois}, *d2[2] = {x2, rois2};
+        rc = proof_same_output(op, &(proof_run_spec){attrs, s1, d1}, &(proof_run_spec){attrs, s2, d2}, r);
     }
     free(x);
     free(x2);
@@ -155,7 +132,7 @@ static int half_pixel(const op_desc *op, proof_result *r)
     const int64_t B = 1, C = 3, H = 9, W = 9, K = 10;
     const double s = 0.5;
     shape_t xs = shape4(B, C, H, W);
-    double *x = random_values(B * C * H * W, rng);
+    double *x = proof_random_values(B * C * H * W, rng);
     double rois[5 * K], moved[5 * K];
     for (int64_t k = 0; k < K; k++) {
         double cx = fill_uniform(rng, -4, 22), cy = fill_uniform(rng, -4, 22);
@@ -171,13 +148,9 @@ static int half_pixel(const op_desc *op, proof_result *r)
         snprintf(a1, sizeof a1, "sampling_ratio=%d", sr);
         const char *al[] = {"pooled_h=3", "pooled_w=3", "spatial_scale=0.5", "aligned=true", a1, NULL};
         const char *un[] = {"pooled_h=3", "pooled_w=3", "spatial_scale=0.5", "aligned=false", a1, NULL};
-        double *ya[1] = {0}, *yu[1] = {0};
-        shape_t s1, s2;
-        rc = forward(op, al, &xs, x, K, rois, ya, &s1, r);
-        if (!rc) rc = forward(op, un, &xs, x, K, moved, yu, &s2, r);
-        if (!rc) proof_note(r, rel_diff(yu[0], ya[0], shape_numel(&s1)));
-        proof_free_outputs(ya, 1);
-        proof_free_outputs(yu, 1);
+        const shape_t sh[2] = {xs, shape2(K, 5)};
+        const double *da[2] = {x, rois}, *du[2] = {x, moved};
+        rc = proof_same_output(op, &(proof_run_spec){al, sh, da}, &(proof_run_spec){un, sh, du}, r);
     }
     free(x);
     gsl_rng_free(rng);
@@ -196,10 +169,8 @@ static int linearity(const op_desc *op, proof_result *r)
     problem_t p;
     if (proof_problem(op, attrs, shapes, "{\"rois\": {\"outside_frac\": 0.3}}", 4, &p, r)) { gsl_rng_free(rng); return -1; }
     int64_t n = shape_numel(&xs);
-    double *x = random_values(n, rng), *z = random_values(n, rng);
-    double gap;
-    const int rc = proof_linearity_gap(op, &p, x, z, &gap);
-    if (!rc) proof_note(r, gap);
+    double *x = proof_random_values(n, rng), *z = proof_random_values(n, rng);
+    const int rc = proof_linearity(op, &p, x, z, r);
     problem_free(&p);
     free(x);
     free(z);
@@ -236,9 +207,10 @@ static const family_case family_cases[] = {
     {1, 0, 3, 1, 2, 9, 9, 6, 2, 2, 0.5},   /* roi_end_mode 3, computed as 2 */
 };
 
-/* The forward (from the table) and the backward under proof on one random problem. */
-static int make_pair(const op_desc *bwd, const family_case *fc, unsigned long seed, proof_pair *pr, proof_result *r)
+/* The forward (from the table) and the backward under proof on random problem i. */
+static int make_pair(const op_desc *bwd, size_t i, unsigned long seed, proof_pair *pr, proof_result *r)
 {
+    const family_case *fc = &family_cases[i];
     char a[6][48];
     snprintf(a[0], 48, "aligned=%s", fc->aligned ? "true" : "false");
     snprintf(a[5], 48, "roi_end_mode=%d", fc->mode);
@@ -264,36 +236,25 @@ static int make_pair(const op_desc *bwd, const family_case *fc, unsigned long se
     return 0;
 }
 
+#define N_CASES (sizeof family_cases / sizeof family_cases[0])
+
 static int adjoint(const op_desc *op, proof_result *r)
 {
     r->limit = ADJOINT_LIMIT;
-    for (size_t i = 0; i < sizeof family_cases / sizeof family_cases[0]; i++) {
-        proof_pair pr;
-        if (make_pair(op, &family_cases[i], 10 + i, &pr, r)) { proof_pair_free(&pr); return -1; }
-        proof_note(r, proof_pair_adjoint_gap(&pr));
-        proof_pair_free(&pr);
-    }
-    return proof_verdict(r, "random problems, |<g,Fx> - <F'g,x>| / sum of |products|");
+    return proof_adjoint_pairs(op, make_pair, N_CASES, 10, "random problems, |<g,Fx> - <F'g,x>| / sum of |products|",
+                               r);
 }
 
 static int finite_difference(const op_desc *op, proof_result *r)
 {
     /* central differences of a linear function with h = 1e-2 are exact but for rounding,
-       about 1e-16 * |loss| / h ~ 1e-13 of the gradient scale here */
+       about 1e-16 * |loss| / h ~ 1e-13 of the gradient scale here; every 7th element, so
+       touched and untouched pixels are both probed: both the discrepancy and GSL's own error
+       estimate must be tiny against the gradient scale */
     r->limit = 1e-10;
-    for (size_t i = 0; i < sizeof family_cases / sizeof family_cases[0]; i++) {
-        proof_pair pr;
-        if (make_pair(op, &family_cases[i], 20 + i, &pr, r)) { proof_pair_free(&pr); return -1; }
-        const int64_t nx = tensor_numel(&pr.fwd.in[0]);
-        const double scale = proof_pair_grad_scale(&pr, 0);
-        /* every 7th element, so touched and untouched pixels are both probed; the loss is linear
-           in x, so the difference is exact up to rounding: both the discrepancy and GSL's own
-           error estimate must be tiny against the gradient scale */
-        for (int64_t e = 0; e < nx; e += 7)
-            proof_note(r, proof_pair_fd_error(&op_roi_align, &pr, 0, e, 1e-2) / fmax(scale, 1e-300));
-        proof_pair_free(&pr);
-    }
-    return proof_verdict(r, "elements, max(|fd - grad|, GSL error estimate) / gradient scale");
+    const proof_fd_plan plan = {&op_roi_align, 0, 7, 1e-2, 1e-300, 1,
+                                "elements, max(|fd - grad|, GSL error estimate) / gradient scale"};
+    return proof_fd_pairs(op, make_pair, N_CASES, 20, &plan, r);
 }
 
 /* grad_input of translated problems is the translated grad_input. */

@@ -16,27 +16,6 @@ extern const op_desc op_roi_align_rotated, op_roi_align_rotated_grad;
 #define ADJOINT_LIMIT 1e-12
 
 
-static double *random_values(int64_t n, gsl_rng *rng)
-{
-    double *v = malloc(sizeof(double) * (size_t)(n ? n : 1));
-    for (int64_t i = 0; i < n; i++) v[i] = fill_uniform(rng, -1, 1);
-    return v;
-}
-
-/* Outputs of op (any op of the table) for given attributes, input shapes and input data. */
-static int run_op(const op_desc *op, const char *const *attrs, const shape_t *shapes, const double *const *data,
-                  double **y, int64_t *ny, proof_result *r)
-{
-    problem_t p;
-    if (proof_problem(op, attrs, shapes, NULL, 1, &p, r)) return -1;
-    for (int i = 0; i < op->n_inputs; i++)
-        memcpy(p.in[i].data, data[i], sizeof(double) * (size_t)shape_numel(&shapes[i]));
-    int rc = proof_reference(op, &p, y);
-    *ny = shape_numel(&p.out_shape[0]);
-    problem_free(&p);
-    return rc;
-}
-
 /* [N, C, S] -> [N, S, C] */
 static double *to_channels_last(const double *src, int64_t N, int64_t C, int64_t S)
 {
@@ -92,7 +71,7 @@ static int angle_zero_is_roi_align(const op_desc *op, proof_result *r)
     const int64_t B = 2, C = 3, H = 11, W = 9, K = 12;
     const double s = 0.5;
     shape_t xs = shape4(B, C, H, W);
-    double *x = random_values(B * C * H * W, rng);
+    double *x = proof_random_values(B * C * H * W, rng);
     double rot[6 * K], box[5 * K];
     int rc = 0;
     for (int variant = 0; variant < 4 && rc == 0; variant++) {
@@ -113,8 +92,8 @@ static int angle_zero_is_roi_align(const op_desc *op, proof_result *r)
         const double *dr[2] = {x, rot}, *da[2] = {x, box};
         double *yr[1] = {0}, *ya[1] = {0};
         int64_t nr, na;
-        rc = run_op(op, attrs, sr_shapes, dr, yr, &nr, r);
-        if (!rc) rc = run_op(ra, attrs, sa_shapes, da, ya, &na, r);
+        rc = proof_run(op, &(proof_run_spec){attrs, sr_shapes, dr}, yr, &nr, r);
+        if (!rc) rc = proof_run(ra, &(proof_run_spec){attrs, sa_shapes, da}, ya, &na, r);
         if (!rc) proof_note(r, nr == na ? rel_diff(yr[0], ya[0], nr) : INFINITY);
         proof_free_outputs(yr, 1);
         proof_free_outputs(ya, 1);
@@ -132,7 +111,7 @@ static int clockwise_is_negated_angle(const op_desc *op, proof_result *r)
     r->limit = 0; /* theta = -angle exactly, the same computation follows */
     const int64_t B = 1, C = 2, H = 8, W = 10, K = 9;
     shape_t shapes[2] = {shape4(B, C, H, W), shape2(K, 6)};
-    double *x = random_values(B * C * H * W, rng);
+    double *x = proof_random_values(B * C * H * W, rng);
     double rois[6 * K], neg[6 * K];
     random_rois(rng, rois, K, B, H, W, 1.0);
     memcpy(neg, rois, sizeof rois);
@@ -142,13 +121,13 @@ static int clockwise_is_negated_angle(const op_desc *op, proof_result *r)
     const double *d1[2] = {x, rois}, *d2[2] = {x, neg};
     double *y1[1] = {0}, *y2[1] = {0};
     int64_t n1, n2;
-    int rc = run_op(op, cw, shapes, d1, y1, &n1, r);
-    if (!rc) rc = run_op(op, ccw, shapes, d2, y2, &n2, r);
+    int rc = proof_run(op, &(proof_run_spec){cw, shapes, d1}, y1, &n1, r);
+    if (!rc) rc = proof_run(op, &(proof_run_spec){ccw, shapes, d2}, y2, &n2, r);
     if (!rc) proof_note(r, rel_diff(y1[0], y2[0], n1));
     /* and the angle matters at all: clockwise(a) differs from counter-clockwise(a) */
     double *y3[1] = {0};
     int64_t n3;
-    if (!rc) rc = run_op(op, ccw, shapes, d1, y3, &n3, r);
+    if (!rc) rc = proof_run(op, &(proof_run_spec){ccw, shapes, d1}, y3, &n3, r);
     int distinct = !rc && rel_diff(y1[0], y3[0], n1) > 1e-6;
     proof_free_outputs(y1, 1);
     proof_free_outputs(y2, 1);
@@ -167,7 +146,7 @@ static int layouts_agree(const op_desc *op, proof_result *r)
     gsl_rng_set(rng, 33);
     r->limit = 0; /* the math does not depend on the layout */
     const int64_t B = 2, C = 5, H = 7, W = 9, K = 10, PH = 2, PW = 3;
-    double *x = random_values(B * C * H * W, rng), *xl = to_channels_last(x, B, C, H * W);
+    double *x = proof_random_values(B * C * H * W, rng), *xl = to_channels_last(x, B, C, H * W);
     double rois[6 * K];
     random_rois(rng, rois, K, B, H, W, 0.5);
     double *rl = field_major(rois, K);
@@ -177,8 +156,8 @@ static int layouts_agree(const op_desc *op, proof_result *r)
     const double *d1[2] = {x, rois}, *d2[2] = {xl, rl};
     double *y1[1] = {0}, *y2[1] = {0};
     int64_t n1, n2;
-    int rc = run_op(op, a1, s1, d1, y1, &n1, r);
-    if (!rc) rc = run_op(op, a2, s2, d2, y2, &n2, r);
+    int rc = proof_run(op, &(proof_run_spec){a1, s1, d1}, y1, &n1, r);
+    if (!rc) rc = proof_run(op, &(proof_run_spec){a2, s2, d2}, y2, &n2, r);
     if (!rc) {
         double *perm = to_channels_last(y1[0], K, C, PH * PW);
         proof_note(r, n1 == n2 ? rel_diff(y2[0], perm, n1) : INFINITY);
@@ -201,7 +180,7 @@ static int quarter_turn(const op_desc *op, proof_result *r)
     gsl_rng_set(rng, 34);
     r->limit = RELATION_LIMIT;
     const int64_t B = 2, C = 2, H = 7, W = 11, K = 12;
-    double *x = random_values(B * C * H * W, rng), *xt = malloc(sizeof(double) * (size_t)(B * C * H * W));
+    double *x = proof_random_values(B * C * H * W, rng), *xt = malloc(sizeof(double) * (size_t)(B * C * H * W));
     for (int64_t bc = 0; bc < B * C; bc++)
         for (int64_t i = 0; i < W; i++)
             for (int64_t j = 0; j < H; j++) xt[(bc * W + i) * H + j] = x[(bc * H + j) * W + (W - 1 - i)];
@@ -227,13 +206,7 @@ static int quarter_turn(const op_desc *op, proof_result *r)
         const char *attrs[] = {"pooled_h=3", "pooled_w=2", "spatial_scale=0.5", a[0], a[1], NULL};
         shape_t s1[2] = {shape4(B, C, H, W), shape2(K, 6)}, s2[2] = {shape4(B, C, W, H), shape2(K, 6)};
         const double *d1[2] = {x, rois}, *d2[2] = {xt, turned};
-        double *y1[1] = {0}, *y2[1] = {0};
-        int64_t n1, n2;
-        rc = run_op(op, attrs, s1, d1, y1, &n1, r);
-        if (!rc) rc = run_op(op, attrs, s2, d2, y2, &n2, r);
-        if (!rc) proof_note(r, rel_diff(y2[0], y1[0], n1));
-        proof_free_outputs(y1, 1);
-        proof_free_outputs(y2, 1);
+        rc = proof_same_output(op, &(proof_run_spec){attrs, s1, d1}, &(proof_run_spec){attrs, s2, d2}, r);
     }
     free(x);
     free(xt);
@@ -265,9 +238,10 @@ static const family_case family_cases[] = {
     {0, 1, 1, 1, 1, 4, 5, 13, 5, 1, 5, 0.5},
 };
 
-/* The forward (from the table) and the backward under proof on one random problem. */
-static int make_pair(const op_desc *bwd, const family_case *fc, unsigned long seed, proof_pair *pr, proof_result *r)
+/* The forward (from the table) and the backward under proof on random problem i. */
+static int make_pair(const op_desc *bwd, size_t i, unsigned long seed, proof_pair *pr, proof_result *r)
 {
+    const family_case *fc = &family_cases[i];
     char a[7][64];
     snprintf(a[0], 64, "aligned=%s", fc->aligned ? "true" : "false");
     snprintf(a[1], 64, "sampling_ratio=%d", fc->sr);
@@ -295,35 +269,24 @@ static int make_pair(const op_desc *bwd, const family_case *fc, unsigned long se
     return 0;
 }
 
+#define N_CASES (sizeof family_cases / sizeof family_cases[0])
+
 static int adjoint(const op_desc *op, proof_result *r)
 {
     r->limit = ADJOINT_LIMIT;
-    for (size_t i = 0; i < sizeof family_cases / sizeof family_cases[0]; i++) {
-        proof_pair pr;
-        if (make_pair(op, &family_cases[i], 40 + i, &pr, r)) { proof_pair_free(&pr); return -1; }
-        proof_note(r, proof_pair_adjoint_gap(&pr));
-        proof_pair_free(&pr);
-    }
-    return proof_verdict(r, "random problems (both layouts), |<g,Fx> - <F'g,x>| / sum of |products|");
+    return proof_adjoint_pairs(op, make_pair, N_CASES, 40,
+                               "random problems (both layouts), |<g,Fx> - <F'g,x>| / sum of |products|", r);
 }
 
 static int finite_difference(const op_desc *op, proof_result *r)
 {
     /* central differences of a linear function with h = 1e-2 are exact but for rounding,
-       about 1e-16 * |loss| / h ~ 1e-13 of the gradient scale here */
+       about 1e-16 * |loss| / h ~ 1e-13 of the gradient scale here; every 5th element, so
+       touched and untouched pixels are both probed */
     r->limit = 1e-10;
-    for (size_t i = 0; i < sizeof family_cases / sizeof family_cases[0]; i++) {
-        proof_pair pr;
-        if (make_pair(op, &family_cases[i], 50 + i, &pr, r)) { proof_pair_free(&pr); return -1; }
-        const int64_t nx = tensor_numel(&pr.fwd.in[0]);
-        const double scale = proof_pair_grad_scale(&pr, 0);
-        /* every 5th element, so touched and untouched pixels are both probed */
-        for (int64_t e = 0; e < nx; e += 5)
-            proof_note(r, proof_pair_fd_error(&op_roi_align_rotated, &pr, 0, e, 1e-2) / fmax(scale, 1e-300));
-        if (scale == 0) proof_note(r, INFINITY); /* a zero gradient everywhere proves nothing */
-        proof_pair_free(&pr);
-    }
-    return proof_verdict(r, "elements, max(|fd - grad|, GSL error estimate) / gradient scale");
+    const proof_fd_plan plan = {&op_roi_align_rotated, 0, 5, 1e-2, 1e-300, 1,
+                                "elements, max(|fd - grad|, GSL error estimate) / gradient scale"};
+    return proof_fd_pairs(op, make_pair, N_CASES, 50, &plan, r);
 }
 
 /* The grad in NHWC equals the permuted grad in NCHW; clockwise(a) equals counter-clockwise(-a). */
@@ -333,7 +296,7 @@ static int grad_relations(const op_desc *op, proof_result *r)
     gsl_rng_set(rng, 36);
     r->limit = 0; /* both are the same computation on permuted data / an exactly negated angle */
     const int64_t B = 2, C = 3, H = 8, W = 6, K = 9, PH = 3, PW = 2;
-    double *g = random_values(K * C * PH * PW, rng), *gl = to_channels_last(g, K, C, PH * PW);
+    double *g = proof_random_values(K * C * PH * PW, rng), *gl = to_channels_last(g, K, C, PH * PW);
     double rois[6 * K], neg[6 * K];
     random_rois(rng, rois, K, B, H, W, 1.0);
     memcpy(neg, rois, sizeof rois);
@@ -346,9 +309,9 @@ static int grad_relations(const op_desc *op, proof_result *r)
     const double *d1[2] = {g, rois}, *d2[2] = {gl, rl}, *d3[2] = {g, neg};
     double *y1[1] = {0}, *y2[1] = {0}, *y3[1] = {0};
     int64_t n1, n2, n3;
-    int rc = run_op(op, a1, s1, d1, y1, &n1, r);
-    if (!rc) rc = run_op(op, a2, s2, d2, y2, &n2, r);
-    if (!rc) rc = run_op(op, a3, s1, d3, y3, &n3, r);
+    int rc = proof_run(op, &(proof_run_spec){a1, s1, d1}, y1, &n1, r);
+    if (!rc) rc = proof_run(op, &(proof_run_spec){a2, s2, d2}, y2, &n2, r);
+    if (!rc) rc = proof_run(op, &(proof_run_spec){a3, s1, d3}, y3, &n3, r);
     if (!rc) {
         double *perm = to_channels_last(y1[0], B, C, H * W);
         proof_note(r, n1 == n2 ? rel_diff(y2[0], perm, n1) : INFINITY);
