@@ -109,8 +109,7 @@ static int linearity(const op_desc *op, proof_result *r)
 {
     r->limit = RELATION_LIMIT;
     int rc = 0;
-    gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
-    gsl_rng_set(rng, 4);
+    gsl_rng *rng = conform_rng(4);
     for (size_t gi = 0; gi < N_GEOS && rc == 0; gi++) {
         problem_t p;
         if (fwd_problem(op, &geos[gi], 0, "{\"offsets\": {\"spread\": 3}}", 40 + gi, &p, r)) { gsl_rng_free(rng); return -1; }

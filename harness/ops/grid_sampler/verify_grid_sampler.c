@@ -51,8 +51,7 @@ static int identity_grid(const op_desc *op, proof_result *r)
                 problem_t p;
                 if (fwd_problem(op, im, pm, ac, N, C, H, W, Ho, Wo, 40 + (unsigned long)(im * 6 + pm * 2 + ac), &p, r))
                     return -1;
-                gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
-                gsl_rng_set(rng, 7);
+                gsl_rng *rng = conform_rng(7);
                 int64_t *py = malloc(sizeof(int64_t) * (size_t)(N * Ho * Wo)), *px = malloc(sizeof(int64_t) * (size_t)(N * Ho * Wo));
                 for (int64_t q = 0; q < N * Ho * Wo; q++) {
                     px[q] = (int64_t)gsl_rng_uniform_int(rng, (unsigned long)W);
@@ -119,8 +118,7 @@ static int linearity(const op_desc *op, proof_result *r)
     for (int im = 0; im < 3 && rc == 0; im++) {
         problem_t p;
         if (fwd_problem(op, im, im, im & 1, 2, 2, 5, 7, 4, 3, 80 + (unsigned long)im, &p, r)) return -1;
-        gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
-        gsl_rng_set(rng, 81);
+        gsl_rng *rng = conform_rng(81);
         rc = proof_linearity_random(op, &p, rng, r);
         gsl_rng_free(rng);
         problem_free(&p);
