@@ -86,6 +86,14 @@ static double summary(const cJSON *r, const char *key)
 
 static char *slurp(const char *path) { return test_slurp(path); }
 
+static void write_text(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    cr_assert(f);
+    fputs(text, f);
+    fclose(f);
+}
+
 /* the path (under the export) of one output or input of a case, from the manifest */
 static void file_of(const char *ex, const char *id, const char *kind, const char *name, char *buf, size_t len)
 {
@@ -568,6 +576,85 @@ Test(devflow, a_float16_device_directory_round_trips, .init = setup, .fini = tea
                  EXIT_USAGE);
 }
 
+/* A case whose finite inputs overflow the dtype (1e9 grid coordinates at float16 become inf) no
+   longer means what it says: run reports it not_applicable naming the input, export writes no data
+   for it and says so in the manifest, and neither passes nor fails the run. */
+Test(devflow, a_case_whose_inputs_overflow_the_dtype_is_not_applicable, .init = setup, .fini = teardown, .timeout = 300)
+{
+    const char *ex = sub("ex"), *id = "smoke/grid_fwd_huge_coords/interpolation_mode=0,padding_mode=1,align_corners=false";
+    cr_assert_eq(EXPORT("cases/smoke.json", "--filter", "smoke/grid_fwd_huge_coords*", "--out", ex, "--dtype", "float16",
+                        "--outputs", "optimized"),
+                 EXIT_OK);
+    cJSON *m = load(sub("ex/manifest.json"));
+    const cJSON *e, *entry = NULL;
+    cJSON_ArrayForEach(e, cJSON_GetObjectItem(m, "cases")) if (!strcmp(cJSON_GetObjectItem(e, "id")->valuestring, id)) entry = e;
+    cr_assert(entry, "no manifest entry %s", id);
+    const cJSON *na = cJSON_GetObjectItem(entry, "not_applicable");
+    cr_assert(cJSON_IsString(na) && strstr(na->valuestring, "input grid") && strstr(na->valuestring, "float16"), "%s",
+              cJSON_Print(entry));
+    cr_assert_eq(cJSON_GetArraySize(cJSON_GetObjectItem(entry, "inputs")), 0, "no data for a case that does not apply");
+    cJSON_Delete(m);
+    char impl[300];
+    snprintf(impl, sizeof impl, "dir:%s", ex);
+    cr_assert_eq(RUN("cases/smoke.json", "--filter", "smoke/grid_fwd_huge_coords*", "--impl", impl, "--report-dir",
+                     sub("rep"), "--quiet"),
+                 EXIT_OK, "not applicable is no failure");
+    cJSON *r = report(sub("rep"));
+    cr_assert_str_eq(status_of(r, id), "not_applicable");
+    cr_assert(strstr(message_of(r, id), "round to infinity"), "%s", message_of(r, id));
+    cr_assert_eq(summary(r, "not_applicable"), summary(r, "total"));
+    cJSON_Delete(r);
+    /* at float32 the same cases are judged */
+    cr_assert_eq(RUN("cases/smoke.json", "--filter", "smoke/grid_fwd_huge_coords*", "--report-dir", sub("rep32"), "--quiet"),
+                 EXIT_OK);
+    r = report(sub("rep32"));
+    cr_assert_eq(summary(r, "passed"), summary(r, "total"));
+    cJSON_Delete(r);
+}
+
+/* A waiver with "dtypes" holds only at those dtypes (elsewhere it is neither applied nor stale); one
+   with "outputs" waives a case only when every failing output is named. */
+Test(devflow, waivers_scoped_by_dtype_and_output, .init = setup, .fini = teardown, .timeout = 300)
+{
+    const char *ex = sub("ex");
+    cr_assert_eq(EXPORT("cases/smoke.json", "--filter", VICTIM, "--out", ex, "--outputs", "optimized"), EXIT_OK);
+    char out[600];
+    file_of(ex, VICTIM, "outputs", "output", out, sizeof out);
+    FILE *f = fopen(out, "r+b"); /* the first element moved far beyond any tolerance */
+    cr_assert(f);
+    float big = 1e6f;
+    unsigned char head[10];
+    cr_assert_eq(fread(head, 1, 10, f), 10);
+    cr_assert_eq(fseek(f, 10 + head[8] + 256 * head[9], SEEK_SET), 0); /* npy 1.0: the data after the header */
+    cr_assert_eq(fwrite(&big, sizeof big, 1, f), 1);
+    fclose(f);
+    char impl[300];
+    snprintf(impl, sizeof impl, "dir:%s", ex);
+    struct { const char *scope; int rc; const char *status; int stale; } t[] = {
+        {"\"dtypes\": [\"float32\"]", EXIT_OK, "waived", 0},
+        {"\"dtypes\": [\"bfloat16\"]", EXIT_FAIL, "failed", 0},
+        {"\"outputs\": [\"output\"]", EXIT_OK, "waived", 0},
+        {"\"outputs\": [\"grad_offsets\"]", EXIT_FAIL, "failed", 1},
+    };
+    for (size_t k = 0; k < sizeof t / sizeof t[0]; k++) {
+        char w[1024];
+        snprintf(w, sizeof w, "{\"waivers\": [{\"pattern\": \"%s\", %s, \"reason\": \"test\", \"link\": \"x\"}]}", VICTIM,
+                 t[k].scope);
+        write_text(sub("w.json"), w);
+        cr_assert_eq(RUN("cases/smoke.json", "--filter", VICTIM, "--impl", impl, "--waivers", sub("w.json"), "--report-dir",
+                         sub("rep"), "--quiet"),
+                     t[k].rc, "%s", t[k].scope);
+        cJSON *r = report(sub("rep"));
+        cr_assert_str_eq(status_of(r, VICTIM), t[k].status, "%s", t[k].scope);
+        cr_assert_eq(cJSON_GetArraySize(cJSON_GetObjectItem(r, "stale_waivers")), t[k].stale, "%s", t[k].scope);
+        cJSON_Delete(r);
+    }
+    write_text(sub("w.json"), "{\"waivers\": [{\"pattern\": \"x\", \"dtypes\": [\"float8\"], \"reason\": \"r\", \"link\": \"l\"}]}");
+    cr_assert_eq(RUN("cases/smoke.json", "--filter", VICTIM, "--impl", impl, "--waivers", sub("w.json"), "--report-dir",
+                     sub("rep"), "--quiet"),
+                 EXIT_USAGE, "an unknown dtype in a waiver is a usage error");
+}
+
 /* ---- check with raw files -------------------------------------------------------------------- */
 
 #define V "cases/check/roi_align/"
@@ -961,14 +1048,6 @@ Test(devflow, files_written_as_one_set_are_all_or_none, .init = setup, .fini = t
 }
 
 /* ---- the runner's record, DIR/runner.json (tools/torch_runner.py) ------------------------------- */
-
-static void write_text(const char *path, const char *text)
-{
-    FILE *f = fopen(path, "w");
-    cr_assert(f);
-    fputs(text, f);
-    fclose(f);
-}
 
 static const char *const RECORD =
     "{\"schema\": \"conform-runner\", \"schema_version\": 1, \"runner\": \"tools/torch_runner.py\", \"device\": \"npu\","

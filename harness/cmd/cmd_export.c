@@ -138,10 +138,17 @@ static int export_case(const export_ctx *x, const suite_t *s, int index, uint64_
     problem_t p;
     char why[CONFORM_ERR_LEN];
     int bad = case_build(c, seed, &p, why, sizeof why);
+    const char *expect_error = case_expect_error(c);
+    if (!bad && !expect_error && case_inputs_overflow(&p, x->dt, why, sizeof why)) {
+        /* no data: a device would read infinities where the case means finite values; run says why */
+        cJSON_AddItemToObject(e, "attrs", attrs_json(&p));
+        cJSON_AddStringToObject(e, "not_applicable", why);
+        problem_free(&p);
+        return 0;
+    }
     for (int i = 0; !bad && i < p.op->n_inputs; i++) dtype_round_array(x->dt->id, p.in[i].data, tensor_numel(&p.in[i]));
     if (!bad) bad = c->op->validate(&p, why, sizeof why);
     cJSON_AddItemToObject(e, "attrs", attrs_json(&p));
-    const char *expect_error = case_expect_error(c);
     if (expect_error || bad) {
         /* nothing for a device to run: run judges these by validation alone */
         if (expect_error) cJSON_AddStringToObject(e, "expect_error", expect_error);
@@ -253,9 +260,15 @@ static int export_all(int argc, char **argv, const export_args *ea, const export
                 rc = usage_error("export: %s (%s holds no manifest: nothing there is usable until an export finishes)", err, out_dir);
     if (rc == EXIT_OK && write_json_atomic(mpath, m, err, sizeof err))
         rc = usage_error("export: %s (%s holds no manifest: nothing there is usable until an export finishes)", err, out_dir);
+    int n_na = 0;
+    const cJSON *e;
+    cJSON_ArrayForEach(e, cases) n_na += cJSON_GetObjectItem(e, "not_applicable") != NULL;
     if (rc == EXIT_OK)
         printf("exported %d cases at %s to %s%s%s\n", total, x->dt->name, mpath, x->impl ? ", outputs from " : "",
                x->impl ? impl_name(x->impl) : "");
+    if (rc == EXIT_OK && n_na)
+        printf("%d of them without data: a finite input overflows %s (each entry's \"not_applicable\" says which; run "
+               "reports them not_applicable)\n", n_na, x->dt->name);
     cJSON_Delete(m);
     return rc;
 }

@@ -50,7 +50,8 @@ static void lost_pass(const char *now, char *why, size_t n)
     const case_status s = status_parse(now);
     snprintf(why, n, "passed before, now %s%s", now,
              s == CASE_WAIVED ? ": it fails, under a waiver"
-             : s == CASE_NOT_IMPLEMENTED ? ": no longer judged (coverage lost; --update accepts it)" : "");
+             : s == CASE_NOT_IMPLEMENTED || s == CASE_NOT_APPLICABLE ? ": no longer judged (coverage lost; --update accepts it)"
+                                                                 : "");
 }
 
 static const cJSON *find_case(const cJSON *cases, const char *id)

@@ -34,7 +34,25 @@ typedef struct {
     int *used;
 } waivers_t;
 
-static int waivers_load(const char *path, waivers_t *w)
+/* 1 when the optional string array key of waiver it holds name (a missing key holds everything);
+   -1 when the key is not an array of strings */
+static int waiver_lists(const cJSON *it, const char *key, const char *name)
+{
+    const cJSON *l = cJSON_GetObjectItemCaseSensitive(it, key), *e;
+    if (!l) return 1;
+    if (!cJSON_IsArray(l)) return -1;
+    int found = 0;
+    cJSON_ArrayForEach(e, l) {
+        if (!cJSON_IsString(e)) return -1;
+        found |= name && !strcmp(e->valuestring, name);
+    }
+    return found;
+}
+
+/* The waivers of path that hold at dtype: a waiver with "dtypes" holds only at those (a divergence
+   that rounding to a 16-bit dtype exposes, e.g. samples landing exactly on a line, would be stale
+   at float32), so it is neither applied nor reported stale elsewhere. */
+static int waivers_load(const char *path, const dtype_desc *dt, waivers_t *w)
 {
     memset(w, 0, sizeof *w);
     if (!path) return 0;
@@ -43,25 +61,46 @@ static int waivers_load(const char *path, waivers_t *w)
     if (!w->root) return usage_error("--waivers %s", err);
     const cJSON *list = cJSON_GetObjectItemCaseSensitive(w->root, "waivers"), *it;
     if (!cJSON_IsArray(list)) return usage_error("%s: expected {\"waivers\": [{\"pattern\", \"reason\", \"link\"}, ...]}", path);
-    w->n = cJSON_GetArraySize(list);
-    w->items = calloc((size_t)w->n + 1, sizeof *w->items);
-    w->used = calloc((size_t)w->n + 1, sizeof *w->used);
-    int i = 0;
+    int n = cJSON_GetArraySize(list), i = 0;
+    w->items = calloc((size_t)n + 1, sizeof *w->items);
+    w->used = calloc((size_t)n + 1, sizeof *w->used);
     cJSON_ArrayForEach(it, list) {
         const cJSON *p = cJSON_GetObjectItemCaseSensitive(it, "pattern"), *r = cJSON_GetObjectItemCaseSensitive(it, "reason"),
-                    *l = cJSON_GetObjectItemCaseSensitive(it, "link");
+                    *l = cJSON_GetObjectItemCaseSensitive(it, "link"), *d;
         if (!cJSON_IsString(p) || !cJSON_IsString(r) || !r->valuestring[0] || !cJSON_IsString(l) || !l->valuestring[0])
             return usage_error("%s: waivers[%d] needs a \"pattern\", a non-empty \"reason\" and a \"link\"", path, i);
-        w->items[i++] = it;
+        if (waiver_lists(it, "dtypes", NULL) < 0 || waiver_lists(it, "outputs", NULL) < 0)
+            return usage_error("%s: waivers[%d]: \"dtypes\" and \"outputs\" are arrays of names", path, i);
+        cJSON_ArrayForEach(d, cJSON_GetObjectItemCaseSensitive(it, "dtypes"))
+            if (!dtype_find(d->valuestring))
+                return usage_error("%s: waivers[%d]: dtype '%s' is not one of %s", path, i, d->valuestring, dtype_names());
+        i++;
+        if (waiver_lists(it, "dtypes", dt->name)) w->items[w->n++] = it;
     }
     return 0;
 }
 
-static const cJSON *waiver_for(waivers_t *w, const char *id)
+/* 1 when every output of the case that failed (beyond tolerance, a non-finite mismatch, all zero)
+   is one the waiver names in "outputs" (no "outputs": any); a failure elsewhere is not the
+   divergence the waiver is about. A case that gave no outputs (missing, crashed) has none. */
+static int waiver_covers_outputs(const cJSON *w, const cJSON *case_json)
+{
+    const cJSON *o;
+    cJSON_ArrayForEach(o, cJSON_GetObjectItemCaseSensitive(case_json, "outputs")) {
+        const cJSON *name = cJSON_GetObjectItemCaseSensitive(o, "name");
+        int bad = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(o, "n_over_tol")) > 0 ||
+                  cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(o, "n_nonfinite_mismatch")) > 0 ||
+                  cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "all_zero"));
+        if (bad && waiver_lists(w, "outputs", cJSON_GetStringValue(name)) != 1) return 0;
+    }
+    return 1;
+}
+
+static const cJSON *waiver_for(waivers_t *w, const char *id, const cJSON *case_json)
 {
     for (int i = 0; i < w->n; i++) {
         const char *pat = cJSON_GetObjectItemCaseSensitive(w->items[i], "pattern")->valuestring;
-        if (!fnmatch(pat, id, 0) || !strcmp(pat, id)) {
+        if ((!fnmatch(pat, id, 0) || !strcmp(pat, id)) && waiver_covers_outputs(w->items[i], case_json)) {
             w->used[i] = 1;
             return w->items[i];
         }
@@ -98,7 +137,7 @@ static void record_case(const job_case *jc, cJSON *case_json, void *ctx)
     char st[16];
     snprintf(st, sizeof st, "%s", status ? status : "error");
     if (status_fails(status_parse(st))) {
-        const cJSON *w = waiver_for(t->waivers, cs->id);
+        const cJSON *w = waiver_for(t->waivers, cs->id, case_json);
         if (w) {
             cJSON_ReplaceItemInObject(case_json, "status", cJSON_CreateString(status_name(CASE_WAIVED)));
             cJSON_AddItemToObject(case_json, "waiver", cJSON_Duplicate(w, 1));
@@ -240,14 +279,14 @@ static int open_impl(run_opts *o, impl_t *impl)
     return EXIT_OK;
 }
 
-static int load_waivers(run_opts *o, waivers_t *waivers)
+static int load_waivers(run_opts *o, const impl_t *impl, waivers_t *waivers)
 {
     char found[4096];
     const char *path = o->waiver_path;
     if (path) path = conform_suite_path(path, found, sizeof found);
     else if (!access(conform_data_file("cases/waivers.json", found, sizeof found), R_OK))
         path = found; /* the default waivers, when there are some */
-    return waivers_load(path, waivers) || (o->rerun_path && load_rerun(o->rerun_path, o->statuses, &o->sel)) ? EXIT_USAGE
+    return waivers_load(path, impl->dtype, waivers) || (o->rerun_path && load_rerun(o->rerun_path, o->statuses, &o->sel)) ? EXIT_USAGE
                                                                                                            : EXIT_OK;
 }
 
@@ -399,7 +438,7 @@ static int run_suites(int argc, char **argv)
     int rc = parse_run_args(argc, argv, &o);
     if (rc || (rc = open_impl(&o, &impl))) return rc;
     waivers_t waivers;
-    if (load_waivers(&o, &waivers)) {
+    if (load_waivers(&o, &impl, &waivers)) {
         waivers_free(&waivers);
         cJSON_Delete(o.sel.rerun);
         impl_close(&impl);

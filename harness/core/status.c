@@ -14,6 +14,7 @@ static const struct {
     [CASE_TIMEOUT] = {"timeout", STATUS_FAIL},
     [CASE_NOT_IMPLEMENTED] = {"not_implemented", STATUS_SKIP},
     [CASE_MISSING] = {"missing", STATUS_FAIL},
+    [CASE_NOT_APPLICABLE] = {"not_applicable", STATUS_SKIP},
 };
 
 const char *status_name(case_status s) { return (unsigned)s < CASE_N_STATUS ? table[s].name : "error"; }

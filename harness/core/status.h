@@ -15,7 +15,10 @@
  *   crashed the implementation died on a signal (SIGSEGV, SIGBUS, SIGFPE, abort, ...)
  *   timeout the implementation gave no result within the per-case time limit
  *   not_implemented  an implementation that does not provide the op (neither a pass nor a failure)
- *   missing an output the implementation never produced (dir: no file where the manifest says) */
+ *   missing an output the implementation never produced (dir: no file where the manifest says)
+ *   not_applicable  the case cannot be expressed at the dtype under test: a finite input overflows
+ *           it (1e9 or 2^24 at float16 becomes inf, so a case about huge finite coordinates would
+ *           test infinite ones); neither a pass nor a failure, the message names the input */
 typedef enum {
     CASE_PASSED,
     CASE_FAILED,
@@ -25,11 +28,12 @@ typedef enum {
     CASE_TIMEOUT,
     CASE_NOT_IMPLEMENTED,
     CASE_MISSING,
+    CASE_NOT_APPLICABLE,
     CASE_N_STATUS
 } case_status;
 
 /* How a status counts: a pass, a failure of the implementation (a wrong answer or none), an
- * error (the case could not be run), or neither (skipped: waived, not implemented). The
+ * error (the case could not be run), or neither (skipped: waived, not implemented, not applicable). The
  * reports' "failed" columns and JUnit <failure> are STATUS_FAIL, "error" is STATUS_ERROR. */
 typedef enum { STATUS_PASS, STATUS_FAIL, STATUS_ERROR, STATUS_SKIP } status_kind;
 

@@ -94,6 +94,22 @@ uint64_t case_seed(const case_t *c, uint64_t run_seed)
     return h & 0xffffffffULL; /* GSL seeds are unsigned long; keep them printable and portable */
 }
 
+int case_inputs_overflow(const problem_t *p, const dtype_desc *dt, char *why, size_t len)
+{
+    int bad = 0;
+    for (int i = 0; i < p->op->n_inputs; i++) {
+        int64_t n = tensor_numel(&p->in[i]), first = -1, count = 0;
+        for (int64_t k = 0; k < n; k++)
+            if (isfinite(p->in[i].data[k]) && !isfinite(dtype_round(dt->id, p->in[i].data[k])) && count++ == 0) first = k;
+        if (!count || bad++) continue; /* the first input that overflows names the case's reason */
+        snprintf(why, len,
+                 "not applicable at %s: input %s holds %lld finite values beyond %s's range (element %lld is %.9g), "
+                 "which round to infinity: the case is about finite values, and a device would read infinite ones",
+                 dt->name, p->op->inputs[i].name, (long long)count, dt->name, (long long)first, p->in[i].data[first]);
+    }
+    return bad > 0;
+}
+
 int case_build(const case_t *c, uint64_t seed, problem_t *p, char *err, size_t errlen)
 {
     if (case_setup(c, p, err, errlen)) return -1;

@@ -16,6 +16,7 @@
 
 #include <stdint.h>
 
+#include "dtype.h"
 #include "op.h"
 
 typedef struct {
@@ -45,6 +46,11 @@ void suite_free(suite_t *s);
 int case_setup(const case_t *c, problem_t *p, char *err, size_t errlen);
 /* case_setup, then allocation and filling with the case's generator and seed. */
 int case_build(const case_t *c, uint64_t seed, problem_t *p, char *err, size_t errlen);
+/* 1 when a finite input of the built problem overflows dt (rounds to infinity), with why naming the
+ * input, the element and its value: the case cannot be expressed at dt (a case about coordinates of
+ * 1e9 would test infinite ones, a different rule of the spec), so run reports it not_applicable
+ * and export writes no data for it. 0 when every finite input stays finite. */
+int case_inputs_overflow(const problem_t *p, const dtype_desc *dt, char *why, size_t len);
 /* The seed of a case: the run seed mixed with the case id, so filtering keeps the inputs. */
 uint64_t case_seed(const case_t *c, uint64_t run_seed);
 /* The case's expect_error text, or NULL. */

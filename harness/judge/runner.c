@@ -175,6 +175,10 @@ static int prepare_case(const case_t *c, uint64_t seed, const run_env *env, prob
     const char *expect_error = case_expect_error(c);
     const int has_expect = cJSON_GetObjectItemCaseSensitive(c->spec, "expect") != NULL;
     int rc = case_build(c, seed, p, err, sizeof err);
+    if (!rc && !expect_error && case_inputs_overflow(p, env->impl->dtype, r->message, sizeof r->message)) {
+        r->status = CASE_NOT_APPLICABLE;
+        return 1;
+    }
     if (!rc) round_inputs(p, env->impl->dtype, has_expect ? exact_in : NULL);
     if (!rc) rc = op->validate(p, err, sizeof err);
     if (rc) {

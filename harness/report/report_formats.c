@@ -160,7 +160,10 @@ static int case_compared(const cJSON *c)
 }
 
 /* a status as tables and banners spell it */
-static const char *status_label(case_status s) { return s == CASE_NOT_IMPLEMENTED ? "not implemented" : status_name(s); }
+static const char *status_label(case_status s)
+{
+    return s == CASE_NOT_IMPLEMENTED ? "not implemented" : s == CASE_NOT_APPLICABLE ? "not applicable" : status_name(s);
+}
 
 /* "906 passed, 0 failed, 522 missing, 54 waived": passed and failed always, then every other status
  * that has cases, in report order, so no status is ever left out of a count */
@@ -425,21 +428,25 @@ int report_all_passed(const cJSON *report)
     return count_failing(s) == 0 && num(s, "proofs_failed") == 0;
 }
 
+/* the terminal summary's status columns: short names, each column as wide as its name (7 at least) */
+static const char *const summary_head[CASE_N_STATUS] = {"passed",  "failed",   "error",   "waived",  "crashed",
+                                                         "timeout", "not impl", "missing", "not appl"};
+static int summary_width(int i) { return strlen(summary_head[i]) > 7 ? (int)strlen(summary_head[i]) : 7; }
+
 void report_print_summary(const cJSON *report, FILE *f)
 {
     const cJSON *s = item(report, "summary"), *o;
-    static const char *const head[CASE_N_STATUS] = {"passed", "failed", "error", "waived", "crashed", "timeout", "not impl", "missing"};
     fprintf(f, "\n%-26s %6s", "op", "cases");
-    for (int i = 0; i < CASE_N_STATUS; i++) fprintf(f, " %*s", i == CASE_NOT_IMPLEMENTED ? 8 : 7, head[i]);
+    for (int i = 0; i < CASE_N_STATUS; i++) fprintf(f, " %*s", summary_width(i), summary_head[i]);
     fprintf(f, " %9s %13s %9s\n", "ambiguous", "worst err/tol", "max ulp");
     cJSON_ArrayForEach(o, item(report, "ops")) {
         fprintf(f, "%-26s %6.0f", o->string, num(o, "total"));
-        for (int i = 0; i < CASE_N_STATUS; i++) fprintf(f, " %*.0f", i == CASE_NOT_IMPLEMENTED ? 8 : 7, num(o, status_name((case_status)i)));
+        for (int i = 0; i < CASE_N_STATUS; i++) fprintf(f, " %*.0f", summary_width(i), num(o, status_name((case_status)i)));
         if (op_judged(o)) fprintf(f, " %9.0f %13.3g %9.3g\n", num(o, "ambiguous_elements"), num(o, "max_err_over_tol"), num(o, "max_ulp"));
         else fprintf(f, " %9.0f %13s %9s\n", num(o, "ambiguous_elements"), "n/a", "n/a");
     }
     fprintf(f, "%-26s %6.0f", "total", num(s, "total"));
-    for (int i = 0; i < CASE_N_STATUS; i++) fprintf(f, " %*.0f", i == CASE_NOT_IMPLEMENTED ? 8 : 7, num(s, status_name((case_status)i)));
+    for (int i = 0; i < CASE_N_STATUS; i++) fprintf(f, " %*.0f", summary_width(i), num(s, status_name((case_status)i)));
     fprintf(f, " %9.0f\n", num(s, "ambiguous_elements"));
     fprintf(f, "%s; n/a: no output of the op was compared\n", COMPARE_ULP_MEANING);
     const cJSON *w;
@@ -582,7 +589,7 @@ char *report_junit(const cJSON *report)
             status_kind k = status_kind_of(st);
             int failure = k == STATUS_FAIL || (item(c, "gate_status") && k == STATUS_ERROR); /* a gate counts every failure alike */
             put(&b, ">\n      <%s message=\"", failure ? "failure" : k == STATUS_SKIP ? "skipped" : "error");
-            if (st == CASE_NOT_IMPLEMENTED) {
+            if (st == CASE_NOT_IMPLEMENTED || st == CASE_NOT_APPLICABLE) {
                 put_esc(&b, str(c, "message"));
                 put(&b, "\"/>\n");
             } else if (st == CASE_WAIVED) {
