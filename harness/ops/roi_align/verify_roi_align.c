@@ -227,10 +227,7 @@ static int make_pair(const op_desc *bwd, size_t i, unsigned long seed, proof_pai
              (long long)fc->W);
     const char *ba[] = {a[0], a[1], a[2], a[5], b[0], b[1], b[2], NULL};
     shape_t bs[2] = {shape4(fc->K, fc->C, fc->PH, fc->PW), shape2(fc->K, 5)};
-    if (proof_problem(bwd, ba, bs, NULL, seed + 1, &pr->bwd, r)) { problem_free(&pr->fwd); return -1; }
-    memcpy(pr->bwd.in[1].data, pr->fwd.in[1].data, sizeof(double) * 5 * (size_t)fc->K); /* same rois */
-    if (proof_reference(&op_roi_align, &pr->fwd, pr->y) || proof_reference(bwd, &pr->bwd, pr->gx)) return -1;
-    return 0;
+    return proof_pair_finish(pr, bwd, ba, bs, seed + 1, 1, 1, 1, r); /* the same rois */
 }
 
 #define N_CASES (sizeof family_cases / sizeof family_cases[0])
