@@ -11,13 +11,16 @@ float32 form that is not ours:
   y = (yy * cos - xx * sin) + cy,   x = (yy * sin + xx * cos) + cx
   rule A in float32; value ((w1 v1 + w2 v2) + w3 v3) + w4 v4 summed per sample, then / count;
   the grad scatters (g * w) / count per corner.
-Cases with a non-finite roi field, an empty plane or more than 2^16 samples per bin are left
-unwritten (the run reports them missing). Copies an export directory and writes the outputs of
-its roi_align_rotated(_grad) cases for `conform run --impl dir:COPY` to judge
-(docs/ops/roi_align_rotated.md).
+A roi whose batch index is not finite is skipped, as ops.md section 0 says. Cases with a non-finite
+roi coordinate, an empty plane or more than 2^16 samples per bin are left unwritten, each with its
+reason (one of UNSUPPORTED) in COPY/runner.json (schema conform-runner 1, as tools/torch_runner.py
+writes it), so the run reports them missing with that reason: not run, never passed. Copies an
+export directory and writes the outputs of its roi_align_rotated(_grad) cases for
+`conform run --impl dir:COPY` to judge (docs/ops/roi_align_rotated.md).
 
     tools/rotated_float32_order.py DIR COPY
 """
+import json
 import math
 import os
 import sys
@@ -77,6 +80,13 @@ def sample_positions(g, PH, PW):
     return y, x
 
 
+# the cases this emulation cannot run, each left unwritten with its reason in runner.json
+NON_FINITE = "a non-finite roi coordinate, size or angle (this emulation does not carry NaN or inf through the geometry)"
+TOO_MANY = "more than 2^16 samples a bin (too slow in numpy)"
+EMPTY_PLANE = "an empty plane"
+UNSUPPORTED = (NON_FINITE, TOO_MANY, EMPTY_PLANE)
+
+
 class Skip(Exception):
     pass
 
@@ -89,8 +99,10 @@ def rois_of(case, root, a):
 def each_roi(rois, a, B, H, W, PH, PW):
     """(k, batch, geometry, y, x) of every roi that samples"""
     for k, roi in enumerate(rois):
+        if not np.isfinite(roi[0]):
+            continue  # a batch index that is not finite: the roi is skipped (ops.md section 0)
         if not np.all(np.isfinite(roi)):
-            raise Skip("a non-finite roi field")
+            raise Skip(NON_FINITE)
         b = math.floor(roi[0])
         if b < 0 or b >= B:
             continue
@@ -98,7 +110,7 @@ def each_roi(rois, a, B, H, W, PH, PW):
         if g["gh"] <= 0 or g["gw"] <= 0:
             continue
         if g["gh"] * g["gw"] > 1 << 16:
-            raise Skip("more than 2^16 samples a bin")
+            raise Skip(TOO_MANY)
         yield k, b, g, *sample_positions(g, PH, PW)
 
 
@@ -112,7 +124,7 @@ def forward(case, root, a):
     rois = rois_of(case, root, a)
     out = np.zeros((len(rois), C, PH, PW), F)
     if H == 0 or W == 0:
-        raise Skip("an empty plane")
+        raise Skip(EMPTY_PLANE)
     for k, b, g, y, xs in each_roi(rois, a, B, H, W, PH, PW):
         inside, yl, yh, xl, xh, w = bilinear_taps(y, xs, H, W)
         plane = x[b]  # [C, H, W]
@@ -137,7 +149,7 @@ def backward(case, root, a):
     PH, PW = a["pooled_h"], a["pooled_w"]
     grad = np.zeros((B, C, H, W), F)
     if H == 0 or W == 0:
-        raise Skip("an empty plane")
+        raise Skip(EMPTY_PLANE)
     rois = rois_of(case, root, a)
     for k, b, g, y, xs in each_roi(rois, a, B, H, W, PH, PW):
         inside, yl, yh, xl, xh, w = bilinear_taps(y, xs, H, W)
@@ -155,7 +167,7 @@ def main(argv):
     dst, m, _ = copy_export(argv, __doc__.strip().splitlines()[-1].strip())
     if m["dtype"] != "float32":
         sys.exit("a float32 export is needed (this is a float32 kernel)")
-    written, skipped = 0, {}
+    written, skipped, record = 0, {}, {}
     for case in m["cases"]:
         run = {"roi_align_rotated": forward, "roi_align_rotated_grad": backward}.get(case["op"])
         if run is None or case.get("expect_error"):
@@ -165,10 +177,18 @@ def main(argv):
                 outs = run(case, dst, case["attrs"])
         except Skip as e:
             skipped[str(e)] = skipped.get(str(e), 0) + 1
+            record[case["id"]] = {"status": "skipped", "reason": str(e)}
             continue
         for name, arr in outs.items():
             np.save(os.path.join(dst, case["outputs"][name]["path"]), arr.astype(F))
         written += 1
+        record[case["id"]] = {"status": "written"}
+    call = "numpy float32 in mmcv's arithmetic order (NOT mmcv)"
+    with open(os.path.join(dst, "runner.json"), "w") as f:
+        json.dump({"schema": "conform-runner", "schema_version": 1, "runner": "tools/rotated_float32_order.py",
+                   "device": "cpu", "dtype": "float32",
+                   "ops": {op: {"supported": True, "call": call} for op in ("roi_align_rotated", "roi_align_rotated_grad")},
+                   "cases": record}, f, indent=1, sort_keys=True)
     print("%s: %d cases written; left unwritten: %s" % (dst, written, skipped or "none"))
 
 

@@ -150,6 +150,11 @@ def struct_fields(toks):
 SCALARS = ("float", "int64_t", "int", "double")
 
 
+def nest(depth, text):
+    """the bracket depth after the token text; -1 when it closes a bracket opened before the scan"""
+    return depth + 1 if text in ("(", "[", "{") else depth - 1 if text in (")", "]", "}") else depth
+
+
 def declared(toks, lo, hi):
     """{name: type} of the scalar (non-pointer, non-array) declarations in toks[lo:hi], and the
     token indices of array declarators' brackets (not subscripts)"""
@@ -163,15 +168,10 @@ def declared(toks, lo, hi):
         j, depth = i + 1, 0
         while j < hi:  # the declarator list up to ";" or the closing ")" of a parameter list
             x = toks[j].text
-            if x in "([{":
-                depth += 1
-            elif x in ")]}":
-                if depth == 0:
-                    break
-                depth -= 1
-            elif depth == 0 and x in (";",):
+            depth = nest(depth, x)
+            if depth < 0 or (depth == 0 and x == ";"):
                 break
-            elif depth == 0 and x == "," and toks[i - 1].text in ("(", ","):  # a parameter
+            if depth == 0 and x == "," and toks[i - 1].text in ("(", ","):  # a parameter
                 break
             if depth == 0 and toks[j].kind == "id" and (toks[j - 1].text in (t.text, ",") or toks[j - 1].text == "*"):
                 pointer = toks[j - 1].text == "*"
@@ -187,13 +187,8 @@ def declared(toks, lo, hi):
                     d2 = 0
                     while k < hi:
                         y = toks[k].text
-                        if y in "([{":
-                            d2 += 1
-                        elif y in ")]}":
-                            if d2 == 0:
-                                break
-                            d2 -= 1
-                        elif d2 == 0 and y in (",", ";"):
+                        d2 = nest(d2, y)
+                        if d2 < 0 or (d2 == 0 and y in (",", ";")):
                             break
                         k += 1
                 j = k

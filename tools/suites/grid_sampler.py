@@ -128,6 +128,10 @@ def edge_cases():
     # NaN and infinite grid entries: the -100 rule of spec 7.2 (nothing sampled, gradient 0)
     out += both("nonfinite_grid", [1, 3, 6, 7], 5, 5, {}, {"lo": -1.5, "hi": 1.5, "nan_frac": 0.15, "inf_frac": 0.15},
                 grid=ALL_MODES)
+    # the same on a batch of 2: the zoo's bicubic kernel zeroes a non-finite point's outputs itself,
+    # and a wrong stride there (C +- 1) only shows beyond image 0 (a generated zoo mutant passed)
+    out += both("nonfinite_grid_batch2", [2, 3, 6, 7], 5, 5, {}, {"lo": -1.5, "hi": 1.5, "nan_frac": 0.15, "inf_frac": 0.15},
+                grid={"interpolation_mode": [2]})
     # H or W of 1
     for tag, shape in (("h1", [1, 3, 1, 9]), ("w1", [1, 3, 9, 1]), ("h1w1", [2, 3, 1, 1])):
         out += both("plane_" + tag, shape, 4, 5, {}, {"lo": -2, "hi": 2, "special_frac": 0.2}, grid=ALL_MODES)

@@ -143,6 +143,17 @@ def edge_cases():
     # floor, not truncation or rounding: -0.5 and -0.25 are skipped, 1.5 is image 1, 0.75 image 0
     out += both("batch_negative_fraction", [2, 3, 8, 8], 4, 2, 2, base,
                 {"data": [[-0.5, 4, 4, 28, 28], [-0.25, 0, 8, 20, 30], [1.5, 4, 4, 30, 24], [0.75, 2, 2, 20, 20]]})
+    # a batch index that is not finite skips its roi (ops.md 0): a kernel that reads image 0 for
+    # it (a NaN through a cast, an "index < 0" test alone) passed every case before this one
+    # (the generated zoo's roi_batch mutant, docs/zoo.md)
+    out += both("batch_not_finite", [2, 3, 8, 8], 4, 2, 2, base,
+                {"data": [["nan", 4, 4, 28, 28], ["inf", 0, 8, 20, 30], ["-inf", 4, 4, 30, 24], [1, 2, 2, 20, 20]]})
+    # batch index exactly B (and -1) at the plane's top-left corner: a backward that takes b = B
+    # as in range writes its gradient just past grad_input, inside the harness's guard bytes
+    # (batch_out_of_range's rois land further in, beyond the guard, where only memory corruption
+    # shows it: the generated zoo's "b <= B" mutant passed every case)
+    out += both("batch_at_limits", [2, 3, 8, 8], 4, 2, 2, base,
+                {"data": [[2, 0, 0, 8, 8], [-1, 24, 24, 32, 32], [2.5, 0, 0, 4, 4], [1, 0, 0, 8, 8]]})
     out += both("nan_in_roi", [1, 3, 8, 8], 12, 2, 2, base, {"nan_frac": 0.5},
                 grid={"aligned": [True, False], "sampling_ratio": [0, 2]})
     out += both("tiny_scale", [1, 4, 8, 8], 8, 2, 2, {"spatial_scale": 1 / 64}, {"size": [16, 400]},

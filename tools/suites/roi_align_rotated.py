@@ -171,6 +171,18 @@ def edge_cases():
     out += both("batch_negative_fraction", [2, 3, 8, 8], 4, 2, 2, base,
                 {"data": [[-0.5, 16, 16, 20, 12, 0.3], [-0.25, 10, 14, 16, 16, -0.7], [1.5, 12, 12, 18, 10, 1.0],
                           [0.5, 14, 16, 12, 20, 2.0]]}, fmts=("NCHW",))
+    # a batch index exactly B or -1 near the plane's ends (a backward that takes it as in range
+    # writes just past y_grad, inside the harness's guard bytes), and batch indices that are not
+    # finite (skipped, ops.md 0): the generated zoo's "bv <= B" mutant passed every case before
+    limits = [[2, 4, 4, 8, 8, 0], [-1, 28, 28, 8, 8, 0], [2.5, 2, 2, 4, 4, 0.5], [1, 4, 4, 8, 8, 0]]
+    out += both("batch_at_limits", [2, 3, 8, 8], 4, 2, 2, base, {"data": limits}, fmts=("NCHW",))
+    out += both("batch_at_limits", [2, 3, 8, 8], 4, 2, 2, base, {"data": [list(f) for f in zip(*limits)]},
+                fmts=("NHWC",))  # rois [6, n] in NHWC
+    not_finite = [["nan", 16, 16, 20, 12, 0.3], ["inf", 10, 14, 16, 16, -0.7], ["-inf", 12, 12, 18, 10, 1.0],
+                  [1, 14, 16, 12, 20, 2.0]]
+    out += both("batch_not_finite", [2, 3, 8, 8], 4, 2, 2, base, {"data": not_finite}, fmts=("NCHW",))
+    out += both("batch_not_finite", [2, 3, 8, 8], 4, 2, 2, base, {"data": [list(f) for f in zip(*not_finite)]},
+                fmts=("NHWC",))  # rois [6, n] in NHWC
     out += both("nan_in_roi", [1, 3, 8, 8], 12, 2, 2, base, {"nan_frac": 0.5}, grid=al_sr)
     out += both("tiny_scale", [1, 4, 8, 8], 8, 2, 2, {"spatial_scale": 1 / 64}, {"size": [16, 400]},
                 grid={"sampling_ratio": [0, 2]})
