@@ -11,8 +11,9 @@
  * box holds a discontinuity the element is ambiguous and ambig is the largest change among the
  * evaluations at the box's corners and edge midpoints:
  *   nearest: the rint tie (output and input_grad);
- *   bilinear: the cell switch at integer coordinates, clip points of border/reflection and the
- *             reflection folds (grid_grad only: the values are continuous there);
+ *   bilinear: the cell switch at integer coordinates, clip points of border/reflection (not where
+ *             every float32 form lands exactly on one: exact_clip_point) and the reflection
+ *             folds (grid_grad only: the values are continuous there);
  *   bicubic: none (the cubic convolution is C1 in the coordinate; taps are fixed per integer). */
 #include "ref_internal.h"
 
@@ -203,6 +204,31 @@ static int exact_position(const ref_grid_sampler_params *p, double g, int64_t S)
     return p->interpolation_mode == 1 && p->padding_mode != 2 && exact_in_f32(g, S);
 }
 
+/* Bilinear's clip points where the position is exact. Spec 7.3's clip gives d = 0 at i <= 0 and
+ * i >= S-1. When every float32 form of 7.1 computes the unnormalized i exactly (exact_in_f32) and
+ * its padded coordinate is a clip point, every form takes that branch, so d = 0 (the spec's
+ * border-rule derivative) is the only legal grid gradient along the axis and the box must not
+ * offer the other one (the mutant `i <= 0 -> i < 0` moved grid_grad by up to 10 within it,
+ * docs/zoo.md). Border clips i itself, exactly. Reflection lands on 0 or S-1 only from
+ * t = |i - mn| = k span (align_corners) or t = k span + 1/2, (k+1) span - 1/2 (not): fmod and
+ * the sums around it are exact in the 24 bits exact_in_f32 leaves, and the fold count
+ * floor(t / span) is exact where t / span is an integer, else its quotient lies at least
+ * 1/(2 span) below the next integer, many ulps more than a float32 division (or a multiplication
+ * by a rounded reciprocal) can move it while t span < 2^23; checked below all the same. */
+static int exact_clip_point(const ref_grid_sampler_params *p, double g, int64_t S)
+{
+    if (p->interpolation_mode != 0 || p->padding_mode == 0 || !exact_in_f32(g, S)) return 0;
+    const int ac = p->align_corners;
+    double m, d, i = unnormalize(g, S, ac, &m), ip = pad_coord(i, S, p->padding_mode, ac, &d);
+    if (ip != 0 && ip != (double)(S - 1)) return 0;
+    double span = ac ? (double)(S - 1) : (double)S;
+    if (p->padding_mode == 2 && span > 0) {
+        double q = fabs(i - (ac ? 0.0 : -0.5)) / span, k = floor(q);
+        if (q != k && (k + 1) - q <= ldexp(k + 1, -21)) return 0; /* four roundings could reach the next fold */
+    }
+    return 1;
+}
+
 /* The padded image [*lo, *hi] of the coordinates [a, b] (padding is continuous and monotone
  * piecewise: the image is spanned by the ends and the fold points between them). */
 static void padded_span(const ref_grid_sampler_params *p, double a, double b, int64_t S, double *lo, double *hi)
@@ -325,10 +351,12 @@ static int ambiguity(const ref_grid_sampler_params *p, const point *c, const poi
     return bilinear ? 2 : 1;
 }
 
-/* the point at its box's corners and edge midpoints (what ambiguity() compares it with) */
+/* the point at its box's corners and edge midpoints (what ambiguity() compares it with); not
+ * moved along an axis whose clip decision every float32 form makes the same (exact_clip_point) */
 static void box_points(const ref_grid_sampler_params *p, const double *g, double pre, point alt[8])
 {
-    for (int a = 0; a < 8; a++) point_at(p, g, pre, shifts[a][0], shifts[a][1], &alt[a]);
+    const double kx = exact_clip_point(p, g[0], p->W) ? 0 : 1, ky = exact_clip_point(p, g[1], p->H) ? 0 : 1;
+    for (int a = 0; a < 8; a++) point_at(p, g, pre, kx * shifts[a][0], ky * shifts[a][1], &alt[a]);
 }
 
 /* sum over the stencil of w_y * w_x * plane value */

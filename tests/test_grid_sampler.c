@@ -481,3 +481,28 @@ Test(grid_sampler_verify, finite_difference_and_golden_catch_a_wrong_sign_in_the
     cr_assert_gt(violated(&broken, "finite difference"), 0);
     cr_assert_gt(violated(&broken, "golden"), 0);
 }
+
+Test(grid_sampler_bounds, an_exact_clip_point_has_one_legal_grid_gradient)
+{
+    double gi[6], gg[2];
+    /* 2 x 3 pixels, align_corners: x = -1 is i = 0 and x = 1 is i = 2 = S-1 in every float32 form
+       of spec 7.1, so border and reflection clip there in every kernel: d = 0 (spec 7.3) is the
+       only legal x gradient (a kernel with i < 0 for i <= 0 takes d = 1 and must fail) */
+    const double go[1] = {1}, row[6] = {1, 5, 2, 3, 0, 4};
+    for (int pm = 1; pm <= 2; pm++)
+        for (int side = -1; side <= 1; side += 2) {
+            ref_grid_sampler_params p = {1, 1, 2, 3, 1, 1, 0, pm, 1, {1, 1}};
+            const double g[2] = {side, 0};
+            ref_bounds b[2] = {bounds_alloc(8 * CONFORM_U_F32, 6), bounds_alloc(8 * CONFORM_U_F32, 2)};
+            f64_grid_sampler_2d_bwd__ref(&p, go, row, g, gi, gg, b);
+            cr_assert_eq(gg[0], 0.0, "padding %d, x = %d: d = 0 at the clip point", pm, side);
+            cr_assert_eq(b[1].ambig[0], 0.0, "padding %d, x = %d: no float32 form reaches the other branch", pm, side);
+            cr_assert_eq(b[1].pos_err[0], 0.0, "padding %d, x = %d", pm, side);
+            /* just inside, where float32 may round onto the clip point either way: both legal */
+            const double near[2] = {side * (1 - 0x1p-22), 0};
+            f64_grid_sampler_2d_bwd__ref(&p, go, row, near, gi, gg, b);
+            cr_assert(b[1].ambig[0] > 0, "padding %d, x = %d (1 - 2^-22): ambig %g", pm, side, b[1].ambig[0]);
+            bounds_free(&b[0]);
+            bounds_free(&b[1]);
+        }
+}
