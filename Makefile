@@ -125,6 +125,9 @@ $(CONFORM): $(BUILD)/harness/main.o $(HAR_OBJ) $(LIBOPT) $(LIBREF)
 	@echo "LD $@"; $(CC) $(OPT) -o $@ $^ $(LDLIBS) -ldl
 $(TESTS): $(TEST_OBJ) $(HAR_OBJ) $(LIBOPT) $(LIBREF)
 	@echo "LD $@"; $(CC) $(OPT) -o $@ $^ $(LDLIBS) $(CRIT_LIBS) -ldl
+# the golden's fingerprint per case (tools/golden_hash.sh compares two builds' with it)
+$(BUILD)/golden_hash: $(BUILD)/tools/golden_hash.o $(HAR_OBJ) $(LIBOPT) $(LIBREF)
+	@echo "LD $@"; $(CC) $(OPT) -o $@ $^ $(LDLIBS) -ldl
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
 

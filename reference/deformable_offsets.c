@@ -321,7 +321,10 @@ typedef struct {
 } bwd_sample;
 
 /* The offset gradients' jumps of a sample (ambig of grad_offsets): every branch rounding can
- * select, against the nominal sums (sum), with the smooth part pe added. */
+ * select, against the nominal sums (sum). The smooth part is pos_err (pe), already in tol: an
+ * offset gradient is constant along its own axis inside a cell, and pe's slopes (sx, sy) span the
+ * 4x4 window, so they bound the other branch's drift along the other axis as well as the nominal
+ * one's; adding pe here again granted it twice. */
 static void offset_ambiguity(const bwd_ctx *b, const bwd_sample *q, const cell *s, const double sum[3],
                              const double pe[4])
 {
@@ -357,7 +360,7 @@ static void offset_ambiguity(const bwd_ctx *b, const bwd_sample *q, const cell *
        a correct kernel showed beyond ambig) */
     for (int t = 0; t < 2; t++) {
         if (!(t == 0 ? bxr.count == 2 : by.count == 2) || !(worst[t] > 0) || wide[t]) continue;
-        b->to[3][eot[t]] = worst[t] + pe[t];
+        b->to[3][eot[t]] = worst[t];
         if (b->to[0]) b->to[0][eot[t]] = fmax(b->to[0][eot[t]], worst_abs[t]);
         if (b->to[1]) b->to[1][eot[t]] = 4.0 * (double)cpg;
     }

@@ -292,7 +292,7 @@ static void reach_rect(const ref_grid_sampler_params *p, const point *pt, ref_ta
 /* The most the position can move a sampled value v: to any value a position in the box may take,
  * which is a convex combination of the reached taps [lo, hi] of the plane (bilinear, nearest), or
  * within 11/8 squared times half their spread of its middle (bicubic: the weights sum to 1) */
-static double value_reach(const ref_grid_sampler_params *p, const point *pt, const ref_tap_rect *reach,
+static double value_reach(const ref_grid_sampler_params *p, int past_int32, const ref_tap_rect *reach,
                           const double *plane, double v)
 {
     double lo, hi;
@@ -303,14 +303,20 @@ static double value_reach(const ref_grid_sampler_params *p, const point *pt, con
         hi = mid + half;
         /* bicubic samples nothing (0) beyond the int32 range of its unpadded coordinate (7.2), and
            pads only after that test: a box across +-2^31 may give 0 or the padded taps' value (a
-           float32 coordinate just below 2^31 rounds onto it) */
-        if (fabs(pt->ix) + pt->dx > INT32_LIMIT || fabs(pt->iy) + pt->dy > INT32_LIMIT) {
+           float32 coordinate just below 2^31 rounds onto it: past_int32, see box_past_int32) */
+        if (past_int32) {
             lo = fmin(lo, 0);
             hi = fmax(hi, 0);
         }
     }
     double r = fmax(hi - v, v - lo);
     return isnan(r) ? INFINITY : r;
+}
+
+/* whether the point's box reaches beyond the int32 range of an unpadded coordinate */
+static int box_past_int32(const point *pt)
+{
+    return fabs(pt->ix) + pt->dx > INT32_LIMIT || fabs(pt->iy) + pt->dy > INT32_LIMIT;
 }
 
 /* The most a channel's value slope along one axis can be anywhere in the box, per unit of |g|:
@@ -444,42 +450,202 @@ static void slopes(const double *plane, int64_t H, int64_t W, int64_t y0, int64_
  * has W' = 0 at |x| = 2 and |W''| <= |2A| = 1.5 just inside, times sum |W| <= 11/8 on the other axis. */
 #define CUBIC_KNOT (1.5 * 1.375)
 
-/* ---- forward ------------------------------------------------------------------------------------ */
-
-/* The forward's tensors, for one output row of it */
-typedef struct {
-    const ref_grid_sampler_params *p;
-    const double *input, *grid;
-    double *output;
-    ref_bounds *bounds;
-} fwd_ctx;
-
-/* The bounds of output element e = value of point pt in one plane (alt: the box's corners and
- * edge midpoints, set when amb or the box is wide; rect: the taps its box reaches) */
-static void forward_bounds(const ref_grid_sampler_params *p, const point *pt, const point alt[8], int amb,
-                           const ref_tap_rect *rect, const double *plane, double value, int64_t e, ref_bounds *bounds)
+static void zero(double *t, int64_t n)
 {
-    const int64_t HW = p->H * p->W;
-    double abs_sum = sample_abs_sum(pt, plane, p->W), n_terms = (double)(pt->x.n * pt->y.n);
-    double pos_err = 0, ambig = 0;
-    for (int j = 0; p->interpolation_mode == 2 && j < pt->y.n; j++)
-        for (int i = 0; i < pt->x.n; i++) {
-            double v = fabs(plane[pt->y.idx[j] * p->W + pt->x.idx[i]]);
-            pos_err += v * (fabs(pt->x.dw[i] * pt->y.w[j]) * pt->dx + fabs(pt->x.w[i] * pt->y.dw[j]) * pt->dy);
+    if (t) memset(t, 0, sizeof(double) * (size_t)n);
+}
+
+/* ---- forward: a chunk of points set up once, then each channel takes them in turn -------------
+ *
+ * Output element (n, c, q) is point q of image n sampled in plane (n, c); the elements are
+ * independent. Walking the channels inside each point touched every plane at every point (a cache
+ * miss per tap and plane), so, as for input_grad below, the points of a chunk are set up once
+ * (fwd_point: the taps with their weights and the channel-independent bound factors) and each
+ * plane then takes the chunk's points while it stays in cache; the per-plane quantities of the
+ * bounds (bilinear slopes, bicubic's max |v|) are found once per plane. The same numbers for any
+ * chunk. */
+
+typedef struct {
+    int64_t pix;     /* y W + x */
+    double w;        /* w_y w_x: the sample is the sum of w v over the taps, in stencil order */
+    double cr;       /* per |v|: its abs_sum term (the weights at their evaluation magnitudes) */
+    double kp;       /* per |v|: its first-order position term (bicubic) */
+} fwd_tap;
+
+typedef struct {
+    int64_t tap0, ntap;
+    int64_t alt0;          /* -1, or the first of its 8 box points (set when ambiguous or wide) */
+    int amb, wide, slope;  /* slope: bilinear with a tap on some axis: the 4x4 slopes bound it */
+    int past_int32;        /* box_past_int32 */
+    int64_t ybase, xbase;  /* bilinear: the cell */
+    double pdy, pdx;       /* bilinear: the box half-widths the value sees */
+    double k2;             /* bicubic: its second-order term per max |v| of the plane */
+    ref_tap_rect rect;     /* the taps its box reaches */
+} fwd_point;
+
+/* a chunk's records; cap_*: room (a point has at most 16 taps) */
+typedef struct {
+    fwd_point *pt;
+    fwd_tap *tap;
+    point *alt;
+    int64_t npt, ntap, nalt, cap_pt, cap_tap, cap_alt;
+} fwd_chunk;
+
+static int fwd_chunk_room(const fwd_chunk *k)
+{
+    return k->npt < k->cap_pt && k->ntap + 16 <= k->cap_tap && k->nalt + 8 <= k->cap_alt;
+}
+
+/* appends point g's record (its box points only where the bounds need them: nearest's
+   ambiguity, a wide box) */
+static void fwd_point_add(const ref_grid_sampler_params *p, const double *g, double pre, int bounds, fwd_chunk *k)
+{
+    point pt, *alt = &k->alt[k->nalt];
+    point_at(p, g, pre, 0, 0, &pt);
+    const int need_alt = bounds && (p->interpolation_mode == 1 || pt.wide);
+    if (need_alt) box_points(p, g, pre, alt);
+    fwd_point *r = &k->pt[k->npt++];
+    *r = (fwd_point){.tap0 = k->ntap, .alt0 = -1, .wide = pt.wide, .past_int32 = box_past_int32(&pt),
+                     .ybase = pt.y.base, .xbase = pt.x.base, .pdy = pt.pdy, .pdx = pt.pdx};
+    r->amb = need_alt ? ambiguity(p, &pt, alt) & 1 : 0;
+    if (r->amb || r->wide) { r->alt0 = k->nalt; k->nalt += 8; }
+    r->slope = p->interpolation_mode == 0 && (pt.x.n || pt.y.n);
+    r->k2 = CUBIC_K2 * (pt.dx + pt.dy) * (pt.dx + pt.dy);
+    if (bounds) reach_rect(p, &pt, &r->rect);
+    for (int j = 0; j < pt.y.n; j++)
+        for (int i = 0; i < pt.x.n; i++) {
+            fwd_tap *t = &k->tap[k->ntap++];
+            t->pix = pt.y.idx[j] * p->W + pt.x.idx[i];
+            t->w = pt.y.w[j] * pt.x.w[i];
+            t->cr = cross(pt.y.m[j], pt.x.w[i], pt.x.m[i], pt.y.w[j]);
+            t->kp = fabs(pt.x.dw[i] * pt.y.w[j]) * pt.dx + fabs(pt.x.w[i] * pt.y.dw[j]) * pt.dy;
         }
-    if (p->interpolation_mode == 0 && (pt->x.n || pt->y.n)) {
+    r->ntap = k->ntap - r->tap0;
+}
+
+/* sum over the stencil of w_y * w_x * plane value (sample() on a record) */
+static double fwd_sample(const fwd_chunk *k, const fwd_point *r, const double *plane)
+{
+    double v = 0;
+    for (int64_t t = r->tap0; t < r->tap0 + r->ntap; t++) v += k->tap[t].w * plane[k->tap[t].pix];
+    return v;
+}
+
+/* The bilinear slopes of one plane (slopes()) at every cell (y0, x0) of [-2, H] x [-2, W], found
+ * once per plane for a chunk's points; beyond that range the 4x4 window lies off the plane: 0.
+ * Each is the largest of some neighbour differences (NaN ones passed over), found here as a
+ * largest over columns, then over rows: a largest does not depend on the order it is taken in, so
+ * the numbers are slopes()'s. */
+typedef struct {
+    double *sy, *sx;   /* (H + 3) x (W + 3), cell (y0, x0) at (y0 + 2) (W + 3) + x0 + 2 */
+    double *rows;      /* scratch: a largest per row r in [-3, H + 2] and cell column, (H + 6) x (W + 3) */
+    double *diff;      /* scratch: one row's differences at columns [-3, W + 2], then W zeros */
+    int64_t H, W;
+} slope_map;
+
+static double max_nan0(double m, double d) { return d > m ? d : m; }
+
+/* rows[r] at cell column x0 in [-2, W]: the largest of diff at columns x0 - 1 .. x0 - 2 + span */
+static void window_row(const slope_map *m, int64_t r, int span)
+{
+    const int64_t W3 = m->W + 3;
+    double *restrict out = m->rows + (r + 3) * W3;
+    const double *restrict d = m->diff; /* d[x]: column x - 3 */
+    if (span == 4) {
+#pragma omp simd
+        for (int64_t x = 0; x < W3; x++) out[x] = max_nan0(max_nan0(d[x], d[x + 1]), max_nan0(d[x + 2], d[x + 3]));
+    } else {
+#pragma omp simd
+        for (int64_t x = 0; x < W3; x++) out[x] = max_nan0(max_nan0(d[x], d[x + 1]), d[x + 2]);
+    }
+}
+
+/* out at cell (y0, x0): the largest of rows y0 - 1 .. y0 - 2 + span at x0 */
+static void window_cols(const slope_map *m, int span, double *restrict out)
+{
+    const int64_t W3 = m->W + 3, n = (m->H + 3) * W3;
+    const double *restrict r = m->rows; /* row y0 - 1 of cell row y0 */
+    if (span == 4) {
+#pragma omp simd
+        for (int64_t k = 0; k < n; k++) out[k] = max_nan0(max_nan0(r[k], r[k + W3]), max_nan0(r[k + 2 * W3], r[k + 3 * W3]));
+    } else {
+#pragma omp simd
+        for (int64_t k = 0; k < n; k++) out[k] = max_nan0(max_nan0(r[k], r[k + W3]), r[k + 2 * W3]);
+    }
+}
+
+static void slope_map_fill(const slope_map *m, const double *plane)
+{
+    const int64_t H = m->H, W = m->W, W3 = W + 3;
+    const double *zeros = m->diff + W + 6;
+    double *d = m->diff + 3; /* d[c], c in [-3, W + 2] */
+    /* sy: |v(r + 1, c) - v(r, c)| for rows r in [-1, H - 1] (0 off the plane) at 4 columns, then 3 rows */
+    zero(m->rows, 3 * W3); /* rows -3 .. -1 and H .. H + 2 hold no differences */
+    zero(m->rows + (H + 3) * W3, 3 * W3);
+    for (int64_t c = -3; c < W + 3; c++) d[c] = 0;
+    for (int64_t r = -1; r < H; r++) {
+        const double *up = r >= 0 ? plane + r * W : zeros, *dn = r + 1 < H ? plane + (r + 1) * W : zeros;
+#pragma omp simd
+        for (int64_t c = 0; c < W; c++) d[c] = max_nan0(0, fabs(dn[c] - up[c]));
+        window_row(m, r, 4);
+    }
+    window_cols(m, 3, m->sy);
+    /* sx: |v(r, c + 1) - v(r, c)| for columns c in [-1, W - 1] at 3 columns, then 4 rows */
+    zero(m->rows + 2 * W3, W3); /* row -1 */
+    for (int64_t r = 0; r < H; r++) {
+        const double *v = plane + r * W;
+        d[-1] = max_nan0(0, fabs(v[0] - 0));
+#pragma omp simd
+        for (int64_t c = 0; c < W - 1; c++) d[c] = max_nan0(0, fabs(v[c + 1] - v[c]));
+        d[W - 1] = max_nan0(0, fabs(0 - v[W - 1]));
+        window_row(m, r, 3);
+    }
+    window_cols(m, 4, m->sx);
+}
+
+/* slopes() of the plane at cell (y0, x0): from the map when there is one */
+static void plane_slopes(const slope_map *m, const double *plane, int64_t H, int64_t W, int64_t y0, int64_t x0,
+                         double *sy, double *sx)
+{
+    if (!m->sy) {
+        slopes(plane, H, W, y0, x0, sy, sx);
+    } else if (y0 < -2 || y0 > H || x0 < -2 || x0 > W) {
+        *sy = *sx = 0;
+    } else {
+        *sy = m->sy[(y0 + 2) * (W + 3) + x0 + 2];
+        *sx = m->sx[(y0 + 2) * (W + 3) + x0 + 2];
+    }
+}
+
+/* A plane's quantities for the bounds of a chunk's points: the slope map, max |v| (bicubic) */
+typedef struct {
+    slope_map map;
+    double vmax;
+} fwd_plane;
+
+/* The bounds of output element e = fwd_sample of record r in one plane, whose value is value (the
+ * box points, set when r->amb or r->wide; rect: the taps its box reaches) */
+static void forward_bounds(const ref_grid_sampler_params *p, const fwd_chunk *k, const fwd_point *r,
+                           const fwd_plane *pl, const double *plane, double value, int64_t e, ref_bounds *bounds)
+{
+    const point *alt = r->alt0 >= 0 ? &k->alt[r->alt0] : NULL;
+    double abs_sum = 0, n_terms = (double)r->ntap, pos_err = 0, ambig = 0;
+    for (int64_t t = r->tap0; t < r->tap0 + r->ntap; t++) abs_sum += k->tap[t].cr * fabs(plane[k->tap[t].pix]);
+    for (int64_t t = r->tap0; p->interpolation_mode == 2 && t < r->tap0 + r->ntap; t++)
+        pos_err += fabs(plane[k->tap[t].pix]) * k->tap[t].kp;
+    if (r->slope) {
         double sy, sx;
-        slopes(plane, p->H, p->W, pt->y.base, pt->x.base, &sy, &sx);
-        pos_err = ref_value_pos_err(sy, sx, pt->pdy, pt->pdx);
-    } else if (p->interpolation_mode == 2 && pt->x.n && pt->y.n) {
-        pos_err += CUBIC_K2 * (pt->dx + pt->dy) * (pt->dx + pt->dy) * plane_max(plane, HW);
+        plane_slopes(&pl->map, plane, p->H, p->W, r->ybase, r->xbase, &sy, &sx);
+        pos_err = ref_value_pos_err(sy, sx, r->pdy, r->pdx);
+    } else if (p->interpolation_mode == 2 && r->ntap) {
+        pos_err += r->k2 * pl->vmax;
     }
     /* caps: no position in the box moves the value further than value_reach; the
        ambiguity covers the rest of that reach beyond the position term */
-    const double reach = (pos_err > 0 || amb || pt->wide) ? value_reach(p, pt, rect, plane, value) : 0;
+    const double reach = (pos_err > 0 || r->amb || r->wide) ? value_reach(p, r->past_int32, &r->rect, plane, value) : 0;
     pos_err = fmin(pos_err, reach);
-    for (int a = 0; amb && a < 8; a++) ambig = fmax(ambig, fabs(sample(&alt[a], plane, p->W) - value) + pos_err);
-    if (pt->wide) ambig = fmax(reach - pos_err, 0);
+    for (int a = 0; r->amb && a < 8; a++) ambig = fmax(ambig, fabs(sample(&alt[a], plane, p->W) - value) + pos_err);
+    if (r->wide) ambig = fmax(reach - pos_err, 0);
     if (ambig > 0) ambig = fmin(ambig, fmax(reach - pos_err, 0));
     /* a kernel on another branch rounds that branch's terms: abs_sum and n_terms of
        the largest */
@@ -493,38 +659,95 @@ static void forward_bounds(const ref_grid_sampler_params *p, const point *pt, co
     if (bounds->ambig) bounds->ambig[e] = ambig;
 }
 
-/* The points of output row (n, ho), every channel: independent of every other row */
-static void forward_row(void *ctx, int64_t nh)
+/* The forward's tensors, for one range of points of one image */
+typedef struct {
+    const ref_grid_sampler_params *p;
+    const double *input, *grid;
+    double *output;
+    ref_bounds *bounds;
+    int64_t per_n, len; /* per_n ranges of len points per image */
+} fwd_ctx;
+
+/* the chunk's points (the first is q0 of image n) in every plane of the image */
+static void forward_chunk(const fwd_ctx *f, const fwd_chunk *k, int64_t n, int64_t q0, fwd_plane *pl)
+{
+    const ref_grid_sampler_params *p = f->p;
+    const int64_t HW = p->H * p->W, P = p->Ho * p->Wo;
+    for (int64_t c = 0; c < p->C; c++) {
+        const double *plane = f->input + (n * p->C + c) * HW;
+        if (f->bounds && pl->map.sy) slope_map_fill(&pl->map, plane);
+        if (f->bounds && p->interpolation_mode == 2) pl->vmax = plane_max(plane, HW);
+        for (int64_t i = 0; i < k->npt; i++) {
+            const int64_t e = (n * p->C + c) * P + q0 + i;
+            f->output[e] = fwd_sample(k, &k->pt[i], plane);
+            if (f->bounds) forward_bounds(p, k, &k->pt[i], pl, plane, f->output[e], e, f->bounds);
+        }
+    }
+}
+
+/* room for a chunk of up to len points (a point at a time when there is no memory for more) */
+static int fwd_chunk_alloc(fwd_chunk *k, int64_t len, fwd_point *pt1, fwd_tap *tap1, point *alt1)
+{
+    enum { ALT = 64 * 8 };
+    *k = (fwd_chunk){malloc(sizeof(fwd_point) * (size_t)len), malloc(sizeof(fwd_tap) * (size_t)(4 * len + 16)),
+                     malloc(sizeof(point) * ALT), 0, 0, 0, len, 4 * len + 16, ALT};
+    if (k->pt && k->tap && k->alt) return 1;
+    free(k->pt); free(k->tap); free(k->alt);
+    *k = (fwd_chunk){pt1, tap1, alt1, 0, 0, 0, 1, 16, 8};
+    return 0;
+}
+
+/* The slope map, where a chunk of len points takes slopes in planes of H x W: when they are many
+ * against the plane's pixels (else each point finds its own) and it fits in a few MB */
+static void slope_map_alloc(slope_map *m, const ref_grid_sampler_params *p, int64_t len)
+{
+    const int64_t cells = (p->H + 3) * (p->W + 3);
+    *m = (slope_map){NULL, NULL, NULL, NULL, p->H, p->W};
+    if (p->interpolation_mode != 0 || 8 * len < p->H * p->W || (p->H + 6) * (p->W + 3) > (1 << 20)) return;
+    m->sy = malloc(sizeof(double) * (size_t)cells);
+    m->sx = malloc(sizeof(double) * (size_t)cells);
+    m->rows = malloc(sizeof(double) * (size_t)((p->H + 6) * (p->W + 3)));
+    m->diff = calloc((size_t)(2 * p->W + 6), sizeof(double));
+    if (m->sy && m->sx && m->rows && m->diff) return;
+    free(m->sy); free(m->sx); free(m->rows); free(m->diff);
+    m->sy = NULL;
+}
+
+/* Points [q0, q0 + len) of image n in every plane, as one chunk where memory allows */
+static void forward_range(void *ctx, int64_t item)
 {
     const fwd_ctx *f = ctx;
     const ref_grid_sampler_params *p = f->p;
-    const double *input = f->input, *grid = f->grid;
-    double *output = f->output;
-    ref_bounds *bounds = f->bounds;
-    const int64_t HW = p->H * p->W, P = p->Ho * p->Wo, n = nh / p->Ho;
-    const double pre = bounds ? bounds->pos_rel_err : 0.0;
-    for (int64_t q = nh % p->Ho * p->Wo; q < (nh % p->Ho + 1) * p->Wo; q++) {
-        const double *g = grid + (n * P + q) * 2;
-        point pt, alt[8];
-        ref_tap_rect rect;
-        point_at(p, g, pre, 0, 0, &pt);
-        if ((bounds && p->interpolation_mode != 2) || pt.wide) box_points(p, g, pre, alt);
-        int amb = bounds ? ambiguity(p, &pt, alt) & 1 : 0;
-        if (bounds) reach_rect(p, &pt, &rect);
-        for (int64_t c = 0; c < p->C; c++) {
-            const double *plane = input + (n * p->C + c) * HW;
-            const int64_t e = (n * p->C + c) * P + q;
-            output[e] = sample(&pt, plane, p->W);
-            if (bounds) forward_bounds(p, &pt, alt, amb, &rect, plane, output[e], e, bounds);
-        }
+    const int64_t P = p->Ho * p->Wo, n = item / f->per_n, q0 = item % f->per_n * f->len;
+    const int64_t q1 = q0 + f->len < P ? q0 + f->len : P;
+    fwd_point pt1;
+    fwd_tap tap1[16];
+    point alt1[8];
+    fwd_chunk k;
+    const int big = fwd_chunk_alloc(&k, f->len, &pt1, tap1, alt1);
+    fwd_plane pl = {{NULL, NULL, NULL, NULL, p->H, p->W}, 0};
+    if (f->bounds && big) slope_map_alloc(&pl.map, p, f->len);
+    const double pre = f->bounds ? f->bounds->pos_rel_err : 0.0;
+    for (int64_t c0 = q0, q = q0; c0 < q1; c0 = q) {
+        k.npt = k.ntap = k.nalt = 0;
+        for (; q < q1 && fwd_chunk_room(&k); q++) fwd_point_add(p, f->grid + (n * P + q) * 2, pre, f->bounds != NULL, &k);
+        forward_chunk(f, &k, n, c0, &pl);
     }
+    if (pl.map.sy) { free(pl.map.sy); free(pl.map.sx); free(pl.map.rows); free(pl.map.diff); }
+    if (big) { free(k.pt); free(k.tap); free(k.alt); }
 }
 
 void f64_grid_sampler_2d_fwd__ref(const ref_grid_sampler_params *p, const double *input, const double *grid,
                                   double *output, ref_bounds *bounds)
 {
-    fwd_ctx f = {p, input, grid, output, bounds};
-    ref_parallel_for(p->N * p->Ho, forward_row, &f);
+    /* ranges of points: about four a thread over the images (one thread: an image), at most 16384
+       points each */
+    const int64_t P = p->Ho * p->Wo, want = ref_get_threads() > 1 ? 4 * (int64_t)ref_get_threads() : 1;
+    int64_t per_n = p->N > 0 ? (want + p->N - 1) / p->N : 1;
+    if (per_n < (P + 16383) / 16384) per_n = (P + 16383) / 16384;
+    if (per_n > P) per_n = P > 0 ? P : 1;
+    fwd_ctx f = {p, input, grid, output, bounds, per_n, (P + per_n - 1) / per_n};
+    ref_parallel_for(p->N * per_n, forward_range, &f);
 }
 
 /* ---- backward ----------------------------------------------------------------------------------- */
@@ -572,11 +795,6 @@ static int nearest_choices(const ref_grid_sampler_params *p, const point *pt, co
         if (e >= 0) pix[n++] = e;
     }
     return n_seen > 1 ? n : 0;
-}
-
-static void zero(double *t, int64_t n)
-{
-    if (t) memset(t, 0, sizeof(double) * (size_t)n);
 }
 
 /* One pass over the channels for the point's grid-gradient bounds: ax, the sums of |term| at each

@@ -30,21 +30,47 @@ double fill_log_magnitude(gsl_rng *rng, double lo, double hi)
     return round_f32(lo * pow(hi / lo, gsl_rng_uniform(rng)));
 }
 
+int fill_pick(gsl_rng *rng, double frac) { return frac > 0 && gsl_rng_uniform(rng) < frac; }
+
+void json_range(const cJSON *g, const char *key, double *lo, double *hi)
+{
+    const cJSON *r = g ? cJSON_GetObjectItemCaseSensitive(g, key) : NULL;
+    if (cJSON_GetArraySize(r) != 2) return;
+    *lo = cJSON_GetArrayItem(r, 0)->valuedouble;
+    *hi = cJSON_GetArrayItem(r, 1)->valuedouble;
+}
+
 int fill_huge_range(const cJSON *g, double *frac, double *lo, double *hi, const char *what, char *err, size_t errlen)
 {
     *frac = json_number(g, "huge_frac", 0.0);
-    const cJSON *h = g ? cJSON_GetObjectItemCaseSensitive(g, "huge") : NULL;
     *lo = 1e2;
     *hi = 1e9;
-    if (cJSON_GetArraySize(h) == 2) {
-        *lo = cJSON_GetArrayItem(h, 0)->valuedouble;
-        *hi = cJSON_GetArrayItem(h, 1)->valuedouble;
-    }
+    json_range(g, "huge", lo, hi);
     if (*frac > 0 && !(*lo > 0 && *hi >= *lo && isfinite(*hi))) {
         snprintf(err, errlen, "%s: huge [%g, %g] needs finite 0 < lo <= hi", what, *lo, *hi);
         return -1;
     }
     return 0;
+}
+
+void fill_roi_frame(const cJSON *g, int64_t H, int64_t W, double s, double *img_h, double *img_w, double *size_lo,
+                    double *size_hi)
+{
+    *img_h = (double)H / s;
+    *img_w = (double)W / s;
+    json_range(g, "image", img_h, img_w);
+    *size_lo = 1.0;
+    *size_hi = fmax(*img_h, *img_w) / 2;
+    json_range(g, "size", size_lo, size_hi);
+}
+
+void fill_edge_span(double n, int64_t pooled, int64_t sr, double *start, double *end)
+{
+    const int64_t g = sr > 0 ? sr : 1;
+    const double samples = (double)(pooled * g);
+    const double step = samples > 1 ? (n + 1.0) / (samples - 1.0) : 0.0;
+    *start = samples > 1 ? -1.0 - 0.5 * step : -1.0 - 0.5;
+    *end = samples > 1 ? *start + samples * step : *start + 1.0;
 }
 
 static int json_value(const cJSON *e, double *v)

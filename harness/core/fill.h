@@ -32,6 +32,17 @@ int fill_huge_range(const cJSON *g, double *frac, double *lo, double *hi, const 
 /* A seeded Mersenne twister, with GSL's abort-on-error handler off: a generator asked for an
  * impossible range returns 0 instead of ending the process. NULL when out of memory. */
 gsl_rng *conform_rng(unsigned long seed);
+/* 1 with probability frac (a generator's "*_frac" knob; no draw when frac <= 0) */
+int fill_pick(gsl_rng *rng, double frac);
+/* A generator's [lo, hi] knob g[key] into *lo, *hi; left as they are when g has no such pair. */
+void json_range(const cJSON *g, const char *key, double *lo, double *hi);
+/* A roi generator's frame: the image ("image": [h, w]; default the H x W map over scale s) and the
+ * roi sizes ("size": [lo, hi]; default 1 to half the image's larger side). */
+void fill_roi_frame(const cJSON *g, int64_t H, int64_t W, double s, double *img_h, double *img_w, double *size_lo,
+                    double *size_hi);
+/* One roi axis of pooled bins of g samples each (g: the fixed sampling ratio, or 1) whose first and
+ * last samples land exactly on -1 and on n: the span [start, end] in feature coordinates. */
+void fill_edge_span(double n, int64_t pooled, int64_t sr, double *start, double *end);
 double json_number(const cJSON *obj, const char *key, double def);
 
 static inline double round_f32(double v) { return (double)(float)v; }

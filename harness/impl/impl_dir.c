@@ -302,17 +302,21 @@ static exec_status load_input(const impl_t *impl, const cJSON *e, const char *na
     return st;
 }
 
+/* What a reading child needs: the case's manifest entry and where to leave what it read (shared
+   memory: the inputs in double, or the outputs in the dtype's storage). */
 typedef struct {
     const impl_t *impl;
+    const case_t *c;
     const cJSON *e;
     const problem_t *p;
-    double *in[CONFORM_MAX_TENSORS]; /* shared memory: where the reading child leaves the inputs */
+    double *in[CONFORM_MAX_TENSORS];
     size_t bytes[CONFORM_MAX_TENSORS];
-} input_reads;
+    void **out; /* guarded_alloc */
+} dir_reads;
 
 static exec_status read_inputs(void *ctx, char *msg, size_t msglen)
 {
-    const input_reads *x = ctx;
+    const dir_reads *x = ctx;
     exec_status st = EXEC_OK;
     for (int i = 0; i < x->p->op->n_inputs && !st; i++)
         st = load_input(x->impl, x->e, x->p->op->inputs[i].name, &x->p->in[i].shape, x->in[i], msg, msglen);
@@ -322,7 +326,7 @@ static exec_status read_inputs(void *ctx, char *msg, size_t msglen)
 static exec_status dir_inputs(const impl_t *impl, const case_t *c, problem_t *p, const exec_policy *policy, char *err,
                               size_t errlen)
 {
-    input_reads x = {impl, entry_for(impl, c, err, errlen), p, {0}, {0}};
+    dir_reads x = {.impl = impl, .c = c, .e = entry_for(impl, c, err, errlen), .p = p};
     if (!x.e) return EXEC_BAD_OUTPUT;
     exec_status st = EXEC_OK;
     for (int i = 0; i < p->op->n_inputs && !st; i++) {
@@ -391,17 +395,9 @@ static exec_status read_output(const impl_t *impl, const char *name, const char 
     return st;
 }
 
-typedef struct {
-    const impl_t *impl;
-    const case_t *c;
-    const cJSON *e;
-    const problem_t *p;
-    void **out; /* shared memory (guarded_alloc) */
-} output_reads;
-
 static exec_status read_outputs(void *ctx, char *msg, size_t msglen)
 {
-    const output_reads *x = ctx;
+    const dir_reads *x = ctx;
     const impl_t *impl = x->impl;
     /* every output is looked at, so the message names the first problem and a missing file
        outranks nothing else: a bad file is a failure, a missing one its own status */
@@ -437,7 +433,7 @@ static exec_status read_outputs(void *ctx, char *msg, size_t msglen)
 static exec_status dir_outputs(const impl_t *impl, const case_t *c, const problem_t *p, void **out, const conform_exec *ex,
                                const exec_policy *policy, int *code, char *msg, size_t msglen)
 {
-    output_reads x = {impl, c, entry_for(impl, c, msg, msglen), p, out};
+    dir_reads x = {.impl = impl, .c = c, .e = entry_for(impl, c, msg, msglen), .p = p, .out = out};
     if (!x.e) return EXEC_BAD_OUTPUT;
     return impl_isolated_io(read_outputs, &x, policy, msg, msglen);
 }

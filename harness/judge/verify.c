@@ -135,6 +135,17 @@ void proof_pair_free(proof_pair *pr)
     problem_free(&pr->bwd);
 }
 
+int proof_pair_finish(proof_pair *pr, const op_desc *bwd, const char *const *attrs, const shape_t *shapes,
+                      unsigned long seed, int from, int to, int n, proof_result *r)
+{
+    if (proof_problem(bwd, attrs, shapes, NULL, seed, &pr->bwd, r)) return -1;
+    for (int i = 0; i < n; i++)
+        memcpy(pr->bwd.in[to + i].data, pr->fwd.in[from + i].data,
+               sizeof(double) * (size_t)tensor_numel(&pr->fwd.in[from + i]));
+    if (proof_reference(pr->fwd.op, &pr->fwd, pr->y) || proof_reference(bwd, &pr->bwd, pr->gx)) return -1;
+    return 0;
+}
+
 double proof_pair_adjoint_gap(const proof_pair *pr)
 {
     return adjoint_gap(pr->bwd.in[0].data, pr->y[0], tensor_numel(&pr->bwd.in[0]), pr->gx[0], pr->fwd.in[0].data,

@@ -83,6 +83,11 @@ typedef struct {
     double *y[1], *gx[2];
 } proof_pair;
 void proof_pair_free(proof_pair *pr);
+/* The backward half of a pair whose forward (pr->fwd) the caller made: the backward problem of bwd
+ * from attrs and shapes (seed), its inputs to.. to+n-1 set to the forward's from.. from+n-1 (input 0
+ * stays the drawn g), then both references. 0, or -1 (the pair is freed by proof_pair_free). */
+int proof_pair_finish(proof_pair *pr, const op_desc *bwd, const char *const *attrs, const shape_t *shapes,
+                      unsigned long seed, int from, int to, int n, proof_result *r);
 /* adjoint_gap of <g, y> against <gx[0], forward input 0> */
 double proof_pair_adjoint_gap(const proof_pair *pr);
 /* max |gx[t]| over forward input t: the scale a finite difference is judged against */

@@ -141,8 +141,6 @@ static int check_common(const problem_t *p, int x_index, int off_index, ref_defo
 
 /* ---- the offsets generator ---------------------------------------------------------------- */
 
-static int pick(gsl_rng *rng, double frac) { return frac > 0 && gsl_rng_uniform(rng) < frac; }
-
 /* Fills offsets [N, Ho, Wo, 3*dg*K]. Knobs (all optional):
  *   spread (2): x/y offsets uniform in [-spread, spread];  mask_lo, mask_hi (0, 1): masks uniform
  *   integer_frac: x/y offsets rounded to integers (positions exactly on cell lines)
@@ -171,17 +169,17 @@ static int fill_offsets(tensor_t *t, const cJSON *g, gsl_rng *rng, const ref_def
                     const int64_t i = (k % K) / r->kw, j = (k % K) % r->kw;
                     const double bx = (double)(wo * r->sw - r->pl + j * r->dw), by = (double)(ho * r->sh - r->pt + i * r->dh);
                     double ox = fill_uniform(rng, -spread, spread), oy = fill_uniform(rng, -spread, spread);
-                    if (pick(rng, intf)) { ox = nearbyint(ox); oy = nearbyint(oy); }
-                    if (pick(rng, neari)) { ox = fill_uniform(rng, -1e-7, 1e-7); oy = fill_uniform(rng, -1e-7, 1e-7); }
-                    if (pick(rng, edge)) {
+                    if (fill_pick(rng, intf)) { ox = nearbyint(ox); oy = nearbyint(oy); }
+                    if (fill_pick(rng, neari)) { ox = fill_uniform(rng, -1e-7, 1e-7); oy = fill_uniform(rng, -1e-7, 1e-7); }
+                    if (fill_pick(rng, edge)) {
                         const unsigned long which = gsl_rng_uniform_int(rng, 4);
                         if (which == 0) oy = -1.0 - by;
                         else if (which == 1) oy = (double)r->H - by;
                         else if (which == 2) ox = -1.0 - bx;
                         else ox = (double)r->W - bx;
                     }
-                    if (pick(rng, nanf)) { if (gsl_rng_uniform(rng) < 0.5) ox = NAN; else oy = NAN; }
-                    if (pick(rng, inff)) { if (gsl_rng_uniform(rng) < 0.5) ox = -INFINITY; else oy = INFINITY; }
+                    if (fill_pick(rng, nanf)) { if (gsl_rng_uniform(rng) < 0.5) ox = NAN; else oy = NAN; }
+                    if (fill_pick(rng, inff)) { if (gsl_rng_uniform(rng) < 0.5) ox = -INFINITY; else oy = INFINITY; }
                     o[k] = ox;
                     o[dgK + k] = oy;
                     o[2 * dgK + k] = fill_uniform(rng, mlo, mhi);

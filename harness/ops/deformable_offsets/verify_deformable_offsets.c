@@ -109,8 +109,7 @@ static int linearity(const op_desc *op, proof_result *r)
 {
     r->limit = RELATION_LIMIT;
     int rc = 0;
-    gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
-    gsl_rng_set(rng, 4);
+    gsl_rng *rng = conform_rng(4);
     for (size_t gi = 0; gi < N_GEOS && rc == 0; gi++) {
         problem_t p;
         if (fwd_problem(op, &geos[gi], 0, "{\"offsets\": {\"spread\": 3}}", 40 + gi, &p, r)) { gsl_rng_free(rng); return -1; }
@@ -184,11 +183,7 @@ static int make_pair(const op_desc *bwd, size_t gi, unsigned long seed, double m
     attrs_of(g, 0, &t);
     const int64_t Ho = out_h(g), Wo = out_w(g);
     shape_t shapes[3] = {shape4(g->N, Ho * g->kh, Wo * g->kw, g->C), pr->fwd.in[0].shape, pr->fwd.in[1].shape};
-    if (proof_problem(bwd, t.list, shapes, NULL, seed + 1, &pr->bwd, r)) { problem_free(&pr->fwd); return -1; }
-    memcpy(pr->bwd.in[1].data, pr->fwd.in[0].data, sizeof(double) * (size_t)tensor_numel(&pr->fwd.in[0]));
-    memcpy(pr->bwd.in[2].data, pr->fwd.in[1].data, sizeof(double) * (size_t)tensor_numel(&pr->fwd.in[1]));
-    if (proof_reference(&op_deformable_offsets, &pr->fwd, pr->y) || proof_reference(bwd, &pr->bwd, pr->gx)) return -1;
-    return 0;
+    return proof_pair_finish(pr, bwd, t.list, shapes, seed + 1, 0, 1, 2, r); /* the same x and offsets */
 }
 
 static int any_pair(const op_desc *bwd, size_t i, unsigned long seed, proof_pair *pr, proof_result *r)

@@ -51,8 +51,7 @@ static int identity_grid(const op_desc *op, proof_result *r)
                 problem_t p;
                 if (fwd_problem(op, im, pm, ac, N, C, H, W, Ho, Wo, 40 + (unsigned long)(im * 6 + pm * 2 + ac), &p, r))
                     return -1;
-                gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
-                gsl_rng_set(rng, 7);
+                gsl_rng *rng = conform_rng(7);
                 int64_t *py = malloc(sizeof(int64_t) * (size_t)(N * Ho * Wo)), *px = malloc(sizeof(int64_t) * (size_t)(N * Ho * Wo));
                 for (int64_t q = 0; q < N * Ho * Wo; q++) {
                     px[q] = (int64_t)gsl_rng_uniform_int(rng, (unsigned long)W);
@@ -119,8 +118,7 @@ static int linearity(const op_desc *op, proof_result *r)
     for (int im = 0; im < 3 && rc == 0; im++) {
         problem_t p;
         if (fwd_problem(op, im, im, im & 1, 2, 2, 5, 7, 4, 3, 80 + (unsigned long)im, &p, r)) return -1;
-        gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
-        gsl_rng_set(rng, 81);
+        gsl_rng *rng = conform_rng(81);
         rc = proof_linearity_random(op, &p, rng, r);
         gsl_rng_free(rng);
         problem_free(&p);
@@ -165,11 +163,7 @@ static int make_pair(const op_desc *bwd, int im, int pm, int ac, unsigned long s
     snprintf(a[2], 48, "align_corners=%s", ac ? "true" : "false");
     const char *ba[] = {a[0], a[1], a[2], NULL};
     shape_t bs[3] = {shape4(N, C, Ho, Wo), shape4(N, C, H, W), shape4(N, Ho, Wo, 2)};
-    if (proof_problem(bwd, ba, bs, NULL, seed + 1, &pr->bwd, r)) { problem_free(&pr->fwd); return -1; }
-    memcpy(pr->bwd.in[1].data, pr->fwd.in[0].data, sizeof(double) * (size_t)(N * C * H * W));
-    memcpy(pr->bwd.in[2].data, pr->fwd.in[1].data, sizeof(double) * (size_t)(N * Ho * Wo * 2));
-    if (proof_reference(&op_grid_sampler_2d, &pr->fwd, pr->y) || proof_reference(bwd, &pr->bwd, pr->gx)) return -1;
-    return 0;
+    return proof_pair_finish(pr, bwd, ba, bs, seed + 1, 0, 1, 2, r); /* the same input and grid */
 }
 
 /* pair i of the 18 modes (interpolation, padding, align_corners in turn); smooth or not */

@@ -30,44 +30,34 @@ static const tol_model roi_align_tol = {
                  "and gamma_13 = 13u/(1-13u) < 14u",
 };
 
-/* ---- the roi generator ------------------------------------------------------------------- */
+static void params(const problem_t *p, ref_roi_align_params *r);
 
-static double pick(gsl_rng *rng, double frac) { return frac > 0 && gsl_rng_uniform(rng) < frac; }
+/* ---- the roi generator ------------------------------------------------------------------- */
 
 /* One axis of a roi whose samples land exactly on -1 and on n (first and last sample), when the
  * sampling ratio is fixed; returns (lo, hi) in image coordinates. */
 static void edge_axis(double n, int64_t pooled, const ref_roi_align_params *r, double s, double *lo, double *hi)
 {
-    int64_t g = r->sampling_ratio > 0 ? r->sampling_ratio : 1;
-    double samples = (double)(pooled * g), off = r->aligned ? 0.5 : 0.0, plus = r->end_plus_one ? 1.0 : 0.0;
-    double step = samples > 1 ? (n + 1.0) / (samples - 1.0) : 0.0;
-    double start = samples > 1 ? -1.0 - 0.5 * step : -1.0 - 0.5;
-    double end = samples > 1 ? start + samples * step : start + 1.0;
+    const double off = r->aligned ? 0.5 : 0.0, plus = r->end_plus_one ? 1.0 : 0.0;
+    double start, end;
+    fill_edge_span(n, pooled, r->sampling_ratio, &start, &end);
     *lo = round_f32((start + off) / s);
     *hi = round_f32((end + off) / s - plus);
 }
 
-/* Fills rois [K, 5] = (batch, x1, y1, x2, y2) for the problem r; g may be NULL (defaults). */
-static int fill_rois(tensor_t *rois, const cJSON *g, gsl_rng *rng, const ref_roi_align_params *r, char *err,
-                     size_t errlen)
+/* Fills rois [K, 5] = (batch, x1, y1, x2, y2), input index of p; g may be NULL (defaults). */
+static int fill_rois(problem_t *p, int index, const cJSON *g, gsl_rng *rng, char *err, size_t errlen)
 {
+    ref_roi_align_params params_of_p, *r = &params_of_p;
+    params(p, r);
+    tensor_t *rois = &p->in[index];
     const cJSON *data = g ? cJSON_GetObjectItemCaseSensitive(g, "data") : NULL;
     if (data) return fill_from_json(rois->data, tensor_numel(rois), data, "rois", err, errlen);
     if (rois->shape.rank != 2 || rois->shape.dims[1] != 5) return 0; /* validation names the problem */
     const int64_t B = r->B;
     const double s = r->spatial_scale > 0 ? r->spatial_scale : 1.0;
-    const cJSON *img = g ? cJSON_GetObjectItemCaseSensitive(g, "image") : NULL;
-    double img_h = (double)r->H / s, img_w = (double)r->W / s;
-    if (cJSON_GetArraySize(img) == 2) {
-        img_h = cJSON_GetArrayItem(img, 0)->valuedouble;
-        img_w = cJSON_GetArrayItem(img, 1)->valuedouble;
-    }
-    double size_lo = 1.0, size_hi = fmax(img_h, img_w) / 2;
-    const cJSON *size = g ? cJSON_GetObjectItemCaseSensitive(g, "size") : NULL;
-    if (cJSON_GetArraySize(size) == 2) {
-        size_lo = cJSON_GetArrayItem(size, 0)->valuedouble;
-        size_hi = cJSON_GetArrayItem(size, 1)->valuedouble;
-    }
+    double img_h, img_w, size_lo, size_hi;
+    fill_roi_frame(g, r->H, r->W, s, &img_h, &img_w, &size_lo, &size_hi);
     double outside = json_number(g, "outside_frac", 0.0), degenerate = json_number(g, "degenerate_frac", 0.0);
     double inverted = json_number(g, "inverted_frac", 0.0), oob = json_number(g, "oob_batch_frac", 0.0);
     double fracb = json_number(g, "frac_batch_frac", 0.0), nanf = json_number(g, "nan_frac", 0.0);
@@ -77,25 +67,25 @@ static int fill_rois(tensor_t *rois, const cJSON *g, gsl_rng *rng, const ref_roi
     for (int64_t k = 0; k < K; k++) {
         double *q = rois->data + 5 * k;
         double b = B > 0 ? (double)gsl_rng_uniform_int(rng, (unsigned long)B) : 0.0;
-        if (pick(rng, oob)) b = gsl_rng_uniform(rng) < 0.5 ? -1.0 : (double)B;
-        else if (pick(rng, fracb)) b += 0.5;
+        if (fill_pick(rng, oob)) b = gsl_rng_uniform(rng) < 0.5 ? -1.0 : (double)B;
+        else if (fill_pick(rng, fracb)) b += 0.5;
         q[0] = b;
         double bw = fill_uniform(rng, size_lo, size_hi), bh = fill_uniform(rng, size_lo, size_hi);
-        double lo = pick(rng, outside) ? -0.5 : 0.0, hi = lo < 0 ? 1.5 : 1.0;
+        double lo = fill_pick(rng, outside) ? -0.5 : 0.0, hi = lo < 0 ? 1.5 : 1.0;
         double cx = fill_uniform(rng, lo * img_w, hi * img_w), cy = fill_uniform(rng, lo * img_h, hi * img_h);
         q[1] = round_f32(cx - bw / 2);
         q[2] = round_f32(cy - bh / 2);
         q[3] = round_f32(cx + bw / 2);
         q[4] = round_f32(cy + bh / 2);
-        if (pick(rng, degenerate)) { q[3] = q[1]; if (gsl_rng_uniform(rng) < 0.5) q[4] = q[2]; }
-        else if (pick(rng, inverted)) { double t = q[1]; q[1] = q[3]; q[3] = t; }
-        if (pick(rng, edge)) {
+        if (fill_pick(rng, degenerate)) { q[3] = q[1]; if (gsl_rng_uniform(rng) < 0.5) q[4] = q[2]; }
+        else if (fill_pick(rng, inverted)) { double t = q[1]; q[1] = q[3]; q[3] = t; }
+        if (fill_pick(rng, edge)) {
             edge_axis((double)r->H, r->pooled_h, r, s, &q[2], &q[4]);
             edge_axis((double)r->W, r->pooled_w, r, s, &q[1], &q[3]);
         }
         for (int i = 1; i <= 4; i++) /* a corner far out (either sign): the roi may still span the plane */
-            if (pick(rng, huge)) q[i] = (gsl_rng_uniform(rng) < 0.5 ? -1 : 1) * fill_log_magnitude(rng, huge_lo, huge_hi);
-        if (pick(rng, nanf)) q[1 + gsl_rng_uniform_int(rng, 4)] = NAN;
+            if (fill_pick(rng, huge)) q[i] = (gsl_rng_uniform(rng) < 0.5 ? -1 : 1) * fill_log_magnitude(rng, huge_lo, huge_hi);
+        if (fill_pick(rng, nanf)) q[1 + gsl_rng_uniform_int(rng, 4)] = NAN;
     }
     return 0;
 }
@@ -189,13 +179,6 @@ static void params(const problem_t *p, ref_roi_align_params *r)
     apply_end_mode(a[RA_END_MODE].i, r);
 }
 
-static int gen_rois(problem_t *p, int index, const cJSON *spec, gsl_rng *rng, char *err, size_t errlen)
-{
-    ref_roi_align_params r;
-    params(p, &r);
-    return fill_rois(&p->in[index], spec, rng, &r, err, errlen);
-}
-
 static void reference(const problem_t *p, double **out, ref_bounds *bounds)
 {
     ref_roi_align_params r;
@@ -261,7 +244,7 @@ const op_desc op_roi_align = {
     .spec = "ops.md sections 0, A, 1",
     OP_TENSORS(roi_align_inputs, roi_align_outputs),
     OP_ATTRS(roi_align_attrs),
-    .gen = {"rois", gen_rois},
+    .gen = {"rois", fill_rois},
     .validate = roi_align_validate, .proofs = roi_align_proofs,
     ROI_ALIGN_FAMILY,
 };
@@ -323,7 +306,7 @@ const op_desc op_roi_align_v2_backward = {
     .spec = "ops.md sections 0, A, 2",
     OP_TENSORS(roi_align_bwd_inputs, roi_align_bwd_outputs),
     OP_ATTRS(roi_align_bwd_attrs),
-    .gen = {"boxes", gen_rois},
+    .gen = {"boxes", fill_rois},
     .validate = roi_align_bwd_validate, .proofs = roi_align_bwd_proofs,
     ROI_ALIGN_FAMILY,
 };

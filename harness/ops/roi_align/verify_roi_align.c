@@ -25,7 +25,7 @@ int roi_end_mode_identities(const op_desc *op, proof_result *r);
 /* A roi over an integer block of pixels with one sample per pixel centre reproduces the block. */
 static int identity_window(const op_desc *op, proof_result *r)
 {
-    gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+    gsl_rng *rng = conform_rng(0); /* GSL's default seed */
     r->limit = 0; /* the weights are exactly 0 and 1 */
     const int64_t B = 2, C = 3, H = 11, W = 13, PH = 4, PW = 5;
     shape_t xs = shape4(B, C, H, W);
@@ -75,8 +75,7 @@ static int identity_window(const op_desc *op, proof_result *r)
  * samples stay in [0, H-1] x [0, W-1] (where rule A reads the same pixels in both images). */
 static int translation(const op_desc *op, proof_result *r)
 {
-    gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
-    gsl_rng_set(rng, 2);
+    gsl_rng *rng = conform_rng(2);
     r->limit = RELATION_LIMIT;
     const int64_t B = 2, C = 2, H = 12, W = 10, K = 8, TY = 3, TX = 5;
     const double s = 0.25;
@@ -126,8 +125,7 @@ static int translation(const op_desc *op, proof_result *r)
  * long as the max(., 1) clamp of the unaligned mode does not act (rois >= 1 px). */
 static int half_pixel(const op_desc *op, proof_result *r)
 {
-    gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
-    gsl_rng_set(rng, 3);
+    gsl_rng *rng = conform_rng(3);
     r->limit = RELATION_LIMIT;
     const int64_t B = 1, C = 3, H = 9, W = 9, K = 10;
     const double s = 0.5;
@@ -160,8 +158,7 @@ static int half_pixel(const op_desc *op, proof_result *r)
 /* roi_align is linear in the feature map: F(a x + b z) = a F(x) + b F(z). */
 static int linearity(const op_desc *op, proof_result *r)
 {
-    gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
-    gsl_rng_set(rng, 4);
+    gsl_rng *rng = conform_rng(4);
     r->limit = RELATION_LIMIT;
     const int64_t B = 2, C = 2, H = 8, W = 7, K = 9;
     shape_t xs = shape4(B, C, H, W), shapes[2] = {xs, shape2(K, 5)};
@@ -230,10 +227,7 @@ static int make_pair(const op_desc *bwd, size_t i, unsigned long seed, proof_pai
              (long long)fc->W);
     const char *ba[] = {a[0], a[1], a[2], a[5], b[0], b[1], b[2], NULL};
     shape_t bs[2] = {shape4(fc->K, fc->C, fc->PH, fc->PW), shape2(fc->K, 5)};
-    if (proof_problem(bwd, ba, bs, NULL, seed + 1, &pr->bwd, r)) { problem_free(&pr->fwd); return -1; }
-    memcpy(pr->bwd.in[1].data, pr->fwd.in[1].data, sizeof(double) * 5 * (size_t)fc->K); /* same rois */
-    if (proof_reference(&op_roi_align, &pr->fwd, pr->y) || proof_reference(bwd, &pr->bwd, pr->gx)) return -1;
-    return 0;
+    return proof_pair_finish(pr, bwd, ba, bs, seed + 1, 1, 1, 1, r); /* the same rois */
 }
 
 #define N_CASES (sizeof family_cases / sizeof family_cases[0])
@@ -260,8 +254,7 @@ static int finite_difference(const op_desc *op, proof_result *r)
 /* grad_input of translated problems is the translated grad_input. */
 static int backward_translation(const op_desc *op, proof_result *r)
 {
-    gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
-    gsl_rng_set(rng, 6);
+    gsl_rng *rng = conform_rng(6);
     r->limit = RELATION_LIMIT;
     const int64_t B = 1, C = 2, H = 9, W = 8, K = 6, TY = 2, TX = 3, H2 = H + TY + 1, W2 = W + TX + 2;
     const double s = 0.5;

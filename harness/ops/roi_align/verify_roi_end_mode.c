@@ -77,8 +77,7 @@ static int compare_modes(const op_desc *op, const char *mode_a, const double *ro
  * max(., 1) clamp then acts on the same extent, so rois below a pixel are covered too. */
 int roi_end_mode_end_pixel(const op_desc *op, proof_result *r)
 {
-    gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
-    gsl_rng_set(rng, 41);
+    gsl_rng *rng = conform_rng(41);
     r->limit = RELATION_LIMIT;
     double rois[5 * K_], moved[5 * K_];
     int rc = 0;
@@ -96,8 +95,7 @@ int roi_end_mode_end_pixel(const op_desc *op, proof_result *r)
  * docs/ops/roi_align.md), on rois small enough that a max(., 1) clamp would show. */
 int roi_end_mode_identities(const op_desc *op, proof_result *r)
 {
-    gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
-    gsl_rng_set(rng, 43);
+    gsl_rng *rng = conform_rng(43);
     r->limit = RELATION_LIMIT;
     double rois[5 * K_];
     static const char *const pairs[][2] = {{"roi_end_mode=0", "aligned=false"},

@@ -35,9 +35,9 @@ static const tol_model rotated_tol = {
                  "gamma_13 = 13u/(1-13u) < 14u",
 };
 
-/* ---- the roi generator ------------------------------------------------------------------- */
+static void params(const problem_t *p, ref_roi_align_rotated_params *r);
 
-static int pick(gsl_rng *rng, double frac) { return frac > 0 && gsl_rng_uniform(rng) < frac; }
+/* ---- the roi generator ------------------------------------------------------------------- */
 
 /* angles the issue names: 0, +-pi/2, pi, and beyond +-2 pi (radians, rounded to float32) */
 static const double special_angles[] = {0.0, M_PI / 2, -M_PI / 2, M_PI, -M_PI, 2 * M_PI + 0.3, -2 * M_PI - 1.1,
@@ -47,42 +47,28 @@ static const double special_angles[] = {0.0, M_PI / 2, -M_PI / 2, M_PI, -M_PI, 2
  * when the sampling ratio is fixed: centre and extent in image coordinates. */
 static void edge_axis(double n, int64_t pooled, int64_t sr, double s, double off, double *centre, double *extent)
 {
-    int64_t g = sr > 0 ? sr : 1;
-    double samples = (double)(pooled * g);
-    double step = samples > 1 ? (n + 1.0) / (samples - 1.0) : 0.0;
-    double start = samples > 1 ? -1.0 - 0.5 * step : -1.0 - 0.5;
-    double end = samples > 1 ? start + samples * step : start + 1.0;
+    double start, end;
+    fill_edge_span(n, pooled, sr, &start, &end);
     *centre = round_f32(((start + end) / 2 + off) / s);
     *extent = round_f32((end - start) / s);
 }
 
-/* Fills rois [K, 6] (nhwc: [6, K]) = (batch, cx, cy, w, h, angle); g may be NULL (defaults). */
-static int fill_rois(tensor_t *rois, const cJSON *g, gsl_rng *rng, const ref_roi_align_rotated_params *p, char *err,
-                     size_t errlen)
+/* Fills rois [K, 6] (nhwc: [6, K]) = (batch, cx, cy, w, h, angle), input index of prob; g may be NULL
+ * (defaults). */
+static int fill_rois(problem_t *prob, int index, const cJSON *g, gsl_rng *rng, char *err, size_t errlen)
 {
+    ref_roi_align_rotated_params pr, *p = &pr;
+    params(prob, p);
+    tensor_t *rois = &prob->in[index];
     const int nhwc = p->nhwc;
     const int64_t B = p->B, H = p->H, W = p->W, PH = p->pooled_h, PW = p->pooled_w, sr = p->sampling_ratio;
     const double s = p->spatial_scale > 0 ? p->spatial_scale : 1.0;
     const cJSON *data = g ? cJSON_GetObjectItemCaseSensitive(g, "data") : NULL;
     if (data) return fill_from_json(rois->data, tensor_numel(rois), data, "rois", err, errlen);
     if (rois->shape.rank != 2 || rois->shape.dims[nhwc ? 0 : 1] != 6) return 0; /* validation names it */
-    const cJSON *img = g ? cJSON_GetObjectItemCaseSensitive(g, "image") : NULL;
-    double img_h = (double)H / s, img_w = (double)W / s;
-    if (cJSON_GetArraySize(img) == 2) {
-        img_h = cJSON_GetArrayItem(img, 0)->valuedouble;
-        img_w = cJSON_GetArrayItem(img, 1)->valuedouble;
-    }
-    double size_lo = 1.0, size_hi = fmax(img_h, img_w) / 2, ang_lo = -M_PI, ang_hi = M_PI;
-    const cJSON *size = g ? cJSON_GetObjectItemCaseSensitive(g, "size") : NULL;
-    if (cJSON_GetArraySize(size) == 2) {
-        size_lo = cJSON_GetArrayItem(size, 0)->valuedouble;
-        size_hi = cJSON_GetArrayItem(size, 1)->valuedouble;
-    }
-    const cJSON *ang = g ? cJSON_GetObjectItemCaseSensitive(g, "angle") : NULL;
-    if (cJSON_GetArraySize(ang) == 2) {
-        ang_lo = cJSON_GetArrayItem(ang, 0)->valuedouble;
-        ang_hi = cJSON_GetArrayItem(ang, 1)->valuedouble;
-    }
+    double img_h, img_w, size_lo, size_hi, ang_lo = -M_PI, ang_hi = M_PI;
+    fill_roi_frame(g, H, W, s, &img_h, &img_w, &size_lo, &size_hi);
+    json_range(g, "angle", &ang_lo, &ang_hi);
     double outside = json_number(g, "outside_frac", 0.0), degenerate = json_number(g, "degenerate_frac", 0.0);
     double negative = json_number(g, "negative_frac", 0.0), oob = json_number(g, "oob_batch_frac", 0.0);
     double fracb = json_number(g, "frac_batch_frac", 0.0), nanf = json_number(g, "nan_frac", 0.0);
@@ -94,20 +80,20 @@ static int fill_rois(tensor_t *rois, const cJSON *g, gsl_rng *rng, const ref_roi
     for (int64_t k = 0; k < K; k++) {
         double r[6];
         double b = B > 0 ? (double)gsl_rng_uniform_int(rng, (unsigned long)B) : 0.0;
-        if (pick(rng, oob)) b = gsl_rng_uniform(rng) < 0.5 ? -1.0 : (double)B;
-        else if (pick(rng, fracb)) b += 0.5;
+        if (fill_pick(rng, oob)) b = gsl_rng_uniform(rng) < 0.5 ? -1.0 : (double)B;
+        else if (fill_pick(rng, fracb)) b += 0.5;
         r[0] = b;
-        double lo = pick(rng, outside) ? -0.5 : 0.0, hi = lo < 0 ? 1.5 : 1.0;
+        double lo = fill_pick(rng, outside) ? -0.5 : 0.0, hi = lo < 0 ? 1.5 : 1.0;
         r[1] = fill_uniform(rng, lo * img_w, hi * img_w);
         r[2] = fill_uniform(rng, lo * img_h, hi * img_h);
         r[3] = fill_uniform(rng, size_lo, size_hi);
         r[4] = fill_uniform(rng, size_lo, size_hi);
         r[5] = fill_uniform(rng, ang_lo, ang_hi);
-        if (pick(rng, special))
+        if (fill_pick(rng, special))
             r[5] = round_f32(special_angles[gsl_rng_uniform_int(rng, sizeof special_angles / sizeof special_angles[0])]);
-        if (pick(rng, degenerate)) { r[3] = 0; if (gsl_rng_uniform(rng) < 0.5) r[4] = 0; }
-        else if (pick(rng, negative)) { r[3] = -r[3]; if (gsl_rng_uniform(rng) < 0.5) r[4] = -r[4]; }
-        if (pick(rng, edge)) {
+        if (fill_pick(rng, degenerate)) { r[3] = 0; if (gsl_rng_uniform(rng) < 0.5) r[4] = 0; }
+        else if (fill_pick(rng, negative)) { r[3] = -r[3]; if (gsl_rng_uniform(rng) < 0.5) r[4] = -r[4]; }
+        if (fill_pick(rng, edge)) {
             edge_axis((double)H, PH, sr, s, off, &r[2], &r[4]);
             edge_axis((double)W, PW, sr, s, off, &r[1], &r[3]);
             r[5] = 0;
@@ -115,9 +101,9 @@ static int fill_rois(tensor_t *rois, const cJSON *g, gsl_rng *rng, const ref_roi
         /* a centre far out (either sign), or an extent that huge (its sign kept): the roi may still
            cover the plane */
         for (int i = 1; i <= 4; i++)
-            if (pick(rng, huge)) r[i] = (i <= 2 ? (gsl_rng_uniform(rng) < 0.5 ? -1 : 1) : r[i] < 0 ? -1 : 1) *
+            if (fill_pick(rng, huge)) r[i] = (i <= 2 ? (gsl_rng_uniform(rng) < 0.5 ? -1 : 1) : r[i] < 0 ? -1 : 1) *
                                         fill_log_magnitude(rng, huge_lo, huge_hi);
-        if (pick(rng, nanf)) r[1 + gsl_rng_uniform_int(rng, 5)] = NAN;
+        if (fill_pick(rng, nanf)) r[1 + gsl_rng_uniform_int(rng, 5)] = NAN;
         for (int f = 0; f < 6; f++) rois->data[nhwc ? f * K + k : 6 * k + f] = r[f];
     }
     return 0;
@@ -226,13 +212,6 @@ static void params(const problem_t *p, ref_roi_align_rotated_params *r)
     r->W = d[r->nhwc ? 2 : 3];
 }
 
-static int gen_rois(problem_t *p, int index, const cJSON *spec, gsl_rng *rng, char *err, size_t errlen)
-{
-    ref_roi_align_rotated_params r;
-    params(p, &r);
-    return fill_rois(&p->in[index], spec, rng, &r, err, errlen);
-}
-
 static void reference(const problem_t *p, double **out, ref_bounds *bounds)
 {
     ref_roi_align_rotated_params r;
@@ -254,7 +233,7 @@ static int optimized(const problem_t *p, const float **in, float **out, const co
 }
 
 /* what both ops share: the roi generator, the kernels and the tolerance model */
-#define ROTATED_FAMILY .gen = {"rois", gen_rois}, .reference = reference, .optimized = optimized, .tol = &rotated_tol
+#define ROTATED_FAMILY .gen = {"rois", fill_rois}, .reference = reference, .optimized = optimized, .tol = &rotated_tol
 
 static int fwd_validate(problem_t *p, char *err, size_t errlen)
 {

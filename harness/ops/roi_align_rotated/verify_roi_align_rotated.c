@@ -65,8 +65,7 @@ static int angle_zero_is_roi_align(const op_desc *op, proof_result *r)
 {
     const op_desc *ra = op_find("roi_align");
     if (!ra) { snprintf(r->detail, sizeof r->detail, "roi_align is not in the op table"); return -1; }
-    gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
-    gsl_rng_set(rng, 31);
+    gsl_rng *rng = conform_rng(31);
     r->limit = RELATION_LIMIT;
     const int64_t B = 2, C = 3, H = 11, W = 9, K = 12;
     const double s = 0.5;
@@ -106,8 +105,7 @@ static int angle_zero_is_roi_align(const op_desc *op, proof_result *r)
 /* clockwise with angle a is counter-clockwise with angle -a */
 static int clockwise_is_negated_angle(const op_desc *op, proof_result *r)
 {
-    gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
-    gsl_rng_set(rng, 32);
+    gsl_rng *rng = conform_rng(32);
     r->limit = 0; /* theta = -angle exactly, the same computation follows */
     const int64_t B = 1, C = 2, H = 8, W = 10, K = 9;
     shape_t shapes[2] = {shape4(B, C, H, W), shape2(K, 6)};
@@ -142,8 +140,7 @@ static int clockwise_is_negated_angle(const op_desc *op, proof_result *r)
 /* The same problem in NCHW ([n,6] rois) and NHWC ([6,n] rois) gives the permuted output. */
 static int layouts_agree(const op_desc *op, proof_result *r)
 {
-    gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
-    gsl_rng_set(rng, 33);
+    gsl_rng *rng = conform_rng(33);
     r->limit = 0; /* the math does not depend on the layout */
     const int64_t B = 2, C = 5, H = 7, W = 9, K = 10, PH = 2, PW = 3;
     double *x = proof_random_values(B * C * H * W, rng), *xl = to_channels_last(x, B, C, H * W);
@@ -176,8 +173,7 @@ static int layouts_agree(const op_desc *op, proof_result *r)
  * map, its window bounds included. */
 static int quarter_turn(const op_desc *op, proof_result *r)
 {
-    gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
-    gsl_rng_set(rng, 34);
+    gsl_rng *rng = conform_rng(34);
     r->limit = RELATION_LIMIT;
     const int64_t B = 2, C = 2, H = 7, W = 11, K = 12;
     double *x = proof_random_values(B * C * H * W, rng), *xt = malloc(sizeof(double) * (size_t)(B * C * H * W));
@@ -263,10 +259,7 @@ static int make_pair(const op_desc *bwd, size_t i, unsigned long seed, proof_pai
     snprintf(ys, sizeof ys, "y_grad_shape=%lld,%lld,%lld,%lld", (long long)xs.dims[0], (long long)xs.dims[1],
              (long long)xs.dims[2], (long long)xs.dims[3]);
     const char *ba[] = {a[0], a[1], a[2], a[3], a[4], a[5], a[6], ys, NULL};
-    if (proof_problem(bwd, ba, bs, NULL, seed + 1, &pr->bwd, r)) { problem_free(&pr->fwd); return -1; }
-    memcpy(pr->bwd.in[1].data, pr->fwd.in[1].data, sizeof(double) * 6 * (size_t)fc->K); /* same rois */
-    if (proof_reference(&op_roi_align_rotated, &pr->fwd, pr->y) || proof_reference(bwd, &pr->bwd, pr->gx)) return -1;
-    return 0;
+    return proof_pair_finish(pr, bwd, ba, bs, seed + 1, 1, 1, 1, r); /* the same rois */
 }
 
 #define N_CASES (sizeof family_cases / sizeof family_cases[0])
@@ -292,8 +285,7 @@ static int finite_difference(const op_desc *op, proof_result *r)
 /* The grad in NHWC equals the permuted grad in NCHW; clockwise(a) equals counter-clockwise(-a). */
 static int grad_relations(const op_desc *op, proof_result *r)
 {
-    gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
-    gsl_rng_set(rng, 36);
+    gsl_rng *rng = conform_rng(36);
     r->limit = 0; /* both are the same computation on permuted data / an exactly negated angle */
     const int64_t B = 2, C = 3, H = 8, W = 6, K = 9, PH = 3, PW = 2;
     double *g = proof_random_values(K * C * PH * PW, rng), *gl = to_channels_last(g, K, C, PH * PW);
