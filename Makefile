@@ -148,6 +148,7 @@ test: all deps-test
 	  "python" "tests/python/run.sh $(CONFORM)" \
 	  "ascend stand-in" "$(MAKE) --no-print-directory ascend-standin" \
 	  "zoo" "$(MAKE) --no-print-directory zoo" \
+	  "zoo mutants list" "$(PYTHON) tools/zoo_mutants.py --conform $(CONFORM) --check-list" \
 	  "report rendering" "$(PYTHON) tests/reports_browser.py $(CONFORM) $(BUILD)/browser" \
 	  "repository paths" "tests/repo_paths.sh" \
 	  "op obligations" "$(MAKE) --no-print-directory check-ops"
