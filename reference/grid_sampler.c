@@ -12,7 +12,7 @@
  * evaluations at the box's corners and edge midpoints:
  *   nearest: the rint tie (output and input_grad);
  *   bilinear: the cell switch at integer coordinates, clip points of border/reflection (not where
- *             every float32 form lands exactly on one: exact_clip_point) and the reflection
+ *             every float32 form computes the position exactly: exact_cell) and the reflection
  *             folds (grid_grad only: the values are continuous there);
  *   bicubic: none (the cubic convolution is C1 in the coordinate; taps are fixed per integer). */
 #include "ref_internal.h"
@@ -229,6 +229,18 @@ static int exact_clip_point(const ref_grid_sampler_params *p, double g, int64_t 
     return 1;
 }
 
+/* Bilinear's cell where the position is exact. Spec 7.3 takes the cell x_nw = floor(ip); at an
+ * integer ip the grid gradient jumps between the two cells' slopes. Where every float32 form of
+ * 7.1 computes i exactly (exact_in_f32) and the padding keeps it exact (zeros: ip = i; border: a
+ * clamp of an exact number), every form takes floor(ip) itself, so only the spec's cell is legal
+ * and the box must not offer the neighbouring cell's slope. Reflection's fold may round
+ * (exact_position), so only its clip points are settled (exact_clip_point). */
+static int exact_cell(const ref_grid_sampler_params *p, double g, int64_t S)
+{
+    if (p->interpolation_mode == 0 && p->padding_mode != 2) return exact_in_f32(g, S);
+    return exact_clip_point(p, g, S);
+}
+
 /* The padded image [*lo, *hi] of the coordinates [a, b] (padding is continuous and monotone
  * piecewise: the image is spanned by the ends and the fold points between them). */
 static void padded_span(const ref_grid_sampler_params *p, double a, double b, int64_t S, double *lo, double *hi)
@@ -358,10 +370,10 @@ static int ambiguity(const ref_grid_sampler_params *p, const point *c, const poi
 }
 
 /* the point at its box's corners and edge midpoints (what ambiguity() compares it with); not
- * moved along an axis whose clip decision every float32 form makes the same (exact_clip_point) */
+ * moved along an axis whose cell and clip decision every float32 form makes the same (exact_cell) */
 static void box_points(const ref_grid_sampler_params *p, const double *g, double pre, point alt[8])
 {
-    const double kx = exact_clip_point(p, g[0], p->W) ? 0 : 1, ky = exact_clip_point(p, g[1], p->H) ? 0 : 1;
+    const double kx = exact_cell(p, g[0], p->W) ? 0 : 1, ky = exact_cell(p, g[1], p->H) ? 0 : 1;
     for (int a = 0; a < 8; a++) point_at(p, g, pre, kx * shifts[a][0], ky * shifts[a][1], &alt[a]);
 }
 

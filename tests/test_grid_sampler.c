@@ -388,14 +388,18 @@ Test(grid_sampler_bounds, an_exact_nearest_tie_is_not_ambiguous)
 Test(grid_sampler_bounds, bilinear_grid_gradient_at_a_cell_edge_is_ambiguous_but_the_value_is_not)
 {
     double gi[6], gg[2];
-    /* 2 x 3 pixels, align_corners: x = 0 is i = 1 exactly (a cell edge), y = 0 is i = 0.5 */
-    const double go[1] = {1}, edge[2] = {0, 0};
+    /* 2 x 3 pixels, align_corners: x = 2^-30 is i = 1 + 2^-30, which float32 rounds onto the cell
+       edge i = 1 (at x = 0 exactly every form gives i = 1 and the spec's cell only: no ambiguity);
+       y = 0 is i = 0.5 */
+    const double go[1] = {1}, edge[2] = {0x1p-30, 0}, exact[2] = {0, 0};
     const double row[6] = {1, 5, 2, 3, 0, 4};
     ref_grid_sampler_params p = {1, 1, 2, 3, 1, 1, 0, 0, 1, {1, 1}};
     ref_bounds b[2] = {bounds_alloc(8 * CONFORM_U_F32, 6), bounds_alloc(8 * CONFORM_U_F32, 2)};
     f64_grid_sampler_2d_bwd__ref(&p, go, row, edge, gi, gg, b);
     cr_assert(b[1].ambig[0] > 0, "the x gradient switches cells at i = 1");
     for (int i = 0; i < 6; i++) cr_assert_eq(b[0].ambig[i], 0.0, "input_grad is continuous there");
+    f64_grid_sampler_2d_bwd__ref(&p, go, row, exact, gi, gg, b);
+    cr_assert_eq(b[1].ambig[0], 0.0, "an exact i = 1 is in the cell floor(1) = 1 in every float32 form");
     double y[1];
     ref_bounds bf = bounds_alloc(8 * CONFORM_U_F32, 1);
     f64_grid_sampler_2d_fwd__ref(&p, row, edge, y, &bf);

@@ -202,23 +202,50 @@ Test(ambiguity_class, nearest_tie_allows_the_other_rounding_but_not_a_wrong_pixe
     bounds_free(&bf);
 }
 
-/* bilinear grid gradient at a cell edge (integer i): the slope of either cell is allowed; a kernel
-   whose x1 = ceil(x) collapses the cell there and returns 0 is caught */
-Test(ambiguity_class, coordinate_gradient_jump_allows_either_slope_not_zero)
+/* bilinear grid gradient at a cell edge (integer i). Where float32 may round the position onto the
+   edge, the slope of either cell is allowed; a kernel whose x1 = ceil(x) collapses the cell there
+   and returns 0 is caught. Where every float32 form computes i exactly, spec 7.3's floor picks
+   the right-hand cell in every form, so the left cell's slope is caught too. */
+static void cell_edge_case(double gx, double *gg, ref_bounds b[2])
 {
     const double x[8] = {0, 10, 21, 33, 0, 10, 21, 33}, go = 1;
-    const double grid[2] = {-0.25, 0}; /* align_corners false, W = 4: i = 1 exactly; H = 2: 0.5 */
+    const double grid[2] = {gx, 0}; /* align_corners false, W = 4: i = 1 at gx = -0.25; H = 2: 0.5 */
     ref_grid_sampler_params p = {1, 1, 2, 4, 1, 1, 0, 0, 0, {0, 1}};
     const tol_model *m = &op_find("grid_sampler_2d_backward")->tol[1];
-    double gi[8], gg[2];
-    ref_bounds b[2] = {bounds_for(m, 8), bounds_for(m, 2)};
+    double gi[8];
+    b[0] = bounds_for(m, 8);
+    b[1] = bounds_for(m, 2);
     f64_grid_sampler_2d_bwd__ref(&p, &go, x, grid, gi, gg, b);
+}
+
+Test(ambiguity_class, coordinate_gradient_jump_allows_either_slope_not_zero)
+{
+    const tol_model *m = &op_find("grid_sampler_2d_backward")->tol[1];
+    double gg[2];
+    ref_bounds b[2];
+    cell_edge_case(-0.25 - 0x1p-30, gg, b); /* i = 1 - 2^-29: float32 rounds it onto the edge */
     cr_assert_gt(b[1].ambig[0], 0, "the x gradient jumps at i = 1");
     cr_assert_lt(b[1].ambig[0], 3.0, "slopes 10 and 11 (x 2): the jump is 2, not the gradient");
-    float left[2] = {20, (float)gg[1]}, collapsed[2] = {0, (float)gg[1]};
+    float left[2] = {20, (float)gg[1]}, right[2] = {22, (float)gg[1]}, collapsed[2] = {0, (float)gg[1]};
     cr_assert_eq(judge(gg, left, 2, &b[1], m).n_over, 0, "the left cell's slope is allowed");
+    cr_assert_eq(judge(gg, right, 2, &b[1], m).n_over, 0, "the right cell's slope is allowed");
     assert_confined(&b[1], gg, collapsed, 2);
     cr_assert_gt(judge(gg, collapsed, 2, &b[1], m).n_over, 0, "a zero gradient is no cell's slope");
+    bounds_free(&b[0]);
+    bounds_free(&b[1]);
+}
+
+Test(ambiguity_class, exact_cell_edge_takes_the_spec_cell_only)
+{
+    const tol_model *m = &op_find("grid_sampler_2d_backward")->tol[1];
+    double gg[2];
+    ref_bounds b[2];
+    cell_edge_case(-0.25, gg, b); /* i = 1 exactly in every float32 form */
+    cr_assert_eq(b[1].ambig[0], 0, "no rounding can move an exact i off the edge");
+    cr_assert_float_eq(gg[0], 22.0, 1e-9, "floor(1) = 1: the right cell's slope 11, times W/2");
+    float left[2] = {20, (float)gg[1]}, right[2] = {22, (float)gg[1]};
+    cr_assert_eq(judge(gg, right, 2, &b[1], m).n_over, 0, "the spec's cell passes");
+    cr_assert_gt(judge(gg, left, 2, &b[1], m).n_over, 0, "the left cell's slope is caught");
     bounds_free(&b[0]);
     bounds_free(&b[1]);
 }
