@@ -80,6 +80,13 @@ def published():
                    {"x": x, "grad": {"dist": "const", "value": 1},
                     "offsets": {"data": [0, -1, 1, 1, 0, 1, 0, 0, 1, 0, 0, 1]}},
                    expect={"grad_x": [0, 0, 1, 1], "grad_offsets": [0, 0, 0, 0, 0, 0, 1, -3, 3, -4, -4, 4]}))
+    # samples exactly on the far lines py = H, px = W with an infinite gradient or mask: outside, so
+    # 0 (spec 6 skips them); a kernel whose test is `<= H` reads only zero corners there and
+    # passes every finite case, but computes inf * 0 = NaN here (a generated zoo survivor)
+    out.append(bwd("hand_far_lines_inf", [1, 2, 2, 1], a,
+                   {"x": x, "grad": {"data": ["inf", "-inf", 1, 1]},
+                    "offsets": {"data": [0, 2, 1, 1, 0, 1, 0, 1, "inf", 0, 0, 1]}},
+                   expect={"grad_x": [0, 0, 0, 1], "grad_offsets": [0, 0, 0, 0, 0, 0, 0, 0, 0, -4, -4, 4]}))
     return out
 
 
