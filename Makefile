@@ -208,7 +208,7 @@ verify: all
 
 test-san:
 	@$(MAKE) --no-print-directory SANITIZE=1 all
-	build-san/conform_tests --jobs $(THREADS)
+	LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp build-san/conform_tests --jobs $(THREADS)
 	build-san/conform verify
 	build-san/conform run cases/smoke.json --report-dir build-san/smoke-report --threads $(THREADS) --quiet
 
