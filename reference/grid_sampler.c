@@ -204,41 +204,32 @@ static int exact_position(const ref_grid_sampler_params *p, double g, int64_t S)
     return p->interpolation_mode == 1 && p->padding_mode != 2 && exact_in_f32(g, S);
 }
 
-/* Bilinear's clip points where the position is exact. Spec 7.3's clip gives d = 0 at i <= 0 and
- * i >= S-1. When every float32 form of 7.1 computes the unnormalized i exactly (exact_in_f32) and
- * its padded coordinate is a clip point, every form takes that branch, so d = 0 (the spec's
- * border-rule derivative) is the only legal grid gradient along the axis and the box must not
- * offer the other one (the mutant `i <= 0 -> i < 0` moved grid_grad by up to 10 within it,
- * docs/zoo.md). Border clips i itself, exactly. Reflection lands on 0 or S-1 only from
- * t = |i - mn| = k span (align_corners) or t = k span + 1/2, (k+1) span - 1/2 (not): fmod and
- * the sums around it are exact in the 24 bits exact_in_f32 leaves, and the fold count
- * floor(t / span) is exact where t / span is an integer, else its quotient lies at least
- * 1/(2 span) below the next integer, many ulps more than a float32 division (or a multiplication
- * by a rounded reciprocal) can move it while t span < 2^23; checked below all the same. */
-static int exact_clip_point(const ref_grid_sampler_params *p, double g, int64_t S)
+/* Bilinear's branch where the position is exact. Spec 7.3 takes the cell x_nw = floor(ip) and
+ * clips (d = 0) at ip <= 0 and ip >= S-1; at an integer ip the grid gradient jumps between two
+ * branches (two cells' slopes, or a slope and the clip's 0). Where every float32 form of 7.1
+ * computes the unnormalized i exactly (exact_in_f32) and the padding keeps it exact, every form
+ * takes the spec's branch, so it is the only legal one and the box must not offer the other (the
+ * mutant `i <= 0 -> i < 0` moved grid_grad by up to 10 within it, docs/zoo.md). Zeros keeps i;
+ * border clamps it, exactly. Reflection's fold may round (exact_position), so only its clip
+ * points are settled: it lands on 0 or S-1 only from t = |i - mn| = k span (align_corners) or
+ * t = k span + 1/2, (k+1) span - 1/2 (not): fmod and the sums around it are exact in the 24 bits
+ * exact_in_f32 leaves, and the fold count floor(t / span) is exact where t / span is an integer,
+ * else its quotient lies at least 1/(2 span) below the next integer, many ulps more than a float32
+ * division (or a multiplication by a rounded reciprocal) can move it while t span < 2^23; checked
+ * below all the same. */
+static int exact_cell(const ref_grid_sampler_params *p, double g, int64_t S)
 {
-    if (p->interpolation_mode != 0 || p->padding_mode == 0 || !exact_in_f32(g, S)) return 0;
+    if (p->interpolation_mode != 0 || !exact_in_f32(g, S)) return 0;
+    if (p->padding_mode != 2) return 1;
     const int ac = p->align_corners;
     double m, d, i = unnormalize(g, S, ac, &m), ip = pad_coord(i, S, p->padding_mode, ac, &d);
     if (ip != 0 && ip != (double)(S - 1)) return 0;
     double span = ac ? (double)(S - 1) : (double)S;
-    if (p->padding_mode == 2 && span > 0) {
+    if (span > 0) {
         double q = fabs(i - (ac ? 0.0 : -0.5)) / span, k = floor(q);
         if (q != k && (k + 1) - q <= ldexp(k + 1, -21)) return 0; /* four roundings could reach the next fold */
     }
     return 1;
-}
-
-/* Bilinear's cell where the position is exact. Spec 7.3 takes the cell x_nw = floor(ip); at an
- * integer ip the grid gradient jumps between the two cells' slopes. Where every float32 form of
- * 7.1 computes i exactly (exact_in_f32) and the padding keeps it exact (zeros: ip = i; border: a
- * clamp of an exact number), every form takes floor(ip) itself, so only the spec's cell is legal
- * and the box must not offer the neighbouring cell's slope. Reflection's fold may round
- * (exact_position), so only its clip points are settled (exact_clip_point). */
-static int exact_cell(const ref_grid_sampler_params *p, double g, int64_t S)
-{
-    if (p->interpolation_mode == 0 && p->padding_mode != 2) return exact_in_f32(g, S);
-    return exact_clip_point(p, g, S);
 }
 
 /* The padded image [*lo, *hi] of the coordinates [a, b] (padding is continuous and monotone
