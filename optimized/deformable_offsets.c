@@ -106,6 +106,16 @@ int f32_deformable_offsets_fwd(const f32_deformable_params *p, const float *x, c
 
 /* ---- backward --------------------------------------------------------------------------- */
 
+#define PF_SAMPLES 8
+/* grad is read once, in order, a vector per sample between random reads and writes of x and
+ * grad_x that the hardware prefetcher does not tell from it: its lines 8 samples ahead are asked
+ * for (perf: 35% of the kernel's samples waited on this load before) */
+static inline void prefetch_ahead(const float *g, size_t C, size_t nc)
+{
+    const char *a = (const char *)(g + PF_SAMPLES * C);
+    for (size_t b = 0; b < nc * sizeof(float); b += 64) __builtin_prefetch(a + b, 0, 3);
+}
+
 /* Channel chunks per group: about 128 channels each (a multiple of 16), and at least 2 units in
  * all when the channels allow it, so a single image still feeds two threads. Depends on the
  * shape only. Several chunks cost a partial-sum buffer and a reduction pass, so no more. */
@@ -174,6 +184,7 @@ int f32_deformable_offsets_bwd(const f32_deformable_params *p, const float *grad
                             const float px = (float)(wo * p->sw - p->pl + j * p->dw) + o[k];
                             const float py = by + o[dgK + k], m = o[2 * dgK + k];
                             float acc[3] = {0, 0, 0};
+                            prefetch_ahead(grow + (size_t)(wo * kw + j) * C, (size_t)C, (size_t)nc);
                             /* the window test (false for NaN): outside, the sample contributes nothing */
                             if (py > -1.0f && py < (float)H && px > -1.0f && px < (float)W) {
                                 sample_geom s;
