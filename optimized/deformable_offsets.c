@@ -68,37 +68,42 @@ int f32_deformable_offsets_fwd(const f32_deformable_params *p, const float *x, c
     if (!zero) return CONFORM_E_NOMEM;
     const int nt = conform_threads(ex);
 
-    /* rows in small dynamic chunks: a thread on a core another process holds takes fewer */
-#pragma omp parallel for num_threads(nt) schedule(dynamic, 4)
-    for (int64_t row = 0; row < N * Ho; row++) {
-        const int64_t n = row / Ho, ho = row % Ho;
-        const float *xn = x + (size_t)n * H * W * C;
-        for (int64_t wo = 0; wo < Wo; wo++) {
-            const float *o = offsets + ((size_t)(n * Ho + ho) * Wo + wo) * 3 * dgK;
-            for (int64_t g = 0; g < p->dg; g++)
-                for (int64_t i = 0; i < kh; i++) {
-                    const float by = (float)(ho * p->sh - p->pt + i * p->dh);
-                    float *yrow = y + ((size_t)(n * Ho + ho) * kh + i) * YW * C;
-                    for (int64_t j = 0; j < kw; j++) {
-                        const int64_t k = g * K + i * kw + j;
-                        const float px = (float)(wo * p->sw - p->pl + j * p->dw) + o[k];
-                        const float py = by + o[dgK + k], m = o[2 * dgK + k];
-                        float *dst = yrow + (size_t)(wo * kw + j) * C + g * cpg;
-                        if (!isfinite(px) || !isfinite(py)) { /* spec 0: samples nothing */
-                            memset(dst, 0, (size_t)cpg * sizeof(float));
-                            continue;
+    /* rows in small dynamic chunks: a thread on a core another process holds takes fewer; y is
+     * streamed (deform_fwd), each thread fences its stores before the region ends */
+#pragma omp parallel num_threads(nt)
+    {
+#pragma omp for schedule(dynamic, 4) nowait
+        for (int64_t row = 0; row < N * Ho; row++) {
+            const int64_t n = row / Ho, ho = row % Ho;
+            const float *xn = x + (size_t)n * H * W * C;
+            for (int64_t wo = 0; wo < Wo; wo++) {
+                const float *o = offsets + ((size_t)(n * Ho + ho) * Wo + wo) * 3 * dgK;
+                for (int64_t g = 0; g < p->dg; g++)
+                    for (int64_t i = 0; i < kh; i++) {
+                        const float by = (float)(ho * p->sh - p->pt + i * p->dh);
+                        float *yrow = y + ((size_t)(n * Ho + ho) * kh + i) * YW * C;
+                        for (int64_t j = 0; j < kw; j++) {
+                            const int64_t k = g * K + i * kw + j;
+                            const float px = (float)(wo * p->sw - p->pl + j * p->dw) + o[k];
+                            const float py = by + o[dgK + k], m = o[2 * dgK + k];
+                            float *dst = yrow + (size_t)(wo * kw + j) * C + g * cpg;
+                            if (!isfinite(px) || !isfinite(py)) { /* spec 0: samples nothing */
+                                memset(dst, 0, (size_t)cpg * sizeof(float));
+                                continue;
+                            }
+                            sample_geom s;
+                            geom_at(H, W, py, px, &s);
+                            const float w[4] = {m * (s.hh * s.hw), m * (s.hh * s.lw), m * (s.lh * s.hw),
+                                                m * (s.lh * s.lw)};
+                            const float *v[4];
+                            for (int c = 0; c < 4; c++)
+                                v[c] = s.pix[c] >= 0 ? xn + (size_t)s.pix[c] * C + g * cpg : zero;
+                            kn.deform_fwd((size_t)cpg, v, w, dst);
                         }
-                        sample_geom s;
-                        geom_at(H, W, py, px, &s);
-                        const float w[4] = {m * (s.hh * s.hw), m * (s.hh * s.lw), m * (s.lh * s.hw),
-                                            m * (s.lh * s.lw)};
-                        const float *v[4];
-                        for (int c = 0; c < 4; c++)
-                            v[c] = s.pix[c] >= 0 ? xn + (size_t)s.pix[c] * C + g * cpg : zero;
-                        kn.deform_fwd((size_t)cpg, v, w, dst);
                     }
-                }
+            }
         }
+        kn.stream_fence();
     }
     free(zero);
     return CONFORM_OK;
