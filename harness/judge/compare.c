@@ -44,15 +44,6 @@ static double ulp_f32(double v)
     return ldexp(1.0, e - 24);
 }
 
-/* the ULP of dtype dt at scale:
-   float32's scaled by its precision, and never finer than the dtype's smallest subnormal (a
-   float16 value below 2^-25 rounds to 0, an error under half an ULP, not thousands of
-   float32-sized ones) */
-static double ulp_of_dtype(double scale, const dtype_desc *dt)
-{
-    return fmax(ulp_f32(scale) * (dt->u / CONFORM_U_F32), 2.0 * dt->eta);
-}
-
 double compare_ulps(double ref, double got) { return fabs(got - ref) / ulp_f32(ref); }
 
 double compare_scale(const tol_inputs *t, int64_t i, double ref)
@@ -71,6 +62,41 @@ static int same_nonfinite(double ref, double got)
     return got == ref; /* same infinity */
 }
 
+/* The per-call constants of the loop below, hoisted: the same expressions as tolerance(),
+   compare_scale() and the ULP of the dtype compute, in the same order, so every number is the same. */
+typedef struct {
+    double u, eta, k_val, ulp_ratio, ulp_floor;
+} compare_consts;
+
+/* ulp_f32 without libm: 2^(e - 24) for v = m 2^e (m in [0.5, 1)) is the double whose biased
+   exponent is v's minus 23 (v >= FLT_MIN, so it stays normal) */
+static inline double ulp_f32_fast(double v)
+{
+    v = fabs(v);
+    if (!(v >= FLT_MIN) || !isfinite(v)) return ulp_f32(v);
+    uint64_t b;
+    memcpy(&b, &v, sizeof b);
+    b = ((b >> 52) - 23) << 52;
+    memcpy(&v, &b, sizeof v);
+    return v;
+}
+
+/* tolerance() and compare_scale() of element i at once */
+static inline double element_bounds(const tol_inputs *t, const compare_consts *k, int64_t i, double f, double *ambig,
+                                    double *scale)
+{
+    double nt = t->n_terms ? t->n_terms[i] : 0.0, as = t->abs_sum ? t->abs_sum[i] : 0.0;
+    double pe = t->pos_err ? t->pos_err[i] : 0.0;
+    *ambig = t->ambig ? t->ambig[i] : 0.0;
+    double kk = k->k_val + nt;
+    double tol = k->u * kk * as + pe + k->eta * kk;
+    if (isnan(*ambig)) *ambig = 0;
+    double m = as + (kk > 0 ? pe / (k->u * kk) : 0.0), af = fabs(f);
+    double s = m > af ? m : af; /* fmax(|f|, m): a NaN m gives |f| */
+    *scale = isfinite(s) ? s : af;
+    return isnan(tol) ? 0.0 : tol;
+}
+
 static void compare_any(const double *ref, const float *got_f32, const double *got_f64, int64_t n, const tol_inputs *t,
                         compare_result *r)
 {
@@ -79,10 +105,12 @@ static void compare_any(const double *ref, const float *got_f32, const double *g
     r->worst_index = -1;
     double worst_ratio = -1.0;
     int got_all_zero = 1, ref_clearly_nonzero = 0;
+    const compare_consts k = {t->dt->u, t->dt->eta, t->model ? t->model->k_val : 0.0, t->dt->u / CONFORM_U_F32,
+                              2.0 * t->dt->eta};
     for (int64_t i = 0; i < n; i++) {
         double g = got_f32 ? (double)got_f32[i] : got_f64[i], f = ref[i];
         if (g != 0.0) got_all_zero = 0;
-        double ambig, tol = tolerance(t, i, &ambig);
+        double ambig, scale, tol = element_bounds(t, &k, i, f, &ambig, &scale);
         if (!isfinite(f) || !isfinite(g)) {
             if (!same_nonfinite(f, g)) {
                 r->n_nonfinite_mismatch++;
@@ -102,10 +130,15 @@ static void compare_any(const double *ref, const float *got_f32, const double *g
         /* ULPs of the element's scale (its reference, or the magnitude its tolerance is built on
            when larger): a near-zero result of cancelling terms is measured against the terms, not
            against itself. A zero scale (or a subnormal one) has no meaningful ULP */
-        double scale = compare_scale(t, i, f);
-        double ulps = scale >= FLT_MIN ? err / ulp_of_dtype(scale, t->dt) : 0.0;
-        if (ulps > r->max_ulp) r->max_ulp = ulps;
-        if (scale >= FLT_MIN) r->hist_ulp[compare_bin(compare_ulp_edges, ulps)]++;
+        if (scale >= FLT_MIN) {
+            /* the ULP of the dtype at scale: float32's scaled by its precision, and never finer
+               than the dtype's smallest subnormal (a float16 value below 2^-25 rounds to 0, an
+               error under half an ULP, not thousands of float32-sized ones) */
+            double ulp = ulp_f32_fast(scale) * k.ulp_ratio;
+            double ulps = err / (ulp > k.ulp_floor ? ulp : k.ulp_floor);
+            if (ulps > r->max_ulp) r->max_ulp = ulps;
+            r->hist_ulp[compare_bin(compare_ulp_edges, ulps)]++;
+        }
         if (ambig > 0) {
             /* judged against tol + ambig, and reported apart: count and worst err/(tol + ambig) */
             r->n_ambiguous++;
