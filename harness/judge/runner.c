@@ -217,7 +217,7 @@ static int prepare_case(const case_t *c, uint64_t seed, const run_env *env, prob
 }
 
 /* a case's buffers: the reference with its bounds, the implementation's outputs in the dtype's
-   storage (guarded) and decoded to double */
+   storage (guarded) and, but for float32 (judged as written), decoded to double */
 typedef struct {
     judge_ref ref;
     void *got[CONFORM_MAX_TENSORS];
@@ -232,8 +232,8 @@ static int buffers_alloc(const problem_t *p, const dtype_desc *dt, case_buffers 
     for (int o = 0; o < p->op->n_outputs; o++) {
         int64_t n = b->ref.n[o];
         b->got[o] = guarded_alloc(n, dt);
-        b->val[o] = malloc((size_t)(n ? n : 1) * sizeof(double));
-        oom |= !b->got[o] || !b->val[o];
+        if (dt->id != CONFORM_DTYPE_FLOAT32) b->val[o] = malloc((size_t)(n ? n : 1) * sizeof(double));
+        oom |= !b->got[o] || (dt->id != CONFORM_DTYPE_FLOAT32 && !b->val[o]);
     }
     return oom ? -1 : 0;
 }
@@ -292,14 +292,16 @@ static void judge_case(const case_t *c, const problem_t *p, case_buffers *b, dou
         if (out->skipped) continue;
         check_expected(c, p, o, exact_ref[o] ? exact_ref[o] : b->ref.ref[o], r);
         out->guard_ok = guarded_check(b->got[o], b->ref.n[o], dt, &out->guard_offset);
-        dtype_decode(dt->id, b->got[o], b->val[o], b->ref.n[o]);
+        if (b->val[o]) dtype_decode(dt->id, b->got[o], b->val[o], b->ref.n[o]);
         char m[400];
         if (!out->guard_ok) {
             snprintf(m, 160, "%s: write outside the output buffer at element offset %lld", out->name,
                      (long long)out->guard_offset);
             set_status(r, CASE_FAILED, "%s", m);
         }
-        if (judge_output(&b->ref, o, b->val[o], out, m, sizeof m)) set_status(r, CASE_FAILED, "%s", m);
+        if (b->val[o] ? judge_output(&b->ref, o, b->val[o], out, m, sizeof m)
+                      : judge_output_f32(&b->ref, o, b->got[o], out, m, sizeof m))
+            set_status(r, CASE_FAILED, "%s", m);
     }
 }
 
@@ -319,7 +321,7 @@ void run_case(const case_t *c, uint64_t seed, const run_env *env, case_result *r
             set_status(r, CASE_ERROR, "%s", "out of memory");
         else if (!execute_case(c, &p, env, &b, r)) {
             judge_case(c, &p, &b, exact_ref, r);
-            standards_for_case(&p, b.ref.ref, b.val, env, r);
+            standards_for_case(&p, b.ref.ref, b.val, (float *const *)b.got, env, r);
         } else {
             for (int o = 0; o < r->n_out; o++) { /* named, with nothing compared */
                 judge_output_init(&p, &b.ref, o, &r->out[o]);
