@@ -1,5 +1,7 @@
 #include "judge.h"
 
+#include "bigbuf.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,8 +17,9 @@ int judge_ref_alloc(const problem_t *p, const dtype_desc *dt, judge_ref *j)
     for (int o = 0; o < op->n_outputs; o++) {
         j->n[o] = shape_numel(&p->out_shape[o]);
         size_t n = (size_t)(j->n[o] ? j->n[o] : 1);
-        oom |= !(j->ref[o] = calloc(n, sizeof(double)));
-        for (int t = 0; t < 4; t++) oom |= !(j->bound[o][t] = calloc(n, sizeof(double)));
+        /* big buffers (bigbuf.h), zeroed: a backward reference accumulates into them */
+        oom |= !(j->ref[o] = bigbuf_alloc(n * sizeof(double), 1, BIGBUF_NOT_INHERITED));
+        for (int t = 0; t < 4; t++) oom |= !(j->bound[o][t] = bigbuf_alloc(n * sizeof(double), 1, BIGBUF_NOT_INHERITED));
         j->bounds[o] = (ref_bounds){op->tol[o].k_pos * CONFORM_U_F32, j->bound[o][0], j->bound[o][1], j->bound[o][2],
                                     j->bound[o][3]};
     }
@@ -37,10 +40,10 @@ int judge_reference(const problem_t *p, const dtype_desc *dt, judge_ref *j)
 void judge_ref_free(judge_ref *j)
 {
     for (int o = 0; o < CONFORM_MAX_TENSORS; o++) {
-        free(j->ref[o]);
+        bigbuf_free(j->ref[o]);
         j->ref[o] = NULL;
         for (int t = 0; t < 4; t++) {
-            free(j->bound[o][t]);
+            bigbuf_free(j->bound[o][t]);
             j->bound[o][t] = NULL;
         }
     }
