@@ -293,6 +293,28 @@ Test(standards, float32_values_in_place)
     }
 }
 
+/* commercial-ratio with the values under test as their own benchmark sums them once: the same
+   figures as from an equal copy, non-finite elements included */
+Test(standards, commercial_self_benchmark_is_its_copy)
+{
+    const int64_t n = 500;
+    for (int64_t i = 0; i < n; i++) g[i] = 1 + 1e-3 * (double)(i % 17), a[i] = b[i] = g[i] * (1 + 3e-7 * (double)(i % 3));
+    g[7] = NAN, a[7] = b[7] = 2, g[8] = a[8] = b[8] = -INFINITY, g[9] = 1e-6; /* and a small value */
+    int s = standard_index("commercial-ratio");
+    std_input self = {g, a, a, n, CONFORM_DTYPE_FLOAT32, NULL, NULL}, copy = {g, a, b, n, CONFORM_DTYPE_FLOAT32, NULL, NULL};
+    std_result r1, r2;
+    memset(&r1, 0, sizeof r1);
+    memset(&r2, 0, sizeof r2);
+    conform_standards[s].evaluate(&self, &r1);
+    conform_standards[s].evaluate(&copy, &r2);
+    cr_assert_eq(r1.passed, r2.passed);
+    cr_assert_str_eq(r1.level, r2.level);
+    cr_assert_eq(r1.n_fig, r2.n_fig);
+    for (int f = 0; f < r1.n_fig; f++)
+        cr_assert(!memcmp(&r1.fig[f].value, &r2.fig[f].value, sizeof(double)), "%s: %.17g != %.17g", r1.fig[f].name,
+                  r1.fig[f].value, r2.fig[f].value);
+}
+
 Test(standards, rounding_to_dtype)
 {
     cr_assert_eq(dtype_round(CONFORM_DTYPE_FLOAT16, 1 + 0x1p-11), 1.0); /* a tie goes to even */
