@@ -84,3 +84,23 @@ Test(bigbuf, a_not_inherited_buffer_is_absent_in_a_child)
     cr_assert(WIFSIGNALED(status) && WTERMSIG(status) == SIGSEGV, "the child read the reference's pages");
     bigbuf_free((void *)r);
 }
+
+/* a child (a device directory's reader allocates tensors) must not reuse a block its parent kept:
+   a block not inherited is not there */
+Test(bigbuf, a_child_never_reuses_its_parents_kept_blocks)
+{
+    bigbuf_set_cap(64.0 * MIB);
+    bigbuf_free(bigbuf_alloc(8 * MIB, 1, BIGBUF_NOT_INHERITED));
+    cr_assert_geq(bigbuf_kept(), 8 * MIB);
+    pid_t pid = fork();
+    if (pid == 0) {
+        unsigned char *c = bigbuf_alloc(8 * MIB, 1, BIGBUF_NOT_INHERITED);
+        c[0] = c[8 * MIB - 1] = 1;
+        bigbuf_free(c);
+        _exit(bigbuf_kept() == 0 ? 0 : 1);
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "status %d", status);
+    bigbuf_set_cap(0);
+}

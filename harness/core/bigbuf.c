@@ -28,6 +28,18 @@ static block kept[MAX_KEPT];
 static int n_kept;
 static size_t kept_bytes, used_bytes;
 static double cap_bytes;
+static pid_t owner; /* the process that set the cap */
+
+/* A child forked later (an implementation's, or one reading a device's files) forgets what its
+   parent kept: blocks not inherited are not there, and it keeps nothing itself. */
+static void forget_in_child(void)
+{
+    if (getpid() == owner) return;
+    n_kept = 0;
+    kept_bytes = used_bytes = 0;
+    cap_bytes = 0;
+    owner = getpid();
+}
 
 static void drop(int k)
 {
@@ -58,6 +70,7 @@ static int best_fit(size_t bytes, bigbuf_kind kind)
 
 void *bigbuf_alloc(size_t n, int zero, bigbuf_kind kind)
 {
+    forget_in_child();
     size_t bytes = n + HEADER;
     if (bytes < n) return NULL;
     unsigned char *base;
@@ -98,6 +111,11 @@ void bigbuf_free(void *p)
         free(base);
         return;
     }
+    forget_in_child();
+    if (used_bytes < h.bytes) { /* a buffer from before a fork: unmapped, not counted */
+        munmap(base, h.bytes);
+        return;
+    }
     used_bytes -= h.bytes;
     if (n_kept < MAX_KEPT && (double)(used_bytes + kept_bytes + h.bytes) <= cap_bytes) {
         kept[n_kept++] = (block){base, h.bytes, h.kind};
@@ -107,6 +125,7 @@ void bigbuf_free(void *p)
 
 void bigbuf_set_cap(double cap)
 {
+    forget_in_child();
     cap_bytes = cap > 0 ? cap : 0;
     trim(0);
 }

@@ -18,6 +18,7 @@ typedef struct {
 typedef struct {
     shape_t shape;
     double *data; /* numel doubles; may be NULL when numel == 0 */
+    int big;      /* data is tensor_alloc's (a big buffer, bigbuf.h), not the caller's malloc */
 } tensor_t;
 
 /* Number of elements; -1 when a dim is negative or the product exceeds CONFORM_MAX_NUMEL. */
