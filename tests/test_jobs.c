@@ -137,6 +137,8 @@ Test(jobs, cases_that_do_not_fit_together_wait_and_one_over_the_budget_is_refuse
     run_sized(2, 1024, job_run_case, &got, &st);
     cr_assert_eq(st.max_running, 2);
     cr_assert_eq(st.waited_for_memory, 0);
+    /* and the two workers ran the three cases: one took a second case, with its buffers kept */
+    cr_assert_eq(st.workers_started, 2);
     free_collected(&got);
 }
 

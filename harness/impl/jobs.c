@@ -281,7 +281,7 @@ static int run_in_process(const job_case *cases, int n, const run_env *env, job_
    else it keeps no more than the new case needs. *charge: what the budget then counts for it.
    0: launched; 1: no worker could take it now; -1: no process to spare at all (run it here). */
 static int launch_next(worker *ws, int jobs, int index, double need, double room, const job_case *cases,
-                       const run_env *env, job_run_fn run, double *charge)
+                       const run_env *env, job_run_fn run, double *charge, jobs_stats *stats)
 {
     int k = 0;
     while (k < jobs && !(ws[k].pid && ws[k].index < 0)) k++; /* an idle worker */
@@ -291,12 +291,14 @@ static int launch_next(worker *ws, int jobs, int index, double need, double room
         for (k = 0; k < jobs && ws[k].pid; k++) {}
         if (k == jobs) return 1;
         if (launch(&ws[k], cases, env, run)) return -1;
+        stats->workers_started++;
     }
     if (!assign(&ws[k], index, *charge)) return 0;
     retire(&ws[k]); /* it left: a new one takes the case */
     *charge = need;
-    if (launch(&ws[k], cases, env, run) || assign(&ws[k], index, need)) return -1;
-    return 0;
+    if (launch(&ws[k], cases, env, run)) return -1;
+    stats->workers_started++;
+    return assign(&ws[k], index, need) ? -1 : 0;
 }
 
 /* a result, or the worker's death (the case's verdict); the worker is idle or gone after */
@@ -340,7 +342,7 @@ int jobs_run(const job_case *cases, int n, int jobs, const run_env *env, job_run
                 break;
             }
             double charge;
-            int rc = launch_next(ws, jobs, next_launch, need, budget - admitted, cases, env, run, &charge);
+            int rc = launch_next(ws, jobs, next_launch, need, budget - admitted, cases, env, run, &charge, stats);
             if (rc > 0 || (rc < 0 && running)) break; /* no process to spare now: try again when one ends */
             if (rc < 0) results[next_launch] = run(&cases[next_launch], env); /* none at all: run it here */
             else {

@@ -23,6 +23,7 @@ typedef struct {
     double max_admitted_bytes; /* most estimated memory admitted at once */
     int waited_for_memory;    /* cases that waited because the free budget was too small */
     int worker_deaths;        /* workers that died without a result (each became a crashed case) */
+    int workers_started;      /* worker processes forked (a worker runs case after case) */
 } jobs_stats;
 
 /* The default job function: run_case, then its report object. */
