@@ -902,53 +902,92 @@ static void ig_point_add(const ref_grid_sampler_params *p, const point_work *w, 
     }
 }
 
-/* input_grad's bounds of the point in one plane (offset plane) for go: its taps' terms, the taps a
- * float twin may reach, a wide box's reach, and nearest's ties */
-static void input_grad_point_bounds(const ref_grid_sampler_params *p, const ig_chunk *k, const ig_point *r,
-                                    int64_t plane, double go, const ref_bounds *bi)
+/* The input_grad planes of a block of channels being scattered into: field f (0 input_grad, then
+ * abs_sum, n_terms, pos_err, ambig; NULL where that array is not asked for) of pixel pix in
+ * channel c at f[pix ps + c]. A scratch copy, pixel-major with a pixel's fields side by side, so a
+ * tap reaches all the block's channels in a few neighbouring cache lines; or, without the memory
+ * for it, the planes themselves, a channel at a time (ps 1). */
+enum { IG_CB = 8 };
+typedef struct {
+    double *f[5];
+    int64_t ps, cb;
+    double *buf; /* the scratch: HW x 5 x IG_CB */
+    int direct;  /* the planes themselves */
+} ig_block;
+
+/* input_grad of point r of the chunk in the block's channels, whose grad_output values are go:
+ * every in-bounds tap receives g * w_y * w_x; with bounds, its terms' abs_sum, n_terms and pos_err,
+ * the taps a float twin may reach, a wide box's reach, and nearest's ties */
+static void ig_scatter(const ref_grid_sampler_params *p, const ig_chunk *k, const ig_point *r, const double *go,
+                       const ig_block *b, int bounds)
 {
-    const double w_spread = p->interpolation_mode == 2 ? CUBIC_W_SPREAD : 1.0, ag = fabs(go);
-    for (int t = 0; t < r->ntap; t++) {
-        const ig_tap *tp = &k->tap[r->tap0 + t];
-        const int64_t e = plane + tp->pix;
-        if (bi->abs_sum) bi->abs_sum[e] += ag * tp->cr;
-        if (bi->n_terms) bi->n_terms[e] += 1;
-        if (bi->pos_err) bi->pos_err[e] += ag * tp->fm;
+    const double w_spread = p->interpolation_mode == 2 ? CUBIC_W_SPREAD : 1.0;
+    const int64_t ps = b->ps, cb = b->cb;
+    for (const ig_tap *tp = &k->tap[r->tap0]; tp < &k->tap[r->tap0 + r->ntap]; tp++) {
+        double *ig = b->f[0] + tp->pix * ps;
+        for (int64_t c = 0; c < cb; c++) ig[c] += go[c] * tp->wy * tp->wx;
+        for (int64_t c = 0; bounds && b->f[1] && c < cb; c++) b->f[1][tp->pix * ps + c] += fabs(go[c]) * tp->cr;
+        for (int64_t c = 0; bounds && b->f[2] && c < cb; c++) b->f[2][tp->pix * ps + c] += 1;
+        for (int64_t c = 0; bounds && b->f[3] && c < cb; c++) b->f[3][tp->pix * ps + c] += fabs(go[c]) * tp->fm;
     }
-    if (isfinite(go))
-        for (int e = 0; e < r->nextra; e++) bi->pos_err[plane + k->extra[r->extra0 + e].pix] += ag * k->extra[r->extra0 + e].w;
+    if (!bounds) return;
+    for (const ig_pix *e = &k->extra[r->extra0]; e < &k->extra[r->extra0 + r->nextra]; e++)
+        for (int64_t c = 0; c < cb; c++)
+            if (isfinite(go[c])) b->f[3][e->pix * ps + c] += fabs(go[c]) * e->w;
+    if (!b->f[4]) return;
     /* a wide box: every pixel it reaches may gain or lose a weight of the point */
-    if (bi->ambig && r->wide)
-        for (int64_t y = r->r0; y <= r->r1; y++)
-            for (int64_t x = r->c0; x <= r->c1; x++) bi->ambig[plane + y * p->W + x] += ag * w_spread;
-    /* a tie of nearest: the pixel another rounding picks may get g instead (each
-       pixel reachable within the box gains or loses g once, at most) */
-    for (int e = 0; e < r->ntie && bi->ambig; e++) {
-        const ig_pix *tie = &k->tie[r->tie0 + e];
-        bi->ambig[plane + tie->pix] += ag;
-        if (tie->w == 0) continue;
-        if (bi->abs_sum) bi->abs_sum[plane + tie->pix] += ag;
-        if (bi->n_terms) bi->n_terms[plane + tie->pix] += 1;
+    for (int64_t y = r->r0; r->wide && y <= r->r1; y++)
+        for (int64_t x = r->c0; x <= r->c1; x++)
+            for (int64_t c = 0; c < cb; c++) b->f[4][(y * p->W + x) * ps + c] += fabs(go[c]) * w_spread;
+    /* a tie of nearest: the pixel another rounding picks may get g instead (each pixel reachable
+       within the box gains or loses g once, at most); a gained sample is summed in with the others */
+    for (const ig_pix *tie = &k->tie[r->tie0]; tie < &k->tie[r->tie0 + r->ntie]; tie++)
+        for (int64_t c = 0; c < cb; c++) {
+            b->f[4][tie->pix * ps + c] += fabs(go[c]);
+            if (tie->w == 0) continue;
+            if (b->f[1]) b->f[1][tie->pix * ps + c] += fabs(go[c]);
+            if (b->f[2]) b->f[2][tie->pix * ps + c] += 1;
+        }
+}
+
+/* the block over channels [c0, c0 + cb) of image n (load) and back (!load): the scratch copied from
+ * and to the planes, or the planes themselves */
+static void ig_block_move(const ref_grid_sampler_params *p, double *input_grad, const ref_bounds *bi, int64_t n,
+                          int64_t c0, int64_t cb, ig_block *b, int load)
+{
+    const int64_t HW = p->H * p->W;
+    double *arr[5] = {input_grad, bi ? bi->abs_sum : NULL, bi ? bi->n_terms : NULL, bi ? bi->pos_err : NULL,
+                      bi ? bi->ambig : NULL};
+    b->cb = cb;
+    for (int f = 0; f < 5; f++) {
+        if (b->direct) { b->f[f] = arr[f] ? arr[f] + (n * p->C + c0) * HW : NULL; continue; }
+        b->f[f] = arr[f] ? b->buf + f * IG_CB : NULL;
+        for (int64_t c = 0; arr[f] && c < cb; c++) {
+            double *plane = arr[f] + (n * p->C + c0 + c) * HW;
+            if (load) for (int64_t k = 0; k < HW; k++) b->f[f][k * b->ps + c] = plane[k];
+            else for (int64_t k = 0; k < HW; k++) plane[k] = b->f[f][k * b->ps + c];
+        }
     }
 }
 
-/* input_grad of the chunk's points (the first is point q0 of image n) on channels [c0, c1): every
- * in-bounds tap receives g * w_y * w_x */
+/* input_grad of the chunk's points (the first is point q0 of image n) on channels [c0, c1), a
+ * block at a time: every element receives its terms in point order */
 static void input_grad_chunk(const ref_grid_sampler_params *p, const ig_chunk *k, const double *grad_output,
-                             int64_t n, int64_t q0, int64_t c0, int64_t c1, double *input_grad, const ref_bounds *bi)
+                             int64_t n, int64_t q0, int64_t c0, int64_t c1, double *input_grad, const ref_bounds *bi,
+                             ig_block *b)
 {
-    const int64_t HW = p->H * p->W, P = p->Ho * p->Wo;
-    for (int64_t c = c0; c < c1; c++) {
-        const int64_t plane = (n * p->C + c) * HW;
+    /* the scratch where the points are many against the pixels it copies in and out */
+    b->direct = !b->buf || 4 * k->npt < p->H * p->W;
+    b->ps = b->direct ? 1 : 5 * IG_CB;
+    const int64_t P = p->Ho * p->Wo, width = b->direct ? 1 : IG_CB;
+    for (int64_t s = c0; s < c1; s += width) {
+        ig_block_move(p, input_grad, bi, n, s, s + width < c1 ? width : c1 - s, b, 1);
         for (int64_t i = 0; i < k->npt; i++) {
-            const ig_point *r = &k->pt[i];
-            const double go = grad_output[(n * p->C + c) * P + q0 + i];
-            for (int t = 0; t < r->ntap; t++) {
-                const ig_tap *tp = &k->tap[r->tap0 + t];
-                input_grad[plane + tp->pix] += go * tp->wy * tp->wx;
-            }
-            if (bi) input_grad_point_bounds(p, k, r, plane, go, bi);
+            double go[IG_CB];
+            for (int64_t c = 0; c < b->cb; c++) go[c] = grad_output[(n * p->C + s + c) * P + q0 + i];
+            ig_scatter(p, k, &k->pt[i], go, b, bi != NULL);
         }
+        if (!b->direct) ig_block_move(p, input_grad, bi, n, s, b->cb, b, 0);
     }
 }
 
@@ -1045,7 +1084,8 @@ static void gg_point_add(const ref_grid_sampler_params *p, const double *g, doub
 enum { GG_CB = 8 }; /* 8 doubles: a cache line */
 typedef struct {
     const double *in, *go;
-    double *in_buf, *go_buf; /* NULL: no memory for them, blocks of one channel read in place */
+    double *in_buf, *go_buf; /* NULL: no memory for them */
+    int direct;              /* blocks of one channel, read in place */
     double vm[GG_CB];        /* max |plane| (bicubic), else 0 */
     int64_t cb;
 } gg_block;
@@ -1058,7 +1098,9 @@ static void gg_block_fill(const ref_grid_sampler_params *p, const double *input,
     for (int64_t c = 0; c < cb; c++) {
         const double *plane = input + (n * p->C + c0 + c) * HW, *go = grad_output + (n * p->C + c0 + c) * P + q0;
         b->vm[c] = vmax ? vmax[n * p->C + c0 + c] : 0;
-        if (!b->in_buf) { b->in = plane; b->go = go; continue; }
+        if (b->direct) { b->in = plane; b->go = go; continue; }
+        b->in = b->in_buf;
+        b->go = b->go_buf;
         for (int64_t k = 0; k < HW; k++) b->in_buf[k * cb + c] = plane[k];
         for (int64_t k = 0; k < npt; k++) b->go_buf[k * cb + c] = go[k];
     }
@@ -1166,12 +1208,15 @@ typedef struct {
 static void grid_grad_chunk(const bwd_ctx *x, gg_chunk *k, gg_block *b, int64_t n, int64_t q0)
 {
     const ref_grid_sampler_params *p = x->p;
-    const int64_t P = p->Ho * p->Wo, cb = b->in_buf ? GG_CB : 1;
+    const int64_t P = p->Ho * p->Wo, npt = k->rec[k->nrec - 1].qi + 1;
     const int bounds = x->bg != NULL;
+    /* the copies where the points are many against the pixels they copy */
+    b->direct = !b->in_buf || 4 * npt < p->H * p->W;
+    const int64_t cb = b->direct ? 1 : GG_CB;
     memset(k->sum, 0, sizeof(gg_sums) * (size_t)k->nrec);
     for (int64_t c = 0; c < p->C; c += b->cb) {
         b->cb = c + cb < p->C ? cb : p->C - c;
-        gg_block_fill(p, x->input, x->grad_output, x->vmax, n, q0, k->rec[k->nrec - 1].qi + 1, c, b);
+        gg_block_fill(p, x->input, x->grad_output, x->vmax, n, q0, npt, c, b);
         gg_channels(p, k, b, bounds);
     }
     for (int64_t i = 0; i < k->nrec; i += 1 + k->rec[i].nalt) {
@@ -1201,8 +1246,6 @@ static void grid_grad_range(void *ctx, int64_t item)
     gg_block b = {.in_buf = malloc(sizeof(double) * (size_t)(p->H * p->W * GG_CB)),
                   .go_buf = malloc(sizeof(double) * (size_t)(k.cap_rec * GG_CB))};
     if (!b.in_buf || !b.go_buf) { free(b.in_buf); free(b.go_buf); b.in_buf = b.go_buf = NULL; }
-    b.in = b.in_buf;
-    b.go = b.go_buf;
     for (int64_t c0 = q0, q = q0; c0 < q1; c0 = q) {
         k.nrec = k.ntap = 0;
         for (; q < q1 && gg_chunk_room(&k); q++) gg_point_add(p, x->grid + (n * P + q) * 2, x->pre, x->bg != NULL, q - c0, &k);
@@ -1218,19 +1261,21 @@ static void input_grad_block(void *ctx, int64_t nc)
     const bwd_ctx *x = ctx;
     const ref_grid_sampler_params *p = x->p;
     const int64_t P = p->Ho * p->Wo, n = nc / x->nb, c0 = nc % x->nb * x->cb, c1 = c0 + x->cb < p->C ? c0 + x->cb : p->C;
-    /* chunks of up to 8192 points (about 2 MB of records); one point at a time without the memory */
-    enum { CHUNK = 8192 };
+    /* chunks of up to 65536 points (up to 16 MB of records: an image of most cases, so each block
+       of channels is copied in and out once); one point at a time without the memory */
+    const int64_t CHUNK = P < 65536 ? P + 1 : 65536;
     ig_point pt1;
     ig_tap tap1[16];
     ig_pix extra1[8 * 16], tie1[9];
-    ig_chunk k = {malloc(sizeof(ig_point) * CHUNK), malloc(sizeof(ig_tap) * 4 * CHUNK),
+    ig_chunk k = {malloc(sizeof(ig_point) * CHUNK), malloc(sizeof(ig_tap) * (4 * CHUNK + 16)),
                   malloc(sizeof(ig_pix) * (CHUNK + 8 * 16)), malloc(sizeof(ig_pix) * (CHUNK + 9)),
-                  0, 0, 0, 0, CHUNK, 4 * CHUNK, CHUNK + 8 * 16, CHUNK + 9};
+                  0, 0, 0, 0, CHUNK, 4 * CHUNK + 16, CHUNK + 8 * 16, CHUNK + 9};
     const int big = k.pt && k.tap && k.extra && k.tie;
     if (!big) {
         free(k.pt); free(k.tap); free(k.extra); free(k.tie);
         k = (ig_chunk){&pt1, tap1, extra1, tie1, 0, 0, 0, 0, 1, 16, 8 * 16, 9};
     }
+    ig_block b = {{NULL}, 1, 0, malloc(sizeof(double) * (size_t)(p->H * p->W * 5 * IG_CB)), 1};
     for (int64_t q0 = 0, q = 0; q0 < P; q0 = q) {
         k.npt = k.ntap = k.nextra = k.ntie = 0;
         for (; q < P && ig_chunk_room(&k); q++) {
@@ -1238,8 +1283,9 @@ static void input_grad_block(void *ctx, int64_t nc)
             point_setup(p, x->grid + (n * P + q) * 2, x->pre, x->bi != NULL, x->extras, &w);
             ig_point_add(p, &w, x->bi != NULL, &k);
         }
-        input_grad_chunk(p, &k, x->grad_output, n, q0, c0, c1, x->input_grad, x->bi);
+        input_grad_chunk(p, &k, x->grad_output, n, q0, c0, c1, x->input_grad, x->bi, &b);
     }
+    free(b.buf);
     if (big) { free(k.pt); free(k.tap); free(k.extra); free(k.tie); }
 }
 
