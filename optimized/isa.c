@@ -79,6 +79,7 @@ static const conform_ukernels ukernels_scalar = {
     .grid_bilinear_keys = f32_grid_bilinear_keys_ukernel__scalar,
     .grid_bilinear_fwd = f32_grid_bilinear_fwd_ukernel__scalar,
     .deform_fwd = f32_deform_fwd_ukernel__scalar,
+    .stream_fence = f32_stream_fence_ukernel__scalar,
     .deform_bwd = f32_deform_bwd_ukernel__scalar,
 };
 
@@ -96,6 +97,7 @@ static const conform_ukernels ukernels_avx2 = {
     .grid_bilinear_keys = f32_grid_bilinear_keys_ukernel__avx2,
     .grid_bilinear_fwd = f32_grid_bilinear_fwd_ukernel__avx2,
     .deform_fwd = f32_deform_fwd_ukernel__avx2,
+    .stream_fence = f32_stream_fence_ukernel__avx2,
     .deform_bwd = f32_deform_bwd_ukernel__avx2,
 };
 
@@ -113,6 +115,7 @@ static const conform_ukernels ukernels_avx512 = {
     .grid_bilinear_keys = f32_grid_bilinear_keys_ukernel__avx512,
     .grid_bilinear_fwd = f32_grid_bilinear_fwd_ukernel__avx512,
     .deform_fwd = f32_deform_fwd_ukernel__avx512,
+    .stream_fence = f32_stream_fence_ukernel__avx2, /* the same instruction */
     .deform_bwd = f32_deform_bwd_ukernel__avx512,
 };
 

@@ -91,6 +91,8 @@ extern int64_t conform_opt_roi_align_rotated_chunk;
  *   out[j] = w[0]*v[0][j] + w[1]*v[1][j] + w[2]*v[2][j] + w[3]*v[3][j],  j < channels
  * (w already holds mask * corner weight; taps added in corner order, FMA in the SIMD kernels). */
 typedef void (*f32_deform_fwd_fn)(size_t channels, const float *const *v, const float *w, float *out);
+/* (the SIMD kernels stream out when it starts a 64-byte line and channels is a multiple of 16: the
+ * caller runs stream_fence before its region ends) */
 void f32_deform_fwd_ukernel__scalar(size_t channels, const float *const *v, const float *w, float *out);
 void f32_deform_fwd_ukernel__avx2(size_t channels, const float *const *v, const float *w, float *out);
 void f32_deform_fwd_ukernel__avx512(size_t channels, const float *const *v, const float *w, float *out);
@@ -285,6 +287,12 @@ void f32_transpose_stream_zero_ukernel__scalar(size_t rows, size_t cols, float *
 void f32_transpose_stream_zero_ukernel__avx2(size_t rows, size_t cols, float *src, size_t src_stride, float *dst,
                                              size_t dst_stride);
 
+/* Orders the streaming stores of the kernels called before it (the SIMD kernels that stream
+ * without fencing themselves say so); AVX-512 takes the AVX2 one. */
+typedef void (*f32_stream_fence_fn)(void);
+void f32_stream_fence_ukernel__scalar(void);
+void f32_stream_fence_ukernel__avx2(void);
+
 /* Every microkernel of one ISA: the one table the drivers take their kernels from (isa.c).
  * Where a wider variant would not be faster the table names the narrower one. */
 typedef struct {
@@ -301,6 +309,7 @@ typedef struct {
     f32_grid_bilinear_keys_fn grid_bilinear_keys;
     f32_grid_bilinear_fwd_fn grid_bilinear_fwd;
     f32_deform_fwd_fn deform_fwd;
+    f32_stream_fence_fn stream_fence;
     f32_deform_bwd_fn deform_bwd;
 } conform_ukernels;
 const conform_ukernels *conform_ukernels_for(conform_isa isa);

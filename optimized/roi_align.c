@@ -344,35 +344,43 @@ static int ctx_init(call_ctx *x, const f32_roi_align_params *p, const float *roi
     return CONFORM_OK;
 }
 
-/* Inside the parallel region: every thread allocates its workspace, then the per-roi tables are
- * built (worksharing over rois). Plane offsets use the pixel stride cc for every unit. */
-static void ctx_prepare(call_ctx *x, thread_ws *ws)
+static void ws_free_all(thread_ws *ws, int nt)
 {
-    int mine = 0;
-    memset(ws, 0, sizeof *ws);
-    const int tid = omp_get_thread_num();
+    for (int t = 0; t < nt; t++) ws_free(&ws[t]);
+    free(ws);
+}
+
+/* On the calling thread, before the parallel region: every roi's tap tables (all in arena 0;
+ * they depend on the chunk cc through the plane strides) and one workspace per thread. Nothing in
+ * the region then waits for another thread to arrive: with one core held by another process a
+ * worker may start a scheduler slice late, and the barrier that ended a parallel table build made
+ * every call wait for it (roi_align_v2_backward t2/t1 1.57 median, 1.90 worst, with core 0 busy).
+ * The tables are about 2.5% of a 1-thread call at the bench shape (perf samples of axis_build).
+ * Returns 0, or -1 when out of memory (the workspaces are then freed, *wsp NULL). */
+static int ctx_prepare(call_ctx *x, thread_ws **wsp)
+{
     const size_t plane_n = (size_t)x->r.HW * (size_t)x->r.cc, tile_n = (size_t)x->r.P * (size_t)x->r.cc;
-    ws->plane = conform_alloc_floats(plane_n);
-    ws->tile = conform_alloc_floats(tile_n);
-    ws->out = conform_alloc_floats(tile_n);
-    if (!ws->plane || !ws->tile || !ws->out || tid >= x->r.nt) {
-        mine = 1;
-        conform_roi_call_fail(&x->r);
+    thread_ws *ws = calloc((size_t)x->r.nt, sizeof *ws), tabs;
+    memset(&tabs, 0, sizeof tabs);
+    int failed = !ws;
+    for (int t = 0; !failed && t < x->r.nt; t++) {
+        ws[t].plane = conform_alloc_floats(plane_n);
+        ws[t].tile = conform_alloc_floats(tile_n);
+        ws[t].out = conform_alloc_floats(tile_n);
+        failed = !ws[t].plane || !ws[t].tile || !ws[t].out;
     }
-#pragma omp for schedule(dynamic, 4)
-    for (int64_t k = 0; k < x->r.K; k++) {
+    for (int64_t k = 0; !failed && k < x->r.K; k++) {
         const roi_geom *g = &x->geo[k];
-        if (mine || g->b < 0 || g->gh <= 0 || g->gw <= 0) continue;
-        if (axis_build(&ws->ty, g->sy, g->bin_h, g->gh, x->r.PH, x->r.H, x->r.W * x->r.cc, g->inv_count) ||
-            axis_build(&ws->tx, g->sx, g->bin_w, g->gw, x->r.PW, x->r.W, x->r.cc, 1.0f) ||
-            arena_append(&x->r.arenas[tid], &ws->ty, (size_t)x->r.PH, &ws->tx, (size_t)x->r.PW, &x->r.ref[k].s)) {
-            mine = 1;
-            conform_roi_call_fail(&x->r);
-            continue;
-        }
-        x->r.ref[k].a = tid;
+        if (g->b < 0 || g->gh <= 0 || g->gw <= 0) continue;
+        failed = axis_build(&tabs.ty, g->sy, g->bin_h, g->gh, x->r.PH, x->r.H, x->r.W * x->r.cc, g->inv_count) ||
+                 axis_build(&tabs.tx, g->sx, g->bin_w, g->gw, x->r.PW, x->r.W, x->r.cc, 1.0f) ||
+                 arena_append(&x->r.arenas[0], &tabs.ty, (size_t)x->r.PH, &tabs.tx, (size_t)x->r.PW, &x->r.ref[k].s);
+        x->r.ref[k].a = 0;
     }
-    /* implicit barrier: every table is visible to every thread below */
+    ws_free(&tabs);
+    if (failed && ws) ws_free_all(ws, x->r.nt);
+    *wsp = failed ? NULL : ws;
+    return failed ? -1 : 0;
 }
 
 /* ---- forward ---------------------------------------------------------------------------- */
@@ -408,28 +416,26 @@ int f32_roi_align_fwd(const f32_roi_align_params *p, const float *input, const f
     const size_t out_roi = (size_t)C * (size_t)P;
     const int64_t PH = x.r.PH, PW = x.r.PW;
 
+    thread_ws *wss;
+    if (ctx_prepare(&x, &wss)) { /* out of memory: nothing is written */
+        free(batches);
+        ctx_free(&x);
+        return CONFORM_E_NOMEM;
+    }
 #pragma omp parallel num_threads(x.r.nt)
     {
-        thread_ws ws;
-        int64_t units_run = units;
-        ctx_prepare(&x, &ws);
-        /* after ctx_prepare's barrier err is final and the same for every thread: on failure
-           nothing is written */
-        int failed;
-#pragma omp atomic read
-        failed = x.r.err;
-        if (failed) units_run = 0;
+        thread_ws *ws = &wss[omp_get_thread_num()];
         /* skipped rois (and rois of an empty plane) output zeros */
 #pragma omp for schedule(dynamic, 8) nowait
-        for (int64_t k = 0; k < (failed ? 0 : x.r.K); k++)
+        for (int64_t k = 0; k < x.r.K; k++)
             if (x.geo[k].b < 0) memset(output + (size_t)k * out_roi, 0, out_roi * sizeof(float));
 
 #pragma omp for schedule(dynamic, 1)
-        for (int64_t u = 0; u < units_run; u++) {
+        for (int64_t u = 0; u < units; u++) {
             /* batch-minor order: concurrent units work on different rois when B > 1 */
             const int64_t b = batches[u % nb], c0 = (u / nb) * cc;
             const int64_t n = C - c0 < cc ? C - c0 : cc;
-            x.kn.transpose((size_t)n, (size_t)HW, input + ((size_t)b * C + c0) * HW, (size_t)HW, ws.plane,
+            x.kn.transpose((size_t)n, (size_t)HW, input + ((size_t)b * C + c0) * HW, (size_t)HW, ws->plane,
                     (size_t)cc);
             for (int64_t i = x.r.bstart[b]; i < x.r.bstart[b + 1]; i++) {
                 const int64_t k = x.r.order[i];
@@ -445,18 +451,18 @@ int f32_roi_align_fwd(const f32_roi_align_params *p, const float *input, const f
                     for (int64_t pw = 0; pw < PW; pw++) {
                         const size_t q0 = xs[pw], nc = xs[pw + 1] - q0;
                         x.kn.bilerp_bin_fwd((size_t)n, nr, a->off + r0, a->w + r0, nc, a->off + q0, a->w + q0,
-                                 ws.plane, ws.tile + (size_t)(ph * PW + pw) * cc);
+                                 ws->plane, ws->tile + (size_t)(ph * PW + pw) * cc);
                     }
                 }
                 /* the output block of this roi and chunk is n*P contiguous floats: transposed in
                    cache, then streamed out whole (a direct transpose's unaligned P-float rows
                    paid a read for ownership of every output line: 12.8 MB more at the bench shape) */
-                x.kn.transpose((size_t)P, (size_t)n, ws.tile, (size_t)cc, ws.out, (size_t)P);
-                x.kn.copy_rows_stream(1, (size_t)(n * P), ws.out, 0, dst, 0);
+                x.kn.transpose((size_t)P, (size_t)n, ws->tile, (size_t)cc, ws->out, (size_t)P);
+                x.kn.copy_rows_stream(1, (size_t)(n * P), ws->out, 0, dst, 0);
             }
         }
-        ws_free(&ws);
     }
+    ws_free_all(wss, x.r.nt);
     free(batches);
     const int err = x.r.err;
     ctx_free(&x);
@@ -483,21 +489,17 @@ int f32_roi_align_bwd(const f32_roi_align_params *p, const float *grad_output, c
         return CONFORM_E_NOMEM;
     }
 
+    thread_ws *wss;
+    if (ctx_prepare(&x, &wss)) { /* out of memory: nothing is written */
+        ctx_free(&x);
+        return CONFORM_E_NOMEM;
+    }
 #pragma omp parallel num_threads(x.r.nt)
     {
-        thread_ws ws;
-        int64_t units_run = units;
-        ctx_prepare(&x, &ws);
-        /* after ctx_prepare's barrier err is final and the same for every thread: on failure
-           nothing is written */
-        int failed;
-#pragma omp atomic read
-        failed = x.r.err;
-        if (failed) units_run = 0;
-        /* the plane is zeroed once; each unit's streaming transpose out clears what it read */
-        if (units_run) memset(ws.plane, 0, (size_t)HW * (size_t)cc * sizeof(float));
+        thread_ws *ws = &wss[omp_get_thread_num()];
+        int zeroed = 0;
 #pragma omp for schedule(dynamic, 1)
-        for (int64_t u = 0; u < units_run; u++) {
+        for (int64_t u = 0; u < units; u++) {
             const int64_t b = u / x.r.nchunks, c0 = (u % x.r.nchunks) * cc;
             const int64_t n = C - c0 < cc ? C - c0 : cc;
             float *dst = grad_input + ((size_t)b * C + c0) * HW;
@@ -507,18 +509,22 @@ int f32_roi_align_bwd(const f32_roi_align_params *p, const float *grad_output, c
                 memset(dst, 0, (size_t)n * HW * sizeof(float));
                 continue;
             }
+            if (!zeroed) { /* once: each unit's streaming transpose out clears what it read */
+                memset(ws->plane, 0, (size_t)HW * (size_t)cc * sizeof(float));
+                zeroed = 1;
+            }
             for (int64_t i = x.r.bstart[b]; i < x.r.bstart[b + 1]; i++) {
                 const int64_t k = x.r.order[i];
                 if (x.r.ref[k].a < 0) continue;
                 const arena *a = &x.r.arenas[x.r.ref[k].a];
                 const size_t *ys = a->starts + x.r.ref[k].s, *xs = ys + PH + 1;
-                if (cols_build(&ws.cols, a->off, a->w, xs, PW, cc)) {
+                if (cols_build(&ws->cols, a->off, a->w, xs, PW, cc)) {
                     conform_roi_call_fail(&x.r); /* the caller reports it; the output is not used */
                     break;
                 }
                 x.kn.transpose((size_t)n, (size_t)P, grad_output + ((size_t)k * C + c0) * P, (size_t)P,
-                        ws.tile, (size_t)cc);
-                const col_tab *ct = &ws.cols;
+                        ws->tile, (size_t)cc);
+                const col_tab *ct = &ws->cols;
                 /* the next roi's gradient block (n*P contiguous floats), asked for a share per
                    pooled row while this one scatters: the transpose in then finds it in cache */
                 const char *nx = NULL;
@@ -533,13 +539,13 @@ int f32_roi_align_bwd(const f32_roi_align_params *p, const float *grad_output, c
                     const size_t r0 = ys[ph], nr = ys[ph + 1] - r0;
                     if (!nr) continue;
                     x.kn.bilerp_row_bwd((size_t)n, nr, a->off + r0, a->w + r0, ct->ncol, ct->coff, ct->cs, ct->goff,
-                                        ct->cw, ws.tile + (size_t)(ph * PW) * cc, ws.plane);
+                                        ct->cw, ws->tile + (size_t)(ph * PW) * cc, ws->plane);
                 }
             }
-            x.kn.transpose_stream_zero((size_t)HW, (size_t)n, ws.plane, (size_t)cc, dst, (size_t)HW);
+            x.kn.transpose_stream_zero((size_t)HW, (size_t)n, ws->plane, (size_t)cc, dst, (size_t)HW);
         }
-        ws_free(&ws);
     }
+    ws_free_all(wss, x.r.nt);
     const int err = x.r.err;
     ctx_free(&x);
     return err ? CONFORM_E_NOMEM : CONFORM_OK;

@@ -108,59 +108,37 @@ static inline int ref_counts_enumerable(const ref_count_range *c)
     return c->gh_hi - c->gh_lo <= 2 && c->gw_hi - c->gw_lo <= 2 && (double)c->gh_hi * (double)c->gw_hi <= (double)(1 << 20);
 }
 
-/* A roi of the family as the shared backward sees it: the first member of each op's roi geometry. */
+/* A roi of the family as the shared loops see it: the first member of each op's roi geometry. */
 typedef struct {
     int64_t b;          /* -1: skipped (batch index not finite or outside [0, B)) */
     int64_t gh, gw;     /* samples per bin per axis as the spec computes them */
     ref_count_range cr; /* adaptive sample counts reachable by rounding */
 } ref_roi_head;
 
-/* A forward bin's sums over its samples: value, |terms|, terms, position error, ambiguity. */
-typedef struct {
-    double sum, abs_sum, n_terms, pos_err, ambig;
-} ref_bin_acc;
+/* emit(ctx, y, x, dy, dx): one sample at (y, x) with the position errors (dy, dx) of a float32 twin */
+typedef void (*ref_sample_fn)(void *ctx, double y, double x, double dy, double dx);
 
-/* Adds the rule-A sample at (y, x) of an H x W plane, with position errors (dy, dx), to a: inside
- * it counts in full; within rounding of the window's edge it only widens the ambiguity. */
-void ref_roi_sample_fwd(const double *plane, int64_t H, int64_t W, double y, double x, double dy, double dx,
-                        ref_bin_acc *a);
-
-/* A backward's planes of one (b, c): gradient and bounds, each may be NULL. */
-typedef struct {
-    double *grad, *abs_sum, *n_terms, *pos_err, *ambig;
-} ref_plane_out;
-
-/* Scatters go / count of the rule-A sample at (y, x) into o with its bounds; as_alternative: the
- * sample as another sample count would take it, which only widens the ambiguity. */
-void ref_roi_sample_bwd(const ref_plane_out *o, int64_t H, int64_t W, double y, double x, double dy, double dx,
-                        double go, double count, int as_alternative);
-
-/* Scatters bin (ph, pw) of roi g (the op's geometry, g its first member) with gh x gw samples into
- * o, each corner getting go w / count; as_alternative: another sample count's bin, which only
- * widens the ambiguity (ref_roi_sample_bwd). */
-typedef void (*ref_roi_bin_bwd_fn)(const void *op, const ref_roi_head *g, const ref_plane_out *o, double go,
-                                   int64_t ph, int64_t pw, int64_t gh, int64_t gw, double pos_rel_err,
-                                   int as_alternative);
-
-/* A backward of the family: grad [B, C, H, W] and its bounds (NULL: none) from grad_output
- * [K, C, PH, PW] and rois [K, roi_len]. geometry(op, roi, pos_rel_err, g) writes one roi's geometry
- * (geo_size bytes, beginning with its ref_roi_head); bin scatters one bin of it. */
+/* An op of the family: features [B, C, H, W], rois [K, roi_len], pooled [K, C, PH, PW].
+ * geometry(op, roi, pos_rel_err, g) writes one roi's geometry (geo_size bytes, beginning with its
+ * ref_roi_head); bin(op, g, ph, pw, gh, gw, pos_rel_err, emit, ctx) emits the samples of bin (ph, pw)
+ * of roi g with gh x gw of them, in the spec's order (none when a count is not positive). */
 typedef struct {
     const void *op;
     int64_t B, C, H, W, K, PH, PW, roi_len;
     void (*geometry)(const void *op, const double *roi, double pos_rel_err, void *g);
     size_t geo_size;
-    ref_roi_bin_bwd_fn bin;
-} ref_roi_bwd_op;
-void ref_roi_backward(const ref_roi_bwd_op *op, const double *grad_output, const double *rois, double *grad,
-                      ref_bounds *bounds);
+    void (*bin)(const void *op, const ref_roi_head *g, int64_t ph, int64_t pw, int64_t gh, int64_t gw,
+                double pos_rel_err, ref_sample_fn emit, void *ctx);
+} ref_roi_op;
 
-/* Element e of a forward: out[e] = a.sum / count(gh, gw) and, with bounds, its abs_sum, n_terms,
- * pos_err and ambiguity. When rounding may pick other sample counts (c), the ambiguity covers
- * each of them: alt(ctx, gh', gw') is the bin with those counts (alt NULL: nothing sampled). */
-typedef ref_bin_acc (*ref_bin_fn)(const void *ctx, int64_t gh, int64_t gw);
-void ref_roi_element(ref_bin_acc a, int64_t gh, int64_t gw, const ref_count_range *c, ref_bin_fn alt, const void *ctx,
-                     double *out, int64_t e, ref_bounds *bounds);
+/* output [K, C, PH, PW]: each element the mean of rule A over its bin's samples, and its bounds
+ * (NULL: none); when rounding may pick other sample counts the ambiguity covers each of them */
+void ref_roi_forward(const ref_roi_op *op, const double *input, const double *rois, double *output,
+                     ref_bounds *bounds);
+/* grad [B, C, H, W] and its bounds (NULL: none) from grad_output [K, C, PH, PW]: every sample
+ * scatters go w / count into its corners, in the order of rois, bins and samples */
+void ref_roi_backward(const ref_roi_op *op, const double *grad_output, const double *rois, double *grad,
+                      ref_bounds *bounds);
 
 /* body(ctx, i) for every i in [0, n), on ref_get_threads() threads (parallel.c). Items must be
  * independent: each writes only its own elements, so the numbers are the same for every count. */

@@ -66,92 +66,22 @@ static double sample_x(const roi_geom *g, int64_t pw, int64_t ix, int64_t gw)
     return g->sx + (double)pw * g->bin_w + ((double)ix + 0.5) * g->bin_w / (double)gw;
 }
 
-/* ---- forward ---------------------------------------------------------------------------- */
+/* ---- the samples of a bin ------------------------------------------------------------------ */
 
-/* The mean of rule A over the gh x gw samples of bin (ph, pw) of one plane, with its bounds. */
-static ref_bin_acc forward_bin(const ref_roi_align_params *p, const roi_geom *g, const double *plane,
-                           int64_t ph, int64_t pw, int64_t gh, int64_t gw, double pos_rel_err)
+/* The gh x gw samples of bin (ph, pw), in the spec's order, with their position errors: the one
+ * loop both directions run (roi_family.c sums them forward and scatters them backward). */
+static void bin_samples(const void *op, const ref_roi_head *head, int64_t ph, int64_t pw, int64_t gh, int64_t gw,
+                        double pos_rel_err, ref_sample_fn emit, void *ctx)
 {
-    ref_bin_acc a = {0, 0, 0, 0, 0};
-    if (gh <= 0 || gw <= 0) return a; /* no samples (a negative count on one axis must not loop on the other) */
-    for (int64_t iy = 0; iy < gh; iy++) {
-        double y = sample_y(g, ph, iy, gh);
-        double dy = g->exact_y && gh == g->h.gh ? 0.0 : pos_rel_err * (g->mag_y + fabs(y));
-        for (int64_t ix = 0; ix < gw; ix++) {
-            double x = sample_x(g, pw, ix, gw);
-            double dx = g->exact_x && gw == g->h.gw ? 0.0 : pos_rel_err * (g->mag_x + fabs(x));
-            ref_roi_sample_fwd(plane, p->H, p->W, y, x, dy, dx, &a);
-        }
-    }
-    return a;
-}
-
-/* forward_bin of one element with other sample counts, for ref_roi_element */
-typedef struct {
-    const ref_roi_align_params *p;
-    const roi_geom *g;
-    const double *plane;
-    int64_t ph, pw;
-    double pre;
-} bin_ctx;
-
-static ref_bin_acc bin_with_counts(const void *ctx, int64_t gh, int64_t gw)
-{
-    const bin_ctx *b = ctx;
-    return forward_bin(b->p, b->g, b->plane, b->ph, b->pw, gh, gw, b->pre);
-}
-
-/* The forward's tensors, for one (roi, channel) of it */
-typedef struct {
-    const ref_roi_align_params *p;
-    const double *input, *rois;
-    double *output;
-    ref_bounds *bounds;
-} fwd_ctx;
-
-/* Every element of roi k, channel c = kc mod C: independent of every other (roi, channel) */
-static void forward_roi_channel(void *ctx, int64_t kc)
-{
-    const fwd_ctx *f = ctx;
-    const ref_roi_align_params *p = f->p;
-    const int64_t PH = p->pooled_h, PW = p->pooled_w, k = kc / p->C, c = kc % p->C;
-    const double pre = f->bounds ? f->bounds->pos_rel_err : 0.0;
-    roi_geom g = roi_geometry(p, f->rois + 5 * k, pre);
-    const double *plane = g.h.b >= 0 ? f->input + (g.h.b * p->C + c) * p->H * p->W : NULL;
-    for (int64_t ph = 0; ph < PH; ph++)
-        for (int64_t pw = 0; pw < PW; pw++) {
-            const bin_ctx bc = {p, &g, plane, ph, pw, pre};
-            const ref_bin_acc a = plane ? bin_with_counts(&bc, g.h.gh, g.h.gw) : (ref_bin_acc){0, 0, 0, 0, 0};
-            ref_roi_element(a, g.h.gh, g.h.gw, &g.h.cr, plane ? bin_with_counts : NULL, &bc,
-                            f->output, ((k * p->C + c) * PH + ph) * PW + pw, f->bounds);
-        }
-}
-
-void f64_roi_align_fwd__ref(const ref_roi_align_params *p, const double *input, const double *rois,
-                            double *output, ref_bounds *bounds)
-{
-    fwd_ctx f = {p, input, rois, output, bounds};
-    ref_parallel_for(p->K * p->C, forward_roi_channel, &f);
-}
-
-/* ---- backward --------------------------------------------------------------------------- */
-
-/* Adds the samples of bin (ph, pw) with gh x gw samples, each corner getting go*w/count.
- * as_alternative: the bin as another sample count would take it; only widens ambig. */
-static void backward_bin(const void *op, const ref_roi_head *head, const ref_plane_out *o, double go, int64_t ph,
-                         int64_t pw, int64_t gh, int64_t gw, double pos_rel_err, int as_alternative)
-{
-    const ref_roi_align_params *p = op;
     const roi_geom *g = (const roi_geom *)head;
-    if (gh <= 0 || gw <= 0) return; /* no samples */
-    double count = ref_sample_count(gh, gw);
+    if (gh <= 0 || gw <= 0) return; /* no samples (a negative count on one axis must not loop on the other) */
     for (int64_t iy = 0; iy < gh; iy++) {
         double y = sample_y(g, ph, iy, gh);
         double dy = g->exact_y && gh == g->h.gh ? 0.0 : pos_rel_err * (g->mag_y + fabs(y));
         for (int64_t ix = 0; ix < gw; ix++) {
             double x = sample_x(g, pw, ix, gw);
             double dx = g->exact_x && gw == g->h.gw ? 0.0 : pos_rel_err * (g->mag_x + fabs(x));
-            ref_roi_sample_bwd(o, p->H, p->W, y, x, dy, dx, go, count, as_alternative);
+            emit(ctx, y, x, dy, dx);
         }
     }
 }
@@ -161,10 +91,22 @@ static void geometry_of(const void *op, const double *roi, double pos_rel_err, v
     *(roi_geom *)g = roi_geometry(op, roi, pos_rel_err);
 }
 
+static ref_roi_op family_op(const ref_roi_align_params *p)
+{
+    return (ref_roi_op){p, p->B, p->C, p->H, p->W, p->K, p->pooled_h, p->pooled_w, 5, geometry_of, sizeof(roi_geom),
+                        bin_samples};
+}
+
+void f64_roi_align_fwd__ref(const ref_roi_align_params *p, const double *input, const double *rois,
+                            double *output, ref_bounds *bounds)
+{
+    const ref_roi_op op = family_op(p);
+    ref_roi_forward(&op, input, rois, output, bounds);
+}
+
 void f64_roi_align_bwd__ref(const ref_roi_align_params *p, const double *grad_output,
                             const double *rois, double *grad_input, ref_bounds *bounds)
 {
-    const ref_roi_bwd_op op = {p, p->B, p->C, p->H, p->W, p->K, p->pooled_h, p->pooled_w, 5, geometry_of, sizeof(roi_geom),
-                               backward_bin};
+    const ref_roi_op op = family_op(p);
     ref_roi_backward(&op, grad_output, rois, grad_input, bounds);
 }

@@ -185,6 +185,55 @@ static void write_report(const char *p, cJSON *j)
     cr_assert_eq(write_json_atomic(p, j, err, sizeof err), 0, "%s", err);
 }
 
+/* one passing case whose error against its bound is r, absolute error a, n ambiguous elements */
+static void gate_case_file(const char *path, double r, double a, int n)
+{
+    char text[512];
+    snprintf(text, sizeof text,
+             "{\"schema\": \"conform-report\", \"cases\": [{\"id\": \"s/c\", \"status\": \"passed\", \"outputs\": "
+             "[{\"max_err_over_tol\": %g, \"max_ulp\": 1, \"max_abs_err\": %g, \"n_ambiguous\": %d}]}]}", r, a, n);
+    cJSON *j = cJSON_Parse(text);
+    cr_assert(j);
+    write_report(path, j);
+    cJSON_Delete(j);
+}
+
+/* what was printed since the last call (stdout is redirected by quiet) */
+static const char *printed(void)
+{
+    fflush(stdout);
+    static char buf[1 << 16];
+    const size_t n = fread(buf, 1, sizeof buf - 1, cr_get_redirected_stdout());
+    buf[n] = 0;
+    return buf;
+}
+
+/* A growth of the error against the bound fails either way, but says when the output did not
+ * change: the bound tightened (a newer tolerance model), or elements excused as ambiguous before
+ * are judged now; a grown absolute error gets neither remark. */
+Test(cli, gate_says_when_the_bound_tightened_and_not_the_output, .init = quiet)
+{
+    make_dir();
+    char base[160], cur[160];
+    snprintf(base, sizeof base, "%s/base.json", dir);
+    snprintf(cur, sizeof cur, "%s/cur.json", dir);
+    const char *argv[] = {"conform", "gate", "--baseline", base, "--current", cur};
+    gate_case_file(base, 0.01, 1e-7, 0);
+    gate_case_file(cur, 0.5, 1e-7, 0);
+    cr_assert_eq(call(cmd_gate, 6, argv), EXIT_FAIL);
+    cr_assert(strstr(printed(), "the bound tightened, not the output"));
+    gate_case_file(base, 0.01, 1e-7, 12);
+    gate_case_file(cur, 0.5, 3e-7, 0);
+    cr_assert_eq(call(cmd_gate, 6, argv), EXIT_FAIL);
+    cr_assert(strstr(printed(), "ambiguous elements 12 -> 0: judged now"));
+    gate_case_file(cur, 0.5, 3e-7, 12);
+    cr_assert_eq(call(cmd_gate, 6, argv), EXIT_FAIL);
+    const char *out = printed();
+    cr_assert(strstr(out, "max_err_over_tol grew 0.01 -> 0.5"), "%s", out);
+    cr_assert(!strstr(out, "tightened") && !strstr(out, "ambiguous elements"), "a grown error is the output's: %s", out);
+    scratch_remove(dir);
+}
+
 Test(cli, gate_passes_identical_and_fails_injected_regressions, .init = quiet)
 {
     make_dir();

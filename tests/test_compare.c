@@ -220,3 +220,22 @@ Test(compare, float16_ulps_stop_at_the_smallest_subnormal)
     compare_f64(r1, got, 2, &t, &r);
     cr_assert_float_eq(r.max_ulp, 1.0, 1e-12, "%g", r.max_ulp);
 }
+
+/* max_ulp is |got - ref| over the dtype's ULP at the element's scale, 2^(e - 24) scaled by the
+   dtype's precision for a scale m 2^e (m in [0.5, 1)), never under twice its subnormal bound:
+   restated here with frexp/ldexp, on one element per binade from FLT_MIN up, both dtypes */
+Test(compare, max_ulp_is_the_ulp_of_the_scale_in_every_binade)
+{
+    const dtype_desc *dts[] = {DTYPE_FLOAT32, dtype_get(CONFORM_DTYPE_FLOAT16)};
+    for (int d = 0; d < 2; d++)
+        for (int e = -126; e <= 127; e += 3) {
+            double r1[1] = {ldexp(1.375, e)}, g1[1] = {r1[0] * (1 + 0x1p-20)};
+            tol_inputs t = {dts[d], &model, NULL, NULL, NULL, NULL};
+            compare_result r;
+            compare_f64(r1, g1, 1, &t, &r);
+            int ex;
+            frexp(r1[0], &ex);
+            double ulp = fmax(ldexp(1.0, ex - 24) * (dts[d]->u / CONFORM_U_F32), 2.0 * dts[d]->eta);
+            cr_assert_eq(r.max_ulp, (g1[0] - r1[0]) / ulp, "dtype %s, 2^%d: %.17g", dts[d]->name, e, r.max_ulp);
+        }
+}

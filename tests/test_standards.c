@@ -15,7 +15,7 @@ static std_result judge(const char *name, conform_dtype dt, int64_t n, int with_
 {
     int s = standard_index(name);
     cr_assert(s >= 0, "%s is not in the table", name);
-    std_input in = {g, a, with_bench ? b : NULL, n, dt};
+    std_input in = {g, a, with_bench ? b : NULL, n, dt, NULL, NULL};
     std_result r;
     memset(&r, 0, sizeof r);
     conform_standards[s].evaluate(&in, &r);
@@ -255,7 +255,7 @@ Test(standards, undefined_dtype_judges_nothing)
 {
     fill(4, 1.0, 5.0);
     for (int s = 0; s < N_STANDARDS; s++) {
-        std_input in = {g, a, b, 4, CONFORM_DTYPE_FLOAT64};
+        std_input in = {g, a, b, 4, CONFORM_DTYPE_FLOAT64, NULL, NULL};
         std_result r;
         memset(&r, 0, sizeof r);
         conform_standards[s].evaluate(&in, &r);
@@ -263,6 +263,33 @@ Test(standards, undefined_dtype_judges_nothing)
         cr_assert_eq(r.defined, defined_f64, "%s", conform_standards[s].name);
         if (!r.defined) cr_assert(r.passed && strstr(r.note, "not defined"), "%s", conform_standards[s].name);
         else cr_assert(!r.passed, "%s fails an error of 4", conform_standards[s].name);
+    }
+}
+
+/* run judges float32 outputs as written (actual_f32, bench_f32) with no decoded copy: every figure
+   of every standard the same as from the values in double */
+Test(standards, float32_values_in_place)
+{
+    static float af[N_MAX], bf[N_MAX];
+    const int64_t n = 1000;
+    for (int64_t i = 0; i < n; i++) {
+        g[i] = (i % 7 ? 1.0 : -3e-5) * (1 + 1e-3 * (double)(i % 13));
+        af[i] = (float)(g[i] * (1 + 2e-7 * (double)(i % 5))), bf[i] = (float)g[i];
+        a[i] = af[i], b[i] = bf[i];
+    }
+    g[3] = a[3] = af[3] = INFINITY, g[4] = NAN, a[4] = af[4] = 1; /* the non-finite paths too */
+    for (int s = 0; s < N_STANDARDS; s++) {
+        std_input in64 = {g, a, b, n, CONFORM_DTYPE_FLOAT32, NULL, NULL}, in32 = {g, NULL, NULL, n, CONFORM_DTYPE_FLOAT32, af, bf};
+        std_result r64, r32;
+        memset(&r64, 0, sizeof r64);
+        memset(&r32, 0, sizeof r32);
+        conform_standards[s].evaluate(&in64, &r64);
+        conform_standards[s].evaluate(&in32, &r32);
+        cr_assert_eq(r64.passed, r32.passed, "%s", conform_standards[s].name);
+        cr_assert_eq(r64.n_fig, r32.n_fig, "%s", conform_standards[s].name);
+        for (int f = 0; f < r64.n_fig; f++)
+            cr_assert(!memcmp(&r64.fig[f].value, &r32.fig[f].value, sizeof(double)), "%s %s: %.17g != %.17g",
+                      conform_standards[s].name, r64.fig[f].name, r64.fig[f].value, r32.fig[f].value);
     }
 }
 

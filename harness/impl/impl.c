@@ -1,5 +1,7 @@
 #include "impl.h"
 
+#include "bigbuf.h"
+
 #include <dlfcn.h>
 #include <errno.h>
 #include <signal.h>
@@ -101,7 +103,9 @@ static exec_status run_kernel(impl_kernel_fn fn, const impl_t *impl, const probl
     exec_status st = EXEC_OK;
     for (int i = 0; i < op->n_inputs; i++) {
         int64_t n = tensor_numel(&p->in[i]);
-        in[i] = malloc((size_t)(n ? n : 1) * (size_t)impl->dtype->itemsize);
+        /* shared, not copied: the child only reads them, and shared pages stay writable here after the
+           fork, so the next case encodes into them without a copy-on-write fault per page */
+        in[i] = bigbuf_alloc((size_t)(n ? n : 1) * (size_t)impl->dtype->itemsize, 0, BIGBUF_SHARED);
         if (!in[i]) {
             *code = CONFORM_E_NOMEM;
             st = EXEC_KERNEL_ERROR;
@@ -111,7 +115,7 @@ static exec_status run_kernel(impl_kernel_fn fn, const impl_t *impl, const probl
     }
     st = impl_exec(fn, impl, p, (const void **)in, out, ex, policy, code);
 done:
-    for (int i = 0; i < CONFORM_MAX_TENSORS; i++) free(in[i]);
+    for (int i = 0; i < CONFORM_MAX_TENSORS; i++) bigbuf_free(in[i]);
     return st;
 }
 

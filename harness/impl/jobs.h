@@ -35,8 +35,9 @@ double case_memory_estimate(const case_t *c);
 void jobs_share_cores(const job_case *cases, int n, int *jobs, int *threads);
 /* Runs n cases, at most jobs at a time, each admitted only while its estimate fits the free part
  * of the memory budget (a case alone always runs: over the budget it is refused with its sizes).
- * jobs == 1 runs in this process as before; jobs > 1 forks one worker per case, and a worker that
- * dies becomes that case's "crashed" verdict. Stops launching when env->policy.stop is set, kills
+ * jobs == 1 runs in this process; jobs > 1 forks up to jobs workers, each running case after case
+ * (keeping its big buffers, within what the budget counts for it), and a worker that dies becomes
+ * its case's "crashed" verdict (a new worker takes the next case). Cases start in suite order. Stops launching when env->policy.stop is set, kills
  * the running workers and reports what finished. Returns the number of cases reported. */
 int jobs_run(const job_case *cases, int n, int jobs, const run_env *env, job_run_fn run, job_report_fn report,
              void *ctx, jobs_stats *stats);

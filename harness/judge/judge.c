@@ -1,5 +1,7 @@
 #include "judge.h"
 
+#include "bigbuf.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,8 +17,9 @@ int judge_ref_alloc(const problem_t *p, const dtype_desc *dt, judge_ref *j)
     for (int o = 0; o < op->n_outputs; o++) {
         j->n[o] = shape_numel(&p->out_shape[o]);
         size_t n = (size_t)(j->n[o] ? j->n[o] : 1);
-        oom |= !(j->ref[o] = calloc(n, sizeof(double)));
-        for (int t = 0; t < 4; t++) oom |= !(j->bound[o][t] = calloc(n, sizeof(double)));
+        /* big buffers (bigbuf.h), zeroed: a backward reference accumulates into them */
+        oom |= !(j->ref[o] = bigbuf_alloc(n * sizeof(double), 1, BIGBUF_NOT_INHERITED));
+        for (int t = 0; t < 4; t++) oom |= !(j->bound[o][t] = bigbuf_alloc(n * sizeof(double), 1, BIGBUF_NOT_INHERITED));
         j->bounds[o] = (ref_bounds){op->tol[o].k_pos * CONFORM_U_F32, j->bound[o][0], j->bound[o][1], j->bound[o][2],
                                     j->bound[o][3]};
     }
@@ -37,10 +40,10 @@ int judge_reference(const problem_t *p, const dtype_desc *dt, judge_ref *j)
 void judge_ref_free(judge_ref *j)
 {
     for (int o = 0; o < CONFORM_MAX_TENSORS; o++) {
-        free(j->ref[o]);
+        bigbuf_free(j->ref[o]);
         j->ref[o] = NULL;
         for (int t = 0; t < 4; t++) {
-            free(j->bound[o][t]);
+            bigbuf_free(j->bound[o][t]);
             j->bound[o][t] = NULL;
         }
     }
@@ -60,7 +63,7 @@ void judge_output_init(const problem_t *p, const judge_ref *j, int o, output_res
     out->guard_ok = 1;
 }
 
-static void heat_map(output_result *out, const double *ref, const double *got, const tol_inputs *t)
+static void heat_map(output_result *out, const double *ref, const float *got_f32, const double *got_f64, const tol_inputs *t)
 {
     const shape_t *s = &out->shape;
     int64_t n = shape_numel(s), cols = 1;
@@ -72,7 +75,7 @@ static void heat_map(output_result *out, const double *ref, const double *got, c
     out->heat = calloc((size_t)(out->heat_rows * out->heat_cols), sizeof(float));
     if (!out->heat) return;
     for (int64_t i = 0; i < n; i++) {
-        double ambig, tol = compare_tolerance(t, i, &ambig), g = got[i], f = ref[i];
+        double ambig, tol = compare_tolerance(t, i, &ambig), g = got_f32 ? (double)got_f32[i] : got_f64[i], f = ref[i];
         double ratio = (isnan(f) && isnan(g)) || f == g ? 0 : fabs(g - f) / (tol + ambig);
         if (!(ratio <= 1e6)) ratio = 1e6; /* NaN/Inf mismatches show as the hottest cells */
         int64_t r = i / cols, c = i % cols;
@@ -81,18 +84,13 @@ static void heat_map(output_result *out, const double *ref, const double *got, c
     }
 }
 
-int judge_output(const judge_ref *j, int o, const double *got, output_result *out, char *msg, size_t len)
-{
-    tol_inputs t = judge_tol(j, o);
-    return judge_values(&t, j->ref[o], got, j->n[o], out, msg, len);
-}
-
-int judge_values(const tol_inputs *t, const double *ref, const double *got, int64_t n, output_result *out, char *msg,
-                 size_t len)
+static int judge_any(const tol_inputs *t, const double *ref, const float *got_f32, const double *got_f64, int64_t n,
+                     output_result *out, char *msg, size_t len)
 {
     const compare_result *m = &out->cmp;
-    compare_f64(ref, got, n, t, &out->cmp);
-    if (m->n_over) heat_map(out, ref, got, t);
+    if (got_f32) compare_f32(ref, got_f32, n, t, &out->cmp);
+    else compare_f64(ref, got_f64, n, t, &out->cmp);
+    if (m->n_over) heat_map(out, ref, got_f32, got_f64, t);
     msg[0] = 0;
     char at[96];
     if (m->all_zero) snprintf(msg, len, "%s: all zeros where the reference is not", out->name);
@@ -105,4 +103,28 @@ int judge_values(const tol_inputs *t, const double *ref, const double *got, int6
                  out->name, (long long)m->n_over, (long long)m->n, index_str(&out->shape, m->worst_index, at, sizeof at),
                  m->worst_ref, m->worst_got, m->worst_tol);
     return msg[0] != 0;
+}
+
+int judge_output(const judge_ref *j, int o, const double *got, output_result *out, char *msg, size_t len)
+{
+    tol_inputs t = judge_tol(j, o);
+    return judge_values(&t, j->ref[o], got, j->n[o], out, msg, len);
+}
+
+int judge_output_f32(const judge_ref *j, int o, const float *got, output_result *out, char *msg, size_t len)
+{
+    tol_inputs t = judge_tol(j, o);
+    return judge_values_f32(&t, j->ref[o], got, j->n[o], out, msg, len);
+}
+
+int judge_values(const tol_inputs *t, const double *ref, const double *got, int64_t n, output_result *out, char *msg,
+                 size_t len)
+{
+    return judge_any(t, ref, NULL, got, n, out, msg, len);
+}
+
+int judge_values_f32(const tol_inputs *t, const double *ref, const float *got, int64_t n, output_result *out, char *msg,
+                     size_t len)
+{
+    return judge_any(t, ref, got, NULL, n, out, msg, len);
 }

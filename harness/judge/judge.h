@@ -60,9 +60,13 @@ void judge_output_init(const problem_t *p, const judge_ref *j, int o, output_res
  * elements are over, and why it fails in msg ("" and 0 when it passes; 1 when it fails: all zeros,
  * a NaN/Inf on one side only, or elements beyond their tolerance). */
 int judge_output(const judge_ref *j, int o, const double *got, output_result *out, char *msg, size_t len);
+/* the same for float32 values as the implementation wrote them (no decoded copy) */
+int judge_output_f32(const judge_ref *j, int o, const float *got, output_result *out, char *msg, size_t len);
 /* the same for n values against a reference and tolerance inputs of the caller's (out's name and
    shape set) */
 int judge_values(const tol_inputs *t, const double *ref, const double *got, int64_t n, output_result *out, char *msg,
                  size_t len);
+int judge_values_f32(const tol_inputs *t, const double *ref, const float *got, int64_t n, output_result *out, char *msg,
+                     size_t len);
 
 #endif

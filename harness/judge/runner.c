@@ -5,9 +5,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <time.h>
 
+#include "bigbuf.h"
 #include "fill.h"
 #include "standards_run.h"
 
@@ -26,15 +26,13 @@ double now_seconds(void)
 
 static unsigned char guard_byte(int64_t i) { return (unsigned char)(guard_bits >> (8 * (i & 3))); }
 
-/* layout: [size_t bytes | pad to 64][GUARD_BYTES][n elements][GUARD_BYTES] */
+/* layout: [GUARD_BYTES][n elements][GUARD_BYTES], in shared memory the implementation's child
+   writes (a big buffer: kept for the next case, bigbuf.h) */
 void *guarded_alloc(int64_t n, const dtype_desc *dt)
 {
     int64_t body = n * dt->itemsize;
-    size_t bytes = 64 + (size_t)(body + 2 * GUARD_BYTES);
-    unsigned char *base = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-    if (base == MAP_FAILED) return NULL;
-    memcpy(base, &bytes, sizeof bytes);
-    unsigned char *raw = base + 64;
+    unsigned char *raw = bigbuf_alloc((size_t)(body + 2 * GUARD_BYTES), 0, BIGBUF_SHARED);
+    if (!raw) return NULL;
     for (int64_t i = 0; i < GUARD_BYTES; i++) raw[i] = raw[GUARD_BYTES + body + i] = guard_byte(i);
     unsigned char nan[8];
     dtype_nan(dt->id, nan); /* once, then copied: encoding is per element work */
@@ -63,11 +61,7 @@ int guarded_check(const void *buf, int64_t n, const dtype_desc *dt, int64_t *bad
 
 void guarded_free(void *buf)
 {
-    if (!buf) return;
-    unsigned char *base = (unsigned char *)buf - GUARD_BYTES - 64;
-    size_t bytes;
-    memcpy(&bytes, base, sizeof bytes);
-    munmap(base, bytes);
+    if (buf) bigbuf_free((unsigned char *)buf - GUARD_BYTES);
 }
 
 static void set_status(case_result *r, case_status status, const char *fmt, const char *msg)
@@ -217,7 +211,7 @@ static int prepare_case(const case_t *c, uint64_t seed, const run_env *env, prob
 }
 
 /* a case's buffers: the reference with its bounds, the implementation's outputs in the dtype's
-   storage (guarded) and decoded to double */
+   storage (guarded) and, but for float32 (judged as written), decoded to double */
 typedef struct {
     judge_ref ref;
     void *got[CONFORM_MAX_TENSORS];
@@ -232,8 +226,8 @@ static int buffers_alloc(const problem_t *p, const dtype_desc *dt, case_buffers 
     for (int o = 0; o < p->op->n_outputs; o++) {
         int64_t n = b->ref.n[o];
         b->got[o] = guarded_alloc(n, dt);
-        b->val[o] = malloc((size_t)(n ? n : 1) * sizeof(double));
-        oom |= !b->got[o] || !b->val[o];
+        if (dt->id != CONFORM_DTYPE_FLOAT32) b->val[o] = bigbuf_alloc((size_t)(n ? n : 1) * sizeof(double), 0, BIGBUF_NOT_INHERITED);
+        oom |= !b->got[o] || (dt->id != CONFORM_DTYPE_FLOAT32 && !b->val[o]);
     }
     return oom ? -1 : 0;
 }
@@ -243,7 +237,7 @@ static void buffers_free(case_buffers *b)
     judge_ref_free(&b->ref);
     for (int o = 0; o < CONFORM_MAX_TENSORS; o++) {
         guarded_free(b->got[o]);
-        free(b->val[o]);
+        bigbuf_free(b->val[o]);
     }
 }
 
@@ -292,14 +286,16 @@ static void judge_case(const case_t *c, const problem_t *p, case_buffers *b, dou
         if (out->skipped) continue;
         check_expected(c, p, o, exact_ref[o] ? exact_ref[o] : b->ref.ref[o], r);
         out->guard_ok = guarded_check(b->got[o], b->ref.n[o], dt, &out->guard_offset);
-        dtype_decode(dt->id, b->got[o], b->val[o], b->ref.n[o]);
+        if (b->val[o]) dtype_decode(dt->id, b->got[o], b->val[o], b->ref.n[o]);
         char m[400];
         if (!out->guard_ok) {
             snprintf(m, 160, "%s: write outside the output buffer at element offset %lld", out->name,
                      (long long)out->guard_offset);
             set_status(r, CASE_FAILED, "%s", m);
         }
-        if (judge_output(&b->ref, o, b->val[o], out, m, sizeof m)) set_status(r, CASE_FAILED, "%s", m);
+        if (b->val[o] ? judge_output(&b->ref, o, b->val[o], out, m, sizeof m)
+                      : judge_output_f32(&b->ref, o, b->got[o], out, m, sizeof m))
+            set_status(r, CASE_FAILED, "%s", m);
     }
 }
 
@@ -319,7 +315,7 @@ void run_case(const case_t *c, uint64_t seed, const run_env *env, case_result *r
             set_status(r, CASE_ERROR, "%s", "out of memory");
         else if (!execute_case(c, &p, env, &b, r)) {
             judge_case(c, &p, &b, exact_ref, r);
-            standards_for_case(&p, b.ref.ref, b.val, env, r);
+            standards_for_case(&p, b.ref.ref, b.val, (float *const *)b.got, env, r);
         } else {
             for (int o = 0; o < r->n_out; o++) { /* named, with nothing compared */
                 judge_output_init(&p, &b.ref, o, &r->out[o]);

@@ -18,6 +18,9 @@ typedef struct {
     const double *bench;  /* a second implementation (commercial-ratio); NULL: none */
     int64_t n;
     conform_dtype dtype;
+    /* float32 outputs as the implementation wrote them, read in place of actual / bench when
+       those are NULL (no decoded copy of a big output) */
+    const float *actual_f32, *bench_f32;
 } std_input;
 
 #define STD_MAX_FIGURES 13

@@ -31,13 +31,16 @@ int standards_benchmark(const problem_t *p, const float **in, conform_dtype dt, 
     return rc;
 }
 
-void standards_attach(const problem_t *p, double *const *ref, double *const *actual, double *const *bench, int bench_is_self,
-                      case_result *r)
+void standards_attach(const problem_t *p, double *const *ref, double *const *actual, float *const *actual_f32,
+                      double *const *bench, int bench_is_self, case_result *r)
 {
     for (int o = 0; o < p->op->n_outputs; o++) {
         output_result *out = &r->out[o];
-        if (out->skipped || !actual[o]) continue;
-        std_input in = {ref[o], actual[o], bench ? bench[o] : NULL, shape_numel(&p->out_shape[o]), out->dt ? out->dt->id : CONFORM_DTYPE_FLOAT32};
+        const double *a = actual ? actual[o] : NULL;
+        const float *a32 = a || !actual_f32 ? NULL : actual_f32[o];
+        if (out->skipped || (!a && !a32)) continue;
+        std_input in = {ref[o], a, bench_is_self ? a : bench ? bench[o] : NULL, shape_numel(&p->out_shape[o]),
+                        out->dt ? out->dt->id : CONFORM_DTYPE_FLOAT32, a32, bench_is_self ? a32 : NULL};
         standards_evaluate_all(&in, out->standards);
         out->has_standards = 1;
         out->bench_is_self = bench_is_self;
@@ -61,7 +64,8 @@ static void benchmark_from_problem(const problem_t *p, conform_dtype dt, const c
     for (int i = 0; i < CONFORM_MAX_TENSORS; i++) free(in[i]);
 }
 
-void standards_for_case(const problem_t *p, double *const *ref, double *const *actual, const run_env *env, case_result *r)
+void standards_for_case(const problem_t *p, double *const *ref, double *const *actual, float *const *actual_f32,
+                        const run_env *env, case_result *r)
 {
     double *bench[CONFORM_MAX_TENSORS] = {0};
     conform_dtype dt = env->impl->dtype->id; /* one per run */
@@ -70,7 +74,7 @@ void standards_for_case(const problem_t *p, double *const *ref, double *const *a
        forks later (libgomp's pool does not survive fork) */
     const conform_exec one = {env->ex.isa, 1};
     if (!self) benchmark_from_problem(p, dt, &one, bench);
-    standards_attach(p, ref, actual, self ? actual : bench, self, r);
+    standards_attach(p, ref, actual, actual_f32, self ? NULL : bench, self, r);
     for (int o = 0; o < CONFORM_MAX_TENSORS; o++) free(bench[o]);
 }
 
@@ -79,7 +83,7 @@ void standards_for_inputs(const problem_t *p, double *const *ref, double *const 
     double *bench[CONFORM_MAX_TENSORS] = {0};
     conform_exec ex = {conform_isa_best(), 0};
     benchmark_from_problem(p, dt, &ex, bench);
-    standards_attach(p, ref, actual, bench, 0, r);
+    standards_attach(p, ref, actual, NULL, bench, 0, r);
     for (int o = 0; o < CONFORM_MAX_TENSORS; o++) free(bench[o]);
 }
 

@@ -1,0 +1,505 @@
+/* The RoIAlign family's bins (roi_align, roi_align_rotated): rule-A samples summed per bin, forward
+ * and backward, with their bounds. An op gives its roi geometry and the samples of a bin in the
+ * spec's order (ref_roi_op). What no channel changes (each sample's corners, weights, position
+ * errors and reach) is set up once for a chunk of a roi's bins, then run over every channel plane:
+ * every element still sums the same terms in the spec's order, so the numbers are those of a
+ * sample-by-sample loop, for every thread count. */
+#include "ref_internal.h"
+
+#include <math.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+int64_t ref_adaptive_count(double q)
+{
+    if (!isfinite(q)) return 0;
+    if (q > 1e9) return 1000000000; /* the harness refuses such rois before they get here */
+    if (q < -1e9) return -1000000000; /* a negative count samples nothing; keep the cast defined */
+    return (int64_t)ceil(q);
+}
+
+double ref_sample_count(int64_t gh, int64_t gw)
+{
+    double c = (double)gh * (double)gw;
+    return c > 1.0 ? c : 1.0;
+}
+
+/* ---- set-up chunks: a growing array, and the bins of a chunk ------------------------------------ */
+
+enum { CHUNK_TAPS = 4096 }; /* samples a chunk sets up before its bins run: its set-up stays in cache */
+
+typedef struct {
+    char *p;
+    size_t n, cap, size;
+    int failed; /* out of memory: the op's outputs become NaN */
+} vec;
+
+static void *vec_push(vec *v)
+{
+    if (v->n == v->cap) {
+        size_t cap = v->cap ? 2 * v->cap : 256;
+        char *p = v->failed ? NULL : realloc(v->p, cap * v->size);
+        if (!p) { v->failed = 1; return NULL; }
+        v->p = p;
+        v->cap = cap;
+    }
+    return v->p + v->size * v->n++;
+}
+
+/* bin (ph, pw)'s samples in the chunk: taps [first, end); inf_ambig: its ambiguity is unbounded */
+typedef struct {
+    int64_t ph, pw;
+    size_t first, end;
+    int inf_ambig;
+} bin_span;
+
+typedef struct {
+    const ref_roi_op *op;
+    const char *geo; /* K geometries of op->geo_size bytes */
+    const double *in; /* features (forward) or grad_output (backward) */
+    double *out;
+    ref_bounds *bounds;
+    double pre;
+    int64_t cb, nblk; /* channels per item, items per roi (forward) or image (backward) */
+    atomic_int failed;
+} roi_ctx;
+
+static const ref_roi_head *geometry_at(const roi_ctx *x, int64_t k)
+{
+    return (const ref_roi_head *)(x->geo + (size_t)k * x->op->geo_size);
+}
+
+/* Every roi's geometry, then body over N x (blocks of channels) items (N: rois or images); NaN
+ * outputs when memory ran out. */
+static void roi_run(const ref_roi_op *op, const double *in, const double *rois, double *out, int64_t n_out,
+                    ref_bounds *bounds, int64_t N, ref_item_fn body)
+{
+    const int64_t cb = ref_channel_block(N, op->C), nblk = (op->C + cb - 1) / cb;
+    roi_ctx x = {op, NULL, in, out, bounds, bounds ? bounds->pos_rel_err : 0.0, cb, nblk, 0};
+    char *geo = malloc(op->geo_size * (size_t)(op->K > 0 ? op->K : 1));
+    if (geo) {
+        for (int64_t k = 0; k < op->K; k++) op->geometry(op->op, rois + op->roi_len * k, x.pre, geo + (size_t)k * op->geo_size);
+        x.geo = geo;
+        ref_parallel_for(N * nblk, body, &x);
+    }
+    if (!geo || atomic_load(&x.failed)) /* out of memory: a reference that cannot run says so loudly */
+        for (int64_t i = 0; i < n_out; i++) out[i] = NAN;
+    free(geo);
+}
+
+/* ---- forward: one sample's set-up, and what it adds to one plane's bin --------------------------- */
+
+typedef struct {
+    ref_bilinear r;
+    ref_tap_rect reach; /* the taps its position box reaches */
+    double dy, dx;
+    int inside, ambiguous;
+} fwd_tap;
+
+/* A forward bin's sums over its samples: value, |terms|, terms, position error, ambiguity. */
+typedef struct {
+    double sum, abs_sum, n_terms, pos_err, ambig;
+} bin_acc;
+
+/* The sample at (y, x) with position errors (dy, dx); 0 when it is empty beyond any rounding. */
+static int fwd_tap_of(int64_t H, int64_t W, double y, double x, double dy, double dx, fwd_tap *s)
+{
+    sample_class cls = ref_classify_sample(H, W, y, x, dy, dx);
+    s->inside = ref_bilinear_rule(H, W, y, x, &s->r);
+    s->ambiguous = cls == SAMPLE_AMBIGUOUS;
+    if (!s->inside && s->ambiguous) ref_bilinear_rule_clamped(H, W, y, x, &s->r);
+    if (!s->inside && !s->ambiguous) return 0;
+    ref_tap_rect_of(H, W, y, x, dy, dx, 1, &s->reach);
+    s->dy = dy;
+    s->dx = dx;
+    return 1;
+}
+
+/* Adds sample s of one plane to a: inside it counts in full; within rounding of the window's edge
+ * it only widens the ambiguity. */
+static void fwd_tap_add(const double *plane, int64_t H, int64_t W, const fwd_tap *s, bin_acc *a)
+{
+    const ref_bilinear *r = &s->r;
+    double v = 0, av = 0, sy, sx;
+    for (int i = 0; i < 2; i++)
+        for (int j = 0; j < 2; j++) {
+            double t = r->wy[i] * r->wx[j] * plane[r->y[i] * W + r->x[j]];
+            v += t;
+            av += fabs(t);
+        }
+    ref_local_slopes(plane, H, W, r, &sy, &sx);
+    /* capped: a sample moving anywhere within its box stays within the range of the taps it reaches
+       (at |position| near 2^24 the first-order term alone passes the plane's whole range) */
+    double lo, hi;
+    ref_tap_rect_range(plane, W, 1, &s->reach, &lo, &hi);
+    double pe = fmin(ref_value_pos_err(sy, sx, s->dy, s->dx), isnan(hi - lo) ? INFINITY : hi - lo);
+    /* an ambiguous sample adds 0 or a value of [lo, hi]: it changes the bin's sum by at most the
+       range of {0} and the taps, of which the position term already counted pe when it is inside */
+    double reach0 = isnan(hi - lo) ? INFINITY : fmax(hi, 0) - fmin(lo, 0);
+    if (s->inside) {
+        a->sum += v;
+        a->abs_sum += av;
+        a->n_terms += 4;
+        a->pos_err += pe;
+    } else if (av > 0) {
+        /* outside, so ambiguous: a kernel that keeps the sample also rounds its terms, so the
+           element's abs_sum and n_terms cover that branch (what a bfloat16 kernel's rounding of
+           it needs) */
+        a->abs_sum += av;
+        a->n_terms += 4;
+    }
+    if (s->ambiguous) a->ambig += fmin(av + pe, s->inside ? fmax(reach0 - pe, 0) : reach0);
+}
+
+/* ---- forward: elements -------------------------------------------------------------------------- */
+
+/* one bin of one plane with other sample counts: set up and added sample by sample */
+typedef struct {
+    const ref_roi_op *op;
+    const ref_roi_head *g;
+    const double *plane;
+    int64_t ph, pw;
+    double pre;
+    bin_acc a;
+} alt_bin;
+
+static void alt_sample(void *ctx, double y, double x, double dy, double dx)
+{
+    alt_bin *b = ctx;
+    fwd_tap s;
+    if (fwd_tap_of(b->op->H, b->op->W, y, x, dy, dx, &s)) fwd_tap_add(b->plane, b->op->H, b->op->W, &s, &b->a);
+}
+
+static bin_acc alt_bin_acc(alt_bin *b, int64_t gh, int64_t gw)
+{
+    b->a = (bin_acc){0, 0, 0, 0, 0};
+    b->op->bin(b->op->op, b->g, b->ph, b->pw, gh, gw, b->pre, alt_sample, b);
+    return b->a;
+}
+
+/* Element e: out[e] = a.sum / count(gh, gw) and, with bounds, its abs_sum, n_terms, pos_err and
+ * ambiguity. When rounding may pick other sample counts, the ambiguity covers each of them (alt:
+ * the bin to evaluate with those counts; NULL: nothing sampled). */
+static void roi_element(bin_acc a, const ref_roi_head *g, alt_bin *alt, double *out, int64_t e, ref_bounds *bounds)
+{
+    double count = ref_sample_count(g->gh, g->gw);
+    const ref_count_range *c = &g->cr;
+    out[e] = a.sum / count;
+    if (!bounds) return;
+    double ambig = a.ambig / count, abs_sum = a.abs_sum / count, n_terms = a.n_terms;
+    if (alt && ref_counts_ambiguous(c) && !ref_counts_enumerable(c))
+        ambig = INFINITY; /* rounding spans many counts: any value is possible */
+    else if (alt && ref_counts_ambiguous(c)) {
+        /* every sample count within rounding: the element may be any of them, rounded as that
+           count's sum is (abs_sum and n_terms of the largest) */
+        for (int64_t h = c->gh_lo; h <= c->gh_hi; h++)
+            for (int64_t w = c->gw_lo; w <= c->gw_hi; w++) {
+                bin_acc o = alt_bin_acc(alt, h, w);
+                double alt_count = ref_sample_count(h, w);
+                ambig = fmax(ambig, fabs(o.sum / alt_count - out[e]) + (o.ambig + o.pos_err) / alt_count);
+                abs_sum = fmax(abs_sum, o.abs_sum / alt_count);
+                n_terms = fmax(n_terms, o.n_terms);
+            }
+    }
+    if (bounds->abs_sum) bounds->abs_sum[e] = abs_sum;
+    if (bounds->n_terms) bounds->n_terms[e] = n_terms;
+    if (bounds->pos_err) bounds->pos_err[e] = a.pos_err / count;
+    if (bounds->ambig) bounds->ambig[e] = ambig;
+}
+
+typedef struct {
+    vec *taps;
+    int64_t H, W;
+} fwd_setup_ctx;
+
+static void fwd_sample(void *ctx, double y, double x, double dy, double dx)
+{
+    fwd_setup_ctx *f = ctx;
+    fwd_tap s, *d;
+    if (fwd_tap_of(f->H, f->W, y, x, dy, dx, &s) && (d = vec_push(f->taps))) *d = s;
+}
+
+/* Sets up the bins of roi g from bin0 on until the chunk is full; returns the next bin. */
+static int64_t fwd_setup(const roi_ctx *x, const ref_roi_head *g, int64_t bin0, vec *taps, vec *bins)
+{
+    const ref_roi_op *op = x->op;
+    fwd_setup_ctx f = {taps, op->H, op->W};
+    taps->n = bins->n = 0;
+    int64_t bin = bin0;
+    for (; bin < op->PH * op->PW && (bin == bin0 || taps->n < CHUNK_TAPS); bin++) {
+        bin_span *s = vec_push(bins);
+        if (!s) break;
+        *s = (bin_span){bin / op->PW, bin % op->PW, taps->n, 0, 0};
+        if (g->b >= 0) op->bin(op->op, g, s->ph, s->pw, g->gh, g->gw, x->pre, fwd_sample, &f);
+        s->end = taps->n;
+    }
+    return bin;
+}
+
+/* the chunk's elements of roi k, channel c */
+static void fwd_run_plane(const roi_ctx *x, const ref_roi_head *g, int64_t k, int64_t c, const vec *taps,
+                          const vec *bins)
+{
+    const ref_roi_op *op = x->op;
+    const double *plane = g->b >= 0 ? x->in + (g->b * op->C + c) * op->H * op->W : NULL;
+    for (size_t i = 0; i < bins->n; i++) {
+        const bin_span *s = (const bin_span *)bins->p + i;
+        bin_acc a = {0, 0, 0, 0, 0};
+        for (size_t t = s->first; t < s->end; t++) fwd_tap_add(plane, op->H, op->W, (const fwd_tap *)taps->p + t, &a);
+        alt_bin alt = {op, g, plane, s->ph, s->pw, x->pre, a};
+        roi_element(a, g, plane ? &alt : NULL, x->out, ((k * op->C + c) * op->PH + s->ph) * op->PW + s->pw, x->bounds);
+    }
+}
+
+/* Every element of roi k = item / nblk in one block of channels: independent of every other item */
+static void forward_item(void *ctx, int64_t item)
+{
+    roi_ctx *x = ctx;
+    const int64_t k = item / x->nblk, c0 = item % x->nblk * x->cb, c1 = c0 + x->cb < x->op->C ? c0 + x->cb : x->op->C;
+    const ref_roi_head *g = geometry_at(x, k);
+    vec taps = {NULL, 0, 0, sizeof(fwd_tap), 0}, bins = {NULL, 0, 0, sizeof(bin_span), 0};
+    for (int64_t bin = 0; bin < x->op->PH * x->op->PW;) {
+        bin = fwd_setup(x, g, bin, &taps, &bins);
+        if (taps.failed || bins.failed) { atomic_store(&x->failed, 1); break; }
+        for (int64_t c = c0; c < c1; c++) fwd_run_plane(x, g, k, c, &taps, &bins);
+    }
+    free(taps.p);
+    free(bins.p);
+}
+
+void ref_roi_forward(const ref_roi_op *op, const double *input, const double *rois, double *output,
+                     ref_bounds *bounds)
+{
+    roi_run(op, input, rois, output, op->K * op->C * op->PH * op->PW, bounds, op->K, forward_item);
+}
+
+/* ---- backward: one sample's set-up, and what it scatters into one plane --------------------------- */
+
+/* A backward sample: its corners (i, j) = 2 i + j, their weights and weights' position bounds, and
+ * its bounds' distinct pixels (slots): corners that coincide (rule A clamps both corners of an axis
+ * onto its last pixel) and pixels across an edge add up before the cap. */
+typedef struct {
+    int64_t e[4];
+    double wy[2], wx[2], wpe[4];
+    double count;
+    size_t nb, n_nb; /* its neighbours: nbs[nb .. nb + n_nb) */
+    unsigned char slot[4], n_slots;
+    unsigned char nominal; /* inside, at the spec's sample count: its terms are the gradient's */
+    unsigned char widen;   /* ambiguous, or another count's: only widens the ambiguity */
+} bwd_tap;
+
+/* a pixel across a cell edge the float twin may reach: the most weight it can get there */
+typedef struct {
+    int64_t e;
+    double bound;
+    int slot;
+} bwd_neighbour;
+
+typedef struct {
+    vec *taps, *nbs;
+    int64_t H, W;
+    double count;
+    int as_alternative;
+    int64_t slot_e[16]; /* the sample being set up: its slots' pixels */
+    int n_slots;
+} bwd_setup_ctx;
+
+static int slot_of(bwd_setup_ctx *b, int64_t e)
+{
+    int k = 0;
+    while (k < b->n_slots && b->slot_e[k] != e) k++;
+    if (k == b->n_slots) b->slot_e[b->n_slots++] = e;
+    return k;
+}
+
+static void bwd_neighbour_of(void *ctx, int64_t row, int64_t col, double bound)
+{
+    bwd_setup_ctx *b = ctx;
+    if (row < 0 || row >= b->H || col < 0 || col >= b->W) return;
+    bwd_neighbour *n = vec_push(b->nbs);
+    if (n) *n = (bwd_neighbour){row * b->W + col, bound, slot_of(b, row * b->W + col)};
+}
+
+static void bwd_sample(void *ctx, double y, double x, double dy, double dx)
+{
+    bwd_setup_ctx *b = ctx;
+    ref_bilinear r;
+    sample_class cls = ref_classify_sample(b->H, b->W, y, x, dy, dx);
+    int inside = ref_bilinear_rule(b->H, b->W, y, x, &r);
+    if (!inside && cls == SAMPLE_AMBIGUOUS) ref_bilinear_rule_clamped(b->H, b->W, y, x, &r);
+    if (!inside && cls != SAMPLE_AMBIGUOUS) return;
+    bwd_tap s = {.count = b->count, .nb = b->nbs->n, .nominal = inside && !b->as_alternative,
+                 .widen = b->as_alternative || cls == SAMPLE_AMBIGUOUS};
+    b->n_slots = 0;
+    for (int i = 0; i < 2; i++) {
+        s.wy[i] = r.wy[i];
+        s.wx[i] = r.wx[i];
+        for (int j = 0; j < 2; j++) {
+            s.e[2 * i + j] = r.y[i] * b->W + r.x[j];
+            s.wpe[2 * i + j] = ref_weight_pos_err(r.wy[i], r.wx[j], dy, dx);
+            s.slot[2 * i + j] = (unsigned char)slot_of(b, s.e[2 * i + j]);
+        }
+    }
+    if (s.nominal) ref_neighbour_weights(r.y, r.x, r.wy, r.wx, dy, dx, bwd_neighbour_of, b);
+    s.n_nb = b->nbs->n - s.nb;
+    s.n_slots = (unsigned char)b->n_slots;
+    bwd_tap *d = vec_push(b->taps);
+    if (d) *d = s;
+}
+
+/* A backward's planes of one (b, c): gradient and bounds, each may be NULL. */
+typedef struct {
+    double *grad, *abs_sum, *n_terms, *pos_err, *ambig;
+} plane_out;
+
+/* Scatters go / count of sample s into o with its bounds. */
+static void bwd_tap_add(const plane_out *o, const bwd_tap *s, const bwd_neighbour *nbs, double go)
+{
+    const double cap = fabs(go) / s->count;
+    int64_t px[16];
+    double pe_px[16], amb_px[16];
+    for (int k = 0; k < s->n_slots; k++) {
+        px[k] = 0;
+        pe_px[k] = amb_px[k] = 0;
+    }
+    for (int i = 0; i < 2; i++)
+        for (int j = 0; j < 2; j++) {
+            const int64_t e = s->e[2 * i + j];
+            const int k = s->slot[2 * i + j];
+            double t = go * s->wy[i] * s->wx[j] / s->count;
+            double pe = cap * s->wpe[2 * i + j];
+            if (s->nominal) {
+                if (o->grad) o->grad[e] += t;
+                if (o->abs_sum) o->abs_sum[e] += fabs(t);
+                if (o->n_terms) o->n_terms[e] += 1;
+            } else if (fabs(t) > 0) {
+                /* a term only another branch adds (another sample count, or the sample kept:
+                   outside, so ambiguous) is rounded by a kernel on that branch: abs_sum and
+                   n_terms cover it too */
+                if (o->abs_sum) o->abs_sum[e] += fabs(t);
+                if (o->n_terms) o->n_terms[e] += 1;
+            }
+            px[k] = e;
+            pe_px[k] += s->nominal ? pe : 0;
+            amb_px[k] += s->widen ? fabs(t) + pe : 0;
+        }
+    /* pixels across a cell edge the float twin may reach */
+    for (size_t n = 0; n < (s->nominal && isfinite(cap) ? s->n_nb : 0); n++) {
+        const bwd_neighbour *nb = nbs + s->nb + n;
+        px[nb->slot] = nb->e;
+        pe_px[nb->slot] += nb->bound;
+        amb_px[nb->slot] += 0;
+    }
+    /* capped per pixel: the weights a sample gives one pixel sum to a number in [0, 1] on every
+       branch (coinciding corners included), so the sample moves that pixel's term by at most
+       |go| / count; the position term takes its share first, the ambiguity the rest */
+    for (int k = 0; k < s->n_slots; k++) {
+        double pe = fmin(pe_px[k], cap), amb = fmin(amb_px[k], s->nominal ? fmax(cap - pe, 0) : cap);
+        if (o->pos_err && pe > 0) o->pos_err[px[k]] += pe;
+        if (o->ambig && amb > 0) o->ambig[px[k]] += amb;
+    }
+}
+
+/* ---- backward: planes of the gradient, rois in order --------------------------------------------- */
+
+/* Sets up the bins of roi g from bin0 on until the chunk is full, each with the samples of every
+ * count rounding may pick after its own; returns the next bin. */
+static int64_t bwd_setup(const roi_ctx *x, const ref_roi_head *g, int64_t bin0, vec *taps, vec *nbs, vec *bins)
+{
+    const ref_roi_op *op = x->op;
+    bwd_setup_ctx b = {taps, nbs, op->H, op->W, ref_sample_count(g->gh, g->gw), 0, {0}, 0};
+    taps->n = nbs->n = bins->n = 0;
+    int64_t bin = bin0;
+    for (; bin < op->PH * op->PW && (bin == bin0 || taps->n < CHUNK_TAPS); bin++) {
+        bin_span *s = vec_push(bins);
+        if (!s) break;
+        *s = (bin_span){bin / op->PW, bin % op->PW, taps->n, 0, 0};
+        b.count = ref_sample_count(g->gh, g->gw);
+        b.as_alternative = 0;
+        op->bin(op->op, g, s->ph, s->pw, g->gh, g->gw, x->pre, bwd_sample, &b);
+        if (x->bounds && ref_counts_ambiguous(&g->cr)) {
+            if (!ref_counts_enumerable(&g->cr)) s->inf_ambig = 1; /* rounding spans many counts */
+            else /* any sample count within rounding may be the one used: widen every pixel either
+                    sampling touches by both contributions */
+                for (int64_t gh = g->cr.gh_lo; gh <= g->cr.gh_hi; gh++)
+                    for (int64_t gw = g->cr.gw_lo; gw <= g->cr.gw_hi; gw++) {
+                        b.count = ref_sample_count(gh, gw);
+                        b.as_alternative = 1;
+                        op->bin(op->op, g, s->ph, s->pw, gh, gw, x->pre, bwd_sample, &b);
+                    }
+        }
+        s->end = taps->n;
+    }
+    return bin;
+}
+
+/* the chunk's bins of roi k scattered into plane o of channel c */
+static void bwd_run_plane(const roi_ctx *x, const plane_out *o, int64_t k, int64_t c, const vec *taps,
+                          const vec *nbs, const vec *bins)
+{
+    const ref_roi_op *op = x->op;
+    for (size_t i = 0; i < bins->n; i++) {
+        const bin_span *s = (const bin_span *)bins->p + i;
+        const double go = x->in[((k * op->C + c) * op->PH + s->ph) * op->PW + s->pw];
+        for (size_t t = s->first; t < s->end; t++)
+            bwd_tap_add(o, (const bwd_tap *)taps->p + t, (const bwd_neighbour *)nbs->p, go);
+        if (s->inf_ambig && o->ambig)
+            for (int64_t q = 0; q < op->H * op->W; q++) o->ambig[q] = INFINITY;
+    }
+}
+
+/* plane (b, c)'s gradient and bounds */
+static plane_out plane_at(const roi_ctx *x, int64_t bc)
+{
+    const int64_t HW = x->op->H * x->op->W;
+    const ref_bounds *bd = x->bounds;
+    double *p[5] = {x->out, bd ? bd->abs_sum : NULL, bd ? bd->n_terms : NULL, bd ? bd->pos_err : NULL,
+                    bd ? bd->ambig : NULL};
+    for (int t = 0; t < 5; t++)
+        if (p[t]) p[t] += bc * HW;
+    return (plane_out){p[0], p[1], p[2], p[3], p[4]};
+}
+
+static void plane_zero(const roi_ctx *x, int64_t bc)
+{
+    const plane_out o = plane_at(x, bc);
+    double *p[5] = {o.grad, o.abs_sum, o.n_terms, o.pos_err, o.ambig};
+    for (int t = 0; t < 5; t++)
+        if (p[t]) memset(p[t], 0, sizeof(double) * (size_t)(x->op->H * x->op->W));
+}
+
+/* The planes of image b = item / nblk in one block of channels: the rois of image b in order, so
+ * every pixel sums its terms in the same order whichever thread runs the plane, and however many
+ * there are. */
+static void backward_item(void *ctx, int64_t item)
+{
+    roi_ctx *x = ctx;
+    const ref_roi_op *op = x->op;
+    const int64_t b = item / x->nblk, c0 = item % x->nblk * x->cb, c1 = c0 + x->cb < op->C ? c0 + x->cb : op->C;
+    for (int64_t c = c0; c < c1; c++) plane_zero(x, b * op->C + c);
+    vec taps = {NULL, 0, 0, sizeof(bwd_tap), 0}, nbs = {NULL, 0, 0, sizeof(bwd_neighbour), 0},
+        bins = {NULL, 0, 0, sizeof(bin_span), 0};
+    for (int64_t k = 0; k < op->K && !atomic_load(&x->failed); k++) {
+        const ref_roi_head *g = geometry_at(x, k);
+        if (g->b != b) continue;
+        for (int64_t bin = 0; bin < op->PH * op->PW;) {
+            bin = bwd_setup(x, g, bin, &taps, &nbs, &bins);
+            if (taps.failed || nbs.failed || bins.failed) { atomic_store(&x->failed, 1); break; }
+            for (int64_t c = c0; c < c1; c++) {
+                const plane_out o = plane_at(x, b * op->C + c);
+                bwd_run_plane(x, &o, k, c, &taps, &nbs, &bins);
+            }
+        }
+    }
+    free(taps.p);
+    free(nbs.p);
+    free(bins.p);
+}
+
+void ref_roi_backward(const ref_roi_op *op, const double *grad_output, const double *rois, double *grad,
+                      ref_bounds *bounds)
+{
+    roi_run(op, grad_output, rois, grad, op->B * op->C * op->H * op->W, bounds, op->B, backward_item);
+}
