@@ -99,22 +99,27 @@ static void slopes(const window *w, const double *xn, int64_t c, int nc, double 
 {
     double t[4][4][DB]; /* rows h0 - 1 .. h0 + 2, columns w0 - 1 .. w0 + 2: each value read once */
     for (int a = 0; a < 4; a++)
-        for (int k = 0; k < 4; k++)
-            for (int l = 0; l < DB; l++) t[a][k][l] = w->off[a][k] < 0 || l >= nc ? 0.0 : xn[w->off[a][k] + c + l];
+        for (int k = 0; k < 4; k++) {
+            const int64_t o = w->off[a][k];
+            if (o >= 0 && nc == DB) memcpy(t[a][k], xn + o + c, sizeof t[a][k]);
+            else for (int l = 0; l < DB; l++) t[a][k][l] = o < 0 || l >= nc ? 0.0 : xn[o + c + l];
+        }
     /* the largest |difference|, a NaN one passed over (as fmax does, without its call) */
-    for (int l = 0; l < DB; l++) sy[l] = sx[l] = 0;
+    double my[DB] = {0}, mx[DB] = {0};
     for (int a = 0; a < 3; a++)
         for (int k = 0; k < 4; k++)
             for (int l = 0; l < DB; l++) {
                 const double d = fabs(t[a + 1][k][l] - t[a][k][l]);
-                sy[l] = d > sy[l] ? d : sy[l];
+                my[l] = d > my[l] ? d : my[l];
             }
     for (int a = 0; a < 4; a++)
         for (int k = 0; k < 3; k++)
             for (int l = 0; l < DB; l++) {
                 const double d = fabs(t[a][k + 1][l] - t[a][k][l]);
-                sx[l] = d > sx[l] ? d : sx[l];
+                mx[l] = d > mx[l] ? d : mx[l];
             }
+    memcpy(sy, my, sizeof my);
+    memcpy(sx, mx, sizeof mx);
 }
 
 /* ref_tap_spread over a rectangle found once, for channels [c, c + nc) of the image xn (lane l:
