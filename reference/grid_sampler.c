@@ -913,6 +913,7 @@ typedef struct {
     int64_t ps, cb;
     double *buf; /* the scratch: HW x 5 x IG_CB */
     int direct;  /* the planes themselves */
+    double *go;  /* the chunk's grad_output in the block's channels, point-major (chunk x IG_CB) */
 } ig_block;
 
 /* input_grad of point r of the chunk in the block's channels, whose grad_output values are go:
@@ -982,10 +983,14 @@ static void input_grad_chunk(const ref_grid_sampler_params *p, const ig_chunk *k
     const int64_t P = p->Ho * p->Wo, width = b->direct ? 1 : IG_CB;
     for (int64_t s = c0; s < c1; s += width) {
         ig_block_move(p, input_grad, bi, n, s, s + width < c1 ? width : c1 - s, b, 1);
+        const double *go = grad_output + (n * p->C + s) * P + q0;
+        for (int64_t c = 0; !b->direct && c < b->cb; c++)
+            for (int64_t i = 0; i < k->npt; i++) b->go[i * IG_CB + c] = go[c * P + i];
         for (int64_t i = 0; i < k->npt; i++) {
-            double go[IG_CB];
-            for (int64_t c = 0; c < b->cb; c++) go[c] = grad_output[(n * p->C + s + c) * P + q0 + i];
-            ig_scatter(p, k, &k->pt[i], go, b, bi != NULL);
+            /* the fields of a point's taps a few ahead, whose lines lie anywhere in the block */
+            for (int64_t t = 0; !b->direct && i + 4 < k->npt && t < k->pt[i + 4].ntap; t++)
+                for (int f = 0; f < 4; f++) __builtin_prefetch(b->buf + k->tap[k->pt[i + 4].tap0 + t].pix * b->ps + f * IG_CB, 1);
+            ig_scatter(p, k, &k->pt[i], b->direct ? go + i : b->go + i * IG_CB, b, bi != NULL);
         }
         if (!b->direct) ig_block_move(p, input_grad, bi, n, s, b->cb, b, 0);
     }
@@ -1115,6 +1120,9 @@ static void gg_channels(const ref_grid_sampler_params *p, gg_chunk *k, const gg_
     for (int64_t i = 0; i < k->nrec; i++) {
         const gg_rec *r = &k->rec[i];
         gg_sums *s = &k->sum[i];
+        /* the taps of a record a few ahead, whose lines lie anywhere in the block */
+        for (int64_t t = 0; i + 4 < k->nrec && t < k->rec[i + 4].ntap; t++)
+            __builtin_prefetch(b->in + k->tap[k->rec[i + 4].tap0 + t].pix * cb);
         for (int64_t c = 0; c < cb; c++) {
             const double g = b->go[r->qi * cb + c], ag = fabs(g);
             if (bounds) s->sg += ag * b->vm[c];
@@ -1243,8 +1251,10 @@ static void grid_grad_range(void *ctx, int64_t item)
         free(k.rec); free(k.tap); free(k.sum);
         k = (gg_chunk){rec1, tap1, sum1, 0, 0, 9, 9 * 16};
     }
-    gg_block b = {.in_buf = malloc(sizeof(double) * (size_t)(p->H * p->W * GG_CB)),
-                  .go_buf = malloc(sizeof(double) * (size_t)(k.cap_rec * GG_CB))};
+    /* the copies only where a chunk's points are many against the pixels (grid_grad_chunk) */
+    const int copies = 4 * (q1 - q0) >= p->H * p->W;
+    gg_block b = {.in_buf = copies ? malloc(sizeof(double) * (size_t)(p->H * p->W * GG_CB)) : NULL,
+                  .go_buf = copies ? malloc(sizeof(double) * (size_t)(k.cap_rec * GG_CB)) : NULL};
     if (!b.in_buf || !b.go_buf) { free(b.in_buf); free(b.go_buf); b.in_buf = b.go_buf = NULL; }
     for (int64_t c0 = q0, q = q0; c0 < q1; c0 = q) {
         k.nrec = k.ntap = 0;
@@ -1275,7 +1285,11 @@ static void input_grad_block(void *ctx, int64_t nc)
         free(k.pt); free(k.tap); free(k.extra); free(k.tie);
         k = (ig_chunk){&pt1, tap1, extra1, tie1, 0, 0, 0, 0, 1, 16, 8 * 16, 9};
     }
-    ig_block b = {{NULL}, 1, 0, malloc(sizeof(double) * (size_t)(p->H * p->W * 5 * IG_CB)), 1};
+    /* the scratch only where a chunk's points are many against the pixels (input_grad_chunk) */
+    const int scratch = 4 * (CHUNK - 1) >= p->H * p->W;
+    ig_block b = {{NULL}, 1, 0, scratch ? malloc(sizeof(double) * (size_t)(p->H * p->W * 5 * IG_CB)) : NULL, 1,
+                  scratch ? malloc(sizeof(double) * (size_t)(CHUNK * IG_CB)) : NULL};
+    if (!b.go) { free(b.buf); b.buf = NULL; }
     for (int64_t q0 = 0, q = 0; q0 < P; q0 = q) {
         k.npt = k.ntap = k.nextra = k.ntie = 0;
         for (; q < P && ig_chunk_room(&k); q++) {
@@ -1286,6 +1300,7 @@ static void input_grad_block(void *ctx, int64_t nc)
         input_grad_chunk(p, &k, x->grad_output, n, q0, c0, c1, x->input_grad, x->bi, &b);
     }
     free(b.buf);
+    free(b.go);
     if (big) { free(k.pt); free(k.tap); free(k.extra); free(k.tie); }
 }
 
