@@ -160,14 +160,20 @@ int f32_deformable_offsets_bwd(const f32_deformable_params *p, const float *grad
     float *zero = calloc((size_t)cc, sizeof(float));
     if (!zero) { free(part); return CONFORM_E_NOMEM; }
     const int nt = conform_threads(ex);
-    int err = 0;
+    const size_t sink_bytes = (size_t)cc * sizeof(float);
+    void **bufs = conform_thread_bufs(nt, 1, &sink_bytes);
+    if (!bufs) {
+        free(zero);
+        free(part);
+        return CONFORM_E_NOMEM;
+    }
 
 #pragma omp parallel num_threads(nt)
     {
-        float *sink = calloc((size_t)cc, sizeof(float));
-        const int failed = conform_team_failed(!sink, &err);
+        float *sink = bufs[omp_get_thread_num()];
+        memset(sink, 0, sink_bytes);
 #pragma omp for schedule(dynamic, 1)
-        for (int64_t u = 0; u < (failed ? 0 : units); u++) {
+        for (int64_t u = 0; u < units; u++) {
             const int64_t n = u / (dg * nchunk), g = (u / nchunk) % dg, ch = u % nchunk;
             const int64_t c0 = g * cpg + ch * cc, nc = cpg - ch * cc < cc ? cpg - ch * cc : cc;
             const float *xn = x + (size_t)n * H * W * C + c0;
@@ -221,9 +227,9 @@ int f32_deformable_offsets_bwd(const f32_deformable_params *p, const float *grad
                     }
                 }
         }
-        free(sink);
     }
-    if (!err && part) {
+    conform_thread_bufs_free(bufs, nt, 1);
+    if (part) {
         /* the chunks of a group, summed in chunk order */
 #pragma omp parallel for num_threads(nt) schedule(dynamic, 256)
         for (int64_t r = 0; r < N * dg * P; r++) {
@@ -246,5 +252,5 @@ int f32_deformable_offsets_bwd(const f32_deformable_params *p, const float *grad
     }
     free(part);
     free(zero);
-    return err ? CONFORM_E_NOMEM : CONFORM_OK;
+    return CONFORM_OK;
 }

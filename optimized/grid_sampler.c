@@ -179,15 +179,16 @@ int f32_grid_sampler_2d_fwd(const f32_grid_sampler_params *p, const float *input
         return fwd_bilinear(p, &kn, input, grid, output, ex);
     const int64_t cc = pick_chunk(C, HW, 2 << 20), nchunks = (C + cc - 1) / cc, units = N * nchunks;
     if (!conform_sizes_ok(HW, Wo, cc)) return CONFORM_E_NOMEM;
-    int err = 0;
+    const int nt = conform_threads(ex);
+    const size_t bytes[2] = {sizeof(float) * (size_t)HW * (size_t)cc, sizeof(float) * (size_t)Wo * (size_t)cc};
+    void **bufs = conform_thread_bufs(nt, 2, bytes);
+    if (!bufs) return CONFORM_E_NOMEM;
 
-#pragma omp parallel num_threads(conform_threads(ex))
+#pragma omp parallel num_threads(nt)
     {
-        float *plane = conform_alloc_floats((size_t)HW * (size_t)cc), *tile = conform_alloc_floats((size_t)Wo * (size_t)cc);
-        int mine = !plane || !tile;
-        const int failed = conform_team_failed(mine, &err);
+        float *plane = bufs[2 * omp_get_thread_num()], *tile = bufs[2 * omp_get_thread_num() + 1];
 #pragma omp for schedule(dynamic, 1)
-        for (int64_t u = 0; u < (failed ? 0 : units); u++) {
+        for (int64_t u = 0; u < units; u++) {
             const int64_t n = u / nchunks, c0 = (u % nchunks) * cc, cn = C - c0 < cc ? C - c0 : cc;
             kn.transpose((size_t)cn, (size_t)HW, input + ((size_t)n * C + c0) * HW, (size_t)HW, plane, (size_t)cc);
             for (int64_t h = 0; h < Ho; h++) {
@@ -201,10 +202,9 @@ int f32_grid_sampler_2d_fwd(const f32_grid_sampler_params *p, const float *input
                 kn.transpose((size_t)Wo, (size_t)cn, tile, (size_t)cc, output + (((size_t)n * C + c0) * Ho + h) * Wo, (size_t)P);
             }
         }
-        free(plane);
-        free(tile);
     }
-    return err ? CONFORM_E_NOMEM : CONFORM_OK;
+    conform_thread_bufs_free(bufs, nt, 2);
+    return CONFORM_OK;
 }
 
 /* ---- backward --------------------------------------------------------------------------------- */
@@ -450,6 +450,72 @@ static void pack_go(const conform_ukernels *kn, const float *go, size_t cn, size
     kn->transpose(cn, q1 - q0, go + q0, P, dst + q0 * cs, cs); /* 8 planes at a time, each read in one run */
 }
 
+/* One thread's buffers for the bilinear backward: its point table, grid_grad sums, input and
+ * input_grad row rings, packed grad_output. */
+typedef struct {
+    bil_table t;
+    float *acc, *in2, *io2, *gop;
+} bil_ws;
+
+static void bil_ws_free_all(bil_ws *ws, int nt)
+{
+    for (int i = 0; ws && i < nt; i++) {
+        bil_table *t = &ws[i].t;
+        free(t->pts);
+        free(t->edge);
+        free(t->etmp);
+        free(t->ekey);
+        free(t->mult);
+        free(t->tmp);
+        free(t->start);
+        free(t->skey);
+        free(t->sx0);
+        free(t->slx);
+        free(t->sly);
+        free(t->estart);
+        free(ws[i].acc);
+        free(ws[i].in2);
+        free(ws[i].io2);
+        free(ws[i].gop);
+    }
+    free(ws);
+}
+
+/* nt threads' buffers, or NULL when out of memory */
+static bil_ws *bil_ws_all(int nt, int64_t H, int64_t W, int64_t P, size_t cs, size_t rowf, int want_in, int want_grid)
+{
+    bil_ws *ws = calloc((size_t)nt, sizeof *ws);
+    int ok = ws != NULL;
+    for (int i = 0; ok && i < nt; i++) {
+        bil_table *t = &ws[i].t;
+        t->pts = malloc(sizeof(f32_grid_pt) * (size_t)P);
+        t->edge = malloc(sizeof(edge_pt) * (size_t)P);
+        t->etmp = malloc(sizeof(edge_pt) * (size_t)P);
+        t->ekey = malloc(sizeof(int32_t) * (size_t)P);
+        t->mult = conform_alloc_floats((size_t)P * 2);
+        t->tmp = malloc(sizeof(pt_tmp) * (size_t)P);
+        bil_table_keys(H, W, P, &t->xshift, &t->xb);
+        t->start = malloc(sizeof(int32_t) * (size_t)(H * t->xb + 1));
+        t->skey = malloc(sizeof(int32_t) * (size_t)P);
+        t->sx0 = malloc(sizeof(int32_t) * (size_t)P);
+        t->slx = conform_alloc_floats((size_t)P);
+        t->sly = conform_alloc_floats((size_t)P);
+        t->estart = malloc(sizeof(int64_t) * (size_t)(H + 2));
+        ws[i].acc = want_grid ? conform_alloc_floats((size_t)P * 4) : NULL;
+        ws[i].in2 = want_grid ? conform_alloc_floats(RING_ROWS * rowf) : NULL; /* input rows: row r in slot r % RING_ROWS */
+        ws[i].io2 = want_in ? conform_alloc_floats(RING_ROWS * rowf) : NULL;   /* input_grad rows, the same slots */
+        ws[i].gop = conform_alloc_floats((size_t)P * cs);                      /* grad_output, [pixel][cs] */
+        ok = t->pts && t->edge && t->etmp && t->ekey && t->mult && t->tmp && t->start && t->estart && ws[i].gop &&
+             t->skey && t->sx0 && t->slx && t->sly && (!want_grid || (ws[i].acc && ws[i].in2)) &&
+             (!want_in || ws[i].io2);
+    }
+    if (!ok) {
+        bil_ws_free_all(ws, nt);
+        return NULL;
+    }
+    return ws;
+}
+
 static int bwd_bilinear(const f32_grid_sampler_params *p, const conform_ukernels *kn, const float *grad_output,
                         const float *input, const float *grid, float *input_grad, float *grid_grad,
                         const conform_exec *ex)
@@ -462,36 +528,26 @@ static int bwd_bilinear(const f32_grid_sampler_params *p, const conform_ukernels
     if (!conform_sizes_ok(P, (int64_t)cs, 1) || !conform_sizes_ok(W, (int64_t)cs, 2)) return CONFORM_E_NOMEM;
     float *partial = want_grid && nblk > 1 ? conform_alloc_floats((size_t)nblk * (size_t)(N * P * 2)) : NULL;
     if (want_grid && nblk > 1 && !partial) return CONFORM_E_NOMEM;
-    int err = 0;
 
-#pragma omp parallel num_threads(conform_threads(ex))
+    /* every thread's buffers come from the calling thread before the region: nothing in it waits
+       for a worker that starts late on a core another process holds (a team barrier after each
+       thread's own allocation made every call wait for it) */
+    const int nt = conform_threads(ex);
+    bil_ws *wss = bil_ws_all(nt, H, W, P, cs, rowf, want_in, want_grid);
+    if (!wss) {
+        free(partial);
+        return CONFORM_E_NOMEM;
+    }
+
+#pragma omp parallel num_threads(nt)
     {
-        bil_table t = {0};
-        t.pts = malloc(sizeof(f32_grid_pt) * (size_t)P);
-        t.edge = malloc(sizeof(edge_pt) * (size_t)P);
-        t.etmp = malloc(sizeof(edge_pt) * (size_t)P);
-        t.ekey = malloc(sizeof(int32_t) * (size_t)P);
-        t.mult = conform_alloc_floats((size_t)P * 2);
-        t.tmp = malloc(sizeof(pt_tmp) * (size_t)P);
-        bil_table_keys(H, W, P, &t.xshift, &t.xb);
-        t.start = malloc(sizeof(int32_t) * (size_t)(H * t.xb + 1));
-        t.skey = malloc(sizeof(int32_t) * (size_t)P);
-        t.sx0 = malloc(sizeof(int32_t) * (size_t)P);
-        t.slx = conform_alloc_floats((size_t)P);
-        t.sly = conform_alloc_floats((size_t)P);
-        t.estart = malloc(sizeof(int64_t) * (size_t)(H + 2));
-        float *acc = want_grid ? conform_alloc_floats((size_t)P * 4) : NULL;
-        float *in2 = want_grid ? conform_alloc_floats(RING_ROWS * rowf) : NULL; /* input rows: row r in slot r % RING_ROWS */
-        float *io2 = want_in ? conform_alloc_floats(RING_ROWS * rowf) : NULL;   /* input_grad rows, the same slots */
-        float *gop = conform_alloc_floats((size_t)P * cs);               /* grad_output, [pixel][cs] */
-        int mine = !t.pts || !t.edge || !t.etmp || !t.ekey || !t.mult || !t.tmp || !t.start || !t.estart || !gop ||
-                   !t.skey || !t.sx0 || !t.slx || !t.sly ||
-                   (want_grid && (!acc || !in2)) || (want_in && !io2);
+        const bil_ws *w = &wss[omp_get_thread_num()];
+        bil_table t = w->t; /* the arrays are this thread's; build sets the scalars of this copy */
+        float *acc = w->acc, *in2 = w->in2, *io2 = w->io2, *gop = w->gop;
         if (io2) memset(io2, 0, sizeof(float) * RING_ROWS * rowf);
-        const int failed = conform_team_failed(mine, &err);
         int64_t built = -1;
 #pragma omp for schedule(dynamic, 1)
-        for (int64_t u = 0; u < (failed ? 0 : units); u++) {
+        for (int64_t u = 0; u < units; u++) {
             const int64_t n = u / nblk, b = u % nblk, c0 = b * cb;
             const size_t cn = (size_t)(C - c0 < cb ? C - c0 : cb);
             const float *go = grad_output + ((size_t)n * C + (size_t)c0) * (size_t)P;
@@ -577,26 +633,11 @@ static int bwd_bilinear(const f32_grid_sampler_params *p, const conform_ukernels
                 }
             }
         }
-        free(t.pts);
-        free(t.edge);
-        free(t.etmp);
-        free(t.ekey);
-        free(t.mult);
-        free(t.tmp);
-        free(t.start);
-        free(t.skey);
-        free(t.sx0);
-        free(t.slx);
-        free(t.sly);
-        free(t.estart);
-        free(acc);
-        free(in2);
-        free(io2);
-        free(gop);
     }
-    if (!err && partial) add_partials(grid_grad, partial, nblk, N * P * 2, ex);
+    bil_ws_free_all(wss, nt);
+    if (partial) add_partials(grid_grad, partial, nblk, N * P * 2, ex);
     free(partial);
-    return err ? CONFORM_E_NOMEM : CONFORM_OK;
+    return CONFORM_OK;
 }
 
 
@@ -620,18 +661,22 @@ static int fwd_bilinear(const f32_grid_sampler_params *p, const conform_ukernels
     const int64_t cb = pick_block(N, C), nblk = (C + cb - 1) / cb, units = N * nblk;
     const size_t cs = (size_t)(cb + 15) / 16 * 16;
     if (!conform_sizes_ok(HW, (int64_t)cs, 1) || !conform_sizes_ok(Wo * FWD_ROWS, (int64_t)cs, 1)) return CONFORM_E_NOMEM;
-    int err = 0;
+    const int nt = conform_threads(ex);
+    const size_t bytes[7] = {sizeof(float) * (size_t)HW * cs, sizeof(float) * (size_t)(Wo * FWD_ROWS) * cs,
+                             sizeof(int32_t) * (size_t)P, sizeof(int32_t) * (size_t)P, sizeof(float) * (size_t)P,
+                             sizeof(float) * (size_t)P, sizeof(f32_grid_pt) * (size_t)(Wo * FWD_ROWS)};
+    void **bufs = conform_thread_bufs(nt, 7, bytes);
+    if (!bufs) return CONFORM_E_NOMEM;
 
-#pragma omp parallel num_threads(conform_threads(ex))
+#pragma omp parallel num_threads(nt)
     {
-        float *inp = conform_alloc_floats((size_t)HW * cs), *tile = conform_alloc_floats((size_t)(Wo * FWD_ROWS) * cs);
-        int32_t *base = malloc(sizeof(int32_t) * (size_t)P), *x0 = malloc(sizeof(int32_t) * (size_t)P);
-        float *lx = conform_alloc_floats((size_t)P), *ly = conform_alloc_floats((size_t)P);
-        f32_grid_pt *row = malloc(sizeof(f32_grid_pt) * (size_t)(Wo * FWD_ROWS));
-        const int failed = conform_team_failed(!inp || !tile || !base || !x0 || !lx || !ly || !row, &err);
+        void **mb = bufs + 7 * omp_get_thread_num();
+        float *inp = mb[0], *tile = mb[1], *lx = mb[4], *ly = mb[5];
+        int32_t *base = mb[2], *x0 = mb[3];
+        f32_grid_pt *row = mb[6];
         int64_t built = -1;
 #pragma omp for schedule(dynamic, 1)
-        for (int64_t u = 0; u < (failed ? 0 : units); u++) {
+        for (int64_t u = 0; u < units; u++) {
             const int64_t n = u / nblk, c0 = (u % nblk) * cb;
             const size_t cn = (size_t)(C - c0 < cb ? C - c0 : cb);
             const float *grid_n = grid + (size_t)n * (size_t)P * 2;
@@ -673,15 +718,9 @@ static int fwd_bilinear(const f32_grid_sampler_params *p, const conform_ukernels
                 kn->transpose_stream((size_t)m, cn, tile, cs, out + (size_t)(h0 * Wo), (size_t)P);
             }
         }
-        free(inp);
-        free(tile);
-        free(base);
-        free(x0);
-        free(lx);
-        free(ly);
-        free(row);
     }
-    return err ? CONFORM_E_NOMEM : CONFORM_OK;
+    conform_thread_bufs_free(bufs, nt, 7);
+    return CONFORM_OK;
 }
 
 int f32_grid_sampler_2d_bwd(const f32_grid_sampler_params *p, const float *grad_output,
@@ -707,17 +746,21 @@ int f32_grid_sampler_2d_bwd(const f32_grid_sampler_params *p, const float *grad_
     /* partial grid gradients per chunk: [nchunks][N * P * 2] */
     float *partial = grid_slopes ? conform_alloc_floats((size_t)nchunks * (size_t)(N * P * 2)) : NULL;
     if (grid_slopes && !partial) return CONFORM_E_NOMEM;
-    int err = 0;
+    const int nt = conform_threads(ex);
+    const size_t plane_bytes = sizeof(float) * (size_t)HW * (size_t)cc;
+    const size_t bytes[3] = {grid_slopes ? plane_bytes : 0, want_in ? plane_bytes : 0, sizeof(float) * (size_t)Wo * (size_t)cc};
+    void **bufs = conform_thread_bufs(nt, 3, bytes);
+    if (!bufs) {
+        free(partial);
+        return CONFORM_E_NOMEM;
+    }
 
-#pragma omp parallel num_threads(conform_threads(ex))
+#pragma omp parallel num_threads(nt)
     {
-        float *plane = grid_slopes ? conform_alloc_floats((size_t)HW * (size_t)cc) : NULL;
-        float *io = want_in ? conform_alloc_floats((size_t)HW * (size_t)cc) : NULL;
-        float *gtile = conform_alloc_floats((size_t)Wo * (size_t)cc);
-        int mine = (grid_slopes && !plane) || (want_in && !io) || !gtile;
-        const int failed = conform_team_failed(mine, &err);
+        float *plane = bufs[3 * omp_get_thread_num()], *io = bufs[3 * omp_get_thread_num() + 1];
+        float *gtile = bufs[3 * omp_get_thread_num() + 2];
 #pragma omp for schedule(dynamic, 1)
-        for (int64_t u = 0; u < (failed ? 0 : units); u++) {
+        for (int64_t u = 0; u < units; u++) {
             const int64_t n = u / nchunks, k = u % nchunks, c0 = k * cc, cn = C - c0 < cc ? C - c0 : cc;
             if (plane) kn.transpose((size_t)cn, (size_t)HW, input + ((size_t)n * C + c0) * HW, (size_t)HW, plane, (size_t)cc);
             if (io)
@@ -743,11 +786,9 @@ int f32_grid_sampler_2d_bwd(const f32_grid_sampler_params *p, const float *grad_
             }
             if (io) kn.transpose((size_t)HW, (size_t)cn, io, (size_t)cc, input_grad + ((size_t)n * C + c0) * HW, (size_t)HW);
         }
-        free(plane);
-        free(io);
-        free(gtile);
     }
-    if (!err && partial) add_partials(grid_grad, partial, nchunks, N * P * 2, ex);
+    conform_thread_bufs_free(bufs, nt, 3);
+    if (partial) add_partials(grid_grad, partial, nchunks, N * P * 2, ex);
     free(partial);
-    return err ? CONFORM_E_NOMEM : CONFORM_OK;
+    return CONFORM_OK;
 }

@@ -55,17 +55,27 @@ int conform_threads(const conform_exec *ex)
     return nt < 1 ? 1 : nt;
 }
 
-int conform_team_failed(int mine, int *err)
+void **conform_thread_bufs(int nt, int nbuf, const size_t *bytes)
 {
-    if (mine) {
-#pragma omp atomic write
-        *err = 1;
+    void **b = calloc((size_t)nt * (size_t)nbuf, sizeof *b);
+    int ok = b != NULL;
+    for (int t = 0; ok && t < nt; t++)
+        for (int i = 0; ok && i < nbuf; i++) {
+            if (!bytes[i]) continue;
+            b[t * nbuf + i] = aligned_alloc(64, (bytes[i] + 63) & ~(size_t)63);
+            ok = b[t * nbuf + i] != NULL;
+        }
+    if (!ok) {
+        conform_thread_bufs_free(b, nt, nbuf);
+        return NULL;
     }
-#pragma omp barrier
-    int failed;
-#pragma omp atomic read
-    failed = *err;
-    return failed;
+    return b;
+}
+
+void conform_thread_bufs_free(void **b, int nt, int nbuf)
+{
+    for (int i = 0; b && i < nt * nbuf; i++) free(b[i]);
+    free(b);
 }
 
 void conform_arena_free(conform_tap_arena *a)

@@ -329,9 +329,13 @@ int64_t conform_pick_chunk(int64_t C, int64_t HW, int64_t batches, int nt, int64
 int64_t conform_adaptive_count(float q);
 /* the thread count of a call: ex->threads, or OpenMP's default */
 int conform_threads(const conform_exec *ex);
-/* Inside a parallel region, called by every thread: each says whether its own setup failed
- * (mine); returns, to every thread alike, whether any did (err is the team's shared flag). */
-int conform_team_failed(int mine, int *err);
+/* Every thread's buffers, allocated on the calling thread before a parallel region: bytes[i] for
+ * buffer i of each of nt threads (0: NULL), 64-byte aligned; thread t's buffer i is [t nbuf + i].
+ * NULL when out of memory (then nothing is held). Nothing inside the region then waits for
+ * another thread to arrive: a worker on a core another process holds may start a scheduler slice
+ * late, and a team barrier after each thread's own allocation made every call wait for it. */
+void **conform_thread_bufs(int nt, int nbuf, const size_t *bytes);
+void conform_thread_bufs_free(void **b, int nt, int nbuf);
 
 /* A thread's arena of per-roi tap tables (the roi drivers): taps off / w [0, n), table starts
  * [0, ns); tables are appended, so an index stays valid as the arena grows. A roi's tables are
