@@ -88,67 +88,127 @@ static void window_of(const ref_deformable_params *p, const cell *s, window *w)
         }
 }
 
-/* Largest |difference| between vertically (*sy) and horizontally (*sx) neighbouring values of the
- * zero-padded plane in the 4x4 neighbourhood of the cell (window w), channel c: bounds the slope of the bilinear value
- * near the sample, also across cell edges and the plane's border. */
-static void slopes(const window *w, const double *xn, int64_t c, double *sy, double *sx)
+/* Channels are taken DB at a time where every channel does the same: one cache line of a tap */
+enum { DB = 8 };
+
+/* Largest |difference| between vertically (sy) and horizontally (sx) neighbouring values of the
+ * zero-padded plane in the 4x4 neighbourhood of the cell (window w), for channels [c, c + nc) (nc
+ * <= DB; lane l: channel c + l): bounds the slope of the bilinear value near the sample, also
+ * across cell edges and the plane's border. */
+static void slopes(const window *w, const double *xn, int64_t c, int nc, double sy[DB], double sx[DB])
 {
-    double t[4][4]; /* rows h0 - 1 .. h0 + 2, columns w0 - 1 .. w0 + 2: each value read once */
+    double t[4][4][DB]; /* rows h0 - 1 .. h0 + 2, columns w0 - 1 .. w0 + 2: each value read once */
     for (int a = 0; a < 4; a++)
-        for (int k = 0; k < 4; k++) t[a][k] = w->off[a][k] < 0 ? 0.0 : xn[w->off[a][k] + c];
-    /* the largest |difference|, a NaN one passed over (as fmax does, without its call) */
-    double my = 0, mx = 0;
-    for (int a = 0; a < 3; a++)
         for (int k = 0; k < 4; k++) {
-            const double d = fabs(t[a + 1][k] - t[a][k]);
-            my = d > my ? d : my;
+            const int64_t o = w->off[a][k];
+            if (o >= 0 && nc == DB) memcpy(t[a][k], xn + o + c, sizeof t[a][k]);
+            else for (int l = 0; l < DB; l++) t[a][k][l] = o < 0 || l >= nc ? 0.0 : xn[o + c + l];
         }
+    /* the largest |difference|, a NaN one passed over (as fmax does, without its call) */
+    double my[DB] = {0}, mx[DB] = {0};
+    for (int a = 0; a < 3; a++)
+        for (int k = 0; k < 4; k++)
+            for (int l = 0; l < DB; l++) {
+                const double d = fabs(t[a + 1][k][l] - t[a][k][l]);
+                my[l] = d > my[l] ? d : my[l];
+            }
     for (int a = 0; a < 4; a++)
-        for (int k = 0; k < 3; k++) {
-            const double d = fabs(t[a][k + 1] - t[a][k]);
-            mx = d > mx ? d : mx;
-        }
-    *sy = my;
-    *sx = mx;
+        for (int k = 0; k < 3; k++)
+            for (int l = 0; l < DB; l++) {
+                const double d = fabs(t[a][k + 1][l] - t[a][k][l]);
+                mx[l] = d > mx[l] ? d : mx[l];
+            }
+    memcpy(sy, my, sizeof my);
+    memcpy(sx, mx, sizeof mx);
 }
 
-/* ref_tap_spread over a rectangle found once */
-static double tap_spread(const double *plane, int64_t W, int64_t cs, const ref_tap_rect *reach)
+/* ref_tap_spread over a rectangle found once, for channels [c, c + nc) of the image xn (lane l:
+ * channel c + l; the steps of ref_tap_rect_range per lane) */
+static void tap_spreads(const double *xn, int64_t W, int64_t C, const ref_tap_rect *reach, int64_t c, int nc,
+                        double spread[DB])
 {
-    double lo, hi;
-    ref_tap_rect_range(plane, W, cs, reach, &lo, &hi);
-    double s = hi - lo;
-    return isnan(s) ? INFINITY : s;
+    double mn[DB], mx[DB];
+    for (int l = 0; l < DB; l++) mn[l] = mx[l] = 0;
+    for (int l = 0; !reach->zero && l < DB; l++) { mn[l] = INFINITY; mx[l] = -INFINITY; }
+    for (int64_t r = reach->r0; r <= reach->r1; r++)
+        for (int64_t k = reach->c0; k <= reach->c1; k++) {
+            const double *v = xn + (r * W + k) * C + c;
+            for (int l = 0; l < nc; l++) {
+                if (v[l] < mn[l]) mn[l] = v[l];
+                if (v[l] > mx[l]) mx[l] = v[l];
+                if (isnan(v[l])) mn[l] = mx[l] = NAN; /* nothing bounds a NaN tap: no cap */
+            }
+        }
+    for (int l = 0; l < DB; l++) {
+        if (mn[l] > mx[l]) mn[l] = mx[l] = 0; /* no tap at all */
+        const double d = mx[l] - mn[l];
+        spread[l] = isnan(d) ? INFINITY : d;
+    }
+}
+
+/* One sample as every channel of its group sees it: position, mask and position errors; where
+ * finite, its cell, the 4x4 window around it (corner (h0 + u, w0 + v) at off[1 + u][1 + v]) and
+ * the taps its box reaches */
+typedef struct {
+    double py, px, m, dy, dx;
+    int finite;
+    cell s;
+    window win;
+    ref_tap_rect reach;
+} sample_geo;
+
+/* V(h0 + u, w0 + v) of channel c through the window */
+static double corner(const window *w, const double *xn, int u, int v, int64_t c)
+{
+    const int64_t o = w->off[1 + u][1 + v];
+    return o < 0 ? 0.0 : xn[o + c];
 }
 
 static double clamp(double v, double lo, double hi) { return v < lo ? lo : v > hi ? hi : v; }
 
 /* ---- forward ---------------------------------------------------------------------------- */
 
-/* The bounds of output element e, channel c of a sample at (py, px) (cell s; NULL: not finite,
- * nothing sampled) with mask m and position errors dy, dx */
-static void forward_bounds(const ref_deformable_params *p, const double *xn, const cell *s, int64_t c, double py,
-                           double px, double m, double dy, double dx, int64_t e, ref_bounds *bounds)
+/* The bounds of output element e, channel c of sample q (its slopes sy, sx and tap spread, when
+ * pos_err is asked for) */
+static void forward_bounds(const double *xn, const sample_geo *q, int64_t c, double sy, double sx, double spread,
+                           int64_t e, ref_bounds *bounds)
 {
     double av = 0, pe = 0;
-    if (s) {
-        double v1 = V(p, xn, s->h0, s->w0, c), v2 = V(p, xn, s->h0, s->w0 + 1, c);
-        double v3 = V(p, xn, s->h0 + 1, s->w0, c), v4 = V(p, xn, s->h0 + 1, s->w0 + 1, c);
-        av = fabs(m) * (fabs(s->hh * s->hw * v1) + fabs(s->hh * s->lw * v2) + fabs(s->lh * s->hw * v3) +
-                        fabs(s->lh * s->lw * v4));
-        if (bounds->pos_err) {
-            double sy, sx;
-            window w;
-            window_of(p, s, &w);
-            slopes(&w, xn, c, &sy, &sx);
-            /* capped by the zero-padded taps' range the box reaches */
-            pe = fabs(m) * fmin(ref_value_pos_err(sy, sx, dy, dx), ref_tap_spread(xn + c, p->H, p->W, p->C, py, px, dy, dx, 0));
-        }
+    if (q->finite) {
+        const cell *s = &q->s;
+        double v1 = corner(&q->win, xn, 0, 0, c), v2 = corner(&q->win, xn, 0, 1, c);
+        double v3 = corner(&q->win, xn, 1, 0, c), v4 = corner(&q->win, xn, 1, 1, c);
+        av = fabs(q->m) * (fabs(s->hh * s->hw * v1) + fabs(s->hh * s->lw * v2) + fabs(s->lh * s->hw * v3) +
+                           fabs(s->lh * s->lw * v4));
+        /* capped by the zero-padded taps' range the box reaches */
+        if (bounds->pos_err) pe = fabs(q->m) * fmin(ref_value_pos_err(sy, sx, q->dy, q->dx), spread);
     }
     if (bounds->abs_sum) bounds->abs_sum[e] = av;
-    if (bounds->n_terms) bounds->n_terms[e] = s ? 4 : 0;
+    if (bounds->n_terms) bounds->n_terms[e] = q->finite ? 4 : 0;
     if (bounds->pos_err) bounds->pos_err[e] = pe;
     if (bounds->ambig) bounds->ambig[e] = 0; /* continuous in the position */
+}
+
+/* Elements [e0 + c, e0 + c + nc) of the output: channels [c, c + nc) of sample q */
+static void forward_channels(const ref_deformable_params *p, const double *xn, const sample_geo *q, int64_t c,
+                             int nc, double *y, int64_t e0, ref_bounds *bounds)
+{
+    double sy[DB], sx[DB], spread[DB];
+    if (bounds && bounds->pos_err && q->finite) {
+        slopes(&q->win, xn, c, nc, sy, sx);
+        tap_spreads(xn, p->W, p->C, &q->reach, c, nc, spread);
+    }
+    for (int l = 0; l < nc; l++) {
+        double val = 0;
+        if (q->finite) { /* a non-finite position samples nothing (spec 0) */
+            const cell *s = &q->s;
+            double v1 = corner(&q->win, xn, 0, 0, c + l), v2 = corner(&q->win, xn, 0, 1, c + l);
+            double v3 = corner(&q->win, xn, 1, 0, c + l), v4 = corner(&q->win, xn, 1, 1, c + l);
+            val = q->m * (s->hh * s->hw * v1 + s->hh * s->lw * v2 + s->lh * s->hw * v3 + s->lh * s->lw * v4);
+        }
+        y[e0 + c + l] = val;
+        if (bounds) forward_bounds(xn, q, c + l, sy[l], sx[l], spread[l], e0 + c + l, bounds);
+    }
 }
 
 /* The forward's tensors, for one output row of it */
@@ -176,24 +236,17 @@ static void forward_row(void *ctx, int64_t nh)
         for (int64_t g = 0; g < p->dg; g++)
             for (int64_t i = 0; i < p->kh; i++)
                 for (int64_t j = 0; j < p->kw; j++) {
-                    double py, px, m;
-                    sample_pos(p, off_n, ho, wo, g, i, j, &py, &px, &m);
+                    sample_geo q;
+                    sample_pos(p, off_n, ho, wo, g, i, j, &q.py, &q.px, &q.m);
                     const int64_t e0 = ((n * YH + ho * p->kh + i) * YW + wo * p->kw + j) * p->C;
-                    const int finite = isfinite(py) && isfinite(px);
-                    const cell s = finite ? cell_at(p, py, px) : (cell){0, 0, 0, 0, 0, 0};
-                    const double dy = pos_error(py, p->pt, pre), dx = pos_error(px, p->pl, pre);
-                    for (int64_t c = g * cpg; c < (g + 1) * cpg; c++) {
-                        const int64_t e = e0 + c;
-                        double val = 0;
-                        if (finite) { /* a non-finite position samples nothing (spec 0) */
-                            double v1 = V(p, xn, s.h0, s.w0, c), v2 = V(p, xn, s.h0, s.w0 + 1, c);
-                            double v3 = V(p, xn, s.h0 + 1, s.w0, c), v4 = V(p, xn, s.h0 + 1, s.w0 + 1, c);
-                            val = m * (s.hh * s.hw * v1 + s.hh * s.lw * v2 + s.lh * s.hw * v3 +
-                                       s.lh * s.lw * v4);
-                        }
-                        y[e] = val;
-                        if (bounds) forward_bounds(p, xn, finite ? &s : NULL, c, py, px, m, dy, dx, e, bounds);
-                    }
+                    q.finite = isfinite(q.py) && isfinite(q.px);
+                    q.s = q.finite ? cell_at(p, q.py, q.px) : (cell){0, 0, 0, 0, 0, 0};
+                    q.dy = pos_error(q.py, p->pt, pre);
+                    q.dx = pos_error(q.px, p->pl, pre);
+                    if (q.finite) window_of(p, &q.s, &q.win);
+                    if (q.finite && bounds) ref_tap_rect_of(p->H, p->W, q.py, q.px, q.dy, q.dx, 0, &q.reach);
+                    for (int64_t c = g * cpg; c < (g + 1) * cpg; c += DB)
+                        forward_channels(p, xn, &q, c, (g + 1) * cpg - c < DB ? (int)((g + 1) * cpg - c) : DB, y, e0, bounds);
                 }
 }
 
@@ -281,14 +334,16 @@ static double factor_bound(int64_t k, const int64_t ks[2], const double w[2], do
     return k > ks[1] ? d + e : d;
 }
 
-/* pos_err of a pixel (of one channel, NHWC) a sample's float twin may reach across a cell edge */
+/* The pixels a sample's float twin may reach across a cell edge, with the most weight each may get
+ * (the same in every channel, so found once per sample) */
 typedef struct {
-    double *pos_err; /* channel c of image n: element (h, w) at ((h * W) + w) * C */
     int64_t H, W, C;
-    double scale;
     const int64_t *hs, *ws;
     const double *wy, *wx;
     double dy, dx, ey, ex;
+    int n;
+    int64_t off[16]; /* element offsets of channel 0 in the image: ((h * W) + w) * C */
+    double w[16];
 } neighbour_ctx;
 
 static void add_neighbour(void *ctx, int64_t row, int64_t col, double bound)
@@ -298,7 +353,8 @@ static void add_neighbour(void *ctx, int64_t row, int64_t col, double bound)
     /* the shared bound with the corner-weight form's high factors: the same product of factors */
     (void)bound;
     double b = factor_bound(row, nc->hs, nc->wy, nc->dy, nc->ey) * factor_bound(col, nc->ws, nc->wx, nc->dx, nc->ex);
-    nc->pos_err[(row * nc->W + col) * nc->C] += nc->scale * fmin(b, 1.0); /* a weight is at most 1 */
+    nc->off[nc->n] = (row * nc->W + col) * nc->C;
+    nc->w[nc->n++] = fmin(b, 1.0); /* a weight is at most 1 */
 }
 
 /* The backward's tensors, for one sample's share of them */
@@ -373,16 +429,17 @@ static void scatter_grad_x(const bwd_ctx *b, const bwd_sample *q, const cell *s)
     const ref_deformable_params *p = b->p;
     const int64_t hs[2] = {s->h0, s->h0 + 1}, ws[2] = {s->w0, s->w0 + 1}, HWC = p->H * p->W * p->C;
     const double wy[2] = {s->hh, s->lh}, wx[2] = {s->hw, s->lw};
-    for (int64_t c = q->w0; c < q->w1; c++)
-        for (int u = 0; u < 2; u++)
-            for (int v = 0; v < 2; v++) {
-                if (hs[u] < 0 || hs[u] >= p->H || ws[v] < 0 || ws[v] >= p->W) continue;
-                const int64_t e = q->n * HWC + (hs[u] * p->W + ws[v]) * p->C + c;
+    for (int u = 0; u < 2; u++)
+        for (int v = 0; v < 2; v++) {
+            if (hs[u] < 0 || hs[u] >= p->H || ws[v] < 0 || ws[v] >= p->W) continue;
+            const int64_t e0 = q->n * HWC + (hs[u] * p->W + ws[v]) * p->C;
+            for (int64_t c = q->w0; c < q->w1; c++) {
                 const double t = q->G[c] * q->m * wy[u] * wx[v];
-                b->grad_x[e] += t;
-                if (b->tx[0]) b->tx[0][e] += fabs(t);
-                if (b->tx[1]) b->tx[1][e] += 1;
+                b->grad_x[e0 + c] += t;
+                if (b->tx[0]) b->tx[0][e0 + c] += fabs(t);
+                if (b->tx[1]) b->tx[1][e0 + c] += 1;
             }
+        }
 }
 
 /* The rows [*a, *b] a position v with box d (and the corner-weight form's extra e above) can scatter
@@ -395,51 +452,70 @@ static int reach_rows(double v, double d, double e, int64_t h0, int64_t n, int64
     return first < (double)h0 - 1 || last > (double)h0 + 2;
 }
 
-/* The position terms of a sample (rounding moves it by dy, dx) at cell sc: pe[] of its three offset
- * gradients, pe[3] the most its offset gradients can move anywhere in the box (2 sum |G m| spread)
- * and, for this pass's channels, grad_x's pos_err at its corners and across cell edges, or over the
- * whole rectangle the box reaches when it is wider than a cell */
-static void sample_pos_err(const bwd_ctx *b, const bwd_sample *q, const cell *sc, int offs, double pe[4])
+/* The position terms of a sample's offset gradients (rounding moves it by dy, dx) at cell sc: pe[]
+ * of the three, and pe[3] the most they can move anywhere in the box (2 sum |G m| spread) */
+static void offsets_pos_err(const bwd_ctx *b, const bwd_sample *q, const cell *sc, double pe[4])
+{
+    const ref_deformable_params *p = b->p;
+    const double dy = q->dy, dx = q->dx;
+    ref_tap_rect reach; /* the taps the box reaches: the same in every channel */
+    ref_tap_rect_of(p->H, p->W, q->py, q->px, dy, dx, 0, &reach);
+    window win;
+    window_of(p, sc, &win);
+    for (int64_t c0 = q->c0; c0 < q->c1; c0 += DB) {
+        const int nc = q->c1 - c0 < DB ? (int)(q->c1 - c0) : DB;
+        double sy[DB], sx[DB], sp[DB];
+        slopes(&win, q->xn, c0, nc, sy, sx);
+        tap_spreads(q->xn, p->W, p->C, &reach, c0, nc, sp);
+        for (int l = 0; l < nc; l++) {
+            const int64_t c = c0 + l;
+            const double gm = fabs(q->G[c] * q->m), spread = sp[l];
+            /* caps: the value stays within the range of the zero-padded taps the box reaches
+               (spread), and an offset gradient, a difference of two such taps, within +-spread */
+            pe[0] += gm * fmin(2.0 * sx[l] * dy, 2.0 * spread); /* x-offset gradient: linear in py in a cell */
+            pe[1] += gm * fmin(2.0 * sy[l] * dx, 2.0 * spread); /* y-offset gradient: linear in px */
+            pe[2] += fabs(q->G[c]) * fmin(ref_value_pos_err(sy[l], sx[l], dy, dx), spread);
+            pe[3] += gm * 2.0 * spread;
+        }
+    }
+}
+
+/* grad_x's pos_err of a sample at cell sc, for this pass's channels: at its corners and across cell
+ * edges, or over the whole rectangle the box reaches when it is wider than a cell */
+static void grad_x_pos_err(const bwd_ctx *b, const bwd_sample *q, const cell *sc)
 {
     const ref_deformable_params *p = b->p;
     const int64_t hs[2] = {sc->h0, sc->h0 + 1}, ws[2] = {sc->w0, sc->w0 + 1}, HWC = p->H * p->W * p->C;
     const double wy[2] = {sc->hh, sc->lh}, wx[2] = {sc->hw, sc->lw}, dy = q->dy, dx = q->dx;
     const double ey = corner_form_err(q->py, dy, b->pre), ex = corner_form_err(q->px, dx, b->pre);
-    double *const pos = b->tx[2];
+    double *const pos = b->tx[2] ? b->tx[2] + q->n * HWC : NULL;
+    if (!pos) return;
     int64_t r0, r1, k0, k1;
     const int wide = reach_rows(q->py, dy, ey, sc->h0, p->H, &r0, &r1) | reach_rows(q->px, dx, ex, sc->w0, p->W, &k0, &k1);
-    ref_tap_rect reach; /* the taps the box reaches: the same in every channel */
-    ref_tap_rect_of(p->H, p->W, q->py, q->px, dy, dx, 0, &reach);
-    window win;
-    window_of(p, sc, &win);
-    for (int64_t c = offs ? q->c0 : q->w0; c < (offs ? q->c1 : q->w1); c++) {
-        double sy, sx, gm = fabs(q->G[c] * q->m);
-        slopes(&win, q->xn, c, &sy, &sx);
-        /* caps: the value stays within the range of the zero-padded taps the box reaches
-           (spread), and an offset gradient, a difference of two such taps, within +-spread */
-        double spread = tap_spread(q->xn + c, p->W, p->C, &reach);
-        pe[0] += gm * fmin(2.0 * sx * dy, 2.0 * spread); /* x-offset gradient: linear in py in a cell */
-        pe[1] += gm * fmin(2.0 * sy * dx, 2.0 * spread); /* y-offset gradient: linear in px */
-        pe[2] += fabs(q->G[c]) * fmin(ref_value_pos_err(sy, sx, dy, dx), spread);
-        pe[3] += gm * 2.0 * spread;
-        if (!pos || c < q->w0 || c >= q->w1) continue;
-        if (wide) { /* every pixel the box reaches may gain or lose this sample's weight, in [0, 1] */
-            for (int64_t r = r0; isfinite(gm) && r <= r1; r++)
-                for (int64_t k = k0; k <= k1; k++) pos[q->n * HWC + (r * p->W + k) * p->C + c] += gm;
-            continue;
-        }
-        for (int u = 0; u < 2; u++)
-            for (int v = 0; v < 2; v++) {
-                if (hs[u] < 0 || hs[u] >= p->H || ws[v] < 0 || ws[v] >= p->W) continue;
-                pos[q->n * HWC + (hs[u] * p->W + ws[v]) * p->C + c] +=
-                    gm * ref_weight_pos_err(wy[u], wx[v], dy + (u ? ey : 0.0), dx + (v ? ex : 0.0));
-            }
-        if (isfinite(gm)) {
-            /* pixels across a cell edge the float twin may reach */
-            neighbour_ctx nc = {pos + q->n * HWC + c, p->H, p->W, p->C, gm, hs, ws, wy, wx, dy, dx, ey, ex};
-            ref_neighbour_weights(hs, ws, wy, wx, dy, dx, add_neighbour, &nc);
-        }
+    if (wide) { /* every pixel the box reaches may gain or lose this sample's weight, in [0, 1] */
+        for (int64_t r = r0; r <= r1; r++)
+            for (int64_t k = k0; k <= k1; k++)
+                for (int64_t c = q->w0; c < q->w1; c++) {
+                    const double gm = fabs(q->G[c] * q->m);
+                    if (isfinite(gm)) pos[(r * p->W + k) * p->C + c] += gm;
+                }
+        return;
     }
+    for (int u = 0; u < 2; u++)
+        for (int v = 0; v < 2; v++) {
+            if (hs[u] < 0 || hs[u] >= p->H || ws[v] < 0 || ws[v] >= p->W) continue;
+            const double f = ref_weight_pos_err(wy[u], wx[v], dy + (u ? ey : 0.0), dx + (v ? ex : 0.0));
+            double *e = pos + (hs[u] * p->W + ws[v]) * p->C;
+            for (int64_t c = q->w0; c < q->w1; c++) e[c] += fabs(q->G[c] * q->m) * f;
+        }
+    /* pixels across a cell edge the float twin may reach */
+    neighbour_ctx nc = {p->H, p->W, p->C, hs, ws, wy, wx, dy, dx, ey, ex, 0, {0}, {0}};
+    ref_neighbour_weights(hs, ws, wy, wx, dy, dx, add_neighbour, &nc);
+    for (int k = 0; k < nc.n; k++)
+        for (int64_t c = q->w0; c < q->w1; c++) {
+            const double gm = fabs(q->G[c] * q->m);
+            if (isfinite(gm)) pos[nc.off[k] + c] += gm * nc.w[k];
+        }
 }
 
 static int any_bounds(const bwd_ctx *b)
@@ -486,9 +562,12 @@ static void backward_sample(const bwd_ctx *b, int64_t n, int64_t ho, int64_t wo,
     /* smooth part, at the position moved onto the window when rounding could put it inside: what
        the sample may add there */
     const cell sc = inside ? s : cell_at(p, clamp(q.py, -1.0, (double)p->H), clamp(q.px, -1.0, (double)p->W));
+    if (!offs) {
+        grad_x_pos_err(b, &q, &sc);
+        return;
+    }
     double pe[4] = {0, 0, 0, 0};
-    sample_pos_err(b, &q, &sc, offs, pe);
-    if (!offs) return;
+    offsets_pos_err(b, &q, &sc, pe);
     for (int t = 0; t < 3; t++) if (b->to[2]) b->to[2][q.eot[t]] = pe[t];
     if (b->to[3]) offset_ambiguity(b, &q, &s, sum, pe);
 }

@@ -323,12 +323,12 @@ static int box_past_int32(const point *pt)
 }
 
 /* The most a channel's value slope along one axis can be anywhere in the box, per unit of |g|:
- * bilinear, a difference of two reached taps; bicubic, sum |c'| / 2 times their spread (the
+ * bilinear, a difference of two reached taps (pixel (r, c) at plane[(r W + c) cs]); bicubic, sum |c'| / 2 times their spread (the
  * slopes sum to 0) times sum |c| of the other axis */
-static double slope_reach(const ref_grid_sampler_params *p, const ref_tap_rect *reach, const double *plane)
+static double slope_reach(const ref_grid_sampler_params *p, const ref_tap_rect *reach, const double *plane, int64_t cs)
 {
     double lo, hi;
-    ref_tap_rect_range(plane, p->W, 1, reach, &lo, &hi);
+    ref_tap_rect_range(plane, p->W, cs, reach, &lo, &hi);
     double k = p->interpolation_mode == 2 ? 0.5 * CUBIC_DABS_SUM * CUBIC_ABS_SUM : 1.0;
     return isnan(hi - lo) ? INFINITY : k * (hi - lo);
 }
@@ -740,46 +740,26 @@ static void forward_range(void *ctx, int64_t item)
     if (big) { free(k.pt); free(k.tap); free(k.alt); }
 }
 
+/* ranges of points: about four a thread over the images (one thread: an image), at most 16384
+   points each: per_n ranges of len points per image */
+static void point_ranges(const ref_grid_sampler_params *p, int64_t *per_n, int64_t *len)
+{
+    const int64_t P = p->Ho * p->Wo, want = ref_get_threads() > 1 ? 4 * (int64_t)ref_get_threads() : 1;
+    *per_n = p->N > 0 ? (want + p->N - 1) / p->N : 1;
+    if (*per_n < (P + 16383) / 16384) *per_n = (P + 16383) / 16384;
+    if (*per_n > P) *per_n = P > 0 ? P : 1;
+    *len = (P + *per_n - 1) / *per_n;
+}
+
 void f64_grid_sampler_2d_fwd__ref(const ref_grid_sampler_params *p, const double *input, const double *grid,
                                   double *output, ref_bounds *bounds)
 {
-    /* ranges of points: about four a thread over the images (one thread: an image), at most 16384
-       points each */
-    const int64_t P = p->Ho * p->Wo, want = ref_get_threads() > 1 ? 4 * (int64_t)ref_get_threads() : 1;
-    int64_t per_n = p->N > 0 ? (want + p->N - 1) / p->N : 1;
-    if (per_n < (P + 16383) / 16384) per_n = (P + 16383) / 16384;
-    if (per_n > P) per_n = P > 0 ? P : 1;
-    fwd_ctx f = {p, input, grid, output, bounds, per_n, (P + per_n - 1) / per_n};
-    ref_parallel_for(p->N * per_n, forward_range, &f);
+    fwd_ctx f = {p, input, grid, output, bounds, 0, 0};
+    point_ranges(p, &f.per_n, &f.len);
+    ref_parallel_for(p->N * f.per_n, forward_range, &f);
 }
 
 /* ---- backward ----------------------------------------------------------------------------------- */
-
-/* grid gradient of one point over all channels: (mult_x * gix, mult_y * giy) */
-static void grid_gradient(const ref_grid_sampler_params *p, const point *pt, const double *go, const double *input,
-                          int64_t n, int64_t q, double out[2])
-{
-    const int64_t HW = p->H * p->W, P = p->Ho * p->Wo;
-    double gix = 0, giy = 0;
-    /* spec 7.4: nearest has no grid gradient at all, not a sum of zero slopes (0 * a NaN pixel
-       would be NaN; PyTorch gives 0 there too) */
-    if (p->interpolation_mode == 1) {
-        out[0] = out[1] = 0;
-        return;
-    }
-    for (int64_t c = 0; c < p->C; c++) {
-        const double *plane = input + (n * p->C + c) * HW;
-        const double g = go[(n * p->C + c) * P + q];
-        for (int j = 0; j < pt->y.n; j++)
-            for (int i = 0; i < pt->x.n; i++) {
-                double v = plane[pt->y.idx[j] * p->W + pt->x.idx[i]];
-                gix += v * pt->x.dw[i] * pt->y.w[j] * g;
-                giy += v * pt->x.w[i] * pt->y.dw[j] * g;
-            }
-    }
-    out[0] = pt->x.mult * gix;
-    out[1] = pt->y.mult * giy;
-}
 
 /* The distinct pixels nearest picks at the point and at the corners and edge midpoints of its
  * rounding box, -1 for none (out of bounds). One choice means nothing can flip: 0 returned;
@@ -798,46 +778,6 @@ static int nearest_choices(const ref_grid_sampler_params *p, const point *pt, co
         if (e >= 0) pix[n++] = e;
     }
     return n_seen > 1 ? n : 0;
-}
-
-/* One pass over the channels for the point's grid-gradient bounds: ax, the sums of |term| at each
-   weight's evaluation magnitude times |mult| (x, y); with pe, also the position-error sums
-   (pe_x, pe_y, before the multiplier) and sum_g = sum |g| max|plane| (vmax) */
-static void grid_gradient_sums(const ref_grid_sampler_params *p, const point *pt, const double *grad_output,
-                               const double *input, int64_t n, int64_t q, const double *vmax, double ax[2],
-                               double *pe, double *sum_g)
-{
-    const int64_t HW = p->H * p->W, P = p->Ho * p->Wo;
-    const double dx = pt->pdx, dy = pt->pdy;
-    double abs_x = 0, abs_y = 0, pe_x = 0, pe_y = 0, sg = 0;
-    /* per tap (j, i): its pixel and the factors of |v g|, the same in every channel */
-    int64_t pix[16];
-    double kax[16], kay[16], kpx[16], kpy[16];
-    for (int j = 0, t = 0; j < pt->y.n; j++)
-        for (int i = 0; i < pt->x.n; i++, t++) {
-            pix[t] = pt->y.idx[j] * p->W + pt->x.idx[i];
-            kax[t] = cross(pt->x.dm[i], pt->y.w[j], pt->y.m[j], pt->x.dw[i]);
-            kay[t] = cross(pt->x.m[i], pt->y.dw[j], pt->y.dm[j], pt->x.w[i]);
-            kpx[t] = fabs(pt->x.d2w[i] * pt->y.w[j]) * dx + fabs(pt->x.dw[i] * pt->y.dw[j]) * dy;
-            kpy[t] = fabs(pt->x.dw[i] * pt->y.dw[j]) * dx + fabs(pt->x.w[i] * pt->y.d2w[j]) * dy;
-        }
-    const int nt = pt->y.n * pt->x.n;
-    for (int64_t c = 0; c < p->C; c++) {
-        const double *plane = input + (n * p->C + c) * HW;
-        const double ag = fabs(grad_output[(n * p->C + c) * P + q]);
-        if (pe) sg += ag * (vmax ? vmax[n * p->C + c] : 0);
-        for (int t = 0; t < nt; t++) {
-            double v = fabs(plane[pix[t]]) * ag;
-            abs_x += v * kax[t];
-            abs_y += v * kay[t];
-            if (!pe) continue;
-            pe_x += v * kpx[t];
-            pe_y += v * kpy[t];
-        }
-    }
-    ax[0] = fabs(pt->x.mult) * abs_x;
-    ax[1] = fabs(pt->y.mult) * abs_y;
-    if (pe) { pe[0] = pe_x; pe[1] = pe_y; *sum_g = sg; }
 }
 
 /* A point's stencil and what rounding may change about it: the backward's work per point */
@@ -881,22 +821,6 @@ static void point_setup(const ref_grid_sampler_params *p, const double *g, doubl
                 else if (wt > w->extra_w[k]) w->extra_w[k] = wt;
             }
     }
-}
-
-/* reach[k]: the most the position can move grid gradient component k from its value gg[k] */
-static void grid_reach(const ref_grid_sampler_params *p, const point *pt, const double *grad_output,
-                       const double *input, int64_t n, int64_t q, const double gg[2], double reach[2])
-{
-    const int64_t HW = p->H * p->W, P = p->Ho * p->Wo;
-    ref_tap_rect rect;
-    reach_rect(p, pt, &rect);
-    double r = 0;
-    for (int64_t c = 0; c < p->C; c++)
-        r += fabs(grad_output[(n * p->C + c) * P + q]) * slope_reach(p, &rect, input + (n * p->C + c) * HW);
-    const double mx = p->align_corners ? (double)(p->W - 1) / 2.0 : (double)p->W / 2.0;
-    const double my = p->align_corners ? (double)(p->H - 1) / 2.0 : (double)p->H / 2.0;
-    reach[0] = isnan(r) ? INFINITY : mx * r + fabs(gg[0]);
-    reach[1] = isnan(r) ? INFINITY : my * r + fabs(gg[1]);
 }
 
 /* ---- input_grad: a point's taps, built once, then scattered into every channel of a block ---------
@@ -978,119 +902,303 @@ static void ig_point_add(const ref_grid_sampler_params *p, const point_work *w, 
     }
 }
 
-/* input_grad's bounds of the point in one plane (offset plane) for go: its taps' terms, the taps a
- * float twin may reach, a wide box's reach, and nearest's ties */
-static void input_grad_point_bounds(const ref_grid_sampler_params *p, const ig_chunk *k, const ig_point *r,
-                                    int64_t plane, double go, const ref_bounds *bi)
+/* The input_grad planes of a block of channels being scattered into: field f (0 input_grad, then
+ * abs_sum, n_terms, pos_err, ambig; NULL where that array is not asked for) of pixel pix in
+ * channel c at f[pix ps + c]. A scratch copy, pixel-major with a pixel's fields side by side, so a
+ * tap reaches all the block's channels in a few neighbouring cache lines; or, without the memory
+ * for it, the planes themselves, a channel at a time (ps 1). */
+enum { IG_CB = 8 };
+typedef struct {
+    double *f[5];
+    int64_t ps, cb;
+    double *buf; /* the scratch: HW x 5 x IG_CB */
+    int direct;  /* the planes themselves */
+    double *go;  /* the chunk's grad_output in the block's channels, point-major (chunk x IG_CB) */
+} ig_block;
+
+/* input_grad of point r of the chunk in the block's channels, whose grad_output values are go:
+ * every in-bounds tap receives g * w_y * w_x; with bounds, its terms' abs_sum, n_terms and pos_err,
+ * the taps a float twin may reach, a wide box's reach, and nearest's ties */
+static void ig_scatter(const ref_grid_sampler_params *p, const ig_chunk *k, const ig_point *r, const double *go,
+                       const ig_block *b, int bounds)
 {
-    const double w_spread = p->interpolation_mode == 2 ? CUBIC_W_SPREAD : 1.0, ag = fabs(go);
-    for (int t = 0; t < r->ntap; t++) {
-        const ig_tap *tp = &k->tap[r->tap0 + t];
-        const int64_t e = plane + tp->pix;
-        if (bi->abs_sum) bi->abs_sum[e] += ag * tp->cr;
-        if (bi->n_terms) bi->n_terms[e] += 1;
-        if (bi->pos_err) bi->pos_err[e] += ag * tp->fm;
+    const double w_spread = p->interpolation_mode == 2 ? CUBIC_W_SPREAD : 1.0;
+    const int64_t ps = b->ps, cb = b->cb;
+    for (const ig_tap *tp = &k->tap[r->tap0]; tp < &k->tap[r->tap0 + r->ntap]; tp++) {
+        double *ig = b->f[0] + tp->pix * ps;
+        for (int64_t c = 0; c < cb; c++) ig[c] += go[c] * tp->wy * tp->wx;
+        for (int64_t c = 0; bounds && b->f[1] && c < cb; c++) b->f[1][tp->pix * ps + c] += fabs(go[c]) * tp->cr;
+        for (int64_t c = 0; bounds && b->f[2] && c < cb; c++) b->f[2][tp->pix * ps + c] += 1;
+        for (int64_t c = 0; bounds && b->f[3] && c < cb; c++) b->f[3][tp->pix * ps + c] += fabs(go[c]) * tp->fm;
     }
-    if (isfinite(go))
-        for (int e = 0; e < r->nextra; e++) bi->pos_err[plane + k->extra[r->extra0 + e].pix] += ag * k->extra[r->extra0 + e].w;
+    if (!bounds) return;
+    for (const ig_pix *e = &k->extra[r->extra0]; e < &k->extra[r->extra0 + r->nextra]; e++)
+        for (int64_t c = 0; c < cb; c++)
+            if (isfinite(go[c])) b->f[3][e->pix * ps + c] += fabs(go[c]) * e->w;
+    if (!b->f[4]) return;
     /* a wide box: every pixel it reaches may gain or lose a weight of the point */
-    if (bi->ambig && r->wide)
-        for (int64_t y = r->r0; y <= r->r1; y++)
-            for (int64_t x = r->c0; x <= r->c1; x++) bi->ambig[plane + y * p->W + x] += ag * w_spread;
-    /* a tie of nearest: the pixel another rounding picks may get g instead (each
-       pixel reachable within the box gains or loses g once, at most) */
-    for (int e = 0; e < r->ntie && bi->ambig; e++) {
-        const ig_pix *tie = &k->tie[r->tie0 + e];
-        bi->ambig[plane + tie->pix] += ag;
-        if (tie->w == 0) continue;
-        if (bi->abs_sum) bi->abs_sum[plane + tie->pix] += ag;
-        if (bi->n_terms) bi->n_terms[plane + tie->pix] += 1;
-    }
+    for (int64_t y = r->r0; r->wide && y <= r->r1; y++)
+        for (int64_t x = r->c0; x <= r->c1; x++)
+            for (int64_t c = 0; c < cb; c++) b->f[4][(y * p->W + x) * ps + c] += fabs(go[c]) * w_spread;
+    /* a tie of nearest: the pixel another rounding picks may get g instead (each pixel reachable
+       within the box gains or loses g once, at most); a gained sample is summed in with the others */
+    for (const ig_pix *tie = &k->tie[r->tie0]; tie < &k->tie[r->tie0 + r->ntie]; tie++)
+        for (int64_t c = 0; c < cb; c++) {
+            b->f[4][tie->pix * ps + c] += fabs(go[c]);
+            if (tie->w == 0) continue;
+            if (b->f[1]) b->f[1][tie->pix * ps + c] += fabs(go[c]);
+            if (b->f[2]) b->f[2][tie->pix * ps + c] += 1;
+        }
 }
 
-/* input_grad of the chunk's points (the first is point q0 of image n) on channels [c0, c1): every
- * in-bounds tap receives g * w_y * w_x */
-static void input_grad_chunk(const ref_grid_sampler_params *p, const ig_chunk *k, const double *grad_output,
-                             int64_t n, int64_t q0, int64_t c0, int64_t c1, double *input_grad, const ref_bounds *bi)
+/* the block over channels [c0, c0 + cb) of image n (load) and back (!load): the scratch copied from
+ * and to the planes, or the planes themselves */
+static void ig_block_move(const ref_grid_sampler_params *p, double *input_grad, const ref_bounds *bi, int64_t n,
+                          int64_t c0, int64_t cb, ig_block *b, int load)
 {
-    const int64_t HW = p->H * p->W, P = p->Ho * p->Wo;
-    for (int64_t c = c0; c < c1; c++) {
-        const int64_t plane = (n * p->C + c) * HW;
-        for (int64_t i = 0; i < k->npt; i++) {
-            const ig_point *r = &k->pt[i];
-            const double go = grad_output[(n * p->C + c) * P + q0 + i];
-            for (int t = 0; t < r->ntap; t++) {
-                const ig_tap *tp = &k->tap[r->tap0 + t];
-                input_grad[plane + tp->pix] += go * tp->wy * tp->wx;
-            }
-            if (bi) input_grad_point_bounds(p, k, r, plane, go, bi);
+    const int64_t HW = p->H * p->W;
+    double *arr[5] = {input_grad, bi ? bi->abs_sum : NULL, bi ? bi->n_terms : NULL, bi ? bi->pos_err : NULL,
+                      bi ? bi->ambig : NULL};
+    b->cb = cb;
+    for (int f = 0; f < 5; f++) {
+        if (b->direct) { b->f[f] = arr[f] ? arr[f] + (n * p->C + c0) * HW : NULL; continue; }
+        b->f[f] = arr[f] ? b->buf + f * IG_CB : NULL;
+        for (int64_t c = 0; arr[f] && c < cb; c++) {
+            double *plane = arr[f] + (n * p->C + c0 + c) * HW;
+            if (load) for (int64_t k = 0; k < HW; k++) b->f[f][k * b->ps + c] = plane[k];
+            else for (int64_t k = 0; k < HW; k++) plane[k] = b->f[f][k * b->ps + c];
         }
     }
 }
 
-/* grid_grad's bounds of point (n, q), whose value is gg: the position term pe and the
- * ambiguity am per component, with abs_sum and n_terms of the largest branch where ambiguous */
-static void grid_grad_bounds(const ref_grid_sampler_params *p, const point_work *w, const double *grad_output,
-                             const double *input, int64_t n, int64_t q, const double *vmax, const double gg[2],
-                             const ref_bounds *bg)
+/* input_grad of the chunk's points (the first is point q0 of image n) on channels [c0, c1), a
+ * block at a time: every element receives its terms in point order */
+static void input_grad_chunk(const ref_grid_sampler_params *p, const ig_chunk *k, const double *grad_output,
+                             int64_t n, int64_t q0, int64_t c0, int64_t c1, double *input_grad, const ref_bounds *bi,
+                             ig_block *b)
 {
-    const int64_t P = p->Ho * p->Wo;
-    const point *pt = &w->pt;
+    /* the scratch where the points are many against the pixels it copies in and out */
+    b->direct = !b->buf || 4 * k->npt < p->H * p->W;
+    b->ps = b->direct ? 1 : 5 * IG_CB;
+    const int64_t P = p->Ho * p->Wo, width = b->direct ? 1 : IG_CB;
+    for (int64_t s = c0; s < c1; s += width) {
+        ig_block_move(p, input_grad, bi, n, s, s + width < c1 ? width : c1 - s, b, 1);
+        const double *go = grad_output + (n * p->C + s) * P + q0;
+        for (int64_t c = 0; !b->direct && c < b->cb; c++)
+            for (int64_t i = 0; i < k->npt; i++) b->go[i * IG_CB + c] = go[c * P + i];
+        for (int64_t i = 0; i < k->npt; i++) {
+            /* the fields of a point's taps a few ahead, whose lines lie anywhere in the block */
+            for (int64_t t = 0; !b->direct && i + 4 < k->npt && t < k->pt[i + 4].ntap; t++)
+                for (int f = 0; f < 4; f++) __builtin_prefetch(b->buf + k->tap[k->pt[i + 4].tap0 + t].pix * b->ps + f * IG_CB, 1);
+            ig_scatter(p, k, &k->pt[i], b->direct ? go + i : b->go + i * IG_CB, b, bi != NULL);
+        }
+        if (!b->direct) ig_block_move(p, input_grad, bi, n, s, b->cb, b, 0);
+    }
+}
+
+/* ---- grid_grad: a range of points set up once, then each channel plane adds its terms ----------
+ *
+ * grid_grad of a point is a sum over the channels (each channel's taps in stencil order), and so are
+ * the sums its bounds take. Walking the channels inside each point touched every plane at every
+ * point (a cache miss per tap and plane, three times over with the bounds); so, as in the forward,
+ * the points of a chunk are set up once (gg_tap: the taps with their channel-independent factors)
+ * and each plane then adds its terms to every point's running sums (gg_sums). Every sum still takes
+ * its terms in channel order, then stencil order, with the same values: the same bits for any
+ * chunk. The box points of a point whose grid gradient is ambiguous ride along as records of their
+ * own, right after it. */
+
+typedef struct {
+    int64_t pix;               /* y W + x */
+    double dwx, wy, wx, dwy;   /* its terms: v dw_x w_y g (x), v w_x dw_y g (y) */
+    double kax, kay, kpx, kpy; /* per |v g|: its abs_sum terms at the weights' evaluation magnitudes
+                                  and its position terms (before the multipliers) */
+} gg_tap;
+
+/* a point, or one of its box points (the nalt records after it) */
+typedef struct {
+    int64_t tap0, ntap, qi;    /* its taps; qi: its point's index in the chunk */
+    int reach, amb, wide, nalt;/* reach: a point with bounds, which sums |g| slope_reach over rect */
+    double mult[2];            /* the coordinate multipliers (x, y) */
+    double ix, iy, pdx, pdy;   /* a point: its coordinates and the half-widths its values see */
+    ref_tap_rect rect;
+} gg_rec;
+
+/* a record's running sums over the channels */
+typedef struct {
+    double gix, giy;           /* the grid gradient before the multipliers */
+    double abs_x, abs_y;       /* its sums of |term| (before |mult|) */
+    double pe_x, pe_y, sg;     /* position terms; sg = sum |g| max|plane| (bicubic) */
+    double r;                  /* sum |g| slope_reach (grid_reach) */
+} gg_sums;
+
+typedef struct {
+    gg_rec *rec;
+    gg_tap *tap;
+    gg_sums *sum;
+    int64_t nrec, ntap, cap_rec, cap_tap;
+} gg_chunk;
+
+static int gg_chunk_room(const gg_chunk *k) { return k->nrec + 9 <= k->cap_rec && k->ntap + 9 * 16 <= k->cap_tap; }
+
+/* appends a record of the stencil pt (qi: its point's index in the chunk) */
+static gg_rec *gg_rec_add(const ref_grid_sampler_params *p, const point *pt, int64_t qi, gg_chunk *k)
+{
     const double dx = pt->pdx, dy = pt->pdy;
-    double ax[2], pxy[2], sum_g;
-    grid_gradient_sums(p, pt, grad_output, input, n, q, vmax, ax, pxy, &sum_g);
+    gg_rec *r = &k->rec[k->nrec++];
+    *r = (gg_rec){.tap0 = k->ntap, .qi = qi, .mult = {pt->x.mult, pt->y.mult}};
+    for (int j = 0; j < pt->y.n; j++)
+        for (int i = 0; i < pt->x.n; i++) {
+            gg_tap *t = &k->tap[k->ntap++];
+            t->pix = pt->y.idx[j] * p->W + pt->x.idx[i];
+            t->dwx = pt->x.dw[i];
+            t->wy = pt->y.w[j];
+            t->wx = pt->x.w[i];
+            t->dwy = pt->y.dw[j];
+            t->kax = cross(pt->x.dm[i], pt->y.w[j], pt->y.m[j], pt->x.dw[i]);
+            t->kay = cross(pt->x.m[i], pt->y.dw[j], pt->y.dm[j], pt->x.w[i]);
+            t->kpx = fabs(pt->x.d2w[i] * pt->y.w[j]) * dx + fabs(pt->x.dw[i] * pt->y.dw[j]) * dy;
+            t->kpy = fabs(pt->x.dw[i] * pt->y.dw[j]) * dx + fabs(pt->x.w[i] * pt->y.d2w[j]) * dy;
+        }
+    r->ntap = k->ntap - r->tap0;
+    return r;
+}
+
+/* appends point g's record (index qi in the chunk), and its box points' where its grid gradient is
+   ambiguous */
+static void gg_point_add(const ref_grid_sampler_params *p, const double *g, double pre, int bounds, int64_t qi,
+                         gg_chunk *k)
+{
+    point_work w;
+    point_setup(p, g, pre, bounds, 0, &w);
+    gg_rec *r = gg_rec_add(p, &w.pt, qi, k);
+    r->reach = bounds;
+    r->amb = w.amb;
+    r->wide = w.pt.wide;
+    r->ix = w.pt.ix;
+    r->iy = w.pt.iy;
+    r->pdx = w.pt.pdx;
+    r->pdy = w.pt.pdy;
+    if (bounds) reach_rect(p, &w.pt, &r->rect);
+    r->nalt = (w.amb & 2) ? 8 : 0;
+    for (int a = 0; a < r->nalt; a++) gg_rec_add(p, &w.alt[a], qi, k);
+}
+
+/* A block of cb channels of image n, pixel-major (in[pix cb + c]), and the chunk's grad_output in
+ * them, point-major: each tap then reads its channels from one or two cache lines where a
+ * plane at a time read one line per tap and channel */
+enum { GG_CB = 8 }; /* 8 doubles: a cache line */
+typedef struct {
+    const double *in, *go;
+    double *in_buf, *go_buf; /* NULL: no memory for them */
+    int direct;              /* blocks of one channel, read in place */
+    double vm[GG_CB];        /* max |plane| (bicubic), else 0 */
+    int64_t cb;
+} gg_block;
+
+/* channels [c0, c0 + b->cb) of image n into the block (the chunk: npt points from q0) */
+static void gg_block_fill(const ref_grid_sampler_params *p, const double *input, const double *grad_output,
+                          const double *vmax, int64_t n, int64_t q0, int64_t npt, int64_t c0, gg_block *b)
+{
+    const int64_t HW = p->H * p->W, P = p->Ho * p->Wo, cb = b->cb;
+    for (int64_t c = 0; c < cb; c++) {
+        const double *plane = input + (n * p->C + c0 + c) * HW, *go = grad_output + (n * p->C + c0 + c) * P + q0;
+        b->vm[c] = vmax ? vmax[n * p->C + c0 + c] : 0;
+        if (b->direct) { b->in = plane; b->go = go; continue; }
+        b->in = b->in_buf;
+        b->go = b->go_buf;
+        for (int64_t k = 0; k < HW; k++) b->in_buf[k * cb + c] = plane[k];
+        for (int64_t k = 0; k < npt; k++) b->go_buf[k * cb + c] = go[k];
+    }
+}
+
+/* the block's channels added to every record's sums, in channel order */
+static void gg_channels(const ref_grid_sampler_params *p, gg_chunk *k, const gg_block *b, int bounds)
+{
+    /* spec 7.4: nearest has no grid gradient at all, not a sum of zero slopes */
+    const int grads = p->interpolation_mode != 1;
+    const int64_t cb = b->cb;
+    for (int64_t i = 0; i < k->nrec; i++) {
+        const gg_rec *r = &k->rec[i];
+        gg_sums *s = &k->sum[i];
+        /* the taps of a record a few ahead, whose lines lie anywhere in the block */
+        for (int64_t t = 0; i + 4 < k->nrec && t < k->rec[i + 4].ntap; t++)
+            __builtin_prefetch(b->in + k->tap[k->rec[i + 4].tap0 + t].pix * cb);
+        for (int64_t c = 0; c < cb; c++) {
+            const double g = b->go[r->qi * cb + c], ag = fabs(g);
+            if (bounds) s->sg += ag * b->vm[c];
+            for (const gg_tap *t = &k->tap[r->tap0]; t < &k->tap[r->tap0 + r->ntap]; t++) {
+                const double v = b->in[t->pix * cb + c];
+                if (grads) {
+                    s->gix += v * t->dwx * t->wy * g;
+                    s->giy += v * t->wx * t->dwy * g;
+                }
+                if (!bounds) continue;
+                const double va = fabs(v) * ag;
+                s->abs_x += va * t->kax;
+                s->abs_y += va * t->kay;
+                s->pe_x += va * t->kpx;
+                s->pe_y += va * t->kpy;
+            }
+            if (r->reach) s->r += ag * slope_reach(p, &r->rect, b->in + c, cb);
+        }
+    }
+}
+
+/* the grid gradient of a record (spec 7: mult_x * gix, mult_y * giy; nearest: none) */
+static void gg_value(const ref_grid_sampler_params *p, const gg_rec *r, const gg_sums *s, double out[2])
+{
+    out[0] = p->interpolation_mode == 1 ? 0 : r->mult[0] * s->gix;
+    out[1] = p->interpolation_mode == 1 ? 0 : r->mult[1] * s->giy;
+}
+
+/* grid_grad's bounds of the point of record i (elements e, e + 1), whose value is gg: the position
+ * term pe and the ambiguity am per component, with abs_sum and n_terms of the largest branch where
+ * ambiguous */
+static void grid_grad_bounds(const ref_grid_sampler_params *p, const gg_chunk *k, int64_t i, const double gg[2],
+                             int64_t e, const ref_bounds *bg)
+{
+    const gg_rec *r = &k->rec[i];
+    const gg_sums *s = &k->sum[i];
+    const double dx = r->pdx, dy = r->pdy, sum_g = s->sg, ax[2] = {fabs(r->mult[0]) * s->abs_x, fabs(r->mult[1]) * s->abs_y};
     /* bilinear: d gix / d iy = sum of +-v g (and likewise), already in pe_x / pe_y through
        |dw_x dw_y| = 1; bicubic adds the remainder of its third derivatives */
     double rem = p->interpolation_mode == 2 ? 2 * CUBIC_K2 * (dx + dy) * (dx + dy) * sum_g : 0;
     /* bicubic: a tap may enter the stencil where the box holds an integer (see CUBIC_KNOT) */
-    const double knot_x = p->interpolation_mode == 2 && floor(pt->ix - dx) < floor(pt->ix + dx) ? CUBIC_KNOT * dx * sum_g : 0;
-    const double knot_y = p->interpolation_mode == 2 && floor(pt->iy - dy) < floor(pt->iy + dy) ? CUBIC_KNOT * dy * sum_g : 0;
-    double pe[2] = {fabs(pt->x.mult) * (pxy[0] + rem + knot_x), fabs(pt->y.mult) * (pxy[1] + rem + knot_y)};
+    const double knot_x = p->interpolation_mode == 2 && floor(r->ix - dx) < floor(r->ix + dx) ? CUBIC_KNOT * dx * sum_g : 0;
+    const double knot_y = p->interpolation_mode == 2 && floor(r->iy - dy) < floor(r->iy + dy) ? CUBIC_KNOT * dy * sum_g : 0;
+    double pe[2] = {fabs(r->mult[0]) * (s->pe_x + rem + knot_x), fabs(r->mult[1]) * (s->pe_y + rem + knot_y)};
     /* caps: anywhere in the box the grid gradient of an axis lies within +-M R, M the largest
        |multiplier| (padding only flips or zeroes it) and R the sum over channels of |g| times the
        most the value slope can be (slope_reach); a change of it is at most M R + |its value|,
        position term and ambiguity together */
-    double reach[2];
-    grid_reach(p, pt, grad_output, input, n, q, gg, reach);
-    for (int k = 0; k < 2; k++) pe[k] = fmin(pe[k], reach[k]);
-    double nt = (double)(p->C * pt->x.n * pt->y.n) + 1;
+    const double mx = p->align_corners ? (double)(p->W - 1) / 2.0 : (double)p->W / 2.0;
+    const double my = p->align_corners ? (double)(p->H - 1) / 2.0 : (double)p->H / 2.0;
+    const double reach[2] = {isnan(s->r) ? INFINITY : mx * s->r + fabs(gg[0]), isnan(s->r) ? INFINITY : my * s->r + fabs(gg[1])};
+    for (int c = 0; c < 2; c++) pe[c] = fmin(pe[c], reach[c]);
+    double nt = (double)(p->C * r->ntap) + 1;
     double am[2] = {0, 0}, alt_ax[2] = {0, 0}, alt_nt = 0;
     /* a wide box: any value of its reach (nearest has no grid gradient) */
-    for (int k = 0; k < 2 && pt->wide && p->interpolation_mode != 1; k++) am[k] = fmax(reach[k] - pe[k], 0);
-    for (int a = 0; (w->amb & 2) && a < 8; a++) {
-        double ga[2], aa[2];
-        grid_gradient(p, &w->alt[a], grad_output, input, n, q, ga);
-        grid_gradient_sums(p, &w->alt[a], grad_output, input, n, q, NULL, aa, NULL, NULL);
-        for (int k = 0; k < 2; k++) {
-            am[k] = fmax(am[k], fmin(fabs(ga[k] - gg[k]) + pe[k], fmax(reach[k] - pe[k], 0)));
-            alt_ax[k] = fmax(alt_ax[k], aa[k]);
+    for (int c = 0; c < 2 && r->wide && p->interpolation_mode != 1; c++) am[c] = fmax(reach[c] - pe[c], 0);
+    for (int64_t a = i + 1; a <= i + r->nalt; a++) {
+        const gg_rec *ra = &k->rec[a];
+        double ga[2];
+        gg_value(p, ra, &k->sum[a], ga);
+        const double aa[2] = {fabs(ra->mult[0]) * k->sum[a].abs_x, fabs(ra->mult[1]) * k->sum[a].abs_y};
+        for (int c = 0; c < 2; c++) {
+            am[c] = fmax(am[c], fmin(fabs(ga[c] - gg[c]) + pe[c], fmax(reach[c] - pe[c], 0)));
+            alt_ax[c] = fmax(alt_ax[c], aa[c]);
         }
-        alt_nt = fmax(alt_nt, (double)(p->C * w->alt[a].x.n * w->alt[a].y.n) + 1);
+        alt_nt = fmax(alt_nt, (double)(p->C * ra->ntap) + 1);
     }
-    for (int k = 0; k < 2; k++) {
-        const int64_t e = (n * P + q) * 2 + k;
+    for (int c = 0; c < 2; c++) {
         /* a kernel on another branch rounds that branch's terms: an ambiguous element's
            abs_sum and n_terms are those of the largest branch */
-        if (bg->abs_sum) bg->abs_sum[e] = am[k] > 0 ? fmax(ax[k], alt_ax[k]) : ax[k];
-        if (bg->n_terms) bg->n_terms[e] = am[k] > 0 ? fmax(nt, alt_nt) : nt;
-        if (bg->pos_err) bg->pos_err[e] = pe[k];
-        if (bg->ambig) bg->ambig[e] = am[k];
+        if (bg->abs_sum) bg->abs_sum[e + c] = am[c] > 0 ? fmax(ax[c], alt_ax[c]) : ax[c];
+        if (bg->n_terms) bg->n_terms[e + c] = am[c] > 0 ? fmax(nt, alt_nt) : nt;
+        if (bg->pos_err) bg->pos_err[e + c] = pe[c];
+        if (bg->ambig) bg->ambig[e + c] = am[c];
     }
 }
-
-/* grid_grad of point (n, q), a sum over the channels (spec 7: mult_x * gix, mult_y * giy) */
-static void grid_grad_point(const ref_grid_sampler_params *p, const point_work *w, const double *grad_output,
-                            const double *input, int64_t n, int64_t q, const double *vmax, double *grid_grad,
-                            const ref_bounds *bg)
-{
-    const int64_t P = p->Ho * p->Wo;
-    double gg[2];
-    grid_gradient(p, &w->pt, grad_output, input, n, q, gg);
-    grid_grad[(n * P + q) * 2] = gg[0];
-    grid_grad[(n * P + q) * 2 + 1] = gg[1];
-    if (bg) grid_grad_bounds(p, w, grad_output, input, n, q, vmax, gg, bg);
-}
-
 /* The backward's tensors, for one output row (grid_grad) or one block of channels (input_grad) */
 typedef struct {
     const ref_grid_sampler_params *p;
@@ -1101,18 +1209,61 @@ typedef struct {
     double pre;
     int extras;     /* input_grad's pos_err reaches the taps across a cell edge */
     int64_t cb, nb; /* input_grad: nb blocks of cb channels per image */
+    int64_t per_n, len; /* grid_grad: per_n ranges of len points per image */
 } bwd_ctx;
 
-static void grid_grad_row(void *ctx, int64_t nh)
+/* the chunk's points (the first is q0 of image n) through every channel, a block at a time */
+static void grid_grad_chunk(const bwd_ctx *x, gg_chunk *k, gg_block *b, int64_t n, int64_t q0)
+{
+    const ref_grid_sampler_params *p = x->p;
+    const int64_t P = p->Ho * p->Wo, npt = k->rec[k->nrec - 1].qi + 1;
+    const int bounds = x->bg != NULL;
+    /* the copies where the points are many against the pixels they copy */
+    b->direct = !b->in_buf || 4 * npt < p->H * p->W;
+    const int64_t cb = b->direct ? 1 : GG_CB;
+    memset(k->sum, 0, sizeof(gg_sums) * (size_t)k->nrec);
+    for (int64_t c = 0; c < p->C; c += b->cb) {
+        b->cb = c + cb < p->C ? cb : p->C - c;
+        gg_block_fill(p, x->input, x->grad_output, x->vmax, n, q0, npt, c, b);
+        gg_channels(p, k, b, bounds);
+    }
+    for (int64_t i = 0; i < k->nrec; i += 1 + k->rec[i].nalt) {
+        const int64_t e = (n * P + q0 + k->rec[i].qi) * 2;
+        gg_value(p, &k->rec[i], &k->sum[i], &x->grid_grad[e]);
+        if (bounds) grid_grad_bounds(p, k, i, &x->grid_grad[e], e, x->bg);
+    }
+}
+
+/* Points [q0, q0 + len) of image n: chunks of them, each taking the channels in blocks */
+static void grid_grad_range(void *ctx, int64_t item)
 {
     const bwd_ctx *x = ctx;
     const ref_grid_sampler_params *p = x->p;
-    const int64_t P = p->Ho * p->Wo, n = nh / p->Ho;
-    for (int64_t q = nh % p->Ho * p->Wo; q < (nh % p->Ho + 1) * p->Wo; q++) {
-        point_work w;
-        point_setup(p, x->grid + (n * P + q) * 2, x->pre, x->bi != NULL, 0, &w);
-        grid_grad_point(p, &w, x->grad_output, x->input, n, q, x->vmax, x->grid_grad, x->bg);
+    const int64_t P = p->Ho * p->Wo, n = item / x->per_n, q0 = item % x->per_n * x->len;
+    const int64_t q1 = q0 + x->len < P ? q0 + x->len : P, cap = x->len + 9;
+    gg_rec rec1[9]; /* one point and its box points at a time, without the memory for more */
+    gg_tap tap1[9 * 16];
+    gg_sums sum1[9];
+    gg_chunk k = {malloc(sizeof(gg_rec) * (size_t)cap), malloc(sizeof(gg_tap) * (size_t)(4 * cap + 9 * 16)),
+                  malloc(sizeof(gg_sums) * (size_t)cap), 0, 0, cap, 4 * cap + 9 * 16};
+    const int big = k.rec && k.tap && k.sum;
+    if (!big) {
+        free(k.rec); free(k.tap); free(k.sum);
+        k = (gg_chunk){rec1, tap1, sum1, 0, 0, 9, 9 * 16};
     }
+    /* the copies only where a chunk's points are many against the pixels (grid_grad_chunk) */
+    const int copies = 4 * (q1 - q0) >= p->H * p->W;
+    gg_block b = {.in_buf = copies ? malloc(sizeof(double) * (size_t)(p->H * p->W * GG_CB)) : NULL,
+                  .go_buf = copies ? malloc(sizeof(double) * (size_t)(k.cap_rec * GG_CB)) : NULL};
+    if (!b.in_buf || !b.go_buf) { free(b.in_buf); free(b.go_buf); b.in_buf = b.go_buf = NULL; }
+    for (int64_t c0 = q0, q = q0; c0 < q1; c0 = q) {
+        k.nrec = k.ntap = 0;
+        for (; q < q1 && gg_chunk_room(&k); q++) gg_point_add(p, x->grid + (n * P + q) * 2, x->pre, x->bg != NULL, q - c0, &k);
+        grid_grad_chunk(x, &k, &b, n, c0);
+    }
+    free(b.in_buf);
+    free(b.go_buf);
+    if (big) { free(k.rec); free(k.tap); free(k.sum); }
 }
 
 static void input_grad_block(void *ctx, int64_t nc)
@@ -1120,19 +1271,25 @@ static void input_grad_block(void *ctx, int64_t nc)
     const bwd_ctx *x = ctx;
     const ref_grid_sampler_params *p = x->p;
     const int64_t P = p->Ho * p->Wo, n = nc / x->nb, c0 = nc % x->nb * x->cb, c1 = c0 + x->cb < p->C ? c0 + x->cb : p->C;
-    /* chunks of up to 8192 points (about 2 MB of records); one point at a time without the memory */
-    enum { CHUNK = 8192 };
+    /* chunks of up to 65536 points (up to 16 MB of records: an image of most cases, so each block
+       of channels is copied in and out once); one point at a time without the memory */
+    const int64_t CHUNK = P < 65536 ? P + 1 : 65536;
     ig_point pt1;
     ig_tap tap1[16];
     ig_pix extra1[8 * 16], tie1[9];
-    ig_chunk k = {malloc(sizeof(ig_point) * CHUNK), malloc(sizeof(ig_tap) * 4 * CHUNK),
+    ig_chunk k = {malloc(sizeof(ig_point) * CHUNK), malloc(sizeof(ig_tap) * (4 * CHUNK + 16)),
                   malloc(sizeof(ig_pix) * (CHUNK + 8 * 16)), malloc(sizeof(ig_pix) * (CHUNK + 9)),
-                  0, 0, 0, 0, CHUNK, 4 * CHUNK, CHUNK + 8 * 16, CHUNK + 9};
+                  0, 0, 0, 0, CHUNK, 4 * CHUNK + 16, CHUNK + 8 * 16, CHUNK + 9};
     const int big = k.pt && k.tap && k.extra && k.tie;
     if (!big) {
         free(k.pt); free(k.tap); free(k.extra); free(k.tie);
         k = (ig_chunk){&pt1, tap1, extra1, tie1, 0, 0, 0, 0, 1, 16, 8 * 16, 9};
     }
+    /* the scratch only where a chunk's points are many against the pixels (input_grad_chunk) */
+    const int scratch = 4 * (CHUNK - 1) >= p->H * p->W;
+    ig_block b = {{NULL}, 1, 0, scratch ? malloc(sizeof(double) * (size_t)(p->H * p->W * 5 * IG_CB)) : NULL, 1,
+                  scratch ? malloc(sizeof(double) * (size_t)(CHUNK * IG_CB)) : NULL};
+    if (!b.go) { free(b.buf); b.buf = NULL; }
     for (int64_t q0 = 0, q = 0; q0 < P; q0 = q) {
         k.npt = k.ntap = k.nextra = k.ntie = 0;
         for (; q < P && ig_chunk_room(&k); q++) {
@@ -1140,8 +1297,10 @@ static void input_grad_block(void *ctx, int64_t nc)
             point_setup(p, x->grid + (n * P + q) * 2, x->pre, x->bi != NULL, x->extras, &w);
             ig_point_add(p, &w, x->bi != NULL, &k);
         }
-        input_grad_chunk(p, &k, x->grad_output, n, q0, c0, c1, x->input_grad, x->bi);
+        input_grad_chunk(p, &k, x->grad_output, n, q0, c0, c1, x->input_grad, x->bi, &b);
     }
+    free(b.buf);
+    free(b.go);
     if (big) { free(k.pt); free(k.tap); free(k.extra); free(k.tie); }
 }
 
@@ -1162,9 +1321,12 @@ void f64_grid_sampler_2d_bwd__ref(const ref_grid_sampler_params *p, const double
         for (int64_t k = 0; vmax && k < p->N * p->C; k++) vmax[k] = plane_max(input + k * HW, HW);
     }
     bwd_ctx x = {p, grad_output, input, grid, input_grad, grid_grad, bi, bg, vmax, pre,
-                 bi && bi->pos_err && p->interpolation_mode != 1, 0, 0};
-    /* grid_grad: every point writes its own two elements, so output rows are independent */
-    if (p->output_mask[1]) ref_parallel_for(p->N * p->Ho, grid_grad_row, &x);
+                 bi && bi->pos_err && p->interpolation_mode != 1, 0, 0, 0, 0};
+    /* grid_grad: every point writes its own two elements, so ranges of points are independent */
+    if (p->output_mask[1]) {
+        point_ranges(p, &x.per_n, &x.len);
+        ref_parallel_for(p->N * x.per_n, grid_grad_range, &x);
+    }
     /* input_grad: blocks of channels of one image, every point in order within a block, so each
        pixel sums its terms in point order whatever thread runs the block */
     if (p->output_mask[0]) {
