@@ -66,6 +66,10 @@ double dtype_round(conform_dtype id, double x)
 void dtype_round_array(conform_dtype id, double *a, int64_t n)
 {
     if (id == CONFORM_DTYPE_FLOAT64) return;
+    if (id == CONFORM_DTYPE_FLOAT32) { /* dtype_round's float32 case, in a loop of its own: the common one */
+        for (int64_t i = 0; i < n; i++) a[i] = (double)(float)a[i];
+        return;
+    }
     for (int64_t i = 0; i < n; i++) a[i] = dtype_round(id, a[i]);
 }
 
@@ -106,19 +110,21 @@ double dtype_bf16_value(uint16_t b)
     return (double)f;
 }
 
+/* one loop per dtype: the choice is made once, not per element */
 void dtype_encode(conform_dtype id, const double *src, void *dst, int64_t n)
 {
     unsigned char *d = dst;
-    for (int64_t i = 0; i < n; i++) {
-        if (id == CONFORM_DTYPE_FLOAT64) memcpy(d + 8 * i, &src[i], 8);
-        else if (id == CONFORM_DTYPE_FLOAT32) {
+    if (id == CONFORM_DTYPE_FLOAT64) memcpy(d, src, (size_t)n * 8);
+    else if (id == CONFORM_DTYPE_FLOAT32)
+        for (int64_t i = 0; i < n; i++) {
             float f = (float)src[i];
             memcpy(d + 4 * i, &f, 4);
-        } else {
+        }
+    else
+        for (int64_t i = 0; i < n; i++) {
             uint16_t b = id == CONFORM_DTYPE_FLOAT16 ? half_bits(src[i]) : bf16_bits(src[i]);
             memcpy(d + 2 * i, &b, 2);
         }
-    }
 }
 
 void dtype_decode(conform_dtype id, const void *src, double *dst, int64_t n)

@@ -99,8 +99,13 @@ int case_inputs_overflow(const problem_t *p, const dtype_desc *dt, char *why, si
     int bad = 0;
     for (int i = 0; i < p->op->n_inputs; i++) {
         int64_t n = tensor_numel(&p->in[i]), first = -1, count = 0;
-        for (int64_t k = 0; k < n; k++)
-            if (isfinite(p->in[i].data[k]) && !isfinite(dtype_round(dt->id, p->in[i].data[k])) && count++ == 0) first = k;
+        const double *x = p->in[i].data;
+        if (dt->id == CONFORM_DTYPE_FLOAT32) { /* dtype_round's float32 case written in: the common one */
+            for (int64_t k = 0; k < n; k++)
+                if (isfinite(x[k]) && !isfinite((double)(float)x[k]) && count++ == 0) first = k;
+        } else
+            for (int64_t k = 0; k < n; k++)
+                if (isfinite(x[k]) && !isfinite(dtype_round(dt->id, x[k])) && count++ == 0) first = k;
         if (!count || bad++) continue; /* the first input that overflows names the case's reason */
         snprintf(why, len,
                  "not applicable at %s: input %s holds %lld finite values beyond %s's range (element %lld is %.9g), "
