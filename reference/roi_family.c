@@ -352,9 +352,10 @@ static void bwd_sample(void *ctx, double y, double x, double dy, double dx)
     if (d) *d = s;
 }
 
-/* A backward's planes of one (b, c): gradient and bounds, each may be NULL. */
+/* A backward's planes of one (b, c): gradient and bounds, each may be NULL; pixel e of each at e ps. */
 typedef struct {
     double *grad, *abs_sum, *n_terms, *pos_err, *ambig;
+    int64_t ps;
 } plane_out;
 
 /* Scatters go / count of sample s into o with its bounds. */
@@ -369,7 +370,7 @@ static void bwd_tap_add(const plane_out *o, const bwd_tap *s, const bwd_neighbou
     }
     for (int i = 0; i < 2; i++)
         for (int j = 0; j < 2; j++) {
-            const int64_t e = s->e[2 * i + j];
+            const int64_t e = s->e[2 * i + j] * o->ps;
             const int k = s->slot[2 * i + j];
             double t = go * s->wy[i] * s->wx[j] / s->count;
             double pe = cap * s->wpe[2 * i + j];
@@ -391,7 +392,7 @@ static void bwd_tap_add(const plane_out *o, const bwd_tap *s, const bwd_neighbou
     /* pixels across a cell edge the float twin may reach */
     for (size_t n = 0; n < (s->nominal && isfinite(cap) ? s->n_nb : 0); n++) {
         const bwd_neighbour *nb = nbs + s->nb + n;
-        px[nb->slot] = nb->e;
+        px[nb->slot] = nb->e * o->ps;
         pe_px[nb->slot] += nb->bound;
         amb_px[nb->slot] += 0;
     }
@@ -449,6 +450,12 @@ static int64_t bwd_setup(const roi_ctx *x, const ref_roi_head *g, int64_t k, int
     return bin;
 }
 
+/* grad_output of bin s in channel c: [K, C, PH, PW], or channels-last [K, PH, PW, C] */
+static int64_t go_at(const ref_roi_op *op, const bwd_bin *s, int64_t c)
+{
+    return op->nhwc ? ((s->k * op->PH + s->ph) * op->PW + s->pw) * op->C + c : ((s->k * op->C + c) * op->PH + s->ph) * op->PW + s->pw;
+}
+
 /* the group's bins scattered into plane o of channel c */
 static void bwd_run_plane(const roi_ctx *x, const plane_out *o, int64_t c, const vec *taps, const vec *nbs,
                           const vec *bins)
@@ -456,24 +463,24 @@ static void bwd_run_plane(const roi_ctx *x, const plane_out *o, int64_t c, const
     const ref_roi_op *op = x->op;
     for (size_t i = 0; i < bins->n; i++) {
         const bwd_bin *s = (const bwd_bin *)bins->p + i;
-        const double go = x->in[((s->k * op->C + c) * op->PH + s->ph) * op->PW + s->pw];
+        const double go = x->in[go_at(op, s, c)];
         for (size_t t = s->first; t < s->end; t++)
             bwd_tap_add(o, (const bwd_tap *)taps->p + t, (const bwd_neighbour *)nbs->p, go);
         if (s->inf_ambig && o->ambig)
-            for (int64_t q = 0; q < op->H * op->W; q++) o->ambig[q] = INFINITY;
+            for (int64_t q = 0; q < op->H * op->W; q++) o->ambig[q * o->ps] = INFINITY;
     }
 }
 
-/* plane (b, c)'s gradient and bounds */
+/* plane (b, c)'s gradient and bounds (channels-last: every C-th element from (b, 0, 0, c) on) */
 static plane_out plane_at(const roi_ctx *x, int64_t bc)
 {
-    const int64_t HW = x->op->H * x->op->W;
+    const int64_t HW = x->op->H * x->op->W, C = x->op->C;
     const ref_bounds *bd = x->bounds;
     double *p[5] = {x->out, bd ? bd->abs_sum : NULL, bd ? bd->n_terms : NULL, bd ? bd->pos_err : NULL,
                     bd ? bd->ambig : NULL};
     for (int t = 0; t < 5; t++)
-        if (p[t]) p[t] += bc * HW;
-    return (plane_out){p[0], p[1], p[2], p[3], p[4]};
+        if (p[t]) p[t] += x->op->nhwc ? bc / C * HW * C + bc % C : bc * HW;
+    return (plane_out){p[0], p[1], p[2], p[3], p[4], x->op->nhwc ? C : 1};
 }
 
 static void plane_zero(const roi_ctx *x, int64_t bc)
@@ -481,7 +488,8 @@ static void plane_zero(const roi_ctx *x, int64_t bc)
     const plane_out o = plane_at(x, bc);
     double *p[5] = {o.grad, o.abs_sum, o.n_terms, o.pos_err, o.ambig};
     for (int t = 0; t < 5; t++)
-        if (p[t]) memset(p[t], 0, sizeof(double) * (size_t)(x->op->H * x->op->W));
+        if (p[t] && o.ps == 1) memset(p[t], 0, sizeof(double) * (size_t)(x->op->H * x->op->W));
+        else for (int64_t q = 0; p[t] && q < x->op->H * x->op->W; q++) p[t][q * o.ps] = 0;
 }
 
 /* ---- backward: a block of 8 channels as lanes of a pixel-major tile ------------------------------- */
@@ -543,27 +551,34 @@ static int bwd_tile_fit(int64_t W, vec *taps, vec *nbs, bwd_tile *t)
 }
 
 /* the tile of channels [cs, cs + n) of image b copied from the planes (load) or back, a row of
-   every plane at a time; lanes and fields without a plane are zeros */
+   the rectangle at a time, a pixel's lanes together; lanes and fields without a plane are zeros */
 static void bwd_tile_move(const roi_ctx *x, int64_t b, int64_t cs, int n, const bwd_tile *t, int load)
 {
+    const int64_t W = x->op->W;
     double *plane[5][LANES];
-    for (int f = 0; f < 5; f++)
-        for (int l = 0; l < LANES; l++) {
-            const plane_out o = plane_at(x, b * x->op->C + cs + l);
-            double *p[5] = {o.grad, o.abs_sum, o.n_terms, o.pos_err, o.ambig};
-            plane[f][l] = l < n && p[f] ? p[f] + t->r0 * x->op->W + t->q0 : NULL;
+    int64_t ps = 1;
+    int whole = n == LANES;
+    for (int l = 0; l < n; l++) {
+        const plane_out o = plane_at(x, b * x->op->C + cs + l);
+        double *p[5] = {o.grad, o.abs_sum, o.n_terms, o.pos_err, o.ambig};
+        for (int f = 0; f < 5; f++) {
+            plane[f][l] = p[f] ? p[f] + (t->r0 * W + t->q0) * o.ps : NULL;
+            whole = whole && p[f];
         }
+        ps = o.ps;
+    }
+    if (load && !whole) memset(t->buf, 0, sizeof(double) * PIX * (size_t)(t->th * t->tw));
     for (int64_t r = 0; r < t->th; r++)
-        for (int f = 0; f < 5; f++)
-            for (int l = 0; l < LANES; l++) {
-                double *row = plane[f][l] ? plane[f][l] + r * x->op->W : NULL, *d = t->buf + r * t->tw * PIX + f * LANES + l;
-                if (!load && row)
-                    for (int64_t q = 0; q < t->tw; q++) row[q] = d[q * PIX];
-                else if (load && row)
-                    for (int64_t q = 0; q < t->tw; q++) d[q * PIX] = row[q];
-                else if (load)
-                    for (int64_t q = 0; q < t->tw; q++) d[q * PIX] = 0;
-            }
+        for (int f = 0; f < 5 && n > 0; f++) {
+            double *d = t->buf + r * t->tw * PIX + f * LANES;
+            const int64_t row = r * W * ps;
+            if (plane[f][0] && load)
+                for (int64_t q = 0; q < t->tw; q++)
+                    for (int l = 0; l < n; l++) d[q * PIX + l] = plane[f][l][row + q * ps];
+            else if (plane[f][0])
+                for (int64_t q = 0; q < t->tw; q++)
+                    for (int l = 0; l < n; l++) plane[f][l][row + q * ps] = d[q * PIX + l];
+        }
 }
 
 /* bwd_tap_add of sample s for the 8 lanes of the tile, whose grad_output values are go and caps
@@ -630,10 +645,10 @@ static void bwd_run_lanes(const roi_ctx *x, int64_t b, int64_t cs, int n, const 
     for (size_t i = 0; i < bins->n; i++) {
         const bwd_bin *s = (const bwd_bin *)bins->p + i;
         double g[LANES] = {0}, count = 0, inv = 0;
-        for (int l = 0; l < n; l++) g[l] = x->in[((s->k * op->C + cs + l) * op->PH + s->ph) * op->PW + s->pw];
+        for (int l = 0; l < n; l++) g[l] = x->in[go_at(op, s, cs + l)];
         /* a bin's grad_output lines are 8 short streams apart: the next bins' asked for */
         for (int l = 0; l < n && i + PREFETCH_AHEAD < bins->n; l++)
-            __builtin_prefetch(x->in + ((s[PREFETCH_AHEAD].k * op->C + cs + l) * op->PH + s[PREFETCH_AHEAD].ph) * op->PW + s[PREFETCH_AHEAD].pw);
+            __builtin_prefetch(x->in + go_at(op, s + PREFETCH_AHEAD, cs + l));
         v2d go[HALVES], cap[HALVES];
         for (int h = 0; h < HALVES; h++) go[h] = (v2d){g[2 * h], g[2 * h + 1]};
         for (size_t q = s->first; q < s->end; q++) {
@@ -654,8 +669,8 @@ static void bwd_run_lanes(const roi_ctx *x, int64_t b, int64_t cs, int n, const 
     bwd_tile_move(x, b, cs, n, t, 0);
     /* a bin of unbounded ambiguity set the whole plane's to INFINITY, where every later term keeps it */
     for (int l = 0; l < n && inf_ambig; l++) {
-        double *amb = plane_at(x, b * op->C + cs + l).ambig;
-        for (int64_t q = 0; amb && q < op->H * op->W; q++) amb[q] = INFINITY;
+        const plane_out o = plane_at(x, b * op->C + cs + l);
+        for (int64_t q = 0; o.ambig && q < op->H * op->W; q++) o.ambig[q * o.ps] = INFINITY;
     }
 }
 
