@@ -118,28 +118,17 @@ static int fwd_tap_of(int64_t H, int64_t W, double y, double x, double dy, doubl
     return 1;
 }
 
-/* Adds sample s of one plane to a: inside it counts in full; within rounding of the window's edge
- * it only widens the ambiguity. */
-static void fwd_tap_add(const double *plane, int64_t H, int64_t W, const fwd_tap *s, bin_acc *a)
+/* Adds to a what a sample adds with value v (|terms| av), slopes sy, sx and taps' range [lo, hi]:
+ * inside it counts in full; within rounding of the window's edge it only widens the ambiguity. */
+static inline void fwd_acc(int inside, int ambiguous, double dy, double dx, double v, double av, double sy,
+                           double sx, double lo, double hi, bin_acc *a)
 {
-    const ref_bilinear *r = &s->r;
-    double v = 0, av = 0, sy, sx;
-    for (int i = 0; i < 2; i++)
-        for (int j = 0; j < 2; j++) {
-            double t = r->wy[i] * r->wx[j] * plane[r->y[i] * W + r->x[j]];
-            v += t;
-            av += fabs(t);
-        }
-    ref_local_slopes(plane, H, W, r, &sy, &sx);
     /* capped: a sample moving anywhere within its box stays within the range of the taps it reaches
        (at |position| near 2^24 the first-order term alone passes the plane's whole range) */
-    double lo, hi;
-    ref_tap_rect_range(plane, W, 1, &s->reach, &lo, &hi);
-    double pe = fmin(ref_value_pos_err(sy, sx, s->dy, s->dx), isnan(hi - lo) ? INFINITY : hi - lo);
+    double pe = fmin(ref_value_pos_err(sy, sx, dy, dx), isnan(hi - lo) ? INFINITY : hi - lo);
     /* an ambiguous sample adds 0 or a value of [lo, hi]: it changes the bin's sum by at most the
        range of {0} and the taps, of which the position term already counted pe when it is inside */
-    double reach0 = isnan(hi - lo) ? INFINITY : fmax(hi, 0) - fmin(lo, 0);
-    if (s->inside) {
+    if (inside) {
         a->sum += v;
         a->abs_sum += av;
         a->n_terms += 4;
@@ -151,7 +140,171 @@ static void fwd_tap_add(const double *plane, int64_t H, int64_t W, const fwd_tap
         a->abs_sum += av;
         a->n_terms += 4;
     }
-    if (s->ambiguous) a->ambig += fmin(av + pe, s->inside ? fmax(reach0 - pe, 0) : reach0);
+    if (ambiguous) {
+        double reach0 = isnan(hi - lo) ? INFINITY : fmax(hi, 0) - fmin(lo, 0);
+        a->ambig += fmin(av + pe, inside ? fmax(reach0 - pe, 0) : reach0);
+    }
+}
+
+/* Adds sample s of one plane to a */
+static void fwd_tap_add(const double *plane, int64_t H, int64_t W, const fwd_tap *s, bin_acc *a)
+{
+    const ref_bilinear *r = &s->r;
+    double v = 0, av = 0, sy, sx, lo, hi;
+    for (int i = 0; i < 2; i++)
+        for (int j = 0; j < 2; j++) {
+            double t = r->wy[i] * r->wx[j] * plane[r->y[i] * W + r->x[j]];
+            v += t;
+            av += fabs(t);
+        }
+    ref_local_slopes(plane, H, W, r, &sy, &sx);
+    ref_tap_rect_range(plane, W, 1, &s->reach, &lo, &hi);
+    fwd_acc(s->inside, s->ambiguous, s->dy, s->dx, v, av, sy, sx, lo, hi, a);
+}
+
+/* ---- forward: a chunk's samples over LANES channels at a time ------------------------------------ */
+
+/* Channels taken at a time: lane l runs channel c + l through fwd_tap_add's steps, in its order */
+enum { LANES = 8 };
+
+/* A sample as the lanes read it: its 4x4 window, rows y0 - 1 .. y0 + 2 and columns x0 - 1 .. x0 + 2
+ * clamped onto the plane (a repeated edge row or column adds differences of 0, which no slope
+ * exceeds: ref_local_slopes' window), corner (i, j) at (1 + i, 1 + j) */
+typedef struct {
+    int64_t row[4], col[4]; /* rows and columns; once its chunk is set up, offsets: cell (a, b) at
+                               row[a] + col[b] of the plane or of the chunk's tile */
+    double w[4];            /* corner weights wy[i] wx[j] */
+    double dy, dx;
+    ref_tap_rect reach;
+    unsigned reach_bits; /* the reach rectangle's cells 4 a + b of the window; 0: it is not within */
+    int inside, ambiguous;
+} fwd_ltap;
+
+static int64_t clamp64(int64_t v, int64_t lo, int64_t hi) { return v < lo ? lo : v > hi ? hi : v; }
+
+static void fwd_ltap_of(int64_t H, int64_t W, const fwd_tap *s, fwd_ltap *d)
+{
+    const ref_bilinear *r = &s->r;
+    const ref_tap_rect *t = &s->reach;
+    for (int a = 0; a < 4; a++) {
+        d->row[a] = clamp64(r->y[0] - 1 + a, 0, H - 1);
+        d->col[a] = clamp64(r->x[0] - 1 + a, 0, W - 1);
+    }
+    for (int i = 0; i < 2; i++)
+        for (int j = 0; j < 2; j++) d->w[2 * i + j] = r->wy[i] * r->wx[j];
+    d->dy = s->dy;
+    d->dx = s->dx;
+    d->reach = *t;
+    d->inside = s->inside;
+    d->ambiguous = s->ambiguous;
+    d->reach_bits = 0;
+    /* the reach's rows and columns ascending are its window cells' ascending: the same order */
+    if (!t->zero && t->r0 <= t->r1 && t->c0 <= t->c1 && t->r0 >= r->y[0] - 1 && t->r1 <= r->y[0] + 2 &&
+        t->c0 >= r->x[0] - 1 && t->c1 <= r->x[0] + 2)
+        for (int64_t y = t->r0; y <= t->r1; y++)
+            for (int64_t x = t->c0; x <= t->c1; x++) d->reach_bits |= 1u << (4 * (y - r->y[0] + 1) + x - r->x[0] + 1);
+}
+
+/* the range [lo, hi] of the reach's taps per lane: ref_tap_rect_range's (a NaN tap makes both NaN,
+ * whatever its place) */
+static void fwd_lanes_range(const double *const pl[LANES], int64_t W, const fwd_ltap *s, const double *const v[16],
+                            double lo[LANES], double hi[LANES])
+{
+    if (!s->reach_bits) {
+        for (int l = 0; l < LANES; l++) ref_tap_rect_range(pl[l], W, 1, &s->reach, &lo[l], &hi[l]);
+        return;
+    }
+    double mn[LANES], mx[LANES], nan[LANES];
+    for (int l = 0; l < LANES; l++) { mn[l] = INFINITY; mx[l] = -INFINITY; nan[l] = 0; }
+    for (unsigned bits = s->reach_bits; bits; bits &= bits - 1) {
+        const double *u = v[__builtin_ctz(bits)];
+        for (int l = 0; l < LANES; l++) {
+            mn[l] = u[l] < mn[l] ? u[l] : mn[l];
+            mx[l] = u[l] > mx[l] ? u[l] : mx[l];
+            nan[l] = isnan(u[l]) ? 1.0 : nan[l];
+        }
+    }
+    for (int l = 0; l < LANES; l++) {
+        lo[l] = nan[l] != 0 ? NAN : mn[l]; /* nothing bounds a NaN tap: no cap */
+        hi[l] = nan[l] != 0 ? NAN : mx[l];
+    }
+}
+
+/* the lanes' sums of one bin: a bin_acc a lane */
+typedef struct {
+    double sum[LANES], abs_sum[LANES], n_terms[LANES], pos_err[LANES], ambig[LANES];
+} lanes_acc;
+
+static bin_acc lane_get(const lanes_acc *a, int l)
+{
+    return (bin_acc){a->sum[l], a->abs_sum[l], a->n_terms[l], a->pos_err[l], a->ambig[l]};
+}
+
+static void lane_put(lanes_acc *a, int l, bin_acc b)
+{
+    a->sum[l] = b.sum;
+    a->abs_sum[l] = b.abs_sum;
+    a->n_terms[l] = b.n_terms;
+    a->pos_err[l] = b.pos_err;
+    a->ambig[l] = b.ambig;
+}
+
+/* fwd_acc of every lane; an inside sample far from the window's edges (most) without its branches */
+static void fwd_lanes_acc(const fwd_ltap *s, const double val[LANES], const double av[LANES], const double sy[LANES],
+                          const double sx[LANES], const double lo[LANES], const double hi[LANES], lanes_acc *a)
+{
+    if (!s->inside || s->ambiguous) {
+        for (int l = 0; l < LANES; l++) {
+            bin_acc b = lane_get(a, l);
+            fwd_acc(s->inside, s->ambiguous, s->dy, s->dx, val[l], av[l], sy[l], sx[l], lo[l], hi[l], &b);
+            lane_put(a, l, b);
+        }
+        return;
+    }
+    for (int l = 0; l < LANES; l++) {
+        const double p = ref_value_pos_err(sy[l], sx[l], s->dy, s->dx), q = isnan(hi[l] - lo[l]) ? INFINITY : hi[l] - lo[l];
+        a->sum[l] += val[l];
+        a->abs_sum[l] += av[l];
+        a->n_terms[l] += 4;
+        a->pos_err[l] += p < q ? p : q; /* fmin(p, q), q never NaN */
+    }
+}
+
+/* Adds sample s of the lanes' planes (or of their tile) to their bins a (pos: with slopes and
+ * ranges) */
+static void fwd_lanes_add(const double *const pl[LANES], const double *tile, int64_t W, const fwd_ltap *s, int pos,
+                          lanes_acc *a)
+{
+    double buf[16][LANES], val[LANES], av[LANES], sy[LANES], sx[LANES], lo[LANES], hi[LANES];
+    const double *v[16]; /* cell k of the window, lane by lane */
+    for (int k = 0; k < 16; k++) {
+        const int64_t o = s->row[k / 4] + s->col[k % 4];
+        if (tile) {
+            v[k] = tile + o * LANES;
+            continue;
+        }
+        for (int l = 0; l < LANES; l++) buf[k][l] = pl[l][o];
+        v[k] = buf[k];
+    }
+    static const int corner[4] = {5, 6, 9, 10};
+    for (int l = 0; l < LANES; l++) val[l] = av[l] = sy[l] = sx[l] = lo[l] = hi[l] = 0;
+    for (int k = 0; k < 4; k++)
+        for (int l = 0; l < LANES; l++) {
+            double t = s->w[k] * v[corner[k]][l];
+            val[l] += t;
+            av[l] += fabs(t);
+        }
+    if (pos) { /* the largest |difference| of neighbours, a NaN one passed over */
+        for (int k = 0; k < 12; k++)
+            for (int l = 0; l < LANES; l++) {
+                double d = fabs(v[k + 4][l] - v[k][l]);
+                sy[l] = d > sy[l] ? d : sy[l];
+                d = fabs(v[k / 3 * 4 + k % 3 + 1][l] - v[k / 3 * 4 + k % 3][l]);
+                sx[l] = d > sx[l] ? d : sx[l];
+            }
+        fwd_lanes_range(pl, W, s, v, lo, hi);
+    }
+    fwd_lanes_acc(s, val, av, sy, sx, lo, hi, a);
 }
 
 /* ---- forward: elements -------------------------------------------------------------------------- */
@@ -210,47 +363,110 @@ static void roi_element(bin_acc a, const ref_roi_head *g, alt_bin *alt, double *
     if (bounds->ambig) bounds->ambig[e] = ambig;
 }
 
+enum { FWD_CHUNK_TAPS = 1024 }; /* a chunk's set-up and tile stay in L2 */
+
+/* A forward chunk: its samples, bins and the rectangle [r0, r1] x [c0, c1] their windows cover;
+ * tiled: the lanes read a tile of it (pixel-major, LANES values a pixel) built once a block */
 typedef struct {
-    vec *taps;
+    vec taps, bins, tile;
+    int64_t r0, r1, c0, c1;
+    int tiled;
+} fwd_chunk;
+
+typedef struct {
+    fwd_chunk *ch;
     int64_t H, W;
 } fwd_setup_ctx;
 
 static void fwd_sample(void *ctx, double y, double x, double dy, double dx)
 {
     fwd_setup_ctx *f = ctx;
-    fwd_tap s, *d;
-    if (fwd_tap_of(f->H, f->W, y, x, dy, dx, &s) && (d = vec_push(f->taps))) *d = s;
+    fwd_chunk *ch = f->ch;
+    fwd_tap s;
+    fwd_ltap *d;
+    if (!fwd_tap_of(f->H, f->W, y, x, dy, dx, &s) || !(d = vec_push(&ch->taps))) return;
+    fwd_ltap_of(f->H, f->W, &s, d);
+    if (d->row[0] < ch->r0) ch->r0 = d->row[0];
+    if (d->row[3] > ch->r1) ch->r1 = d->row[3];
+    if (d->col[0] < ch->c0) ch->c0 = d->col[0];
+    if (d->col[3] > ch->c1) ch->c1 = d->col[3];
+}
+
+/* Turns the chunk's rows and columns into offsets: of its tile when that costs less than reading
+ * the planes tap by tap (a tile pixel is read once a block, a tap's window 16 times), else of the
+ * planes */
+static void fwd_offsets(fwd_chunk *ch, int64_t W)
+{
+    const int64_t tw = ch->c1 - ch->c0 + 1, area = ch->taps.n > 0 ? (ch->r1 - ch->r0 + 1) * tw : 0;
+    ch->tiled = ch->taps.n > 0 && area <= 8 * (int64_t)ch->taps.n;
+    if (ch->tiled && ch->tile.cap < (size_t)area) {
+        double *p = realloc(ch->tile.p, (size_t)area * LANES * sizeof(double));
+        if (p) {
+            ch->tile.p = (char *)p;
+            ch->tile.cap = (size_t)area;
+        } else
+            ch->tiled = 0;
+    }
+    for (size_t t = 0; t < ch->taps.n; t++) {
+        fwd_ltap *d = (fwd_ltap *)ch->taps.p + t;
+        for (int a = 0; a < 4; a++) {
+            d->row[a] = ch->tiled ? (d->row[a] - ch->r0) * tw : d->row[a] * W;
+            d->col[a] = ch->tiled ? d->col[a] - ch->c0 : d->col[a];
+        }
+    }
 }
 
 /* Sets up the bins of roi g from bin0 on until the chunk is full; returns the next bin. */
-static int64_t fwd_setup(const roi_ctx *x, const ref_roi_head *g, int64_t bin0, vec *taps, vec *bins)
+static int64_t fwd_setup(const roi_ctx *x, const ref_roi_head *g, int64_t bin0, fwd_chunk *ch)
 {
     const ref_roi_op *op = x->op;
-    fwd_setup_ctx f = {taps, op->H, op->W};
-    taps->n = bins->n = 0;
+    fwd_setup_ctx f = {ch, op->H, op->W};
+    ch->taps.n = ch->bins.n = 0;
+    ch->r0 = ch->c0 = INT64_MAX;
+    ch->r1 = ch->c1 = -1;
     int64_t bin = bin0;
-    for (; bin < op->PH * op->PW && (bin == bin0 || taps->n < CHUNK_TAPS); bin++) {
-        bin_span *s = vec_push(bins);
+    for (; bin < op->PH * op->PW && (bin == bin0 || ch->taps.n < FWD_CHUNK_TAPS); bin++) {
+        bin_span *s = vec_push(&ch->bins);
         if (!s) break;
-        *s = (bin_span){bin / op->PW, bin % op->PW, taps->n, 0, 0};
+        *s = (bin_span){bin / op->PW, bin % op->PW, ch->taps.n, 0, 0};
         if (g->b >= 0) op->bin(op->op, g, s->ph, s->pw, g->gh, g->gw, x->pre, fwd_sample, &f);
-        s->end = taps->n;
+        s->end = ch->taps.n;
     }
+    fwd_offsets(ch, op->W);
     return bin;
 }
 
-/* the chunk's elements of roi k, channel c */
-static void fwd_run_plane(const roi_ctx *x, const ref_roi_head *g, int64_t k, int64_t c, const vec *taps,
-                          const vec *bins)
+/* the chunk's tile of the lanes' planes: pixel (r, c) of it at ((r - r0) tw + c - c0) LANES */
+static void fwd_tile(const fwd_chunk *ch, const double *const pl[LANES], int64_t W)
+{
+    double *tile = (double *)ch->tile.p;
+    const int64_t tw = ch->c1 - ch->c0 + 1;
+    for (int64_t r = ch->r0; r <= ch->r1; r++, tile += tw * LANES) /* a row of the tile stays in L1 */
+        for (int l = 0; l < LANES; l++)
+            for (int64_t c = 0; c < tw; c++) tile[c * LANES + l] = pl[l][r * W + ch->c0 + c];
+}
+
+/* the chunk's elements of roi k, channels [c, c + nl) (nl <= LANES; the lanes past nl repeat the
+ * last channel's plane and are dropped) */
+static void fwd_run_lanes(const roi_ctx *x, const ref_roi_head *g, int64_t k, int64_t c, int nl, const fwd_chunk *ch)
 {
     const ref_roi_op *op = x->op;
-    const double *plane = g->b >= 0 ? x->in + (g->b * op->C + c) * op->H * op->W : NULL;
-    for (size_t i = 0; i < bins->n; i++) {
-        const bin_span *s = (const bin_span *)bins->p + i;
-        bin_acc a = {0, 0, 0, 0, 0};
-        for (size_t t = s->first; t < s->end; t++) fwd_tap_add(plane, op->H, op->W, (const fwd_tap *)taps->p + t, &a);
-        alt_bin alt = {op, g, plane, s->ph, s->pw, x->pre, a};
-        roi_element(a, g, plane ? &alt : NULL, x->out, ((k * op->C + c) * op->PH + s->ph) * op->PW + s->pw, x->bounds);
+    const double *pl[LANES];
+    for (int l = 0; l < LANES; l++)
+        pl[l] = g->b >= 0 ? x->in + (g->b * op->C + c + (l < nl ? l : nl - 1)) * op->H * op->W : NULL;
+    if (ch->tiled) fwd_tile(ch, pl, op->W);
+    const double *tile = ch->tiled ? (const double *)ch->tile.p : NULL;
+    const int pos = x->bounds != NULL;
+    for (size_t i = 0; i < ch->bins.n; i++) {
+        const bin_span *s = (const bin_span *)ch->bins.p + i;
+        lanes_acc a;
+        memset(&a, 0, sizeof a);
+        for (size_t t = s->first; t < s->end; t++) fwd_lanes_add(pl, tile, op->W, (const fwd_ltap *)ch->taps.p + t, pos, &a);
+        for (int l = 0; l < nl; l++) {
+            alt_bin alt = {op, g, pl[l], s->ph, s->pw, x->pre, {0, 0, 0, 0, 0}};
+            roi_element(lane_get(&a, l), g, pl[l] ? &alt : NULL, x->out, ((k * op->C + c + l) * op->PH + s->ph) * op->PW + s->pw,
+                        x->bounds);
+        }
     }
 }
 
@@ -260,14 +476,15 @@ static void forward_item(void *ctx, int64_t item)
     roi_ctx *x = ctx;
     const int64_t k = item / x->nblk, c0 = item % x->nblk * x->cb, c1 = c0 + x->cb < x->op->C ? c0 + x->cb : x->op->C;
     const ref_roi_head *g = geometry_at(x, k);
-    vec taps = {NULL, 0, 0, sizeof(fwd_tap), 0}, bins = {NULL, 0, 0, sizeof(bin_span), 0};
+    fwd_chunk ch = {{NULL, 0, 0, sizeof(fwd_ltap), 0}, {NULL, 0, 0, sizeof(bin_span), 0}, {NULL, 0, 0, 0, 0}, 0, 0, 0, 0, 0};
     for (int64_t bin = 0; bin < x->op->PH * x->op->PW;) {
-        bin = fwd_setup(x, g, bin, &taps, &bins);
-        if (taps.failed || bins.failed) { atomic_store(&x->failed, 1); break; }
-        for (int64_t c = c0; c < c1; c++) fwd_run_plane(x, g, k, c, &taps, &bins);
+        bin = fwd_setup(x, g, bin, &ch);
+        if (ch.taps.failed || ch.bins.failed) { atomic_store(&x->failed, 1); break; }
+        for (int64_t c = c0; c < c1; c += LANES) fwd_run_lanes(x, g, k, c, c1 - c < LANES ? (int)(c1 - c) : LANES, &ch);
     }
-    free(taps.p);
-    free(bins.p);
+    free(ch.taps.p);
+    free(ch.bins.p);
+    free(ch.tile.p);
 }
 
 void ref_roi_forward(const ref_roi_op *op, const double *input, const double *rois, double *output,
@@ -500,7 +717,8 @@ static void plane_zero(const roi_ctx *x, int64_t bc)
  * each lane takes the steps of bwd_tap_add in its order, so every element gets the same terms in
  * the same order (the tile starts as a copy of the planes and is copied back). A group of a whole
  * image's rois copies each plane in and out once, in long rows. */
-enum { LANES = 8, HALVES = LANES / 2, PIX = 5 * LANES, TILE_MAX = 1 << 17 /* pixels: 42 MB */, PREFETCH_AHEAD = 4 };
+/* LANES (8): the forward's channels at a time */
+enum { HALVES = LANES / 2, PIX = 5 * LANES, TILE_MAX = 1 << 17 /* pixels: 42 MB */, PREFETCH_AHEAD = 4 };
 
 typedef struct {
     int64_t r0, q0, th, tw; /* rows r0 .. r0 + th, columns q0 .. q0 + tw */
