@@ -1,6 +1,7 @@
 /* The comparator judged on its own: it must fail what is wrong and pass only what is right. */
 #include <criterion/criterion.h>
 #include <math.h>
+#include <string.h>
 
 #include "compare.h"
 
@@ -238,4 +239,75 @@ Test(compare, max_ulp_is_the_ulp_of_the_scale_in_every_binade)
             double ulp = fmax(ldexp(1.0, ex - 24) * (dts[d]->u / CONFORM_U_F32), 2.0 * dts[d]->eta);
             cr_assert_eq(r.max_ulp, (g1[0] - r1[0]) / ulp, "dtype %s, 2^%d: %.17g", dts[d]->name, e, r.max_ulp);
         }
+}
+
+/* ---- the vector blocks against the element loop --------------------------------------------- */
+
+static uint64_t xs = 0x9e3779b97f4a7c15ull;
+static uint64_t next_u64(void) { xs ^= xs << 13; xs ^= xs >> 7; xs ^= xs << 17; return xs; }
+static double uniform(void) { return (double)(next_u64() >> 11) * 0x1p-53; }
+
+/* now and then a value a block must not take as plain, or one at an edge of the arithmetic */
+static double odd_value(void)
+{
+    static const double v[] = {0.0, -0.0, INFINITY, -INFINITY, NAN, 0x1p-149, 0x1p-1074, 1e-45, 3e38, 1e300, -1.0};
+    return v[next_u64() % (sizeof v / sizeof v[0])];
+}
+
+static int same_bits(double x, double y) { return memcmp(&x, &y, sizeof x) == 0 || (isnan(x) && isnan(y)); }
+
+static void assert_same_result(const compare_result *v, const compare_result *s, const char *what)
+{
+    cr_assert(v->n == s->n && v->n_over == s->n_over && v->n_ambiguous == s->n_ambiguous &&
+                  v->n_nonfinite_mismatch == s->n_nonfinite_mismatch && v->worst_index == s->worst_index &&
+                  v->all_zero == s->all_zero, "%s: counts or worst index differ (%lld vs %lld)", what,
+              (long long)v->worst_index, (long long)s->worst_index);
+    const double a[] = {v->max_abs_err, v->max_rel_err, v->max_ulp, v->max_err_over_tol, v->ambiguous_max_err_over_tol,
+                        v->worst_ref, v->worst_got, v->worst_tol, v->max_tol};
+    const double b[] = {s->max_abs_err, s->max_rel_err, s->max_ulp, s->max_err_over_tol, s->ambiguous_max_err_over_tol,
+                        s->worst_ref, s->worst_got, s->worst_tol, s->max_tol};
+    for (int k = 0; k < 9; k++) cr_assert(same_bits(a[k], b[k]), "%s: figure %d: %.17g vs %.17g", what, k, a[k], b[k]);
+    cr_assert(!memcmp(v->hist_ratio, s->hist_ratio, sizeof v->hist_ratio), "%s: err/tol histogram", what);
+    cr_assert(!memcmp(v->hist_ulp, s->hist_ulp, sizeof v->hist_ulp), "%s: ulp histogram", what);
+}
+
+/* Every figure of the vector blocks (where this CPU has them) is bit for bit the element loop's:
+   random outputs of every dtype, with ties, zeros, non-finite and ambiguous elements, NULL bounds */
+Test(compare, vector_blocks_equal_the_element_loop)
+{
+    enum { M = 4099 };
+    static double r1[M], g64[M], bnd[4][M];
+    static float g32[M];
+    for (int round = 0; round < 200; round++) {
+        double odd = round % 3 ? 0.003 : 0.0, zeros = (double)(round % 4) / 4;
+        for (int i = 0; i < M; i++) {
+            double f = uniform() < zeros ? 0.0 : (uniform() - 0.5) * exp((uniform() - 0.5) * 40);
+            r1[i] = uniform() < odd ? odd_value() : f;
+            float g = (float)r1[i];
+            if (round % 10 != 9 && uniform() < 0.3) g = nextafterf(g, INFINITY); /* 9: every ratio 0, a tie */
+            if (round % 10 != 9 && uniform() < 0.01) g *= 1.0f + (float)((uniform() - 0.5) * 1e-3);
+            g32[i] = uniform() < odd ? (float)odd_value() : g;
+            g64[i] = g32[i];
+            bnd[0][i] = fabs(r1[i]) * (1 + uniform());
+            bnd[1][i] = (double)(next_u64() % 8);
+            bnd[2][i] = uniform() < 0.5 ? 0 : fabs(r1[i]) * 1e-7;
+            bnd[3][i] = uniform() < 0.99 ? 0 : fabs(r1[i]) * 1e-3;
+            if (uniform() < odd) bnd[next_u64() % 4][i] = odd_value();
+        }
+        const tol_model m = {(double)(round % 7), "test", 1, "test"};
+        tol_inputs t = {dtype_get((conform_dtype)(round % 4)), round % 5 ? &m : NULL, bnd[0], round % 6 ? bnd[1] : NULL,
+                        round % 7 ? bnd[2] : NULL, round % 3 ? bnd[3] : NULL};
+        int64_t n = round < 100 ? M : (int64_t)(next_u64() % M);
+        compare_result v, s;
+        char what[64];
+        snprintf(what, sizeof what, "round %d, %s, n %lld", round, t.dt->name, (long long)n);
+        for (int dbl = 0; dbl < 2; dbl++) {
+            compare_vector_allowed = 1;
+            dbl ? compare_f64(r1, g64, n, &t, &v) : compare_f32(r1, g32, n, &t, &v);
+            compare_vector_allowed = 0;
+            dbl ? compare_f64(r1, g64, n, &t, &s) : compare_f32(r1, g32, n, &t, &s);
+            compare_vector_allowed = 1;
+            assert_same_result(&v, &s, what);
+        }
+    }
 }

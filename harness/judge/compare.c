@@ -102,80 +102,293 @@ static inline double element_bounds(const tol_inputs *t, const compare_consts *k
     return isnan(tol) ? 0.0 : tol;
 }
 
+/* The running state of the element loop over its scalar elements: a local struct, so its fields
+   stay in registers (the arrays are doubles too: through a pointer the compiler would store every
+   running maximum at every element) */
+typedef struct {
+    compare_result a;
+    double worst_ratio;
+    int got_all_zero, ref_clearly_nonzero;
+} compare_state;
+
+/* Element i, every kind of it: the reference semantics of the comparator. The vector blocks below
+   compute the same for their plain elements (finite, not ambiguous) */
+static inline void element_scalar(compare_state *st, const double *ref, const float *got_f32, const double *got_f64,
+                                  int64_t i, const tol_inputs *t, const compare_consts *k)
+{
+    compare_result *a = &st->a;
+    double g = got_f32 ? (double)got_f32[i] : got_f64[i], f = ref[i];
+    if (g != 0.0) st->got_all_zero = 0;
+    double ambig, scale, tol = element_bounds(t, k, i, f, &ambig, &scale);
+    if (!isfinite(f) || !isfinite(g)) {
+        if (!same_nonfinite(f, g)) {
+            a->n_nonfinite_mismatch++;
+            a->n_over++;
+            if (st->worst_ratio < INFINITY) {
+                st->worst_ratio = INFINITY;
+                a->worst_index = i;
+            }
+        }
+        return;
+    }
+    double err = fabs(g - f);
+    /* the error metrics and histograms cover every finite element, ambiguous ones too: an
+       output that differs from the reference never prints 0 (issue 24) */
+    if (err > a->max_abs_err) a->max_abs_err = err;
+    if (f != 0 && err / fabs(f) > a->max_rel_err) a->max_rel_err = err / fabs(f);
+    /* ULPs of the element's scale (its reference, or the magnitude its tolerance is built on
+       when larger): a near-zero result of cancelling terms is measured against the terms, not
+       against itself. A zero scale (or a subnormal one) has no meaningful ULP */
+    if (scale >= FLT_MIN) {
+        /* the ULP of the dtype at scale: float32's scaled by its precision, and never finer
+           than the dtype's smallest subnormal (a float16 value below 2^-25 rounds to 0, an
+           error under half an ULP, not thousands of float32-sized ones) */
+        double ulp = ulp_f32_fast(scale) * k->ulp_ratio;
+        double ulps = err / (ulp > k->ulp_floor ? ulp : k->ulp_floor);
+        if (ulps > a->max_ulp) a->max_ulp = ulps;
+        a->hist_ulp[bin_of(compare_ulp_edges, ulps)]++;
+    }
+    if (ambig > 0) {
+        /* judged against tol + ambig, and reported apart: count and worst err/(tol + ambig) */
+        a->n_ambiguous++;
+        double ratio = err == 0 ? 0 : err / (tol + ambig);
+        if (ratio > a->ambiguous_max_err_over_tol) a->ambiguous_max_err_over_tol = ratio;
+        a->hist_ratio[bin_of(compare_ratio_edges, ratio)]++;
+        if (err > tol + ambig) {
+            a->n_over++;
+            if (ratio > st->worst_ratio) {
+                st->worst_ratio = ratio;
+                a->worst_index = i;
+            }
+        }
+        return;
+    }
+    if (fabs(f) > tol) st->ref_clearly_nonzero = 1;
+    if (tol > a->max_tol) a->max_tol = tol;
+    double ratio = err == 0 ? 0 : (tol > 0 ? err / tol : INFINITY);
+    if (ratio > a->max_err_over_tol) a->max_err_over_tol = ratio;
+    a->hist_ratio[bin_of(compare_ratio_edges, ratio)]++;
+    if (err > tol) a->n_over++;
+    if (ratio > st->worst_ratio) {
+        st->worst_ratio = ratio;
+        a->worst_index = i;
+    }
+}
+
+/* ---- AVX2 blocks -------------------------------------------------------------------------------
+   Four elements at a time where the CPU has AVX2 (checked at run time; else the scalar loop does
+   every element). Only IEEE +, -, *, / and comparisons, each as element_scalar computes it, in the
+   same order and without FMA (not enabled for these functions): every lane's number is bit for bit
+   the scalar one. A block with an element that is not plain (finite on both sides, not ambiguous)
+   goes to element_scalar whole. Running maxima and the worst element are kept per lane and merged
+   at the end: the largest, of equals the first index (the scalar loop's strict > keeps the first);
+   max_pd(x, m) is x > m ? x : m, the scalar "if (x > m) m = x" */
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define COMPARE_AVX2 1
+#define AVX2 __attribute__((target("avx2")))
+#define AVX2_INLINE static inline __attribute__((target("avx2"), always_inline))
+
+/* the histograms' bins of a block as one-hot 6-bit counters in each 64-bit lane (10 bins, 60 bits):
+   emptied into the int64 histograms before any counter can pass 63 */
+#define HIST_FIELD 6
+#define HIST_FLUSH 63
+
+typedef struct {
+    __m256d max_abs, max_rel, max_ulp, max_ot, max_tol, worst_ratio;
+    __m256i worst_index, nonzero_got, clearly_nonzero, n_over, hist_ulp, hist_ratio;
+} lanes;
+
+/* the bound arrays, a NULL one read as zeros: its index masked to 0 of a block of zeros */
+typedef struct {
+    const double *nt, *as, *pe, *am;
+    int64_t mnt, mas, mpe, mam;
+} bound_src;
+
+static const double zero_block[4];
+
+/* compare_consts, broadcast; 1/den for the ULPs: den = max(ulp, ulp_floor) is a power of two
+   (every dtype's u and eta are), so err * (1/den) is err / den correctly rounded, the same number */
+typedef struct {
+    __m256d u, eta, k_val, ulp_ratio, ulp_floor, edges_ulp[COMPARE_HIST_BINS - 1], edges_ratio[COMPARE_HIST_BINS - 1];
+} vconsts;
+
+/* 1 when every den of the dtype is a normal power of two with a normal reciprocal: 2^-149 <= ulp / ulp_ratio
+   <= 2^1000 (a finite scale), ulp_floor a power of two too or below every ulp */
+static int reciprocal_exact(const compare_consts *k)
+{
+    int e;
+    int pow2_ratio = frexp(k->ulp_ratio, &e) == 0.5 && k->ulp_ratio >= 0x1p-800 && k->ulp_ratio <= 0x1p20;
+    int floor_ok = k->ulp_floor < 0x1p-149 * k->ulp_ratio || (frexp(k->ulp_floor, &e) == 0.5 && k->ulp_floor >= DBL_MIN &&
+                                                                k->ulp_floor <= 0x1p1000);
+    return pow2_ratio && floor_ok;
+}
+
+/* 1/x of a normal power of two x with a normal reciprocal: its biased exponent E becomes 2046 - E */
+AVX2_INLINE __m256d pow2_reciprocal(__m256d x)
+{
+    __m256i e = _mm256_srli_epi64(_mm256_castpd_si256(x), 52);
+    return _mm256_castsi256_pd(_mm256_slli_epi64(_mm256_sub_epi64(_mm256_set1_epi64x(2046), e), 52));
+}
+
+AVX2_INLINE __m256i one_hot_bin(__m256d v, const __m256d *edges)
+{
+    __m256i b = _mm256_setzero_si256();
+#pragma GCC unroll 9
+    for (int e = 0; e < COMPARE_HIST_BINS - 1; e++)
+        b = _mm256_sub_epi64(b, _mm256_castpd_si256(_mm256_cmp_pd(v, edges[e], _CMP_GT_OQ)));
+    __m256i shift = _mm256_add_epi64(_mm256_slli_epi64(b, 2), _mm256_slli_epi64(b, 1)); /* HIST_FIELD * b */
+    return _mm256_sllv_epi64(_mm256_set1_epi64x(1), shift);
+}
+
+/* the tolerance, ULPs and err/tol of four plain elements, into the lanes */
+AVX2_INLINE void block_plain(lanes *v, const vconsts *k, __m256d f, __m256d g, __m256d nt, __m256d as, __m256d pe,
+                             __m256i idx)
+{
+    const __m256d zero = _mm256_setzero_pd(), inf = _mm256_set1_pd(INFINITY), sign = _mm256_set1_pd(-0.0);
+    __m256d err = _mm256_andnot_pd(sign, _mm256_sub_pd(g, f)), af = _mm256_andnot_pd(sign, f);
+    v->nonzero_got = _mm256_or_si256(v->nonzero_got, _mm256_castpd_si256(_mm256_cmp_pd(g, zero, _CMP_NEQ_UQ)));
+    v->max_abs = _mm256_max_pd(err, v->max_abs);
+    __m256d rel = _mm256_and_pd(_mm256_div_pd(err, af), _mm256_cmp_pd(f, zero, _CMP_NEQ_UQ));
+    v->max_rel = _mm256_max_pd(rel, v->max_rel);
+    __m256d kk = _mm256_add_pd(k->k_val, nt), ukk = _mm256_mul_pd(k->u, kk);
+    __m256d tol = _mm256_add_pd(_mm256_add_pd(_mm256_mul_pd(ukk, as), pe), _mm256_mul_pd(k->eta, kk));
+    tol = _mm256_and_pd(tol, _mm256_cmp_pd(tol, tol, _CMP_ORD_Q)); /* NaN: 0 */
+    __m256d m = _mm256_add_pd(as, _mm256_and_pd(_mm256_div_pd(pe, ukk), _mm256_cmp_pd(kk, zero, _CMP_GT_OQ)));
+    __m256d s = _mm256_max_pd(m, af);
+    __m256d scale = _mm256_blendv_pd(af, s, _mm256_cmp_pd(s, inf, _CMP_LT_OQ));
+    __m256d has_ulp = _mm256_cmp_pd(scale, _mm256_set1_pd(FLT_MIN), _CMP_GE_OQ);
+    /* ulp_f32_fast: the biased exponent lowered by 23 */
+    __m256i e = _mm256_sub_epi64(_mm256_srli_epi64(_mm256_castpd_si256(scale), 52), _mm256_set1_epi64x(23));
+    __m256d ulp = _mm256_mul_pd(_mm256_castsi256_pd(_mm256_slli_epi64(e, 52)), k->ulp_ratio);
+    __m256d ulps = _mm256_and_pd(_mm256_mul_pd(err, pow2_reciprocal(_mm256_max_pd(ulp, k->ulp_floor))), has_ulp);
+    v->max_ulp = _mm256_max_pd(ulps, v->max_ulp);
+    v->hist_ulp = _mm256_add_epi64(v->hist_ulp, _mm256_and_si256(one_hot_bin(ulps, k->edges_ulp), _mm256_castpd_si256(has_ulp)));
+    v->clearly_nonzero = _mm256_or_si256(v->clearly_nonzero, _mm256_castpd_si256(_mm256_cmp_pd(af, tol, _CMP_GT_OQ)));
+    v->max_tol = _mm256_max_pd(tol, v->max_tol);
+    __m256d ratio = _mm256_blendv_pd(inf, _mm256_div_pd(err, tol), _mm256_cmp_pd(tol, zero, _CMP_GT_OQ));
+    ratio = _mm256_andnot_pd(_mm256_cmp_pd(err, zero, _CMP_EQ_OQ), ratio);
+    v->max_ot = _mm256_max_pd(ratio, v->max_ot);
+    v->hist_ratio = _mm256_add_epi64(v->hist_ratio, one_hot_bin(ratio, k->edges_ratio));
+    v->n_over = _mm256_sub_epi64(v->n_over, _mm256_castpd_si256(_mm256_cmp_pd(err, tol, _CMP_GT_OQ)));
+    __m256d better = _mm256_cmp_pd(ratio, v->worst_ratio, _CMP_GT_OQ);
+    v->worst_ratio = _mm256_max_pd(ratio, v->worst_ratio);
+    v->worst_index = _mm256_castpd_si256(_mm256_blendv_pd(_mm256_castsi256_pd(v->worst_index), _mm256_castsi256_pd(idx), better));
+}
+
+/* 1 when the four elements from i were plain and are done, 0 to do them with element_scalar */
+AVX2_INLINE int block(lanes *v, const bound_src *b, const vconsts *k, const double *ref, const float *g32,
+                      const double *g64, int64_t i)
+{
+    __m256d f = _mm256_loadu_pd(ref + i), g = g32 ? _mm256_cvtps_pd(_mm_loadu_ps(g32 + i)) : _mm256_loadu_pd(g64 + i);
+    __m256d am = _mm256_loadu_pd(b->am + (i & b->mam)), inf = _mm256_set1_pd(INFINITY), sign = _mm256_set1_pd(-0.0);
+    __m256d plain = _mm256_and_pd(_mm256_cmp_pd(_mm256_andnot_pd(sign, f), inf, _CMP_LT_OQ),
+                                  _mm256_cmp_pd(_mm256_andnot_pd(sign, g), inf, _CMP_LT_OQ));
+    plain = _mm256_andnot_pd(_mm256_cmp_pd(am, _mm256_setzero_pd(), _CMP_GT_OQ), plain);
+    if (_mm256_movemask_pd(plain) != 0xf) return 0;
+    block_plain(v, k, f, g, _mm256_loadu_pd(b->nt + (i & b->mnt)), _mm256_loadu_pd(b->as + (i & b->mas)),
+                _mm256_loadu_pd(b->pe + (i & b->mpe)), _mm256_add_epi64(_mm256_set1_epi64x(i), _mm256_set_epi64x(3, 2, 1, 0)));
+    return 1;
+}
+
+/* returns the counters emptied */
+AVX2_INLINE __m256i flush_hist(int64_t *hist, __m256i packed)
+{
+    int64_t lane[4];
+    memcpy(lane, &packed, sizeof lane);
+    for (int l = 0; l < 4; l++)
+        for (int b = 0; b < COMPARE_HIST_BINS; b++) hist[b] += (int64_t)((uint64_t)lane[l] >> (HIST_FIELD * b)) & HIST_FLUSH;
+    return _mm256_setzero_si256();
+}
+
+AVX2 static void merge_lanes(compare_state *st, const lanes *v)
+{
+    compare_result *a = &st->a;
+    double d[6][4];
+    int64_t q[4][4];
+    __m256d dv[6] = {v->max_abs, v->max_rel, v->max_ulp, v->max_ot, v->max_tol, v->worst_ratio};
+    __m256i qv[4] = {v->worst_index, v->nonzero_got, v->clearly_nonzero, v->n_over};
+    memcpy(d, dv, sizeof d);
+    memcpy(q, qv, sizeof q);
+    double *to[5] = {&a->max_abs_err, &a->max_rel_err, &a->max_ulp, &a->max_err_over_tol, &a->max_tol};
+    for (int l = 0; l < 4; l++) {
+        for (int m = 0; m < 5; m++) if (d[m][l] > *to[m]) *to[m] = d[m][l];
+        if (q[1][l]) st->got_all_zero = 0;
+        if (q[2][l]) st->ref_clearly_nonzero = 1;
+        a->n_over += q[3][l];
+        double w = d[5][l];
+        if (w > st->worst_ratio || (w == st->worst_ratio && q[0][l] >= 0 && q[0][l] < a->worst_index)) {
+            st->worst_ratio = w;
+            a->worst_index = q[0][l];
+        }
+    }
+    flush_hist(a->hist_ulp, v->hist_ulp);
+    flush_hist(a->hist_ratio, v->hist_ratio);
+}
+
+/* every whole block of four from 0; returns the elements done */
+AVX2 static int64_t compare_blocks_avx2(compare_state *st, const double *ref, const float *g32, const double *g64, int64_t n,
+                                        const tol_inputs *t, const compare_consts *k)
+{
+    lanes v;
+    memset(&v, 0, sizeof v);
+    v.worst_ratio = _mm256_set1_pd(-1.0);
+    v.worst_index = _mm256_set1_epi64x(-1);
+    const bound_src b = {t->n_terms ? t->n_terms : zero_block, t->abs_sum ? t->abs_sum : zero_block,
+                         t->pos_err ? t->pos_err : zero_block, t->ambig ? t->ambig : zero_block,
+                         t->n_terms ? -1 : 0, t->abs_sum ? -1 : 0, t->pos_err ? -1 : 0, t->ambig ? -1 : 0};
+    vconsts vk = {.u = _mm256_set1_pd(k->u), .eta = _mm256_set1_pd(k->eta), .k_val = _mm256_set1_pd(k->k_val),
+                  .ulp_ratio = _mm256_set1_pd(k->ulp_ratio), .ulp_floor = _mm256_set1_pd(k->ulp_floor)};
+    for (int e = 0; e < COMPARE_HIST_BINS - 1; e++) {
+        vk.edges_ulp[e] = _mm256_set1_pd(compare_ulp_edges[e]);
+        vk.edges_ratio[e] = _mm256_set1_pd(compare_ratio_edges[e]);
+    }
+    int64_t i = 0;
+    int until_flush = HIST_FLUSH;
+    for (; i + 4 <= n; i += 4) {
+        if (!block(&v, &b, &vk, ref, g32, g64, i))
+            for (int l = 0; l < 4; l++) element_scalar(st, ref, g32, g64, i + l, t, k);
+        else if (!--until_flush) {
+            v.hist_ulp = flush_hist(st->a.hist_ulp, v.hist_ulp);
+            v.hist_ratio = flush_hist(st->a.hist_ratio, v.hist_ratio);
+            until_flush = HIST_FLUSH;
+        }
+    }
+    merge_lanes(st, &v);
+    return i;
+}
+#endif
+
 static void compare_any(const double *ref, const float *got_f32, const double *got_f64, int64_t n, const tol_inputs *t,
                         compare_result *r)
 {
-    /* a local result: its fields stay in registers (the arrays are doubles too, so the compiler
-       would otherwise have to store every running maximum at every element) */
-    compare_result a;
-    memset(&a, 0, sizeof a);
-    a.n = n;
-    a.worst_index = -1;
-    double worst_ratio = -1.0;
-    int got_all_zero = 1, ref_clearly_nonzero = 0;
+    compare_state st;
+    memset(&st, 0, sizeof st);
+    st.a.n = n;
+    st.a.worst_index = -1;
+    st.worst_ratio = -1.0;
+    st.got_all_zero = 1;
     const compare_consts k = {t->dt->u, t->dt->eta, t->model ? t->model->k_val : 0.0, t->dt->u / CONFORM_U_F32,
                               2.0 * t->dt->eta};
-    for (int64_t i = 0; i < n; i++) {
-        double g = got_f32 ? (double)got_f32[i] : got_f64[i], f = ref[i];
-        if (g != 0.0) got_all_zero = 0;
-        double ambig, scale, tol = element_bounds(t, &k, i, f, &ambig, &scale);
-        if (!isfinite(f) || !isfinite(g)) {
-            if (!same_nonfinite(f, g)) {
-                a.n_nonfinite_mismatch++;
-                a.n_over++;
-                if (worst_ratio < INFINITY) {
-                    worst_ratio = INFINITY;
-                    a.worst_index = i; a.worst_ref = f; a.worst_got = g; a.worst_tol = tol + ambig;
-                }
-            }
-            continue;
-        }
-        double err = fabs(g - f);
-        /* the error metrics and histograms cover every finite element, ambiguous ones too: an
-           output that differs from the reference never prints 0 (issue 24) */
-        if (err > a.max_abs_err) a.max_abs_err = err;
-        if (f != 0 && err / fabs(f) > a.max_rel_err) a.max_rel_err = err / fabs(f);
-        /* ULPs of the element's scale (its reference, or the magnitude its tolerance is built on
-           when larger): a near-zero result of cancelling terms is measured against the terms, not
-           against itself. A zero scale (or a subnormal one) has no meaningful ULP */
-        if (scale >= FLT_MIN) {
-            /* the ULP of the dtype at scale: float32's scaled by its precision, and never finer
-               than the dtype's smallest subnormal (a float16 value below 2^-25 rounds to 0, an
-               error under half an ULP, not thousands of float32-sized ones) */
-            double ulp = ulp_f32_fast(scale) * k.ulp_ratio;
-            double ulps = err / (ulp > k.ulp_floor ? ulp : k.ulp_floor);
-            if (ulps > a.max_ulp) a.max_ulp = ulps;
-            a.hist_ulp[bin_of(compare_ulp_edges, ulps)]++;
-        }
-        if (ambig > 0) {
-            /* judged against tol + ambig, and reported apart: count and worst err/(tol + ambig) */
-            a.n_ambiguous++;
-            double ratio = err == 0 ? 0 : err / (tol + ambig);
-            if (ratio > a.ambiguous_max_err_over_tol) a.ambiguous_max_err_over_tol = ratio;
-            a.hist_ratio[bin_of(compare_ratio_edges, ratio)]++;
-            if (err > tol + ambig) {
-                a.n_over++;
-                if (ratio > worst_ratio) {
-                    worst_ratio = ratio;
-                    a.worst_index = i; a.worst_ref = f; a.worst_got = g; a.worst_tol = tol + ambig;
-                }
-            }
-            continue;
-        }
-        if (fabs(f) > tol) ref_clearly_nonzero = 1;
-        if (tol > a.max_tol) a.max_tol = tol;
-        double ratio = err == 0 ? 0 : (tol > 0 ? err / tol : INFINITY);
-        if (ratio > a.max_err_over_tol) a.max_err_over_tol = ratio;
-        a.hist_ratio[bin_of(compare_ratio_edges, ratio)]++;
-        if (err > tol) a.n_over++;
-        if (ratio > worst_ratio) {
-            worst_ratio = ratio;
-            a.worst_index = i; a.worst_ref = f; a.worst_got = g; a.worst_tol = tol;
-        }
+    int64_t i = 0;
+#ifdef COMPARE_AVX2
+    if (compare_vector_allowed && __builtin_cpu_supports("avx2") && reciprocal_exact(&k)) i = compare_blocks_avx2(&st, ref, got_f32, got_f64, n, t, &k);
+#endif
+    for (; i < n; i++) element_scalar(&st, ref, got_f32, got_f64, i, t, &k);
+    compare_result *a = &st.a;
+    if (a->worst_index >= 0) { /* its numbers, as judged: the widened tolerance but for a plain element */
+        int64_t w = a->worst_index;
+        double ambig, scale, tol = element_bounds(t, &k, w, ref[w], &ambig, &scale);
+        a->worst_ref = ref[w];
+        a->worst_got = got_f32 ? (double)got_f32[w] : got_f64[w];
+        int plain = isfinite(a->worst_ref) && isfinite(a->worst_got) && !(ambig > 0);
+        a->worst_tol = plain ? tol : tol + ambig;
     }
-    a.all_zero = n > 0 && got_all_zero && ref_clearly_nonzero;
-    *r = a;
+    a->all_zero = n > 0 && st.got_all_zero && st.ref_clearly_nonzero;
+    *r = *a;
 }
+
+int compare_vector_allowed = 1;
 
 void compare_f32(const double *ref, const float *got, int64_t n, const tol_inputs *t, compare_result *r)
 {

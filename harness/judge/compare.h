@@ -60,5 +60,8 @@ double compare_scale(const tol_inputs *t, int64_t i, double ref);
 void compare_f32(const double *ref, const float *got, int64_t n, const tol_inputs *t, compare_result *r);
 /* the same for outputs held in double (any dtype, decoded) */
 void compare_f64(const double *ref, const double *got, int64_t n, const tol_inputs *t, compare_result *r);
+/* 1 (the default): blocks of elements in the CPU's vector unit where it has AVX2, with results
+ * bit for bit those of the element loop; 0: the element loop only (a test compares the two) */
+extern int compare_vector_allowed;
 
 #endif
