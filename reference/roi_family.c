@@ -178,6 +178,7 @@ typedef struct {
     ref_tap_rect reach;
     unsigned reach_bits; /* the reach rectangle's cells 4 a + b of the window; 0: it is not within */
     int inside, ambiguous;
+    int full; /* the window lies in the plane: no edge repeated */
 } fwd_ltap;
 
 static int64_t clamp64(int64_t v, int64_t lo, int64_t hi) { return v < lo ? lo : v > hi ? hi : v; }
@@ -198,6 +199,7 @@ static void fwd_ltap_of(int64_t H, int64_t W, const fwd_tap *s, fwd_ltap *d)
     d->inside = s->inside;
     d->ambiguous = s->ambiguous;
     d->reach_bits = 0;
+    d->full = d->row[3] - d->row[0] == 3 && d->col[3] - d->col[0] == 3;
     /* the reach's rows and columns ascending are its window cells' ascending: the same order */
     if (!t->zero && t->r0 <= t->r1 && t->c0 <= t->c1 && t->r0 >= r->y[0] - 1 && t->r1 <= r->y[0] + 2 &&
         t->c0 >= r->x[0] - 1 && t->c1 <= r->x[0] + 2)
@@ -270,11 +272,18 @@ static void fwd_lanes_acc(const fwd_ltap *s, const double val[LANES], const doub
     }
 }
 
-/* Adds sample s of the lanes' planes (or of their tile) to their bins a (pos: with slopes and
- * ranges) */
-static void fwd_lanes_add(const double *const pl[LANES], const double *tile, int64_t W, const fwd_ltap *s, int pos,
-                          lanes_acc *a)
+/* What the lanes read: their planes (row length W) or their chunk's tile, and the slopes of the
+ * tile's full windows (NULL: none) */
+typedef struct {
+    const double *pl[LANES];
+    const double *tile, *sy, *sx;
+    int64_t W;
+} lanes_src;
+
+/* Adds sample s of the lanes to their bins a (pos: with slopes and ranges) */
+static void fwd_lanes_add(const lanes_src *src, const fwd_ltap *s, int pos, lanes_acc *a)
 {
+    const double *const *pl = src->pl, *tile = src->tile;
     double buf[16][LANES], val[LANES], av[LANES], sy[LANES], sx[LANES], lo[LANES], hi[LANES];
     const double *v[16]; /* cell k of the window, lane by lane */
     for (int k = 0; k < 16; k++) {
@@ -294,7 +303,11 @@ static void fwd_lanes_add(const double *const pl[LANES], const double *tile, int
             val[l] += t;
             av[l] += fabs(t);
         }
-    if (pos) { /* the largest |difference| of neighbours, a NaN one passed over */
+    if (pos && src->sy && s->full) {
+        const int64_t o = (s->row[0] + s->col[0]) * LANES;
+        memcpy(sy, src->sy + o, sizeof sy);
+        memcpy(sx, src->sx + o, sizeof sx);
+    } else if (pos) /* the largest |difference| of neighbours, a NaN one passed over */
         for (int k = 0; k < 12; k++)
             for (int l = 0; l < LANES; l++) {
                 double d = fabs(v[k + 4][l] - v[k][l]);
@@ -302,8 +315,7 @@ static void fwd_lanes_add(const double *const pl[LANES], const double *tile, int
                 d = fabs(v[k / 3 * 4 + k % 3 + 1][l] - v[k / 3 * 4 + k % 3][l]);
                 sx[l] = d > sx[l] ? d : sx[l];
             }
-        fwd_lanes_range(pl, W, s, v, lo, hi);
-    }
+    if (pos) fwd_lanes_range(pl, src->W, s, v, lo, hi);
     fwd_lanes_acc(s, val, av, sy, sx, lo, hi, a);
 }
 
@@ -364,13 +376,17 @@ static void roi_element(bin_acc a, const ref_roi_head *g, alt_bin *alt, double *
 }
 
 enum { FWD_CHUNK_TAPS = 1024 }; /* a chunk's set-up and tile stay in L2 */
+/* a chunk maps its windows' slopes when its tile has at most MAP_AREA pixels a sample (sr0's
+   samples are about a pixel apart; 4 made sr2's sparser ones no faster) */
+enum { MAP_AREA = 2 };
 
 /* A forward chunk: its samples, bins and the rectangle [r0, r1] x [c0, c1] their windows cover;
- * tiled: the lanes read a tile of it (pixel-major, LANES values a pixel) built once a block */
+ * tiled: the lanes read a tile of it (pixel-major, LANES values a pixel) built once a block;
+ * mapped: with the slopes of its full windows (dense samples share their cells) */
 typedef struct {
-    vec taps, bins, tile;
+    vec taps, bins, tile; /* tile: the tile, then its windows' slopes sy and sx, each area pixels */
     int64_t r0, r1, c0, c1;
-    int tiled;
+    int tiled, mapped;
 } fwd_chunk;
 
 typedef struct {
@@ -399,8 +415,9 @@ static void fwd_offsets(fwd_chunk *ch, int64_t W)
 {
     const int64_t tw = ch->c1 - ch->c0 + 1, area = ch->taps.n > 0 ? (ch->r1 - ch->r0 + 1) * tw : 0;
     ch->tiled = ch->taps.n > 0 && area <= 8 * (int64_t)ch->taps.n;
+    ch->mapped = ch->tiled && area <= MAP_AREA * (int64_t)ch->taps.n;
     if (ch->tiled && ch->tile.cap < (size_t)area) {
-        double *p = realloc(ch->tile.p, (size_t)area * LANES * sizeof(double));
+        double *p = realloc(ch->tile.p, 3 * (size_t)area * LANES * sizeof(double));
         if (p) {
             ch->tile.p = (char *)p;
             ch->tile.cap = (size_t)area;
@@ -446,25 +463,73 @@ static void fwd_tile(const fwd_chunk *ch, const double *const pl[LANES], int64_t
             for (int64_t c = 0; c < tw; c++) tile[c * LANES + l] = pl[l][r * W + ch->c0 + c];
 }
 
+static void max0_lanes(double *m, const double *d)
+{
+    for (int l = 0; l < LANES; l++) m[l] = d[l] > m[l] ? d[l] : m[l];
+}
+
+/* The slopes of the tile t's full windows by their first pixel p (lane by lane): sy[p] the largest
+ * |difference| of vertical neighbours of the window, sx[p] of horizontal ones, 0 and NaN ones
+ * passed over as in ref_local_slopes (the largest of a set: any order, in steps). In place: each
+ * step reads only pixels at or after its own. */
+static void fwd_maps(int64_t th, int64_t tw, const double *t, double *sy, double *sx)
+{
+    const int64_t n = th * tw, L = LANES;
+    for (int64_t p = 0; p < n; p++)
+        for (int l = 0; l < L; l++) {
+            sy[p * L + l] = p + tw < n ? fabs(t[(p + tw) * L + l] - t[p * L + l]) : 0;
+            sx[p * L + l] = p % tw + 1 < tw ? fabs(t[(p + 1) * L + l] - t[p * L + l]) : 0;
+        }
+    double m[LANES];
+    for (int64_t i = 0; i < th; i++)
+        for (int64_t p = i * tw; p < i * tw + tw; p++) {
+            if (i + 3 < th) { /* sy: 3 rows of differences */
+                memset(m, 0, sizeof m);
+                for (int a = 0; a < 3; a++) max0_lanes(m, sy + (p + a * tw) * L);
+                memcpy(sy + p * L, m, sizeof m);
+            }
+            if (p - i * tw + 3 < tw) { /* sx: 3 columns of differences */
+                memset(m, 0, sizeof m);
+                for (int b = 0; b < 3; b++) max0_lanes(m, sx + (p + b) * L);
+                memcpy(sx + p * L, m, sizeof m);
+            }
+        }
+    for (int64_t i = 0; i + 3 < th; i++)
+        for (int64_t p = i * tw; p < i * tw + tw - 3; p++) {
+            memset(m, 0, sizeof m); /* sy: then 4 columns */
+            for (int b = 0; b < 4; b++) max0_lanes(m, sy + (p + b) * L);
+            memcpy(sy + p * L, m, sizeof m);
+            memset(m, 0, sizeof m); /* sx: then 4 rows */
+            for (int a = 0; a < 4; a++) max0_lanes(m, sx + (p + a * tw) * L);
+            memcpy(sx + p * L, m, sizeof m);
+        }
+}
+
 /* the chunk's elements of roi k, channels [c, c + nl) (nl <= LANES; the lanes past nl repeat the
  * last channel's plane and are dropped) */
 static void fwd_run_lanes(const roi_ctx *x, const ref_roi_head *g, int64_t k, int64_t c, int nl, const fwd_chunk *ch)
 {
     const ref_roi_op *op = x->op;
-    const double *pl[LANES];
-    for (int l = 0; l < LANES; l++)
-        pl[l] = g->b >= 0 ? x->in + (g->b * op->C + c + (l < nl ? l : nl - 1)) * op->H * op->W : NULL;
-    if (ch->tiled) fwd_tile(ch, pl, op->W);
-    const double *tile = ch->tiled ? (const double *)ch->tile.p : NULL;
     const int pos = x->bounds != NULL;
+    const int64_t th = ch->r1 - ch->r0 + 1, tw = ch->c1 - ch->c0 + 1;
+    lanes_src src = {{NULL}, NULL, NULL, NULL, op->W};
+    for (int l = 0; l < LANES; l++)
+        src.pl[l] = g->b >= 0 ? x->in + (g->b * op->C + c + (l < nl ? l : nl - 1)) * op->H * op->W : NULL;
+    if (ch->tiled) {
+        double *tile = (double *)ch->tile.p, *sy = tile + th * tw * LANES, *sx = sy + th * tw * LANES;
+        fwd_tile(ch, src.pl, op->W);
+        src.tile = tile;
+        if (ch->mapped && pos) fwd_maps(th, tw, tile, sy, sx);
+        if (ch->mapped && pos) { src.sy = sy; src.sx = sx; }
+    }
     for (size_t i = 0; i < ch->bins.n; i++) {
         const bin_span *s = (const bin_span *)ch->bins.p + i;
         lanes_acc a;
         memset(&a, 0, sizeof a);
-        for (size_t t = s->first; t < s->end; t++) fwd_lanes_add(pl, tile, op->W, (const fwd_ltap *)ch->taps.p + t, pos, &a);
+        for (size_t t = s->first; t < s->end; t++) fwd_lanes_add(&src, (const fwd_ltap *)ch->taps.p + t, pos, &a);
         for (int l = 0; l < nl; l++) {
-            alt_bin alt = {op, g, pl[l], s->ph, s->pw, x->pre, {0, 0, 0, 0, 0}};
-            roi_element(lane_get(&a, l), g, pl[l] ? &alt : NULL, x->out, ((k * op->C + c + l) * op->PH + s->ph) * op->PW + s->pw,
+            alt_bin alt = {op, g, src.pl[l], s->ph, s->pw, x->pre, {0, 0, 0, 0, 0}};
+            roi_element(lane_get(&a, l), g, src.pl[l] ? &alt : NULL, x->out, ((k * op->C + c + l) * op->PH + s->ph) * op->PW + s->pw,
                         x->bounds);
         }
     }
@@ -476,7 +541,7 @@ static void forward_item(void *ctx, int64_t item)
     roi_ctx *x = ctx;
     const int64_t k = item / x->nblk, c0 = item % x->nblk * x->cb, c1 = c0 + x->cb < x->op->C ? c0 + x->cb : x->op->C;
     const ref_roi_head *g = geometry_at(x, k);
-    fwd_chunk ch = {{NULL, 0, 0, sizeof(fwd_ltap), 0}, {NULL, 0, 0, sizeof(bin_span), 0}, {NULL, 0, 0, 0, 0}, 0, 0, 0, 0, 0};
+    fwd_chunk ch = {{NULL, 0, 0, sizeof(fwd_ltap), 0}, {NULL, 0, 0, sizeof(bin_span), 0}, {NULL, 0, 0, 0, 0}, 0, 0, 0, 0, 0, 0};
     for (int64_t bin = 0; bin < x->op->PH * x->op->PW;) {
         bin = fwd_setup(x, g, bin, &ch);
         if (ch.taps.failed || ch.bins.failed) { atomic_store(&x->failed, 1); break; }

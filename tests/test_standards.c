@@ -3,6 +3,7 @@
  * so a change of a constant in harness/judge/standards.c shows up as a failure. */
 #include <criterion/criterion.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -335,4 +336,64 @@ Test(standards, gate_list)
     cr_assert_eq(standards_parse_list("ascend-v3", err, sizeof err), -1);
     cr_assert(strstr(err, "ascend-v3") && strstr(err, "commercial-ratio") && strstr(err, "double-thousandth"), "%s", err);
     cr_assert_eq(standards_parse_list("", err, sizeof err), -1);
+}
+
+/* ---- the vector blocks against the element loops --------------------------------------------- */
+
+static uint64_t xs = 0x2545f4914f6cdd1dull;
+static uint64_t next_u64(void) { xs ^= xs << 13; xs ^= xs >> 7; xs ^= xs << 17; return xs; }
+static double uniform(void) { return (double)(next_u64() >> 11) * 0x1p-53; }
+
+static double odd_value(void)
+{
+    static const double v[] = {0.0, -0.0, INFINITY, -INFINITY, NAN, 0x1p-149, 1e-45, 3e38, 1e300, 100.0, -5000.0};
+    return v[next_u64() % (sizeof v / sizeof v[0])];
+}
+
+static int same_bits(double x, double y) { return memcmp(&x, &y, sizeof x) == 0 || (isnan(x) && isnan(y)); }
+
+static void assert_same_results(const std_result *v, const std_result *s, const char *what)
+{
+    for (int k = 0; k < N_STANDARDS; k++) {
+        cr_assert(v[k].defined == s[k].defined && v[k].passed == s[k].passed && v[k].n_fig == s[k].n_fig &&
+                      !strcmp(v[k].note, s[k].note) && (v[k].level == s[k].level || (v[k].level && s[k].level && !strcmp(v[k].level, s[k].level))),
+                  "%s: %s differs", what, conform_standards[k].name);
+        for (int f = 0; f < v[k].n_fig; f++)
+            cr_assert(same_bits(v[k].fig[f].value, s[k].fig[f].value), "%s: %s %s: %.17g vs %.17g", what,
+                      conform_standards[k].name, v[k].fig[f].name, v[k].fig[f].value, s[k].fig[f].value);
+    }
+}
+
+/* Every figure of the vector blocks (where this CPU has them) is bit for bit the element loops':
+   random values of every dtype with zeros, small goldens, non-finite pairs (agreeing or not),
+   errors beyond the caps, float32 values in place, with and without a benchmark */
+Test(standards, vector_blocks_equal_the_element_loops)
+{
+    static float a32[N_MAX];
+    for (int round = 0; round < 120; round++) {
+        double odd = round % 3 ? 0.004 : 0.0, zeros = (double)(round % 4) / 4, spread = round % 5 == 4 ? 1e-2 : 1e-6;
+        for (int i = 0; i < N_MAX; i++) {
+            g[i] = uniform() < zeros ? 0.0 : (uniform() - 0.5) * exp((uniform() - 0.5) * 30);
+            a32[i] = (float)(g[i] * (1 + (uniform() - 0.5) * spread));
+            if (uniform() < odd) g[i] = odd_value();
+            if (uniform() < odd) a32[i] = (float)g[i];
+            if (uniform() < odd) a32[i] = (float)odd_value();
+            a[i] = a32[i];
+            b[i] = uniform() < odd ? odd_value() : (double)(float)(g[i] * (1 + (uniform() - 0.5) * spread));
+        }
+        int64_t n = round < 60 ? N_MAX : (int64_t)(next_u64() % N_MAX);
+        conform_dtype dt = (conform_dtype)(round % 4);
+        std_input forms[4] = {{g, a, b, n, dt, NULL, NULL}, {g, a, a, n, dt, NULL, NULL}, {g, NULL, NULL, n, dt, a32, a32},
+                              {g, NULL, b, n, dt, a32, NULL}};
+        for (int f = 0; f < 4; f++) {
+            std_result v[N_STANDARDS], s[N_STANDARDS];
+            standards_evaluate_all(&forms[f], v);
+            standards_vector_allowed = 0;
+            standards_evaluate_all(&forms[f], s);
+            standards_vector_allowed = 1;
+            char what[64];
+            snprintf(what, sizeof what, "round %d, form %d, dtype %d, n %lld", round, f, (int)dt, (long long)n);
+            assert_same_results(v, s, what);
+        }
+    }
 }

@@ -46,7 +46,113 @@ static double ulp_of(conform_dtype dt, double x)
     return ldexp(1.0, (e < emin ? emin : e) - frac);
 }
 
+/* ---- AVX2 blocks ------------------------------------------------------------------------------
+   Where the CPU has AVX2 (checked at run time), each standard takes four elements at a time whose
+   golden and actual values are all finite: the same IEEE operations in the same order as its
+   element loop, without FMA. Counts and maxima are order-free (max_pd(x, m) is x > m ? x : m, the
+   loop's "if (x > m) m = x"); a sum is added lane by lane in index order, as the loop adds it. Any
+   other block goes to the element loop whole. */
+int standards_vector_allowed = 1;
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define STD_AVX2 1
+#define AVX2 __attribute__((target("avx2")))
+#define AVX2_INLINE static inline __attribute__((target("avx2"), always_inline))
+
+static int use_avx2(void) { return standards_vector_allowed && __builtin_cpu_supports("avx2"); }
+
+AVX2_INLINE __m256d vabs(__m256d x) { return _mm256_andnot_pd(_mm256_set1_pd(-0.0), x); }
+
+AVX2_INLINE __m256d finite_mask(__m256d x) { return _mm256_cmp_pd(vabs(x), _mm256_set1_pd(INFINITY), _CMP_LT_OQ); }
+
+/* the golden and actual values of four elements from i; 1 when all eight are finite */
+AVX2_INLINE int load_pair(const std_input *in, int64_t i, __m256d *g, __m256d *a)
+{
+    *g = _mm256_loadu_pd(in->golden + i);
+    *a = in->actual ? _mm256_loadu_pd(in->actual + i) : _mm256_cvtps_pd(_mm_loadu_ps(in->actual_f32 + i));
+    return _mm256_movemask_pd(_mm256_and_pd(finite_mask(*g), finite_mask(*a))) == 0xf;
+}
+
+/* a count of lanes whose mask is set */
+AVX2_INLINE __m256i count(__m256i c, __m256d mask) { return _mm256_sub_epi64(c, _mm256_castpd_si256(mask)); }
+
+AVX2_INLINE int64_t lanes_sum(__m256i c)
+{
+    int64_t l[4];
+    memcpy(l, &c, sizeof l);
+    return l[0] + l[1] + l[2] + l[3];
+}
+
+AVX2_INLINE void lanes_max_into(double *m, __m256d v)
+{
+    double l[4];
+    memcpy(l, &v, sizeof l);
+    for (int k = 0; k < 4; k++) if (l[k] > *m) *m = l[k];
+}
+
+/* x[0], x[1], x[2], x[3] added to *sum in that order */
+AVX2_INLINE void add_in_order(double *sum, __m256d x)
+{
+    double l[4];
+    _mm256_storeu_pd(l, x);
+    *sum += l[0];
+    *sum += l[1];
+    *sum += l[2];
+    *sum += l[3];
+}
+#endif
+
 /* ---- ascend-v2-mixed: |a-g| <= atol + rtol|g| on >= 99 % of elements, max |a-g| <= cap -------- */
+
+typedef struct {
+    double rtol, atol, cap;
+    int64_t matched, over_cap;
+    double max_abs, max_ulps_over_cap;
+} v2_acc;
+
+static inline void v2_element(const std_input *in, int64_t i, v2_acc *s)
+{
+    double g = in->golden[i], a = actual_at(in, i);
+    pair_kind k = pair(g, a);
+    if (k == PAIR_AGREE) { s->matched++; return; }
+    double d = k == PAIR_FINITE ? fabs(a - g) : INFINITY; /* TTK: a position mismatch is unbounded */
+    if (d > s->max_abs) s->max_abs = d;
+    if (d <= s->atol + s->rtol * fabs(g)) s->matched++;
+    /* the hard limit is "the cap or 32 ULP, whichever holds": an element beyond the cap may
+       still be within 32 ULP of its golden, which needs |g| >= 4096 (float32), 4 (float16)
+       or 8 (bfloat16) */
+    if (d > s->cap) {
+        double ulps = d / ulp_of(in->dtype, g);
+        s->over_cap += !(ulps <= 32);
+        if (ulps > s->max_ulps_over_cap || isnan(ulps)) s->max_ulps_over_cap = isnan(ulps) ? INFINITY : ulps;
+    }
+}
+
+#ifdef STD_AVX2
+/* the blocks of finite elements within the cap; returns the elements done */
+AVX2 static int64_t v2_blocks(const std_input *in, v2_acc *s)
+{
+    __m256d max_abs = _mm256_setzero_pd(), atol = _mm256_set1_pd(s->atol), rtol = _mm256_set1_pd(s->rtol);
+    __m256d cap = _mm256_set1_pd(s->cap);
+    __m256i matched = _mm256_setzero_si256();
+    int64_t i = 0;
+    for (; i + 4 <= in->n; i += 4) {
+        __m256d g, a;
+        int plain = load_pair(in, i, &g, &a);
+        __m256d d = vabs(_mm256_sub_pd(a, g));
+        if (!plain || _mm256_movemask_pd(_mm256_cmp_pd(d, cap, _CMP_GT_OQ))) {
+            for (int l = 0; l < 4; l++) v2_element(in, i + l, s);
+            continue;
+        }
+        max_abs = _mm256_max_pd(d, max_abs);
+        matched = count(matched, _mm256_cmp_pd(d, _mm256_add_pd(atol, _mm256_mul_pd(rtol, vabs(g))), _CMP_LE_OQ));
+    }
+    lanes_max_into(&s->max_abs, max_abs);
+    s->matched += lanes_sum(matched);
+    return i;
+}
+#endif
 
 static void ascend_v2_mixed(const std_input *in, std_result *r)
 {
@@ -58,24 +164,14 @@ static void ascend_v2_mixed(const std_input *in, std_result *r)
     default: undefined_for(r, in->dtype); return;
     }
     const double required = 0.99;
-    int64_t matched = 0, over_cap = 0;
-    double max_abs = 0, max_ulps_over_cap = 0;
-    for (int64_t i = 0; i < in->n; i++) {
-        double g = in->golden[i], a = actual_at(in, i);
-        pair_kind k = pair(g, a);
-        if (k == PAIR_AGREE) { matched++; continue; }
-        double d = k == PAIR_FINITE ? fabs(a - g) : INFINITY; /* TTK: a position mismatch is unbounded */
-        if (d > max_abs) max_abs = d;
-        if (d <= atol + rtol * fabs(g)) matched++;
-        /* the hard limit is "the cap or 32 ULP, whichever holds": an element beyond the cap may
-           still be within 32 ULP of its golden, which needs |g| >= 4096 (float32), 4 (float16)
-           or 8 (bfloat16) */
-        if (d > cap) {
-            double ulps = d / ulp_of(in->dtype, g);
-            over_cap += !(ulps <= 32);
-            if (ulps > max_ulps_over_cap || isnan(ulps)) max_ulps_over_cap = isnan(ulps) ? INFINITY : ulps;
-        }
-    }
+    v2_acc s = {rtol, atol, cap, 0, 0, 0, 0};
+    int64_t i = 0;
+#ifdef STD_AVX2
+    if (use_avx2()) i = v2_blocks(in, &s);
+#endif
+    for (; i < in->n; i++) v2_element(in, i, &s);
+    int64_t matched = s.matched, over_cap = s.over_cap;
+    double max_abs = s.max_abs, max_ulps_over_cap = s.max_ulps_over_cap;
     double ratio = in->n ? (double)matched / (double)in->n : 1.0;
     r->defined = 1;
     r->passed = ratio >= required && over_cap == 0;
@@ -93,6 +189,43 @@ static void ascend_v2_mixed(const std_input *in, std_result *r)
 
 /* ---- ascend-v1-mere-mare: rel = |a-g|/(|g|+1e-7), mean < T, max < 10 T ------------------------ */
 
+typedef struct {
+    double sum, mare;
+    int64_t n;
+} v1_acc;
+
+static inline void v1_element(const std_input *in, int64_t i, v1_acc *s)
+{
+    double g = in->golden[i], a = actual_at(in, i);
+    pair_kind k = pair(g, a);
+    if (k == PAIR_AGREE) return; /* TTK stat_rel_err: agreeing non-finite values are excluded */
+    double rel = k == PAIR_FINITE ? fabs(a - g) / (fabs(g) + 1e-7) : INFINITY;
+    s->sum += rel;
+    s->n++;
+    if (rel > s->mare) s->mare = rel;
+}
+
+#ifdef STD_AVX2
+AVX2 static int64_t v1_blocks(const std_input *in, v1_acc *s)
+{
+    __m256d mare = _mm256_setzero_pd();
+    int64_t i = 0;
+    for (; i + 4 <= in->n; i += 4) {
+        __m256d g, a;
+        if (!load_pair(in, i, &g, &a)) {
+            for (int l = 0; l < 4; l++) v1_element(in, i + l, s);
+            continue;
+        }
+        __m256d rel = _mm256_div_pd(vabs(_mm256_sub_pd(a, g)), _mm256_add_pd(vabs(g), _mm256_set1_pd(1e-7)));
+        add_in_order(&s->sum, rel);
+        s->n += 4;
+        mare = _mm256_max_pd(rel, mare);
+    }
+    lanes_max_into(&s->mare, mare);
+    return i;
+}
+#endif
+
 static void ascend_v1_mere_mare(const std_input *in, std_result *r)
 {
     double t;
@@ -102,17 +235,14 @@ static void ascend_v1_mere_mare(const std_input *in, std_result *r)
     case CONFORM_DTYPE_FLOAT32: t = 0x1p-13; break;
     default: undefined_for(r, in->dtype); return;
     }
-    double sum = 0, mare = 0;
-    int64_t n = 0;
-    for (int64_t i = 0; i < in->n; i++) {
-        double g = in->golden[i], a = actual_at(in, i);
-        pair_kind k = pair(g, a);
-        if (k == PAIR_AGREE) continue; /* TTK stat_rel_err: agreeing non-finite values are excluded */
-        double rel = k == PAIR_FINITE ? fabs(a - g) / (fabs(g) + 1e-7) : INFINITY;
-        sum += rel;
-        n++;
-        if (rel > mare) mare = rel;
-    }
+    v1_acc s = {0, 0, 0};
+    int64_t i = 0;
+#ifdef STD_AVX2
+    if (use_avx2()) i = v1_blocks(in, &s);
+#endif
+    for (; i < in->n; i++) v1_element(in, i, &s);
+    double sum = s.sum, mare = s.mare;
+    int64_t n = s.n;
     double mere = n ? sum / (double)n : 0;
     r->defined = 1;
     r->passed = mere < t && mare < 10 * t;
@@ -124,6 +254,46 @@ static void ascend_v1_mere_mare(const std_input *in, std_result *r)
 
 /* ---- double-thousandth (torch_npu assertRtolEqual) ------------------------------------------- */
 
+typedef struct {
+    double p, m;
+    int64_t over_rel, over_abs, nan_mismatch;
+} dt_acc;
+
+static inline void dt_element(const std_input *in, int64_t i, dt_acc *s)
+{
+    double g = in->golden[i], a = actual_at(in, i);
+    if (isnan(g) != isnan(a)) { s->nan_mismatch++; return; }
+    /* NaN positions agree: their difference counts as 0; infinities go through the arithmetic
+       as numpy does (inf - inf is NaN, which no comparison passes). fmax, written out: a libm
+       call per element otherwise */
+    double fa = fabs(a), fg = fabs(g);
+    double d = isnan(g) ? 0 : fabs(a - g), deno = isnan(fa) ? fg : isnan(fg) ? fa : fa > fg ? fa : fg;
+    s->over_abs += !(d <= s->p);
+    s->over_rel += !(d / (deno + s->m) <= s->p);
+}
+
+#ifdef STD_AVX2
+AVX2 static int64_t dt_blocks(const std_input *in, dt_acc *s)
+{
+    __m256d p = _mm256_set1_pd(s->p), m = _mm256_set1_pd(s->m);
+    __m256i over_rel = _mm256_setzero_si256(), over_abs = _mm256_setzero_si256();
+    int64_t i = 0;
+    for (; i + 4 <= in->n; i += 4) {
+        __m256d g, a;
+        if (!load_pair(in, i, &g, &a)) {
+            for (int l = 0; l < 4; l++) dt_element(in, i + l, s);
+            continue;
+        }
+        __m256d d = vabs(_mm256_sub_pd(a, g)), deno = _mm256_max_pd(vabs(a), vabs(g));
+        over_abs = count(over_abs, _mm256_cmp_pd(d, p, _CMP_NLE_UQ));
+        over_rel = count(over_rel, _mm256_cmp_pd(_mm256_div_pd(d, _mm256_add_pd(deno, m)), p, _CMP_NLE_UQ));
+    }
+    s->over_abs += lanes_sum(over_abs);
+    s->over_rel += lanes_sum(over_rel);
+    return i;
+}
+#endif
+
 static void double_thousandth(const std_input *in, std_result *r)
 {
     double p, m; /* torch_npu: prec16 1e-3 with minimum16 6e-8; prec 1e-4 with minimum 1e-9 */
@@ -133,16 +303,13 @@ static void double_thousandth(const std_input *in, std_result *r)
     case CONFORM_DTYPE_FLOAT64: p = 1e-4; m = 1e-9; break;
     default: undefined_for(r, in->dtype); return; /* bfloat16 is not in its numpy dtype list */
     }
-    int64_t over_rel = 0, over_abs = 0, nan_mismatch = 0;
-    for (int64_t i = 0; i < in->n; i++) {
-        double g = in->golden[i], a = actual_at(in, i);
-        if (isnan(g) != isnan(a)) { nan_mismatch++; continue; }
-        /* NaN positions agree: their difference counts as 0; infinities go through the arithmetic
-           as numpy does (inf - inf is NaN, which no comparison passes) */
-        double d = isnan(g) ? 0 : fabs(a - g), deno = fmax(fabs(a), fabs(g));
-        over_abs += !(d <= p);
-        over_rel += !(d / (deno + m) <= p);
-    }
+    dt_acc s = {p, m, 0, 0, 0};
+    int64_t i = 0;
+#ifdef STD_AVX2
+    if (use_avx2()) i = dt_blocks(in, &s);
+#endif
+    for (; i < in->n; i++) dt_element(in, i, &s);
+    int64_t over_rel = s.over_rel, over_abs = s.over_abs, nan_mismatch = s.nan_mismatch;
     double allowed = p * (double)in->n;
     r->defined = 1;
     r->passed = !nan_mismatch && !((double)over_rel > allowed && (double)over_abs > allowed);
@@ -176,6 +343,64 @@ static void accumulate(err_stats *s, double g, double a, double small_thr, doubl
     s->n++;
 }
 
+#ifdef STD_AVX2
+/* accumulate() of four finite pairs; a small golden's lanes add +0.0 to the sums, which leaves
+   them as they are (they are never -0.0) */
+AVX2_INLINE void accumulate4(err_stats *s, __m256i *small_errors, __m256d *max_rel, __m256d g, __m256d a, __m256d thr,
+                             __m256d err)
+{
+    __m256d d = vabs(_mm256_sub_pd(a, g)), ag = vabs(g), small = _mm256_cmp_pd(ag, thr, _CMP_LT_OQ);
+    *small_errors = count(*small_errors, _mm256_and_pd(small, _mm256_cmp_pd(d, err, _CMP_GT_OQ)));
+    __m256d rel = _mm256_andnot_pd(small, _mm256_div_pd(d, _mm256_add_pd(ag, _mm256_set1_pd(1e-7))));
+    add_in_order(&s->sum_rel, rel);
+    *max_rel = _mm256_max_pd(rel, *max_rel);
+    add_in_order(&s->sum_sq, _mm256_andnot_pd(small, _mm256_mul_pd(d, d)));
+    s->n += 4 - __builtin_popcount((unsigned)_mm256_movemask_pd(small));
+}
+
+static void commercial_element(const std_input *in, int64_t i, int self, double thr, double err, err_stats *k, err_stats *b,
+                               int64_t *nonfinite_errors);
+
+/* the blocks whose golden, actual and benchmark values are finite; returns the elements done */
+AVX2 static int64_t commercial_blocks(const std_input *in, int self, double thr, double err, err_stats *k, err_stats *b,
+                                      int64_t *nonfinite_errors)
+{
+    __m256d vthr = _mm256_set1_pd(thr), verr = _mm256_set1_pd(err), kmax = _mm256_setzero_pd(), bmax = kmax;
+    __m256i ksmall = _mm256_setzero_si256(), bsmall = ksmall;
+    int64_t i = 0;
+    for (; i + 4 <= in->n; i += 4) {
+        __m256d g, a, x = _mm256_setzero_pd();
+        int plain = load_pair(in, i, &g, &a);
+        if (plain && !self) {
+            x = in->bench ? _mm256_loadu_pd(in->bench + i) : _mm256_cvtps_pd(_mm_loadu_ps(in->bench_f32 + i));
+            plain = _mm256_movemask_pd(finite_mask(x)) == 0xf;
+        }
+        if (!plain) {
+            for (int l = 0; l < 4; l++) commercial_element(in, i + l, self, thr, err, k, b, nonfinite_errors);
+            continue;
+        }
+        accumulate4(k, &ksmall, &kmax, g, a, vthr, verr);
+        if (!self) accumulate4(b, &bsmall, &bmax, g, x, vthr, verr);
+    }
+    k->small_errors += lanes_sum(ksmall);
+    b->small_errors += lanes_sum(bsmall);
+    lanes_max_into(&k->max_rel, kmax);
+    lanes_max_into(&b->max_rel, bmax);
+    return i;
+}
+#endif
+
+static void commercial_element(const std_input *in, int64_t i, int self, double thr, double err, err_stats *k, err_stats *b,
+                               int64_t *nonfinite_errors)
+{
+    double g = in->golden[i];
+    accumulate(k, g, actual_at(in, i), thr, err);
+    if (self) return;
+    accumulate(b, g, bench_at(in, i), thr, err);
+    /* a non-finite golden: wrong when the benchmark agrees with it and the kernel does not */
+    if (!isfinite(g) && pair(g, actual_at(in, i)) != PAIR_AGREE && pair(g, bench_at(in, i)) == PAIR_AGREE) (*nonfinite_errors)++;
+}
+
 static void commercial_ratio(const std_input *in, std_result *r)
 {
     double thr, err; /* small-value domain: threshold on |golden|, error allowed there */
@@ -197,14 +422,11 @@ static void commercial_ratio(const std_input *in, std_result *r)
     /* the benchmark is the values under test themselves (our optimized path judged): its
        statistics are the kernel's, summed once, and no non-finite element can disagree */
     const int self = in->bench == in->actual && in->bench_f32 == in->actual_f32;
-    for (int64_t i = 0; i < in->n; i++) {
-        double g = in->golden[i];
-        accumulate(&k, g, actual_at(in, i), thr, err);
-        if (self) continue;
-        accumulate(&b, g, bench_at(in, i), thr, err);
-        /* a non-finite golden: wrong when the benchmark agrees with it and the kernel does not */
-        if (!isfinite(g) && pair(g, actual_at(in, i)) != PAIR_AGREE && pair(g, bench_at(in, i)) == PAIR_AGREE) nonfinite_errors++;
-    }
+    int64_t i = 0;
+#ifdef STD_AVX2
+    if (use_avx2()) i = commercial_blocks(in, self, thr, err, &k, &b, &nonfinite_errors);
+#endif
+    for (; i < in->n; i++) commercial_element(in, i, self, thr, err, &k, &b, &nonfinite_errors);
     if (self) b = k;
     double kmere = k.n ? k.sum_rel / (double)k.n : 0, bmere = b.n ? b.sum_rel / (double)b.n : 0;
     double krmse = k.n ? sqrt(k.sum_sq / (double)k.n) : 0, brmse = b.n ? sqrt(b.sum_sq / (double)b.n) : 0;
@@ -233,6 +455,44 @@ static void commercial_ratio(const std_input *in, std_result *r)
 
 /* ---- torch-assert-close: PyTorch's default rtol/atol, every element --------------------------- */
 
+typedef struct {
+    double rtol, atol;
+    int64_t mismatched;
+    double worst; /* largest |a-g| / (atol + rtol|g|) */
+} torch_acc;
+
+static inline void torch_element(const std_input *in, int64_t i, torch_acc *s)
+{
+    double g = in->golden[i], a = actual_at(in, i);
+    /* equal_nan defaults to False: NaN never matches; equal infinities do */
+    if (isinf(g) && g == a) return;
+    double q = fabs(a - g) / (s->atol + s->rtol * fabs(g));
+    if (!(q <= 1)) s->mismatched++;
+    if (q > s->worst || isnan(q)) s->worst = isnan(q) ? INFINITY : q;
+}
+
+#ifdef STD_AVX2
+AVX2 static int64_t torch_blocks(const std_input *in, torch_acc *s)
+{
+    __m256d worst = _mm256_setzero_pd(), atol = _mm256_set1_pd(s->atol), rtol = _mm256_set1_pd(s->rtol);
+    __m256i mismatched = _mm256_setzero_si256();
+    int64_t i = 0;
+    for (; i + 4 <= in->n; i += 4) {
+        __m256d g, a;
+        if (!load_pair(in, i, &g, &a)) {
+            for (int l = 0; l < 4; l++) torch_element(in, i + l, s);
+            continue;
+        }
+        __m256d q = _mm256_div_pd(vabs(_mm256_sub_pd(a, g)), _mm256_add_pd(atol, _mm256_mul_pd(rtol, vabs(g))));
+        mismatched = count(mismatched, _mm256_cmp_pd(q, _mm256_set1_pd(1.0), _CMP_NLE_UQ));
+        worst = _mm256_max_pd(q, worst);
+    }
+    s->mismatched += lanes_sum(mismatched);
+    lanes_max_into(&s->worst, worst);
+    return i;
+}
+#endif
+
 static void torch_assert_close(const std_input *in, std_result *r)
 {
     double rtol, atol; /* torch.testing._comparison._DTYPE_PRECISIONS */
@@ -242,16 +502,14 @@ static void torch_assert_close(const std_input *in, std_result *r)
     case CONFORM_DTYPE_FLOAT32: rtol = 1.3e-6; atol = 1e-5; break;
     default: rtol = 1e-7; atol = 1e-7; break;
     }
-    int64_t mismatched = 0;
-    double worst = 0; /* largest |a-g| / (atol + rtol|g|) */
-    for (int64_t i = 0; i < in->n; i++) {
-        double g = in->golden[i], a = actual_at(in, i);
-        /* equal_nan defaults to False: NaN never matches; equal infinities do */
-        if (isinf(g) && g == a) continue;
-        double q = fabs(a - g) / (atol + rtol * fabs(g));
-        if (!(q <= 1)) mismatched++;
-        if (q > worst || isnan(q)) worst = isnan(q) ? INFINITY : q;
-    }
+    torch_acc s = {rtol, atol, 0, 0};
+    int64_t i = 0;
+#ifdef STD_AVX2
+    if (use_avx2()) i = torch_blocks(in, &s);
+#endif
+    for (; i < in->n; i++) torch_element(in, i, &s);
+    int64_t mismatched = s.mismatched;
+    double worst = s.worst;
     r->defined = 1;
     r->passed = mismatched == 0;
     fig(r, "n_mismatched", (double)mismatched);
