@@ -129,6 +129,7 @@ typedef struct {
     size_t geo_size;
     void (*bin)(const void *op, const ref_roi_head *g, int64_t ph, int64_t pw, int64_t gh, int64_t gw,
                 double pos_rel_err, ref_sample_fn emit, void *ctx);
+    int nhwc; /* backward only: grad_output [K, PH, PW, C], grad and bounds [B, H, W, C] */
 } ref_roi_op;
 
 /* output [K, C, PH, PW]: each element the mean of rule A over its bin's samples, and its bounds

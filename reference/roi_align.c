@@ -94,7 +94,7 @@ static void geometry_of(const void *op, const double *roi, double pos_rel_err, v
 static ref_roi_op family_op(const ref_roi_align_params *p)
 {
     return (ref_roi_op){p, p->B, p->C, p->H, p->W, p->K, p->pooled_h, p->pooled_w, 5, geometry_of, sizeof(roi_geom),
-                        bin_samples};
+                        bin_samples, 0};
 }
 
 void f64_roi_align_fwd__ref(const ref_roi_align_params *p, const double *input, const double *rois,

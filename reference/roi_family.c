@@ -6,6 +6,7 @@
  * sample-by-sample loop, for every thread count. */
 #include "ref_internal.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -177,6 +178,7 @@ typedef struct {
     ref_tap_rect reach;
     unsigned reach_bits; /* the reach rectangle's cells 4 a + b of the window; 0: it is not within */
     int inside, ambiguous;
+    int full; /* the window lies in the plane: no edge repeated */
 } fwd_ltap;
 
 static int64_t clamp64(int64_t v, int64_t lo, int64_t hi) { return v < lo ? lo : v > hi ? hi : v; }
@@ -197,6 +199,7 @@ static void fwd_ltap_of(int64_t H, int64_t W, const fwd_tap *s, fwd_ltap *d)
     d->inside = s->inside;
     d->ambiguous = s->ambiguous;
     d->reach_bits = 0;
+    d->full = d->row[3] - d->row[0] == 3 && d->col[3] - d->col[0] == 3;
     /* the reach's rows and columns ascending are its window cells' ascending: the same order */
     if (!t->zero && t->r0 <= t->r1 && t->c0 <= t->c1 && t->r0 >= r->y[0] - 1 && t->r1 <= r->y[0] + 2 &&
         t->c0 >= r->x[0] - 1 && t->c1 <= r->x[0] + 2)
@@ -269,11 +272,18 @@ static void fwd_lanes_acc(const fwd_ltap *s, const double val[LANES], const doub
     }
 }
 
-/* Adds sample s of the lanes' planes (or of their tile) to their bins a (pos: with slopes and
- * ranges) */
-static void fwd_lanes_add(const double *const pl[LANES], const double *tile, int64_t W, const fwd_ltap *s, int pos,
-                          lanes_acc *a)
+/* What the lanes read: their planes (row length W) or their chunk's tile, and the slopes of the
+ * tile's full windows (NULL: none) */
+typedef struct {
+    const double *pl[LANES];
+    const double *tile, *sy, *sx;
+    int64_t W;
+} lanes_src;
+
+/* Adds sample s of the lanes to their bins a (pos: with slopes and ranges) */
+static void fwd_lanes_add(const lanes_src *src, const fwd_ltap *s, int pos, lanes_acc *a)
 {
+    const double *const *pl = src->pl, *tile = src->tile;
     double buf[16][LANES], val[LANES], av[LANES], sy[LANES], sx[LANES], lo[LANES], hi[LANES];
     const double *v[16]; /* cell k of the window, lane by lane */
     for (int k = 0; k < 16; k++) {
@@ -293,7 +303,11 @@ static void fwd_lanes_add(const double *const pl[LANES], const double *tile, int
             val[l] += t;
             av[l] += fabs(t);
         }
-    if (pos) { /* the largest |difference| of neighbours, a NaN one passed over */
+    if (pos && src->sy && s->full) {
+        const int64_t o = (s->row[0] + s->col[0]) * LANES;
+        memcpy(sy, src->sy + o, sizeof sy);
+        memcpy(sx, src->sx + o, sizeof sx);
+    } else if (pos) /* the largest |difference| of neighbours, a NaN one passed over */
         for (int k = 0; k < 12; k++)
             for (int l = 0; l < LANES; l++) {
                 double d = fabs(v[k + 4][l] - v[k][l]);
@@ -301,8 +315,7 @@ static void fwd_lanes_add(const double *const pl[LANES], const double *tile, int
                 d = fabs(v[k / 3 * 4 + k % 3 + 1][l] - v[k / 3 * 4 + k % 3][l]);
                 sx[l] = d > sx[l] ? d : sx[l];
             }
-        fwd_lanes_range(pl, W, s, v, lo, hi);
-    }
+    if (pos) fwd_lanes_range(pl, src->W, s, v, lo, hi);
     fwd_lanes_acc(s, val, av, sy, sx, lo, hi, a);
 }
 
@@ -363,13 +376,17 @@ static void roi_element(bin_acc a, const ref_roi_head *g, alt_bin *alt, double *
 }
 
 enum { FWD_CHUNK_TAPS = 1024 }; /* a chunk's set-up and tile stay in L2 */
+/* a chunk maps its windows' slopes when its tile has at most MAP_AREA pixels a sample (sr0's
+   samples are about a pixel apart; 4 made sr2's sparser ones no faster) */
+enum { MAP_AREA = 2 };
 
 /* A forward chunk: its samples, bins and the rectangle [r0, r1] x [c0, c1] their windows cover;
- * tiled: the lanes read a tile of it (pixel-major, LANES values a pixel) built once a block */
+ * tiled: the lanes read a tile of it (pixel-major, LANES values a pixel) built once a block;
+ * mapped: with the slopes of its full windows (dense samples share their cells) */
 typedef struct {
-    vec taps, bins, tile;
+    vec taps, bins, tile; /* tile: the tile, then its windows' slopes sy and sx, each area pixels */
     int64_t r0, r1, c0, c1;
-    int tiled;
+    int tiled, mapped;
 } fwd_chunk;
 
 typedef struct {
@@ -398,8 +415,9 @@ static void fwd_offsets(fwd_chunk *ch, int64_t W)
 {
     const int64_t tw = ch->c1 - ch->c0 + 1, area = ch->taps.n > 0 ? (ch->r1 - ch->r0 + 1) * tw : 0;
     ch->tiled = ch->taps.n > 0 && area <= 8 * (int64_t)ch->taps.n;
+    ch->mapped = ch->tiled && area <= MAP_AREA * (int64_t)ch->taps.n;
     if (ch->tiled && ch->tile.cap < (size_t)area) {
-        double *p = realloc(ch->tile.p, (size_t)area * LANES * sizeof(double));
+        double *p = realloc(ch->tile.p, 3 * (size_t)area * LANES * sizeof(double));
         if (p) {
             ch->tile.p = (char *)p;
             ch->tile.cap = (size_t)area;
@@ -445,25 +463,73 @@ static void fwd_tile(const fwd_chunk *ch, const double *const pl[LANES], int64_t
             for (int64_t c = 0; c < tw; c++) tile[c * LANES + l] = pl[l][r * W + ch->c0 + c];
 }
 
+static void max0_lanes(double *m, const double *d)
+{
+    for (int l = 0; l < LANES; l++) m[l] = d[l] > m[l] ? d[l] : m[l];
+}
+
+/* The slopes of the tile t's full windows by their first pixel p (lane by lane): sy[p] the largest
+ * |difference| of vertical neighbours of the window, sx[p] of horizontal ones, 0 and NaN ones
+ * passed over as in ref_local_slopes (the largest of a set: any order, in steps). In place: each
+ * step reads only pixels at or after its own. */
+static void fwd_maps(int64_t th, int64_t tw, const double *t, double *sy, double *sx)
+{
+    const int64_t n = th * tw, L = LANES;
+    for (int64_t p = 0; p < n; p++)
+        for (int l = 0; l < L; l++) {
+            sy[p * L + l] = p + tw < n ? fabs(t[(p + tw) * L + l] - t[p * L + l]) : 0;
+            sx[p * L + l] = p % tw + 1 < tw ? fabs(t[(p + 1) * L + l] - t[p * L + l]) : 0;
+        }
+    double m[LANES];
+    for (int64_t i = 0; i < th; i++)
+        for (int64_t p = i * tw; p < i * tw + tw; p++) {
+            if (i + 3 < th) { /* sy: 3 rows of differences */
+                memset(m, 0, sizeof m);
+                for (int a = 0; a < 3; a++) max0_lanes(m, sy + (p + a * tw) * L);
+                memcpy(sy + p * L, m, sizeof m);
+            }
+            if (p - i * tw + 3 < tw) { /* sx: 3 columns of differences */
+                memset(m, 0, sizeof m);
+                for (int b = 0; b < 3; b++) max0_lanes(m, sx + (p + b) * L);
+                memcpy(sx + p * L, m, sizeof m);
+            }
+        }
+    for (int64_t i = 0; i + 3 < th; i++)
+        for (int64_t p = i * tw; p < i * tw + tw - 3; p++) {
+            memset(m, 0, sizeof m); /* sy: then 4 columns */
+            for (int b = 0; b < 4; b++) max0_lanes(m, sy + (p + b) * L);
+            memcpy(sy + p * L, m, sizeof m);
+            memset(m, 0, sizeof m); /* sx: then 4 rows */
+            for (int a = 0; a < 4; a++) max0_lanes(m, sx + (p + a * tw) * L);
+            memcpy(sx + p * L, m, sizeof m);
+        }
+}
+
 /* the chunk's elements of roi k, channels [c, c + nl) (nl <= LANES; the lanes past nl repeat the
  * last channel's plane and are dropped) */
 static void fwd_run_lanes(const roi_ctx *x, const ref_roi_head *g, int64_t k, int64_t c, int nl, const fwd_chunk *ch)
 {
     const ref_roi_op *op = x->op;
-    const double *pl[LANES];
-    for (int l = 0; l < LANES; l++)
-        pl[l] = g->b >= 0 ? x->in + (g->b * op->C + c + (l < nl ? l : nl - 1)) * op->H * op->W : NULL;
-    if (ch->tiled) fwd_tile(ch, pl, op->W);
-    const double *tile = ch->tiled ? (const double *)ch->tile.p : NULL;
     const int pos = x->bounds != NULL;
+    const int64_t th = ch->r1 - ch->r0 + 1, tw = ch->c1 - ch->c0 + 1;
+    lanes_src src = {{NULL}, NULL, NULL, NULL, op->W};
+    for (int l = 0; l < LANES; l++)
+        src.pl[l] = g->b >= 0 ? x->in + (g->b * op->C + c + (l < nl ? l : nl - 1)) * op->H * op->W : NULL;
+    if (ch->tiled) {
+        double *tile = (double *)ch->tile.p, *sy = tile + th * tw * LANES, *sx = sy + th * tw * LANES;
+        fwd_tile(ch, src.pl, op->W);
+        src.tile = tile;
+        if (ch->mapped && pos) fwd_maps(th, tw, tile, sy, sx);
+        if (ch->mapped && pos) { src.sy = sy; src.sx = sx; }
+    }
     for (size_t i = 0; i < ch->bins.n; i++) {
         const bin_span *s = (const bin_span *)ch->bins.p + i;
         lanes_acc a;
         memset(&a, 0, sizeof a);
-        for (size_t t = s->first; t < s->end; t++) fwd_lanes_add(pl, tile, op->W, (const fwd_ltap *)ch->taps.p + t, pos, &a);
+        for (size_t t = s->first; t < s->end; t++) fwd_lanes_add(&src, (const fwd_ltap *)ch->taps.p + t, pos, &a);
         for (int l = 0; l < nl; l++) {
-            alt_bin alt = {op, g, pl[l], s->ph, s->pw, x->pre, {0, 0, 0, 0, 0}};
-            roi_element(lane_get(&a, l), g, pl[l] ? &alt : NULL, x->out, ((k * op->C + c + l) * op->PH + s->ph) * op->PW + s->pw,
+            alt_bin alt = {op, g, src.pl[l], s->ph, s->pw, x->pre, {0, 0, 0, 0, 0}};
+            roi_element(lane_get(&a, l), g, src.pl[l] ? &alt : NULL, x->out, ((k * op->C + c + l) * op->PH + s->ph) * op->PW + s->pw,
                         x->bounds);
         }
     }
@@ -475,7 +541,7 @@ static void forward_item(void *ctx, int64_t item)
     roi_ctx *x = ctx;
     const int64_t k = item / x->nblk, c0 = item % x->nblk * x->cb, c1 = c0 + x->cb < x->op->C ? c0 + x->cb : x->op->C;
     const ref_roi_head *g = geometry_at(x, k);
-    fwd_chunk ch = {{NULL, 0, 0, sizeof(fwd_ltap), 0}, {NULL, 0, 0, sizeof(bin_span), 0}, {NULL, 0, 0, 0, 0}, 0, 0, 0, 0, 0};
+    fwd_chunk ch = {{NULL, 0, 0, sizeof(fwd_ltap), 0}, {NULL, 0, 0, sizeof(bin_span), 0}, {NULL, 0, 0, 0, 0}, 0, 0, 0, 0, 0, 0};
     for (int64_t bin = 0; bin < x->op->PH * x->op->PW;) {
         bin = fwd_setup(x, g, bin, &ch);
         if (ch.taps.failed || ch.bins.failed) { atomic_store(&x->failed, 1); break; }
@@ -502,6 +568,7 @@ typedef struct {
     double wy[2], wx[2], wpe[4];
     double count;
     size_t nb, n_nb; /* its neighbours: nbs[nb .. nb + n_nb) */
+    uint32_t te[4];  /* its corners in the group's tile */
     unsigned char slot[4], n_slots;
     unsigned char nominal; /* inside, at the spec's sample count: its terms are the gradient's */
     unsigned char widen;   /* ambiguous, or another count's: only widens the ambiguity */
@@ -512,6 +579,7 @@ typedef struct {
     int64_t e;
     double bound;
     int slot;
+    uint32_t te; /* in the group's tile */
 } bwd_neighbour;
 
 typedef struct {
@@ -536,7 +604,7 @@ static void bwd_neighbour_of(void *ctx, int64_t row, int64_t col, double bound)
     bwd_setup_ctx *b = ctx;
     if (row < 0 || row >= b->H || col < 0 || col >= b->W) return;
     bwd_neighbour *n = vec_push(b->nbs);
-    if (n) *n = (bwd_neighbour){row * b->W + col, bound, slot_of(b, row * b->W + col)};
+    if (n) *n = (bwd_neighbour){row * b->W + col, bound, slot_of(b, row * b->W + col), 0};
 }
 
 static void bwd_sample(void *ctx, double y, double x, double dy, double dx)
@@ -566,9 +634,10 @@ static void bwd_sample(void *ctx, double y, double x, double dy, double dx)
     if (d) *d = s;
 }
 
-/* A backward's planes of one (b, c): gradient and bounds, each may be NULL. */
+/* A backward's planes of one (b, c): gradient and bounds, each may be NULL; pixel e of each at e ps. */
 typedef struct {
     double *grad, *abs_sum, *n_terms, *pos_err, *ambig;
+    int64_t ps;
 } plane_out;
 
 /* Scatters go / count of sample s into o with its bounds. */
@@ -583,7 +652,7 @@ static void bwd_tap_add(const plane_out *o, const bwd_tap *s, const bwd_neighbou
     }
     for (int i = 0; i < 2; i++)
         for (int j = 0; j < 2; j++) {
-            const int64_t e = s->e[2 * i + j];
+            const int64_t e = s->e[2 * i + j] * o->ps;
             const int k = s->slot[2 * i + j];
             double t = go * s->wy[i] * s->wx[j] / s->count;
             double pe = cap * s->wpe[2 * i + j];
@@ -605,7 +674,7 @@ static void bwd_tap_add(const plane_out *o, const bwd_tap *s, const bwd_neighbou
     /* pixels across a cell edge the float twin may reach */
     for (size_t n = 0; n < (s->nominal && isfinite(cap) ? s->n_nb : 0); n++) {
         const bwd_neighbour *nb = nbs + s->nb + n;
-        px[nb->slot] = nb->e;
+        px[nb->slot] = nb->e * o->ps;
         pe_px[nb->slot] += nb->bound;
         amb_px[nb->slot] += 0;
     }
@@ -621,18 +690,29 @@ static void bwd_tap_add(const plane_out *o, const bwd_tap *s, const bwd_neighbou
 
 /* ---- backward: planes of the gradient, rois in order --------------------------------------------- */
 
-/* Sets up the bins of roi g from bin0 on until the chunk is full, each with the samples of every
- * count rounding may pick after its own; returns the next bin. */
-static int64_t bwd_setup(const roi_ctx *x, const ref_roi_head *g, int64_t bin0, vec *taps, vec *nbs, vec *bins)
+/* samples a group sets up before its channels run (about 30 MB: a models case's image of rois) */
+enum { GROUP_TAPS = 200000 };
+
+/* bin (ph, pw) of roi k: its samples are taps [first, end); inf_ambig: its ambiguity is unbounded */
+typedef struct {
+    int64_t k, ph, pw;
+    size_t first, end;
+    int inf_ambig;
+} bwd_bin;
+
+/* Sets up the bins of roi k (geometry g) from bin0 on, after those already in the group, until it
+ * holds limit samples, each bin with the samples of every count rounding may pick after its own;
+ * returns the next bin. */
+static int64_t bwd_setup(const roi_ctx *x, const ref_roi_head *g, int64_t k, int64_t bin0, vec *taps, vec *nbs,
+                         vec *bins, size_t limit)
 {
     const ref_roi_op *op = x->op;
     bwd_setup_ctx b = {taps, nbs, op->H, op->W, ref_sample_count(g->gh, g->gw), 0, {0}, 0};
-    taps->n = nbs->n = bins->n = 0;
     int64_t bin = bin0;
-    for (; bin < op->PH * op->PW && (bin == bin0 || taps->n < CHUNK_TAPS); bin++) {
-        bin_span *s = vec_push(bins);
+    for (; bin < op->PH * op->PW && (bin == bin0 || taps->n < limit); bin++) {
+        bwd_bin *s = vec_push(bins);
         if (!s) break;
-        *s = (bin_span){bin / op->PW, bin % op->PW, taps->n, 0, 0};
+        *s = (bwd_bin){k, bin / op->PW, bin % op->PW, taps->n, 0, 0};
         b.count = ref_sample_count(g->gh, g->gw);
         b.as_alternative = 0;
         op->bin(op->op, g, s->ph, s->pw, g->gh, g->gw, x->pre, bwd_sample, &b);
@@ -652,31 +732,37 @@ static int64_t bwd_setup(const roi_ctx *x, const ref_roi_head *g, int64_t bin0, 
     return bin;
 }
 
-/* the chunk's bins of roi k scattered into plane o of channel c */
-static void bwd_run_plane(const roi_ctx *x, const plane_out *o, int64_t k, int64_t c, const vec *taps,
-                          const vec *nbs, const vec *bins)
+/* grad_output of bin s in channel c: [K, C, PH, PW], or channels-last [K, PH, PW, C] */
+static int64_t go_at(const ref_roi_op *op, const bwd_bin *s, int64_t c)
+{
+    return op->nhwc ? ((s->k * op->PH + s->ph) * op->PW + s->pw) * op->C + c : ((s->k * op->C + c) * op->PH + s->ph) * op->PW + s->pw;
+}
+
+/* the group's bins scattered into plane o of channel c */
+static void bwd_run_plane(const roi_ctx *x, const plane_out *o, int64_t c, const vec *taps, const vec *nbs,
+                          const vec *bins)
 {
     const ref_roi_op *op = x->op;
     for (size_t i = 0; i < bins->n; i++) {
-        const bin_span *s = (const bin_span *)bins->p + i;
-        const double go = x->in[((k * op->C + c) * op->PH + s->ph) * op->PW + s->pw];
+        const bwd_bin *s = (const bwd_bin *)bins->p + i;
+        const double go = x->in[go_at(op, s, c)];
         for (size_t t = s->first; t < s->end; t++)
             bwd_tap_add(o, (const bwd_tap *)taps->p + t, (const bwd_neighbour *)nbs->p, go);
         if (s->inf_ambig && o->ambig)
-            for (int64_t q = 0; q < op->H * op->W; q++) o->ambig[q] = INFINITY;
+            for (int64_t q = 0; q < op->H * op->W; q++) o->ambig[q * o->ps] = INFINITY;
     }
 }
 
-/* plane (b, c)'s gradient and bounds */
+/* plane (b, c)'s gradient and bounds (channels-last: every C-th element from (b, 0, 0, c) on) */
 static plane_out plane_at(const roi_ctx *x, int64_t bc)
 {
-    const int64_t HW = x->op->H * x->op->W;
+    const int64_t HW = x->op->H * x->op->W, C = x->op->C;
     const ref_bounds *bd = x->bounds;
     double *p[5] = {x->out, bd ? bd->abs_sum : NULL, bd ? bd->n_terms : NULL, bd ? bd->pos_err : NULL,
                     bd ? bd->ambig : NULL};
     for (int t = 0; t < 5; t++)
-        if (p[t]) p[t] += bc * HW;
-    return (plane_out){p[0], p[1], p[2], p[3], p[4]};
+        if (p[t]) p[t] += x->op->nhwc ? bc / C * HW * C + bc % C : bc * HW;
+    return (plane_out){p[0], p[1], p[2], p[3], p[4], x->op->nhwc ? C : 1};
 }
 
 static void plane_zero(const roi_ctx *x, int64_t bc)
@@ -684,7 +770,206 @@ static void plane_zero(const roi_ctx *x, int64_t bc)
     const plane_out o = plane_at(x, bc);
     double *p[5] = {o.grad, o.abs_sum, o.n_terms, o.pos_err, o.ambig};
     for (int t = 0; t < 5; t++)
-        if (p[t]) memset(p[t], 0, sizeof(double) * (size_t)(x->op->H * x->op->W));
+        if (p[t] && o.ps == 1) memset(p[t], 0, sizeof(double) * (size_t)(x->op->H * x->op->W));
+        else for (int64_t q = 0; p[t] && q < x->op->H * x->op->W; q++) p[t][q * o.ps] = 0;
+}
+
+/* ---- backward: a block of 8 channels as lanes of a pixel-major tile ------------------------------- */
+
+/* The group's pixels (the rectangle its taps and neighbours reach) copied for 8 channels at once,
+ * a pixel's 5 fields (gradient, abs_sum, n_terms, pos_err, ambig) of the 8 channels side by side:
+ * a tap's channel-free work is done once for the 8, its terms reach them in a few cache lines, and
+ * each lane takes the steps of bwd_tap_add in its order, so every element gets the same terms in
+ * the same order (the tile starts as a copy of the planes and is copied back). A group of a whole
+ * image's rois copies each plane in and out once, in long rows. */
+/* LANES (8): the forward's channels at a time */
+enum { HALVES = LANES / 2, PIX = 5 * LANES, TILE_MAX = 1 << 17 /* pixels: 42 MB */, PREFETCH_AHEAD = 4 };
+
+typedef struct {
+    int64_t r0, q0, th, tw; /* rows r0 .. r0 + th, columns q0 .. q0 + tw */
+    double *buf;            /* th x tw x PIX doubles */
+    int64_t cap;            /* pixels buf holds; 0: no memory, plane by plane */
+} bwd_tile;
+
+/* two lanes of a field (SSE2's width: GCC vector extensions, each lane takes the same IEEE operations
+   as a double), and a lane mask (all bits set where true) */
+typedef double v2d __attribute__((vector_size(2 * sizeof(double))));
+typedef int64_t v2m __attribute__((vector_size(2 * sizeof(double))));
+
+static inline v2d sel(v2m m, v2d a, v2d b) { return (v2d)(((v2m)a & m) | ((v2m)b & ~m)); }
+static inline v2d vabs(v2d a) { return (v2d)((v2m)a & INT64_MAX); }
+/* fmin, fmax as glibc computes them on the quiet NaNs arising here: the other operand when one is
+   NaN, the first when both, minsd / maxsd otherwise (a NaN b replaced by a first: two selects, where
+   three nested ones make GCC go through general registers) */
+static inline v2d vmin(v2d a, v2d b)
+{
+    const v2d c = sel(b != b, a, b);
+    return sel(a < c, a, c);
+}
+static inline v2d vmax(v2d a, v2d b)
+{
+    const v2d c = sel(b != b, a, b);
+    return sel(a > c, a, c);
+}
+
+/* the group's rectangle and its taps' tile offsets; 0 when it is worth no tile: too big for it, or
+   too many pixels to copy in and out against the terms scattered */
+static int bwd_tile_fit(int64_t W, vec *taps, vec *nbs, bwd_tile *t)
+{
+    int64_t r0 = INT64_MAX, r1 = -1, q0 = INT64_MAX, q1 = -1;
+    bwd_tap *tp = (bwd_tap *)taps->p;
+    bwd_neighbour *nb = (bwd_neighbour *)nbs->p;
+    for (size_t i = 0; i < taps->n + nbs->n; i++)
+        for (int j = 0; j < (i < taps->n ? 4 : 1); j++) {
+            const int64_t e = i < taps->n ? tp[i].e[j] : nb[i - taps->n].e, r = e / W, q = e % W;
+            r0 = r < r0 ? r : r0, r1 = r > r1 ? r : r1, q0 = q < q0 ? q : q0, q1 = q > q1 ? q : q1;
+        }
+    if (r1 < 0) return 0;
+    *t = (bwd_tile){r0, q0, r1 - r0 + 1, q1 - q0 + 1, t->buf, t->cap};
+    if (t->th * t->tw > t->cap || t->th * t->tw > 8 * (int64_t)taps->n) return 0;
+    for (size_t i = 0; i < taps->n; i++)
+        for (int j = 0; j < 4; j++) tp[i].te[j] = (uint32_t)((tp[i].e[j] / W - r0) * t->tw + tp[i].e[j] % W - q0);
+    for (size_t i = 0; i < nbs->n; i++) nb[i].te = (uint32_t)((nb[i].e / W - r0) * t->tw + nb[i].e % W - q0);
+    return 1;
+}
+
+/* the tile of channels [cs, cs + n) of image b copied from the planes (load) or back, a row of
+   the rectangle at a time, a pixel's lanes together; lanes and fields without a plane are zeros */
+static void bwd_tile_move(const roi_ctx *x, int64_t b, int64_t cs, int n, const bwd_tile *t, int load)
+{
+    const int64_t W = x->op->W;
+    double *plane[5][LANES];
+    int64_t ps = 1;
+    int whole = n == LANES;
+    for (int l = 0; l < n; l++) {
+        const plane_out o = plane_at(x, b * x->op->C + cs + l);
+        double *p[5] = {o.grad, o.abs_sum, o.n_terms, o.pos_err, o.ambig};
+        for (int f = 0; f < 5; f++) {
+            plane[f][l] = p[f] ? p[f] + (t->r0 * W + t->q0) * o.ps : NULL;
+            whole = whole && p[f];
+        }
+        ps = o.ps;
+    }
+    if (load && !whole) memset(t->buf, 0, sizeof(double) * PIX * (size_t)(t->th * t->tw));
+    for (int64_t r = 0; r < t->th; r++)
+        for (int f = 0; f < 5 && n > 0; f++) {
+            double *d = t->buf + r * t->tw * PIX + f * LANES;
+            const int64_t row = r * W * ps;
+            if (plane[f][0] && load)
+                for (int64_t q = 0; q < t->tw; q++)
+                    for (int l = 0; l < n; l++) d[q * PIX + l] = plane[f][l][row + q * ps];
+            else if (plane[f][0])
+                for (int64_t q = 0; q < t->tw; q++)
+                    for (int l = 0; l < n; l++) plane[f][l][row + q * ps] = d[q * PIX + l];
+        }
+}
+
+/* bwd_tap_add of sample s for the 8 lanes of the tile, whose grad_output values are go and caps
+   |go| / count are cap; inv: 1 / count when that is exact (a power of 2), else 0 */
+static void bwd_lanes_add(double *tile, const bwd_tap *s, const bwd_neighbour *nbs, const v2d *go, const v2d *cap,
+                          double inv, int bounds)
+{
+    v2d pe_px[16][HALVES], amb_px[16][HALVES];
+    uint32_t px[16];
+    for (int k = 0; k < s->n_slots; k++)
+        for (int h = 0; h < HALVES; h++) pe_px[k][h] = amb_px[k][h] = (v2d){0, 0};
+    for (int i = 0; i < 2; i++)
+        for (int j = 0; j < 2; j++) {
+            v2d *p = (v2d *)(tile + (size_t)s->te[2 * i + j] * PIX);
+            const int k = s->slot[2 * i + j];
+            px[k] = s->te[2 * i + j];
+            for (int h = 0; h < HALVES; h++) {
+                /* (go wy wx) / count: a power of 2's exact inverse rounds the same quotient */
+                const v2d t = inv > 0 ? go[h] * s->wy[i] * s->wx[j] * inv : go[h] * s->wy[i] * s->wx[j] / s->count;
+                const v2d at = vabs(t), pe = cap[h] * s->wpe[2 * i + j];
+                if (s->nominal) {
+                    p[h] += t;
+                    p[HALVES + h] += at;
+                    p[2 * HALVES + h] += 1;
+                } else if (bounds) {
+                    const v2m add = at > 0;
+                    p[HALVES + h] = sel(add, p[HALVES + h] + at, p[HALVES + h]);
+                    p[2 * HALVES + h] = sel(add, p[2 * HALVES + h] + 1, p[2 * HALVES + h]);
+                }
+                pe_px[k][h] += s->nominal ? pe : (v2d){0, 0};
+                amb_px[k][h] += s->widen ? at + pe : (v2d){0, 0};
+            }
+        }
+    if (!bounds) return;
+    for (size_t n = 0; n < (s->nominal ? s->n_nb : 0); n++) {
+        const bwd_neighbour *nb = nbs + s->nb + n;
+        px[nb->slot] = nb->te;
+        for (int h = 0; h < HALVES; h++) {
+            const v2m fin = vabs(cap[h]) <= DBL_MAX;
+            pe_px[nb->slot][h] = sel(fin, pe_px[nb->slot][h] + nb->bound, pe_px[nb->slot][h]);
+            amb_px[nb->slot][h] = sel(fin, amb_px[nb->slot][h] + 0, amb_px[nb->slot][h]);
+        }
+    }
+    for (int k = 0; k < s->n_slots; k++) {
+        v2d *p = (v2d *)(tile + (size_t)px[k] * PIX + 3 * LANES);
+        for (int h = 0; h < HALVES; h++) {
+            const v2d pe = vmin(pe_px[k][h], cap[h]);
+            const v2d amb = vmin(amb_px[k][h], s->nominal ? vmax(cap[h] - pe, (v2d){0, 0}) : cap[h]);
+            p[h] = sel(pe > 0, p[h] + pe, p[h]);
+            p[HALVES + h] = sel(amb > 0, p[HALVES + h] + amb, p[HALVES + h]);
+        }
+    }
+}
+
+/* the group's bins scattered into channels [cs, cs + n) of image b through the tile; fresh: the
+   planes are not zeroed yet, and the tile covers them whole: it starts as zeros */
+static void bwd_run_lanes(const roi_ctx *x, int64_t b, int64_t cs, int n, const bwd_tile *t, const vec *taps,
+                          const vec *nbs, const vec *bins, int fresh)
+{
+    const ref_roi_op *op = x->op;
+    int inf_ambig = 0, e;
+    if (fresh) memset(t->buf, 0, sizeof(double) * PIX * (size_t)(t->th * t->tw));
+    else bwd_tile_move(x, b, cs, n, t, 1);
+    for (size_t i = 0; i < bins->n; i++) {
+        const bwd_bin *s = (const bwd_bin *)bins->p + i;
+        double g[LANES] = {0}, count = 0, inv = 0;
+        for (int l = 0; l < n; l++) g[l] = x->in[go_at(op, s, cs + l)];
+        /* a bin's grad_output lines are 8 short streams apart: the next bins' asked for */
+        for (int l = 0; l < n && i + PREFETCH_AHEAD < bins->n; l++)
+            __builtin_prefetch(x->in + go_at(op, s + PREFETCH_AHEAD, cs + l));
+        v2d go[HALVES], cap[HALVES];
+        for (int h = 0; h < HALVES; h++) go[h] = (v2d){g[2 * h], g[2 * h + 1]};
+        for (size_t q = s->first; q < s->end; q++) {
+            const bwd_tap *tp = (const bwd_tap *)taps->p + q;
+            if (tp->count != count) { /* the bin's caps, again for another sample count */
+                count = tp->count;
+                for (int h = 0; h < HALVES; h++) cap[h] = vabs(go[h]) / count;
+                inv = frexp(count, &e) == 0.5 ? 1 / count : 0;
+            }
+            /* the pixels of a sample a few ahead asked for: the tile is larger than the caches */
+            if (q + PREFETCH_AHEAD < taps->n)
+                for (int c = 0; c < 4; c++)
+                    for (int f = 0; f < PIX; f += 8) __builtin_prefetch(t->buf + (size_t)tp[PREFETCH_AHEAD].te[c] * PIX + f, 1);
+            bwd_lanes_add(t->buf, tp, (const bwd_neighbour *)nbs->p, go, cap, inv, x->bounds != NULL);
+        }
+        inf_ambig |= s->inf_ambig;
+    }
+    bwd_tile_move(x, b, cs, n, t, 0);
+    /* a bin of unbounded ambiguity set the whole plane's to INFINITY, where every later term keeps it */
+    for (int l = 0; l < n && inf_ambig; l++) {
+        const plane_out o = plane_at(x, b * op->C + cs + l);
+        for (int64_t q = 0; o.ambig && q < op->H * op->W; q++) o.ambig[q * o.ps] = INFINITY;
+    }
+}
+
+/* The groups of bins of image b from roi *k, bin *bin on, until it holds GROUP_TAPS samples */
+static int bwd_group(const roi_ctx *x, int64_t b, int64_t *k, int64_t *bin, vec *taps, vec *nbs, vec *bins)
+{
+    const ref_roi_op *op = x->op;
+    taps->n = nbs->n = bins->n = 0;
+    for (; *k < op->K && taps->n < GROUP_TAPS; *bin = 0, ++*k) {
+        const ref_roi_head *g = geometry_at(x, *k);
+        if (g->b != b) continue;
+        *bin = bwd_setup(x, g, *k, *bin, taps, nbs, bins, GROUP_TAPS);
+        if (taps->failed || nbs->failed || bins->failed) return 0;
+        if (*bin < op->PH * op->PW) break; /* the group is full within roi k */
+    }
+    return 1;
 }
 
 /* The planes of image b = item / nblk in one block of channels: the rois of image b in order, so
@@ -695,21 +980,29 @@ static void backward_item(void *ctx, int64_t item)
     roi_ctx *x = ctx;
     const ref_roi_op *op = x->op;
     const int64_t b = item / x->nblk, c0 = item % x->nblk * x->cb, c1 = c0 + x->cb < op->C ? c0 + x->cb : op->C;
-    for (int64_t c = c0; c < c1; c++) plane_zero(x, b * op->C + c);
     vec taps = {NULL, 0, 0, sizeof(bwd_tap), 0}, nbs = {NULL, 0, 0, sizeof(bwd_neighbour), 0},
-        bins = {NULL, 0, 0, sizeof(bin_span), 0};
-    for (int64_t k = 0; k < op->K && !atomic_load(&x->failed); k++) {
-        const ref_roi_head *g = geometry_at(x, k);
-        if (g->b != b) continue;
-        for (int64_t bin = 0; bin < op->PH * op->PW;) {
-            bin = bwd_setup(x, g, bin, &taps, &nbs, &bins);
-            if (taps.failed || nbs.failed || bins.failed) { atomic_store(&x->failed, 1); break; }
+        bins = {NULL, 0, 0, sizeof(bwd_bin), 0};
+    bwd_tile tile = {.cap = op->H * op->W < TILE_MAX ? op->H * op->W : TILE_MAX};
+    tile.buf = aligned_alloc(64, sizeof(double) * PIX * (size_t)tile.cap);
+    if (!tile.buf) tile.cap = 0;
+    int fresh = 1; /* the planes not zeroed yet: a first group whose tile covers them writes them whole */
+    for (int64_t k = 0, bin = 0; k < op->K && !atomic_load(&x->failed);) {
+        if (!bwd_group(x, b, &k, &bin, &taps, &nbs, &bins)) { atomic_store(&x->failed, 1); break; }
+        const int lanes = bwd_tile_fit(op->W, &taps, &nbs, &tile);
+        if (fresh && !(lanes && tile.th == op->H && tile.tw == op->W))
+            for (int64_t c = c0; c < c1; c++) plane_zero(x, b * op->C + c);
+        if (lanes)
+            for (int64_t c = c0; c < c1; c += LANES)
+                bwd_run_lanes(x, b, c, c1 - c < LANES ? (int)(c1 - c) : LANES, &tile, &taps, &nbs, &bins, fresh);
+        else
             for (int64_t c = c0; c < c1; c++) {
                 const plane_out o = plane_at(x, b * op->C + c);
-                bwd_run_plane(x, &o, k, c, &taps, &nbs, &bins);
+                bwd_run_plane(x, &o, c, &taps, &nbs, &bins);
             }
-        }
+        fresh = 0;
     }
+    for (int64_t c = c0; c < c1 && fresh; c++) plane_zero(x, b * op->C + c);
+    free(tile.buf);
     free(taps.p);
     free(nbs.p);
     free(bins.p);
