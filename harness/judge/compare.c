@@ -1,6 +1,7 @@
 #include "compare.h"
 
 #include "dtype.h"
+#include "judge_avx2.h"
 
 #include <float.h>
 #include <math.h>
@@ -183,11 +184,7 @@ static inline void element_scalar(compare_state *st, const double *ref, const fl
    goes to element_scalar whole. Running maxima and the worst element are kept per lane and merged
    at the end: the largest, of equals the first index (the scalar loop's strict > keeps the first);
    max_pd(x, m) is x > m ? x : m, the scalar "if (x > m) m = x" */
-#if defined(__x86_64__) && defined(__GNUC__)
-#include <immintrin.h>
-#define COMPARE_AVX2 1
-#define AVX2 __attribute__((target("avx2")))
-#define AVX2_INLINE static inline __attribute__((target("avx2"), always_inline))
+#ifdef JUDGE_AVX2
 
 /* the histograms' bins of a block as one-hot 6-bit counters in each 64-bit lane (10 bins, 60 bits):
    emptied into the int64 histograms before any counter can pass 63 */
@@ -245,8 +242,8 @@ AVX2_INLINE __m256i one_hot_bin(__m256d v, const __m256d *edges)
 AVX2_INLINE void block_plain(lanes *v, const vconsts *k, __m256d f, __m256d g, __m256d nt, __m256d as, __m256d pe,
                              __m256i idx)
 {
-    const __m256d zero = _mm256_setzero_pd(), inf = _mm256_set1_pd(INFINITY), sign = _mm256_set1_pd(-0.0);
-    __m256d err = _mm256_andnot_pd(sign, _mm256_sub_pd(g, f)), af = _mm256_andnot_pd(sign, f);
+    const __m256d zero = _mm256_setzero_pd(), inf = _mm256_set1_pd(INFINITY);
+    __m256d err = vabs(_mm256_sub_pd(g, f)), af = vabs(f);
     v->nonzero_got = _mm256_or_si256(v->nonzero_got, _mm256_castpd_si256(_mm256_cmp_pd(g, zero, _CMP_NEQ_UQ)));
     v->max_abs = _mm256_max_pd(err, v->max_abs);
     __m256d rel = _mm256_and_pd(_mm256_div_pd(err, af), _mm256_cmp_pd(f, zero, _CMP_NEQ_UQ));
@@ -281,9 +278,8 @@ AVX2_INLINE int block(lanes *v, const bound_src *b, const vconsts *k, const doub
                       const double *g64, int64_t i)
 {
     __m256d f = _mm256_loadu_pd(ref + i), g = g32 ? _mm256_cvtps_pd(_mm_loadu_ps(g32 + i)) : _mm256_loadu_pd(g64 + i);
-    __m256d am = _mm256_loadu_pd(b->am + (i & b->mam)), inf = _mm256_set1_pd(INFINITY), sign = _mm256_set1_pd(-0.0);
-    __m256d plain = _mm256_and_pd(_mm256_cmp_pd(_mm256_andnot_pd(sign, f), inf, _CMP_LT_OQ),
-                                  _mm256_cmp_pd(_mm256_andnot_pd(sign, g), inf, _CMP_LT_OQ));
+    __m256d am = _mm256_loadu_pd(b->am + (i & b->mam));
+    __m256d plain = _mm256_and_pd(finite_mask(f), finite_mask(g));
     plain = _mm256_andnot_pd(_mm256_cmp_pd(am, _mm256_setzero_pd(), _CMP_GT_OQ), plain);
     if (_mm256_movemask_pd(plain) != 0xf) return 0;
     block_plain(v, k, f, g, _mm256_loadu_pd(b->nt + (i & b->mnt)), _mm256_loadu_pd(b->as + (i & b->mas)),
@@ -371,8 +367,8 @@ static void compare_any(const double *ref, const float *got_f32, const double *g
     const compare_consts k = {t->dt->u, t->dt->eta, t->model ? t->model->k_val : 0.0, t->dt->u / CONFORM_U_F32,
                               2.0 * t->dt->eta};
     int64_t i = 0;
-#ifdef COMPARE_AVX2
-    if (compare_vector_allowed && __builtin_cpu_supports("avx2") && reciprocal_exact(&k)) i = compare_blocks_avx2(&st, ref, got_f32, got_f64, n, t, &k);
+#ifdef JUDGE_AVX2
+    if (compare_vector_allowed && judge_cpu_has_avx2() && reciprocal_exact(&k)) i = compare_blocks_avx2(&st, ref, got_f32, got_f64, n, t, &k);
 #endif
     for (; i < n; i++) element_scalar(&st, ref, got_f32, got_f64, i, t, &k);
     compare_result *a = &st.a;

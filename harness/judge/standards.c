@@ -2,6 +2,7 @@
  * number of the standard it belongs to, not a tuning of ours. */
 #include "standards.h"
 #include "dtype.h"
+#include "judge_avx2.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -54,17 +55,8 @@ static double ulp_of(conform_dtype dt, double x)
    other block goes to the element loop whole. */
 int standards_vector_allowed = 1;
 
-#if defined(__x86_64__) && defined(__GNUC__)
-#include <immintrin.h>
-#define STD_AVX2 1
-#define AVX2 __attribute__((target("avx2")))
-#define AVX2_INLINE static inline __attribute__((target("avx2"), always_inline))
-
-static int use_avx2(void) { return standards_vector_allowed && __builtin_cpu_supports("avx2"); }
-
-AVX2_INLINE __m256d vabs(__m256d x) { return _mm256_andnot_pd(_mm256_set1_pd(-0.0), x); }
-
-AVX2_INLINE __m256d finite_mask(__m256d x) { return _mm256_cmp_pd(vabs(x), _mm256_set1_pd(INFINITY), _CMP_LT_OQ); }
+#ifdef JUDGE_AVX2
+static int use_avx2(void) { return standards_vector_allowed && judge_cpu_has_avx2(); }
 
 /* the golden and actual values of four elements from i; 1 when all eight are finite */
 AVX2_INLINE int load_pair(const std_input *in, int64_t i, __m256d *g, __m256d *a)
@@ -129,7 +121,7 @@ static inline void v2_element(const std_input *in, int64_t i, v2_acc *s)
     }
 }
 
-#ifdef STD_AVX2
+#ifdef JUDGE_AVX2
 /* the blocks of finite elements within the cap; returns the elements done */
 AVX2 static int64_t v2_blocks(const std_input *in, v2_acc *s)
 {
@@ -166,7 +158,7 @@ static void ascend_v2_mixed(const std_input *in, std_result *r)
     const double required = 0.99;
     v2_acc s = {rtol, atol, cap, 0, 0, 0, 0};
     int64_t i = 0;
-#ifdef STD_AVX2
+#ifdef JUDGE_AVX2
     if (use_avx2()) i = v2_blocks(in, &s);
 #endif
     for (; i < in->n; i++) v2_element(in, i, &s);
@@ -205,7 +197,7 @@ static inline void v1_element(const std_input *in, int64_t i, v1_acc *s)
     if (rel > s->mare) s->mare = rel;
 }
 
-#ifdef STD_AVX2
+#ifdef JUDGE_AVX2
 AVX2 static int64_t v1_blocks(const std_input *in, v1_acc *s)
 {
     __m256d mare = _mm256_setzero_pd();
@@ -237,7 +229,7 @@ static void ascend_v1_mere_mare(const std_input *in, std_result *r)
     }
     v1_acc s = {0, 0, 0};
     int64_t i = 0;
-#ifdef STD_AVX2
+#ifdef JUDGE_AVX2
     if (use_avx2()) i = v1_blocks(in, &s);
 #endif
     for (; i < in->n; i++) v1_element(in, i, &s);
@@ -272,7 +264,7 @@ static inline void dt_element(const std_input *in, int64_t i, dt_acc *s)
     s->over_rel += !(d / (deno + s->m) <= s->p);
 }
 
-#ifdef STD_AVX2
+#ifdef JUDGE_AVX2
 AVX2 static int64_t dt_blocks(const std_input *in, dt_acc *s)
 {
     __m256d p = _mm256_set1_pd(s->p), m = _mm256_set1_pd(s->m);
@@ -305,7 +297,7 @@ static void double_thousandth(const std_input *in, std_result *r)
     }
     dt_acc s = {p, m, 0, 0, 0};
     int64_t i = 0;
-#ifdef STD_AVX2
+#ifdef JUDGE_AVX2
     if (use_avx2()) i = dt_blocks(in, &s);
 #endif
     for (; i < in->n; i++) dt_element(in, i, &s);
@@ -343,7 +335,7 @@ static void accumulate(err_stats *s, double g, double a, double small_thr, doubl
     s->n++;
 }
 
-#ifdef STD_AVX2
+#ifdef JUDGE_AVX2
 /* accumulate() of four finite pairs; a small golden's lanes add +0.0 to the sums, which leaves
    them as they are (they are never -0.0) */
 AVX2_INLINE void accumulate4(err_stats *s, __m256i *small_errors, __m256d *max_rel, __m256d g, __m256d a, __m256d thr,
@@ -423,7 +415,7 @@ static void commercial_ratio(const std_input *in, std_result *r)
        statistics are the kernel's, summed once, and no non-finite element can disagree */
     const int self = in->bench == in->actual && in->bench_f32 == in->actual_f32;
     int64_t i = 0;
-#ifdef STD_AVX2
+#ifdef JUDGE_AVX2
     if (use_avx2()) i = commercial_blocks(in, self, thr, err, &k, &b, &nonfinite_errors);
 #endif
     for (; i < in->n; i++) commercial_element(in, i, self, thr, err, &k, &b, &nonfinite_errors);
@@ -471,7 +463,7 @@ static inline void torch_element(const std_input *in, int64_t i, torch_acc *s)
     if (q > s->worst || isnan(q)) s->worst = isnan(q) ? INFINITY : q;
 }
 
-#ifdef STD_AVX2
+#ifdef JUDGE_AVX2
 AVX2 static int64_t torch_blocks(const std_input *in, torch_acc *s)
 {
     __m256d worst = _mm256_setzero_pd(), atol = _mm256_set1_pd(s->atol), rtol = _mm256_set1_pd(s->rtol);
@@ -504,7 +496,7 @@ static void torch_assert_close(const std_input *in, std_result *r)
     }
     torch_acc s = {rtol, atol, 0, 0};
     int64_t i = 0;
-#ifdef STD_AVX2
+#ifdef JUDGE_AVX2
     if (use_avx2()) i = torch_blocks(in, &s);
 #endif
     for (; i < in->n; i++) torch_element(in, i, &s);
