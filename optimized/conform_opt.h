@@ -30,6 +30,10 @@ typedef struct {
     int threads;     /* <= 0: OpenMP's default */
 } conform_exec;
 
+/* The kernels keep their per-call buffers for the next call (at most 64 MiB between calls): this
+ * frees them, e.g. between tasks that need the memory. Safe to call at any time. */
+void conform_opt_scratch_release(void);
+
 /* Status of every kernel: 0 ok, -1 the requested ISA is not available, -2 out of memory. */
 #define CONFORM_OK 0
 #define CONFORM_E_ISA (-1)

@@ -154,17 +154,17 @@ int f32_deformable_offsets_bwd(const f32_deformable_params *p, const float *grad
     /* partial sums [unit][P][K][3] when a group has several chunks */
     float *part = NULL;
     if (nchunk > 1) {
-        part = malloc((size_t)units * (size_t)P * (size_t)K * 3 * sizeof(float));
+        part = conform_scratch_alloc((size_t)units * (size_t)P * (size_t)K * 3 * sizeof(float));
         if (!part) return CONFORM_E_NOMEM;
     }
     float *zero = calloc((size_t)cc, sizeof(float));
-    if (!zero) { free(part); return CONFORM_E_NOMEM; }
+    if (!zero) { conform_scratch_free(part); return CONFORM_E_NOMEM; }
     const int nt = conform_threads(ex);
     const size_t sink_bytes = (size_t)cc * sizeof(float);
     void **bufs = conform_thread_bufs(nt, 1, &sink_bytes);
     if (!bufs) {
         free(zero);
-        free(part);
+        conform_scratch_free(part);
         return CONFORM_E_NOMEM;
     }
 
@@ -250,7 +250,7 @@ int f32_deformable_offsets_bwd(const f32_deformable_params *p, const float *grad
             }
         }
     }
-    free(part);
+    conform_scratch_free(part);
     free(zero);
     return CONFORM_OK;
 }

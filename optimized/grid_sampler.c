@@ -461,22 +461,22 @@ static void bil_ws_free_all(bil_ws *ws, int nt)
 {
     for (int i = 0; ws && i < nt; i++) {
         bil_table *t = &ws[i].t;
-        free(t->pts);
-        free(t->edge);
-        free(t->etmp);
-        free(t->ekey);
-        free(t->mult);
-        free(t->tmp);
-        free(t->start);
-        free(t->skey);
-        free(t->sx0);
-        free(t->slx);
-        free(t->sly);
-        free(t->estart);
-        free(ws[i].acc);
-        free(ws[i].in2);
-        free(ws[i].io2);
-        free(ws[i].gop);
+        conform_scratch_free(t->pts);
+        conform_scratch_free(t->edge);
+        conform_scratch_free(t->etmp);
+        conform_scratch_free(t->ekey);
+        conform_scratch_free(t->mult);
+        conform_scratch_free(t->tmp);
+        conform_scratch_free(t->start);
+        conform_scratch_free(t->skey);
+        conform_scratch_free(t->sx0);
+        conform_scratch_free(t->slx);
+        conform_scratch_free(t->sly);
+        conform_scratch_free(t->estart);
+        conform_scratch_free(ws[i].acc);
+        conform_scratch_free(ws[i].in2);
+        conform_scratch_free(ws[i].io2);
+        conform_scratch_free(ws[i].gop);
     }
     free(ws);
 }
@@ -488,19 +488,19 @@ static bil_ws *bil_ws_all(int nt, int64_t H, int64_t W, int64_t P, size_t cs, si
     int ok = ws != NULL;
     for (int i = 0; ok && i < nt; i++) {
         bil_table *t = &ws[i].t;
-        t->pts = malloc(sizeof(f32_grid_pt) * (size_t)P);
-        t->edge = malloc(sizeof(edge_pt) * (size_t)P);
-        t->etmp = malloc(sizeof(edge_pt) * (size_t)P);
-        t->ekey = malloc(sizeof(int32_t) * (size_t)P);
+        t->pts = conform_scratch_alloc(sizeof(f32_grid_pt) * (size_t)P);
+        t->edge = conform_scratch_alloc(sizeof(edge_pt) * (size_t)P);
+        t->etmp = conform_scratch_alloc(sizeof(edge_pt) * (size_t)P);
+        t->ekey = conform_scratch_alloc(sizeof(int32_t) * (size_t)P);
         t->mult = conform_alloc_floats((size_t)P * 2);
-        t->tmp = malloc(sizeof(pt_tmp) * (size_t)P);
+        t->tmp = conform_scratch_alloc(sizeof(pt_tmp) * (size_t)P);
         bil_table_keys(H, W, P, &t->xshift, &t->xb);
-        t->start = malloc(sizeof(int32_t) * (size_t)(H * t->xb + 1));
-        t->skey = malloc(sizeof(int32_t) * (size_t)P);
-        t->sx0 = malloc(sizeof(int32_t) * (size_t)P);
+        t->start = conform_scratch_alloc(sizeof(int32_t) * (size_t)(H * t->xb + 1));
+        t->skey = conform_scratch_alloc(sizeof(int32_t) * (size_t)P);
+        t->sx0 = conform_scratch_alloc(sizeof(int32_t) * (size_t)P);
         t->slx = conform_alloc_floats((size_t)P);
         t->sly = conform_alloc_floats((size_t)P);
-        t->estart = malloc(sizeof(int64_t) * (size_t)(H + 2));
+        t->estart = conform_scratch_alloc(sizeof(int64_t) * (size_t)(H + 2));
         ws[i].acc = want_grid ? conform_alloc_floats((size_t)P * 4) : NULL;
         ws[i].in2 = want_grid ? conform_alloc_floats(RING_ROWS * rowf) : NULL; /* input rows: row r in slot r % RING_ROWS */
         ws[i].io2 = want_in ? conform_alloc_floats(RING_ROWS * rowf) : NULL;   /* input_grad rows, the same slots */
@@ -535,7 +535,7 @@ static int bwd_bilinear(const f32_grid_sampler_params *p, const conform_ukernels
     const int nt = conform_threads(ex);
     bil_ws *wss = bil_ws_all(nt, H, W, P, cs, rowf, want_in, want_grid);
     if (!wss) {
-        free(partial);
+        conform_scratch_free(partial);
         return CONFORM_E_NOMEM;
     }
 
@@ -636,7 +636,7 @@ static int bwd_bilinear(const f32_grid_sampler_params *p, const conform_ukernels
     }
     bil_ws_free_all(wss, nt);
     if (partial) add_partials(grid_grad, partial, nblk, N * P * 2, ex);
-    free(partial);
+    conform_scratch_free(partial);
     return CONFORM_OK;
 }
 
@@ -751,7 +751,7 @@ int f32_grid_sampler_2d_bwd(const f32_grid_sampler_params *p, const float *grad_
     const size_t bytes[3] = {grid_slopes ? plane_bytes : 0, want_in ? plane_bytes : 0, sizeof(float) * (size_t)Wo * (size_t)cc};
     void **bufs = conform_thread_bufs(nt, 3, bytes);
     if (!bufs) {
-        free(partial);
+        conform_scratch_free(partial);
         return CONFORM_E_NOMEM;
     }
 
@@ -789,6 +789,6 @@ int f32_grid_sampler_2d_bwd(const f32_grid_sampler_params *p, const float *grad_
     }
     conform_thread_bufs_free(bufs, nt, 3);
     if (partial) add_partials(grid_grad, partial, nchunks, N * P * 2, ex);
-    free(partial);
+    conform_scratch_free(partial);
     return CONFORM_OK;
 }

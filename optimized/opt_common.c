@@ -10,9 +10,8 @@
 
 void *conform_alloc_floats(size_t n)
 {
-    size_t bytes = (n ? n : 1) * sizeof(float);
-    bytes = (bytes + 63) & ~(size_t)63; /* whole cache lines: vector tails never share one */
-    return aligned_alloc(64, bytes);
+    if (n > SIZE_MAX / sizeof(float)) return NULL;
+    return conform_scratch_alloc((n ? n : 1) * sizeof(float)); /* whole cache lines: vector tails never share one */
 }
 
 int conform_sizes_ok(int64_t a, int64_t b, int64_t cc)
@@ -62,7 +61,7 @@ void **conform_thread_bufs(int nt, int nbuf, const size_t *bytes)
     for (int t = 0; ok && t < nt; t++)
         for (int i = 0; ok && i < nbuf; i++) {
             if (!bytes[i]) continue;
-            b[t * nbuf + i] = aligned_alloc(64, (bytes[i] + 63) & ~(size_t)63);
+            b[t * nbuf + i] = conform_scratch_alloc(bytes[i]);
             ok = b[t * nbuf + i] != NULL;
         }
     if (!ok) {
@@ -74,15 +73,15 @@ void **conform_thread_bufs(int nt, int nbuf, const size_t *bytes)
 
 void conform_thread_bufs_free(void **b, int nt, int nbuf)
 {
-    for (int i = 0; b && i < nt * nbuf; i++) free(b[i]);
+    for (int i = 0; b && i < nt * nbuf; i++) conform_scratch_free(b[i]);
     free(b);
 }
 
 void conform_arena_free(conform_tap_arena *a)
 {
-    free(a->off);
-    free(a->w);
-    free(a->starts);
+    conform_scratch_free(a->off);
+    conform_scratch_free(a->w);
+    conform_scratch_free(a->starts);
     memset(a, 0, sizeof *a);
 }
 
@@ -91,10 +90,10 @@ int conform_grow_taps(int64_t **off, float **w, size_t *cap, size_t need, size_t
     if (need <= *cap && *off) return 0;
     size_t c = *cap ? *cap : first;
     while (c < need) c *= 2;
-    int64_t *o = realloc(*off, c * sizeof *o);
+    int64_t *o = conform_scratch_realloc(*off, c * sizeof *o);
     if (!o) return -1;
     *off = o;
-    float *nw = realloc(*w, c * sizeof *nw);
+    float *nw = conform_scratch_realloc(*w, c * sizeof *nw);
     if (!nw) return -1;
     *w = nw;
     *cap = c;
@@ -107,7 +106,7 @@ int conform_arena_reserve(conform_tap_arena *a, size_t taps, size_t starts)
     if (a->ns + starts > a->caps || !a->starts) {
         size_t cap = a->caps ? a->caps : 256;
         while (cap < a->ns + starts) cap *= 2;
-        size_t *st = realloc(a->starts, cap * sizeof *st);
+        size_t *st = conform_scratch_realloc(a->starts, cap * sizeof *st);
         if (!st) return -1;
         a->starts = st;
         a->caps = cap;

@@ -316,7 +316,23 @@ const conform_ukernels *conform_ukernels_for(conform_isa isa);
 
 /* ---- driver scaffolding (opt_common.c) ---------------------------------------------------- */
 
-/* n floats on whole 64-byte cache lines (NULL when out of memory) */
+/* Scratch buffers (scratch.c), kept across calls so that a call does not fault in fresh pages:
+ * bytes on whole 64-byte cache lines, 64-byte aligned, uninitialized (a reused one holds an older
+ * call's data); NULL when out of memory. Free them with conform_scratch_free only. */
+void *conform_scratch_alloc(size_t bytes);
+void conform_scratch_free(void *p);
+/* p (NULL: none) grown to bytes, its contents kept (as realloc); NULL when out of memory, p then
+ * unchanged */
+void *conform_scratch_realloc(void *p, size_t bytes);
+/* bytes the cache holds between calls (tests) */
+size_t conform_opt_scratch_kept(void);
+/* Tests: every kept block's bytes set to byte (a kernel must not depend on what an older call
+ * left there), and the smallest block kept (default 64 KiB; 0 keeps every one). Not thread-safe;
+ * set the knob before calling. */
+void conform_scratch_poison(unsigned char byte);
+extern size_t conform_opt_scratch_keep_min;
+
+/* n floats of scratch (conform_scratch_alloc: free with conform_scratch_free) */
 void *conform_alloc_floats(size_t n);
 /* a * cc and b * cc floats (times a vector of 64 bytes of slack) fit in size_t */
 int conform_sizes_ok(int64_t a, int64_t b, int64_t cc);
@@ -330,7 +346,7 @@ int64_t conform_adaptive_count(float q);
 /* the thread count of a call: ex->threads, or OpenMP's default */
 int conform_threads(const conform_exec *ex);
 /* Every thread's buffers, allocated on the calling thread before a parallel region: bytes[i] for
- * buffer i of each of nt threads (0: NULL), 64-byte aligned; thread t's buffer i is [t nbuf + i].
+ * buffer i of each of nt threads (0: NULL), scratch (uninitialized); thread t's buffer i is [t nbuf + i].
  * NULL when out of memory (then nothing is held). Nothing inside the region then waits for
  * another thread to arrive: a worker on a core another process holds may start a scheduler slice
  * late, and a team barrier after each thread's own allocation made every call wait for it. */
@@ -338,7 +354,7 @@ void **conform_thread_bufs(int nt, int nbuf, const size_t *bytes);
 void conform_thread_bufs_free(void **b, int nt, int nbuf);
 
 /* A thread's arena of per-roi tap tables (the roi drivers): taps off / w [0, n), table starts
- * [0, ns); tables are appended, so an index stays valid as the arena grows. A roi's tables are
+ * [0, ns), scratch buffers; tables are appended, so an index stays valid as the arena grows. A roi's tables are
  * arena a of the team from start s (a < 0: the roi samples nothing). */
 typedef struct {
     int64_t *off;
@@ -353,8 +369,8 @@ typedef struct {
 } conform_tab_ref;
 void conform_arena_free(conform_tap_arena *a);
 /* room for `taps` more taps and `starts` more starts (capacities doubled); 0 or -1 (no memory) */
-/* the parallel tap arrays off and w (*cap entries each) grown to hold need, doubling from first;
- * 0, or -1 when out of memory (both arrays stay valid) */
+/* the parallel tap arrays off and w (*cap entries each, scratch buffers) grown to hold need,
+ * doubling from first; 0, or -1 when out of memory (both arrays stay valid) */
 int conform_grow_taps(int64_t **off, float **w, size_t *cap, size_t need, size_t first);
 int conform_arena_reserve(conform_tap_arena *a, size_t taps, size_t starts);
 

@@ -87,8 +87,8 @@ typedef struct {
 
 static void axis_free(axis_tab *t)
 {
-    free(t->off);
-    free(t->w);
+    conform_scratch_free(t->off);
+    conform_scratch_free(t->w);
     free(t->start);
     memset(t, 0, sizeof *t);
 }
@@ -307,9 +307,9 @@ typedef struct {
 
 static void ws_free(thread_ws *w)
 {
-    free(w->plane);
-    free(w->tile);
-    free(w->out);
+    conform_scratch_free(w->plane);
+    conform_scratch_free(w->tile);
+    conform_scratch_free(w->out);
     axis_free(&w->ty);
     axis_free(&w->tx);
     cols_free(&w->cols);

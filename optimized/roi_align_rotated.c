@@ -193,9 +193,9 @@ typedef struct {
 
 static void ws_free(thread_ws *w)
 {
-    free(w->plane);
-    free(w->tile);
-    free(w->out);
+    conform_scratch_free(w->plane);
+    conform_scratch_free(w->tile);
+    conform_scratch_free(w->out);
     free(w->d.stamp_pos);
     free(w->d.stamp_zero);
     free(w->d.slot);

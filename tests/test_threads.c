@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "opt_internal.h"
 #include "compare.h"
 #include "suite.h"
 
@@ -53,8 +54,12 @@ static float *optimized(const problem_t *p, float *const *in, conform_isa isa, i
     return all;
 }
 
-static void optimized_every_isa(const case_t *c, const problem_t *p)
+/* poison: every kept scratch block overwritten before each call, with a byte that differs from
+ * call to call (NaN patterns, then finite ones): a kernel that read what an older call left in
+ * its buffers, or counted on fresh memory being zero, would not repeat its bits */
+static void optimized_every_isa(const case_t *c, const problem_t *p, int poison)
 {
+    unsigned char byte = 0xff;
     float *in[CONFORM_MAX_TENSORS] = {0};
     for (int i = 0; i < p->op->n_inputs; i++) {
         int64_t n = tensor_numel(&p->in[i]);
@@ -66,8 +71,10 @@ static void optimized_every_isa(const case_t *c, const problem_t *p)
         if (!conform_isa_available((conform_isa)isa)) continue;
         isas++;
         int64_t n0, n;
+        if (poison) conform_scratch_poison(byte--);
         float *first = optimized(p, in, (conform_isa)isa, 1, &n0);
         for (int t = 1; t < N_COUNTS; t++) {
+            if (poison) conform_scratch_poison(byte -= 0x3b);
             float *again = optimized(p, in, (conform_isa)isa, thread_counts[t], &n);
             cr_assert(!memcmp(first, again, sizeof(float) * (size_t)n0), "%s %s: optimized differs between 1 and %d threads",
                       c->id, conform_isa_name((conform_isa)isa), thread_counts[t]);
@@ -79,6 +86,7 @@ static void optimized_every_isa(const case_t *c, const problem_t *p)
     for (int i = 0; i < p->op->n_inputs; i++) free(in[i]);
 }
 
+/* golden: 1 the reference, 0 the optimized kernels, 2 those on reused, poisoned scratch */
 static void every_smoke_case(int golden)
 {
     suite_t s;
@@ -93,7 +101,7 @@ static void every_smoke_case(int golden)
             problem_free(&p);
             continue;
         }
-        if (golden) {
+        if (golden == 1) {
             int64_t n[CONFORM_MAX_TENSORS], total = 0;
             double *first = reference_with_bounds(&p, 1, n);
             for (int o = 0; o < p.op->n_outputs; o++) total += 5 * n[o];
@@ -105,7 +113,7 @@ static void every_smoke_case(int golden)
             }
             free(first);
         } else {
-            optimized_every_isa(c, &p);
+            optimized_every_isa(c, &p, golden == 2);
         }
         problem_free(&p);
         checked++;
@@ -116,6 +124,12 @@ static void every_smoke_case(int golden)
 
 Test(threads, golden_and_bounds_are_bitwise_the_same_at_1_2_and_4_threads) { every_smoke_case(1); }
 Test(threads, optimized_is_bitwise_the_same_at_1_2_and_4_threads) { every_smoke_case(0); }
+/* every buffer kept and reused (the cache's size floor off), holding garbage when a call starts */
+Test(threads, optimized_is_bitwise_the_same_on_reused_poisoned_scratch)
+{
+    conform_opt_scratch_keep_min = 0;
+    every_smoke_case(2);
+}
 
 /* A larger backward than the smoke suite's: many rois per image and channel blocks per thread. */
 Test(threads, golden_backward_of_bench_like_shapes_is_bitwise_the_same)

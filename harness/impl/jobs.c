@@ -11,6 +11,7 @@
 #include "jobs.h"
 
 #include "bigbuf.h"
+#include "conform_opt.h"
 
 #include <errno.h>
 #include <math.h>
@@ -118,6 +119,7 @@ static void worker_loop(int cmd, int out, const job_case *cases, const run_env *
     while (!read_all(cmd, &c, sizeof c)) {
         bigbuf_set_cap(c.bytes);
         cJSON *j = run(&cases[c.index], env);
+        conform_opt_scratch_release(); /* the kernels' buffers: the next case was admitted for its own */
         char *text = j ? cJSON_PrintUnformatted(j) : NULL;
         if (!text) _exit(3);
         uint64_t len = strlen(text);
@@ -265,6 +267,8 @@ static int run_in_process(const job_case *cases, int n, const run_env *env, job_
         stats->max_running = 1;
         bigbuf_set_cap(fmin(case_memory_estimate(cases[i].c), memory_budget())); /* pages kept case to case */
         cJSON *j = run(&cases[i], env);
+        /* the kernels keep their buffers for a case's repeated calls, not beyond its memory estimate */
+        conform_opt_scratch_release();
         if (*env->policy.stop) { /* the signal may have reached the case's child too: not a verdict */
             cJSON_Delete(j);
             break;
