@@ -119,6 +119,9 @@ typedef struct {
 /* output [N, C, Ho, Wo] */
 void f64_grid_sampler_2d_fwd__ref(const ref_grid_sampler_params *p, const double *input, const double *grid,
                                   double *output, ref_bounds *bounds);
+/* the half-width of the float32 rounding box of grid value g's coordinate on an axis of S pixels,
+ * for unit roundoff u (the bounds' pos_rel_err): the position error a float32 kernel can make */
+double ref_grid_sampler_box(const ref_grid_sampler_params *p, double g, int64_t S, double u);
 /* input_grad [N, C, H, W] and grid_grad [N, Ho, Wo, 2] from grad_output [N, C, Ho, Wo]; an output
  * whose output_mask flag is 0 is left all zeros. bounds: NULL or two (input_grad, grid_grad). */
 void f64_grid_sampler_2d_bwd__ref(const ref_grid_sampler_params *p, const double *grad_output,

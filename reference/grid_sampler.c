@@ -5,8 +5,9 @@
  * section 7.1. The value loops read like the spec on top of it; the ref_bounds bookkeeping sits
  * beside them.
  *
- * Tolerance inputs. A float32 implementation computes the unnormalized coordinate with an error
- * of about pos_rel_err * ((|c| + 1) * S + 1 + |i|) (the "box" half-width d per axis); pos_err is
+ * Tolerance inputs. A float32 implementation samples at a position whose error, pulled back to the
+ * unpadded coordinate, is at most d per axis (the "box" half-width, ref_grid_sampler_box: each
+ * rounding charged at its own magnitude, d about u (3|i| + 1/2) to u (6|i| + 1)); pos_err is
  * the first-order (plus a second-order remainder) change of an element within that box. Where the
  * box holds a discontinuity the element is ambiguous and ambig is the largest change among the
  * evaluations at the box's corners and edge midpoints:
@@ -252,14 +253,68 @@ static void padded_span(const ref_grid_sampler_params *p, double a, double b, in
     }
 }
 
+/* ---- the rounding box --------------------------------------------------------------------------
+ * d bounds how far the position a float32 kernel samples at lies from the exact one, pulled back to
+ * the unpadded coordinate: reflection and clip are 1-Lipschitz, and an error after them is one of
+ * the same size before them, or is cut off by the clip. Each rounding is charged at u times its own
+ * result's magnitude, and its error carried forward through the later steps, which are exact or
+ * charged in turn. The grid sampler's k_pos is 1: pos_rel_err is u itself, the terms are here.
+ *   Unnormalize, every order in use (exact_in_f32's list, FMA or not). ((c+1) S - 1) / 2 is the
+ *     widest: c+1 errs by u|c+1|, times S; the product rounds by u|c+1| S, the -1 by u|2i|, the
+ *     halving is exact: u ((|c|+1) S + |i|). (c+1)/2 (S-1) and ((c+1)(S-1))/2 give
+ *     u ((|c|+1)(S-1)/2 + |i|), c S/2 + (S-1)/2 gives u (|c| S/2 + |i|), an FMA u|i|.     [(|c|+1) S, |i|]
+ *   Bilinear's weights i - floor(i), floor(i) + 1 - i, bicubic's fraction: exact (Sterbenz) but
+ *     for |i| < 1, where a result below 1 rounds by at most u/2 (nearest has none).           [1/2]
+ *   Reflection (clip and border are exact): t = |i - mn| rounds by u|i + 1/2| without
+ *     align_corners (mn = -1/2; with it mn = 0, exact).                                   [|i + 1/2|]
+ *     fmod is exact. Once a fold is taken (t >= span) the remainder and t are multiples of ulp(t),
+ *     which is <= 1/2 below 2^23 (integers beyond), so span - extra and + mn are float32 numbers,
+ *     exact; before the first fold t + mn rounds only for t < 1/4, where the clip takes it to 0.
+ *     The fold count: a correctly rounded t / span with fmod's remainder (PyTorch) never takes the
+ *     next fold below t = 2^24: the fold lies j / span above the quotient, j = span - extra a
+ *     multiple of ulp(t), so j >= ulp(t) > u t / (1 - u), more than half a float spacing below
+ *     k + 1 (at most (k+1) u = (t + j) u / span). floor(t * (1/span)) with its own remainder
+ *     t - k span (exact; Ascend) rounds twice and may, from at most 2u t below a fold: the result
+ *     lies beyond the fold and the clip takes it to the fold's pixel, 2u t from the exact position
+ *     with align_corners, 2u t - 1/2 without (the fold points lie 1/2 beyond the clip).
+ *                                                                      [fold: 2u t, or 2u t - 1/2]
+ *     Beyond t = 2^24 a rounded quotient may count one fold more than fmod's remainder took: the
+ *     position may be anywhere in the row (fold_may_cross).
+ *   Bicubic reflects integer taps x (up to 2 beyond i): x + 1/2 is exact below 2^23 (u|x + 1/2|
+ *     beyond), and a fold lies at least 1/2 (align_corners: 1) from a tap, so the reciprocal's
+ *     fold count moves a tap only where 2u t reaches that; by the same terms at the farthest tap.
+ * Second order: a rounding's argument is a computed value, at most 6u (relative) beyond the exact
+ * magnitude charged: the factor 1 + 8u. No term is spare. */
+double ref_grid_sampler_box(const ref_grid_sampler_params *p, double g, int64_t S, double u)
+{
+    const int ac = p->align_corners, cubic = p->interpolation_mode == 2;
+    double m, i = unnormalize(g, S, ac, &m);
+    double x = (fabs(g) + 1) * (double)S + fabs(i) + (p->interpolation_mode == 1 ? 0.0 : 0.5), fold = 0;
+    if (p->padding_mode == 2) {
+        const double ti = fabs(i - (ac ? 0.0 : -0.5)) + (cubic ? 2 : 0);
+        if (!ac && (!cubic || ti + (1 + 8 * u) * u * x >= 0x1p23)) x += ti;
+        const double t = ti + (1 + 8 * u) * u * x;
+        fold = ac ? 2 * u * t : fmax(0, 2 * u * t - 0.5);
+        if (cubic && ac && 2 * u * t < 1) fold = 0;
+    }
+    return (1 + 8 * u) * (u * x + fold);
+}
+
+/* Whether a reflection's fold count may disagree with its remainder somewhere within reach r of
+ * the coordinate i (t >= 2^24, ref_grid_sampler_box): the position may then be anywhere. */
+static int fold_may_cross(const ref_grid_sampler_params *p, double i, double r)
+{
+    return p->padding_mode == 2 && fabs(i - (p->align_corners ? 0.0 : -0.5)) + r >= 16777216.0;
+}
+
 static void point_at(const ref_grid_sampler_params *p, const double *g, double pos_rel_err, double sx, double sy,
                      point *pt)
 {
     double mx, my;
     pt->ix = unnormalize(g[0], p->W, p->align_corners, &mx);
     pt->iy = unnormalize(g[1], p->H, p->align_corners, &my);
-    pt->dx = pos_rel_err * ((fabs(g[0]) + 1) * (double)p->W + 1 + fabs(pt->ix));
-    pt->dy = pos_rel_err * ((fabs(g[1]) + 1) * (double)p->H + 1 + fabs(pt->iy));
+    pt->dx = ref_grid_sampler_box(p, g[0], p->W, pos_rel_err);
+    pt->dy = ref_grid_sampler_box(p, g[1], p->H, pos_rel_err);
     if (!isfinite(pt->dx) || exact_position(p, g[0], p->W)) pt->dx = 0;
     if (!isfinite(pt->dy) || exact_position(p, g[1], p->H)) pt->dy = 0;
     axis_stencil(p, pt->ix + sx * pt->dx, mx, p->W, &pt->x);
@@ -268,6 +323,8 @@ static void point_at(const ref_grid_sampler_params *p, const double *g, double p
     const double reach_lo = p->interpolation_mode == 2 ? 1.0 : 0.0, reach_hi = p->interpolation_mode == 2 ? 2.0 : 0.0;
     padded_span(p, pt->ix - pt->dx - reach_lo, pt->ix + pt->dx + reach_hi, p->W, &pt->px_lo, &pt->px_hi);
     padded_span(p, pt->iy - pt->dy - reach_lo, pt->iy + pt->dy + reach_hi, p->H, &pt->py_lo, &pt->py_hi);
+    if (pos_rel_err > 0 && fold_may_cross(p, pt->ix, pt->dx + reach_hi)) { pt->px_lo = 0; pt->px_hi = (double)(p->W - 1); }
+    if (pos_rel_err > 0 && fold_may_cross(p, pt->iy, pt->dy + reach_hi)) { pt->py_lo = 0; pt->py_hi = (double)(p->H - 1); }
     double d, cx = pad_coord(pt->ix, p->W, p->padding_mode, p->align_corners, &d);
     double cy = pad_coord(pt->iy, p->H, p->padding_mode, p->align_corners, &d);
     pt->pdx = p->interpolation_mode == 2 ? pt->dx : fmin(pt->dx, fmax(cx - pt->px_lo, pt->px_hi - cx));

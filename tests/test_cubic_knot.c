@@ -26,11 +26,12 @@ static double grid_grad_x(double gx, ref_bounds *b)
 Test(cubic_knot, grid_gradient_bounds_cover_a_tap_entering_the_stencil)
 {
     const op_desc *op = op_find("grid_sampler_2d_backward");
-    /* ix = 4 (gx + 1): 2^-20 above 4, where column 2 lies just beyond the stencil's reach (|x| > 2) */
-    const double g0 = ldexp(1.0, -20), ix0 = 4 * (g0 + 1);
+    /* ix = 4 (gx + 1): 2^-21 above 4, where column 2 lies just beyond the stencil's reach (|x| > 2) */
+    const double g0 = ldexp(1.0, -23), ix0 = 4 * (g0 + 1);
     ref_bounds b = bounds_alloc(op->tol[1].k_pos * CONFORM_U_F32, 2);
     const double at0 = grid_grad_x(g0, &b);
-    const double dx = op->tol[1].k_pos * CONFORM_U_F32 * ((fabs(g0) + 1) * 9 + 1 + ix0);
+    const ref_grid_sampler_params p = {1, 1, 9, 9, 1, 1, 2, 0, 1, {0, 1}};
+    const double dx = ref_grid_sampler_box(&p, g0, 9, op->tol[1].k_pos * CONFORM_U_F32);
     cr_assert(ix0 - dx < 4, "the rounding box must hold the integer 4 (dx %g)", dx);
     tol_inputs t = {DTYPE_FLOAT32, &op->tol[1], b.abs_sum, b.n_terms, b.pos_err, b.ambig};
     double ambig, tol = compare_tolerance(&t, 0, &ambig);

@@ -20,10 +20,15 @@ extern const proof_desc grid_sampler_proofs[], grid_sampler_bwd_proofs[];
                  "a derivative (4 + 2x2), so 12 M_y |w_x| + 12 |w_y| M_x = 24 of that magnitude, and 1 each in "\
                  "w_y x w_x, x value, x grad_output, x the coordinate multiplier: 28 (bilinear needs 4); plus "\
                  "1 per term summed (n_terms), any summation order or nesting",\
-    .k_pos = 8,\
-    .k_pos_why = "float32 roundings in a coordinate, relative to (|c|+1)*S + 1 + |i|: c+1, *S, -1 (or "\
-                 "(c+1)/2*(S-1)), then reflection's i-mn, span-extra, +mn, the cubic fraction i-floor(i), "\
-                 "and one spare",}
+    .k_pos = 1,\
+    .k_pos_why = "pos_rel_err = u: the reference (ref_grid_sampler_box) charges each rounding at its own "\
+                 "magnitude, d = (1+8u)(u ((|c|+1)*S + |i| + 1/2 [weights; not nearest] + |i+1/2| "\
+                 "[reflection's i-mn, without align_corners]) + fold): unnormalize's c+1, *S, -1 (or "\
+                 "(c+1)/2*(S-1)); the weights' or cubic fraction's i-floor(i) below |i| = 1; reflection's "\
+                 "fold count from t*(1/span), fold = 2u t (align_corners) or 2u t - 1/2 past a fold "\
+                 "(bicubic: at its farthest tap, where a fold is 1/2 or 1 away; x+1/2 exact below 2^23); "\
+                 "span-extra, +mn, fmod and the clip are exact; beyond t = 2^24 the whole row; (1+8u): "\
+                 "second order",}
 
 static const tol_model grid_sampler_tol[2] = {GRID_SAMPLER_TOL, GRID_SAMPLER_TOL}; /* the forward reads the first */
 
