@@ -129,7 +129,12 @@ void conform_opt_scratch_release(void)
 {
     unsigned char *all[SLOTS];
     int n = 0;
-    while (!lock_try()) sched_yield(); /* held for a few list operations at a time */
+    /* held for a few list operations at a time; in a child forked while another thread held it,
+       it is never released: give up after a bounded wait and keep the blocks (memory, not a hang) */
+    for (int tries = 0; !lock_try(); tries++) {
+        if (tries == 100000) return;
+        sched_yield();
+    }
     for (; n_kept > 0; n++) all[n] = kept[--n_kept].base;
     kept_bytes = 0;
     unlock();
