@@ -430,7 +430,9 @@ int f32_roi_align_fwd(const f32_roi_align_params *p, const float *input, const f
         for (int64_t k = 0; k < x.r.K; k++)
             if (x.geo[k].b < 0) memset(output + (size_t)k * out_roi, 0, out_roi * sizeof(float));
 
-#pragma omp for schedule(dynamic, 1)
+        /* nowait: the region's end is the one place a thread waits for the others (a second
+           barrier made a worker on a busy core get a scheduler slice once more per call) */
+#pragma omp for schedule(dynamic, 1) nowait
         for (int64_t u = 0; u < units; u++) {
             /* batch-minor order: concurrent units work on different rois when B > 1 */
             const int64_t b = batches[u % nb], c0 = (u / nb) * cc;
@@ -498,7 +500,7 @@ int f32_roi_align_bwd(const f32_roi_align_params *p, const float *grad_output, c
     {
         thread_ws *ws = &wss[omp_get_thread_num()];
         int zeroed = 0;
-#pragma omp for schedule(dynamic, 1)
+#pragma omp for schedule(dynamic, 1) nowait /* the region's end is the one wait (see the forward) */
         for (int64_t u = 0; u < units; u++) {
             const int64_t b = u / x.r.nchunks, c0 = (u % x.r.nchunks) * cc;
             const int64_t n = C - c0 < cc ? C - c0 : cc;
