@@ -9,10 +9,11 @@ per-unit tables); only their number, and the bytes, shrink:
   roi family: the rois K (256 -> 32, 64, 96; the first K of one fixed list of 256, so the rois of
     a small run are the bench run's own; cutting C instead changes the channels per unit from 64
     to 16, which costs 1.7x per channel at the bench shape);
-  deformable_offsets(_grad): the rows H of x (64 -> 8, 16, 24; units are output rows, and
+  deformable_offsets(_grad): the rows H of x (64 -> 8, 16, 32; units are output rows, and
     (image, channel chunk) backward);
-  grid_sampler_2d(_backward): the width W of the input and of the grid (128 -> 8, 12, 16; units
-    are (image, channel block), fixed by N and C).
+  grid_sampler_2d(_backward): the rows H of the input and of the grid (128 -> 4, 8, 16; units are
+    (image, channel block), fixed by N and C; rows keep the bench's 128 columns: cutting the width
+    instead gave 8-24 px rows, whose per-point cost was up to 1.5x lower than full rows).
 t(X) = a + b X is fitted to the hot points (a: per-call cost that does not grow with X, such as
 thread start, scratch, the roi_align input transpose; b: the work per row or roi) and extrapolated
 to the bench's X: the time the bench shape would take if its reads came from cache. Beside it the
@@ -38,9 +39,11 @@ import subprocess
 import sys
 
 ROI_OPS = ("roi_align", "roi_align_v2_backward", "roi_align_rotated", "roi_align_rotated_grad")
-# the cut sizes: working sets of 2.7-13.2 MB, inside the L3 (a read of 1-16 MB repeated runs at one
-# speed on this machine, 32 MB at half of it); larger grid widths ran into the cache's edge
-HOT = {"K": (32, 64, 96), "H": (8, 16, 24), "W": (8, 12, 16)}
+# the cut sizes: working sets of 2.1-13.2 MB, inside the L3 (a read of 1-16 MB repeated runs at one
+# speed on this machine, 32 MB at half of it). Powers of two where the bench's are (its planes are
+# 64 KiB apart, sharing cache sets): the grid sampler's cost per row was 10-25% lower at 12 and 24
+# rows than at 8, 16 and 32
+HOT = {"K": (32, 64, 96), "H": (8, 16, 32), "Hg": (4, 8, 16)}
 
 
 def option_values(args, flag):
@@ -55,20 +58,20 @@ def data_format(args):
 
 
 def scaled_dims(op, nhwc):
-    """(dimension name, bench value, [(tensor, axis, multiple)]) of the cut."""
+    """(dimension name, bench value, hot values, [(tensor, axis, multiple)]) of the cut."""
     if op in ROI_OPS:
         roi = "boxes" if op == "roi_align_v2_backward" else "rois"
         per_roi = {"roi_align_v2_backward": "grad_output", "roi_align_rotated_grad": "x_grad"}.get(op)
         dims = [(roi, 1 if nhwc else 0, 1)] + ([(per_roi, 0, 1)] if per_roi else [])
-        return "K", 256, dims
+        return "K", 256, HOT["K"], dims
     if op == "deformable_offsets":
-        return "H", 64, [("x", 1, 1), ("offsets", 1, 1)]
+        return "H", 64, HOT["H"], [("x", 1, 1), ("offsets", 1, 1)]
     if op == "deformable_offsets_grad":
-        return "H", 64, [("grad", 1, 3), ("x", 1, 1), ("offsets", 1, 1)]
+        return "H", 64, HOT["H"], [("grad", 1, 3), ("x", 1, 1), ("offsets", 1, 1)]
     if op == "grid_sampler_2d":
-        return "W", 128, [("input", 3, 1), ("grid", 2, 1)]
+        return "H", 128, HOT["Hg"], [("input", 2, 1), ("grid", 1, 1)]
     if op == "grid_sampler_2d_backward":
-        return "W", 128, [("grad_output", 3, 1), ("input", 3, 1), ("grid", 2, 1)]
+        return "H", 128, HOT["Hg"], [("grad_output", 2, 1), ("input", 2, 1), ("grid", 1, 1)]
     raise SystemExit(f"bench_bound.py: no cut known for {op}")
 
 
@@ -94,7 +97,7 @@ def fixed_rois(op, nhwc, gen, K):
 def variant(op, args, x):
     """The problem's arguments with the cut dimension at x (x = bench value: the bench problem)."""
     nhwc = data_format(args) == "NHWC"
-    _, _, dims = scaled_dims(op, nhwc)
+    dims = scaled_dims(op, nhwc)[3]
     out, i = [], 0
     while i < len(args):
         a = args[i]
@@ -150,8 +153,7 @@ def verdict(measured, est, floor):
 
 def measure(exe, op, args, threads, rounds, reps):
     """Alternating rounds of the bench problem and its hot points; medians over the rounds."""
-    name, xb, _ = scaled_dims(op, data_format(args) == "NHWC")
-    xs = HOT[name]
+    name, xb, xs, _ = scaled_dims(op, data_format(args) == "NHWC")
     runs = {x: [] for x in (xb,) + xs}
     for _ in range(rounds):
         for x in runs:
