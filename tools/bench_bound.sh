@@ -5,8 +5,9 @@
 # every work unit does the bench's work), t = a + b X fitted and extrapolated to the bench size
 # (tools/bench_bound.py says how and why). An op whose estimate alone is above 1.5x its floor is
 # bound by its work (arithmetic and gathers), one whose median is well above its estimate by
-# memory. At --threads 2 (make bench's) and 1, ROUNDS alternating rounds of REPS repeats (the hot
-# points 4 x REPS). Usage: tools/bench_bound.sh [build/conform]; OPS="op ..." as in tools/bench_ops.sh.
+# memory. At --threads 2 (make bench's) and 1, ROUNDS (5) alternating rounds of REPS (21) repeats
+# (the hot points 4 x REPS). Usage: tools/bench_bound.sh [build/conform]; OPS="op ..." as in
+# tools/bench_ops.sh.
 set -euo pipefail
 exe=${1:-build/conform}
 here=$(dirname "$0")
@@ -17,7 +18,7 @@ run_one() {
     local label=$1
     for a in "$@"; do case $a in data_format=*) label="$label ${a#data_format=}";; esac; done
     /usr/bin/env python3 "$here/bench_bound.py" --conform "$exe" --threads "${THREADS_LIST:-2 1}" \
-        --rounds "${ROUNDS:-3}" --reps "${REPS:-21}" --out "$out" -- "$label" "$@"
+        --rounds "${ROUNDS:-5}" --reps "${REPS:-21}" --out "$out" -- "$label" "$@"
 }
 
 caches() {
