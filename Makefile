@@ -71,7 +71,7 @@ PLUGIN_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARN) -O2 -fPIC -shared -Iharness
 ZOO_IDS = $(shell grep -o '^ZOO_BUG.[a-z0-9_]*' tests/zoo/zoo_bugs.h | cut -c9-)
 ZOO_PLUGINS = $(BUILD)/zoo/none.so $(ZOO_IDS:%=$(BUILD)/zoo/%.so)
 
-.PHONY: forms-wide ascend-plugin ascend-standin all build-all test-browser deps deps-test test zoo zoo-docs zoo-mutants zoo-mutants-docs zoo-mutants-list models device-torch test-unit test-san conformance verify bench bench-contention bench-scaling clean install install-check fuzz fuzz-ci fuzz-build deps-fuzz test-valgrind check-ops
+.PHONY: forms-wide ascend-plugin ascend-standin all build-all test-browser deps deps-test test zoo zoo-docs zoo-mutants zoo-mutants-docs zoo-mutants-list models device-torch test-unit test-san conformance verify bench bench-contention bench-scaling bench-bound clean install install-check fuzz fuzz-ci fuzz-build deps-fuzz test-valgrind check-ops
 all: deps
 	@$(MAKE) --no-print-directory build-all
 build-all: $(CONFORM) $(TESTS) $(PLUGINS)
@@ -242,6 +242,12 @@ bench-contention: all
 # its own work (docs/performance.md, round 6)
 bench-scaling: all
 	tools/bench_scaling.sh $(CONFORM)
+
+# every bench problem beside a hot-cache estimate of its work (the same kernel at cut sizes that
+# stay in cache, extrapolated): bound by its work, or by memory (docs/performance.md, "What bounds
+# each op")
+bench-bound: all
+	tools/bench_bound.sh $(CONFORM)
 
 # PyTorch as a device (README "Testing your own kernels"): export the default suite, run it with
 # tools/torch_runner.py on TORCH_DEVICE, judge it with that device's waivers when there are some.

@@ -454,70 +454,41 @@ static void pack_go(const conform_ukernels *kn, const float *go, size_t cn, size
     kn->transpose(cn, q1 - q0, go + q0, P, dst + q0 * cs, cs); /* 8 planes at a time, each read in one run */
 }
 
-/* One thread's buffers for the bilinear backward: its point table, grid_grad sums, input and
- * input_grad row rings, packed grad_output. */
-typedef struct {
-    bil_table t;
-    float *acc, *in2, *io2, *gop;
-} bil_ws;
+/* One thread's buffers for the bilinear backward: its point table's arrays, grid_grad sums, input
+ * and input_grad row rings, packed grad_output; slots of conform_thread_bufs, a zero size for a
+ * buffer the call does not need. */
+enum { WS_PTS, WS_EDGE, WS_ETMP, WS_EKEY, WS_MULT, WS_TMP, WS_START, WS_SKEY, WS_SX0, WS_SLX, WS_SLY, WS_ESTART,
+       WS_ACC, WS_IN2, WS_IO2, WS_GOP, WS_N };
 
-static void bil_ws_free_all(bil_ws *ws, int nt)
+static void bil_ws_bytes(int64_t H, int64_t W, int64_t P, size_t cs, size_t rowf, int want_in, int want_grid,
+                         size_t *b)
 {
-    for (int i = 0; ws && i < nt; i++) {
-        bil_table *t = &ws[i].t;
-        conform_scratch_free(t->pts);
-        conform_scratch_free(t->edge);
-        conform_scratch_free(t->etmp);
-        conform_scratch_free(t->ekey);
-        conform_scratch_free(t->mult);
-        conform_scratch_free(t->tmp);
-        conform_scratch_free(t->start);
-        conform_scratch_free(t->skey);
-        conform_scratch_free(t->sx0);
-        conform_scratch_free(t->slx);
-        conform_scratch_free(t->sly);
-        conform_scratch_free(t->estart);
-        conform_scratch_free(ws[i].acc);
-        conform_scratch_free(ws[i].in2);
-        conform_scratch_free(ws[i].io2);
-        conform_scratch_free(ws[i].gop);
-    }
-    free(ws);
+    const size_t np = (size_t)P;
+    int xshift;
+    int64_t xb;
+    bil_table_keys(H, W, P, &xshift, &xb);
+    b[WS_PTS] = sizeof(f32_grid_pt) * np;
+    b[WS_EDGE] = b[WS_ETMP] = sizeof(edge_pt) * np;
+    b[WS_EKEY] = b[WS_SKEY] = b[WS_SX0] = sizeof(int32_t) * np;
+    b[WS_MULT] = sizeof(float) * 2 * np;
+    b[WS_TMP] = sizeof(pt_tmp) * np;
+    b[WS_START] = sizeof(int32_t) * (size_t)(H * xb + 1);
+    b[WS_SLX] = b[WS_SLY] = sizeof(float) * np;
+    b[WS_ESTART] = sizeof(int64_t) * (size_t)(H + 2);
+    b[WS_ACC] = want_grid ? sizeof(float) * 4 * np : 0;
+    b[WS_IN2] = want_grid ? sizeof(float) * RING_ROWS * rowf : 0; /* input rows: row r in slot r % RING_ROWS */
+    b[WS_IO2] = want_in ? sizeof(float) * RING_ROWS * rowf : 0;   /* input_grad rows, the same slots */
+    b[WS_GOP] = sizeof(float) * np * cs;                          /* grad_output, [pixel][cs] */
 }
 
-/* nt threads' buffers, or NULL when out of memory */
-static bil_ws *bil_ws_all(int nt, int64_t H, int64_t W, int64_t P, size_t cs, size_t rowf, int want_in, int want_grid)
+/* a thread's table over its slots mb (the scalars are set by bil_table_build) */
+static bil_table bil_table_over(void **mb, int64_t H, int64_t W, int64_t P)
 {
-    bil_ws *ws = calloc((size_t)nt, sizeof *ws);
-    int ok = ws != NULL;
-    for (int i = 0; ok && i < nt; i++) {
-        bil_table *t = &ws[i].t;
-        t->pts = conform_scratch_alloc(sizeof(f32_grid_pt) * (size_t)P);
-        t->edge = conform_scratch_alloc(sizeof(edge_pt) * (size_t)P);
-        t->etmp = conform_scratch_alloc(sizeof(edge_pt) * (size_t)P);
-        t->ekey = conform_scratch_alloc(sizeof(int32_t) * (size_t)P);
-        t->mult = conform_alloc_floats((size_t)P * 2);
-        t->tmp = conform_scratch_alloc(sizeof(pt_tmp) * (size_t)P);
-        bil_table_keys(H, W, P, &t->xshift, &t->xb);
-        t->start = conform_scratch_alloc(sizeof(int32_t) * (size_t)(H * t->xb + 1));
-        t->skey = conform_scratch_alloc(sizeof(int32_t) * (size_t)P);
-        t->sx0 = conform_scratch_alloc(sizeof(int32_t) * (size_t)P);
-        t->slx = conform_alloc_floats((size_t)P);
-        t->sly = conform_alloc_floats((size_t)P);
-        t->estart = conform_scratch_alloc(sizeof(int64_t) * (size_t)(H + 2));
-        ws[i].acc = want_grid ? conform_alloc_floats((size_t)P * 4) : NULL;
-        ws[i].in2 = want_grid ? conform_alloc_floats(RING_ROWS * rowf) : NULL; /* input rows: row r in slot r % RING_ROWS */
-        ws[i].io2 = want_in ? conform_alloc_floats(RING_ROWS * rowf) : NULL;   /* input_grad rows, the same slots */
-        ws[i].gop = conform_alloc_floats((size_t)P * cs);                      /* grad_output, [pixel][cs] */
-        ok = t->pts && t->edge && t->etmp && t->ekey && t->mult && t->tmp && t->start && t->estart && ws[i].gop &&
-             t->skey && t->sx0 && t->slx && t->sly && (!want_grid || (ws[i].acc && ws[i].in2)) &&
-             (!want_in || ws[i].io2);
-    }
-    if (!ok) {
-        bil_ws_free_all(ws, nt);
-        return NULL;
-    }
-    return ws;
+    bil_table t = {.pts = mb[WS_PTS], .edge = mb[WS_EDGE], .etmp = mb[WS_ETMP], .ekey = mb[WS_EKEY],
+                   .mult = mb[WS_MULT], .tmp = mb[WS_TMP], .start = mb[WS_START], .skey = mb[WS_SKEY],
+                   .sx0 = mb[WS_SX0], .slx = mb[WS_SLX], .sly = mb[WS_SLY], .estart = mb[WS_ESTART]};
+    bil_table_keys(H, W, P, &t.xshift, &t.xb);
+    return t;
 }
 
 static int bwd_bilinear(const f32_grid_sampler_params *p, const conform_ukernels *kn, const float *grad_output,
@@ -537,17 +508,19 @@ static int bwd_bilinear(const f32_grid_sampler_params *p, const conform_ukernels
        for a worker that starts late on a core another process holds (a team barrier after each
        thread's own allocation made every call wait for it) */
     const int nt = conform_threads(ex);
-    bil_ws *wss = bil_ws_all(nt, H, W, P, cs, rowf, want_in, want_grid);
-    if (!wss) {
+    size_t bytes[WS_N];
+    bil_ws_bytes(H, W, P, cs, rowf, want_in, want_grid, bytes);
+    void **bufs = conform_thread_bufs(nt, WS_N, bytes);
+    if (!bufs) {
         conform_scratch_free(partial);
         return CONFORM_E_NOMEM;
     }
 
 #pragma omp parallel num_threads(nt)
     {
-        const bil_ws *w = &wss[omp_get_thread_num()];
-        bil_table t = w->t; /* the arrays are this thread's; build sets the scalars of this copy */
-        float *acc = w->acc, *in2 = w->in2, *io2 = w->io2, *gop = w->gop;
+        void **mb = bufs + WS_N * omp_get_thread_num();
+        bil_table t = bil_table_over(mb, H, W, P);
+        float *acc = mb[WS_ACC], *in2 = mb[WS_IN2], *io2 = mb[WS_IO2], *gop = mb[WS_GOP];
         if (io2) memset(io2, 0, sizeof(float) * RING_ROWS * rowf);
         int64_t built = -1;
 #pragma omp for schedule(dynamic, 1)
@@ -638,7 +611,7 @@ static int bwd_bilinear(const f32_grid_sampler_params *p, const conform_ukernels
             }
         }
     }
-    bil_ws_free_all(wss, nt);
+    conform_thread_bufs_free(bufs, nt, WS_N);
     if (partial) add_partials(grid_grad, partial, nblk, N * P * 2, ex);
     conform_scratch_free(partial);
     return CONFORM_OK;
