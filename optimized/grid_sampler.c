@@ -491,6 +491,50 @@ static bil_table bil_table_over(void **mb, int64_t H, int64_t W, int64_t P)
     return t;
 }
 
+/* A unit's grid gradients from its per-tap sums acc (table t): into gg (mult x sum), or, when the
+ * channel blocks are several, the sums into part and (first block) the multipliers into gg, for
+ * add_partials to combine in block order. */
+static void bil_grid_grad_out(const bil_table *t, const float *acc, float *gg, float *part, int first)
+{
+    const size_t nf = t->nfast, ne = t->nedge;
+    for (size_t k = 0; k < nf + ne; k++) {
+        const float *s = acc + 4 * k;
+        float sx, sy, mx, my;
+        size_t q;
+        if (k < nf) {
+            const f32_grid_pt *pt = &t->pts[k];
+            const float ax = 1.0f - pt->lx, ay = 1.0f - pt->ly;
+            /* wdx = w_y x (-1, 1), wdy = (-1, 1) x w_x, taps in (r, c) order */
+            sx = -ay * s[0] + ay * s[1] + -pt->ly * s[2] + pt->ly * s[3];
+            sy = -ax * s[0] + -pt->lx * s[1] + ax * s[2] + pt->lx * s[3];
+            q = (size_t)pt->q;
+            mx = t->mult_const ? t->mxc : t->mult[2 * k];
+            my = t->mult_const ? t->myc : t->mult[2 * k + 1];
+        } else {
+            const edge_pt *ep = &t->edge[k - nf];
+            sx = sy = 0.0f;
+            for (int32_t i = 0; i < ep->nt; i++) {
+                sx += ep->wdx[i] * s[i];
+                sy += ep->wdy[i] * s[i];
+            }
+            q = (size_t)ep->q;
+            mx = ep->mx;
+            my = ep->my;
+        }
+        if (part) {
+            part[2 * q] = sx;
+            part[2 * q + 1] = sy;
+            if (first) {
+                gg[2 * q] = mx;
+                gg[2 * q + 1] = my;
+            }
+        } else {
+            gg[2 * q] = mx * sx;
+            gg[2 * q + 1] = my * sy;
+        }
+    }
+}
+
 static int bwd_bilinear(const f32_grid_sampler_params *p, const conform_ukernels *kn, const float *grad_output,
                         const float *input, const float *grid, float *input_grad, float *grid_grad,
                         const conform_exec *ex)
@@ -538,7 +582,6 @@ static int bwd_bilinear(const f32_grid_sampler_params *p, const conform_ukernels
                 for (size_t x = 0; x < RING_ROWS * (size_t)W; x++) memset(in2 + x * cs + cn, 0, sizeof(float) * (cs - cn));
             pack_go(kn, go, cn, cs, (size_t)P, gop, 0, (size_t)P);
             if (in2) kn->transpose(cn, (size_t)(H < ROW_BATCH ? H : ROW_BATCH) * (size_t)W, in, (size_t)HW, in2, cs);
-            const size_t nf = t.nfast, ne = t.nedge;
             prefetch_cursor pf = {0};
             bil_edge_row(&t, -1, (size_t)W, cs, gop, in2, io2, acc);
             for (int64_t y = 0; y < H; y++) {
@@ -571,44 +614,8 @@ static int bwd_bilinear(const f32_grid_sampler_params *p, const conform_ukernels
                 }
             }
             if (!acc) continue;
-            float *gg = grid_grad + (size_t)n * (size_t)P * 2;
             float *part = partial ? partial + ((size_t)b * (size_t)N + (size_t)n) * (size_t)P * 2 : NULL;
-            for (size_t k = 0; k < nf + ne; k++) {
-                const float *s = acc + 4 * k;
-                float sx, sy, mx, my;
-                size_t q;
-                if (k < nf) {
-                    const f32_grid_pt *pt = &t.pts[k];
-                    const float ax = 1.0f - pt->lx, ay = 1.0f - pt->ly;
-                    /* wdx = w_y x (-1, 1), wdy = (-1, 1) x w_x, taps in (r, c) order */
-                    sx = -ay * s[0] + ay * s[1] + -pt->ly * s[2] + pt->ly * s[3];
-                    sy = -ax * s[0] + -pt->lx * s[1] + ax * s[2] + pt->lx * s[3];
-                    q = (size_t)pt->q;
-                    mx = t.mult_const ? t.mxc : t.mult[2 * k];
-                    my = t.mult_const ? t.myc : t.mult[2 * k + 1];
-                } else {
-                    const edge_pt *ep = &t.edge[k - nf];
-                    sx = sy = 0.0f;
-                    for (int32_t i = 0; i < ep->nt; i++) {
-                        sx += ep->wdx[i] * s[i];
-                        sy += ep->wdy[i] * s[i];
-                    }
-                    q = (size_t)ep->q;
-                    mx = ep->mx;
-                    my = ep->my;
-                }
-                if (part) {
-                    part[2 * q] = sx;
-                    part[2 * q + 1] = sy;
-                    if (b == 0) {
-                        gg[2 * q] = mx;
-                        gg[2 * q + 1] = my;
-                    }
-                } else {
-                    gg[2 * q] = mx * sx;
-                    gg[2 * q + 1] = my * sy;
-                }
-            }
+            bil_grid_grad_out(&t, acc, grid_grad + (size_t)n * (size_t)P * 2, part, b == 0);
         }
     }
     conform_thread_bufs_free(bufs, nt, WS_N);
