@@ -1,5 +1,6 @@
 #include "bigbuf.h"
 
+#include <malloc.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +11,7 @@
 #define SMALL (1 << 20)  /* below this (not shared): malloc, nothing kept */
 #define MAX_KEPT 32
 #define MAGIC 0x62696762756621ull
+#define KEEP_HEAP (256 << 20)
 
 typedef struct {
     uint64_t magic;
@@ -68,12 +70,35 @@ static int best_fit(size_t bytes, bigbuf_kind kind)
     return best;
 }
 
+/* A kept block of the kind, not shared, grown with mremap to bytes: its pages stay in and only the
+   growth is fresh (a shared mapping is a file of fixed size). NULL: none to grow. *old: its size before. */
+static unsigned char *grow_kept(size_t bytes, bigbuf_kind kind, size_t *old)
+{
+    int big = -1;
+    for (int k = 0; k < n_kept && kind != BIGBUF_SHARED; k++)
+        if (kept[k].kind == kind && (big < 0 || kept[k].bytes > kept[big].bytes)) big = k;
+    if (big < 0) return NULL;
+    block b = kept[big];
+    kept_bytes -= b.bytes;
+    kept[big] = kept[--n_kept];
+    trim(bytes);
+    void *p = mremap(b.base, b.bytes, bytes, MREMAP_MAYMOVE);
+    if (p == MAP_FAILED) {
+        munmap(b.base, b.bytes);
+        return NULL;
+    }
+    if (kind == BIGBUF_NOT_INHERITED) madvise(p, bytes, MADV_DONTFORK);
+    *old = b.bytes;
+    return p;
+}
+
 void *bigbuf_alloc(size_t n, int zero, bigbuf_kind kind)
 {
     forget_in_child();
     size_t bytes = n + HEADER;
     if (bytes < n) return NULL;
     unsigned char *base;
+    size_t old;
     if (kind != BIGBUF_SHARED && bytes < SMALL) {
         if (!(base = zero ? calloc(1, bytes) : malloc(bytes))) return NULL;
         *(header *)base = (header){MAGIC, 0, kind};
@@ -89,6 +114,8 @@ void *bigbuf_alloc(size_t n, int zero, bigbuf_kind kind)
         kept_bytes -= bytes;
         kept[k] = kept[--n_kept];
         if (zero) memset(base + HEADER, 0, n);
+    } else if ((base = grow_kept(bytes, kind, &old))) { /* the growth is fresh, so zero */
+        if (zero) memset(base + HEADER, 0, old - HEADER);
     } else {
         trim(bytes);
         base = mmap(NULL, bytes, PROT_READ | PROT_WRITE, (kind == BIGBUF_SHARED ? MAP_SHARED : MAP_PRIVATE) | MAP_ANONYMOUS,
@@ -131,3 +158,10 @@ void bigbuf_set_cap(double cap)
 }
 
 size_t bigbuf_kept(void) { return kept_bytes; }
+
+void bigbuf_keep_heap(void)
+{
+    mallopt(M_ARENA_MAX, 1);                /* a thread arena's heap is unmapped once empty */
+    mallopt(M_MMAP_THRESHOLD, 32 << 20);    /* the largest glibc takes: below it, from the heap */
+    mallopt(M_TRIM_THRESHOLD, KEEP_HEAP);   /* free heap kept up to this */
+}

@@ -26,6 +26,9 @@ void bigbuf_free(void *p);
 /* At most cap bytes of buffers, in use and kept, are held: kept ones beyond it are unmapped now
    and whenever a new mapping would pass it (a buffer in use is never refused). 0 keeps none. */
 void bigbuf_set_cap(double cap);
+/* Freed malloc memory stays in the process too: the goldens' scratch (allocated per call, on
+   threads started per call) then takes the pages of the call before instead of fresh ones. */
+void bigbuf_keep_heap(void);
 /* bytes kept for reuse (not in use), for tests */
 size_t bigbuf_kept(void);
 

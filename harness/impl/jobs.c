@@ -116,6 +116,7 @@ static int read_all(int fd, void *p, size_t n)
 static void worker_loop(int cmd, int out, const job_case *cases, const run_env *env, job_run_fn run)
 {
     job_cmd c;
+    bigbuf_keep_heap();
     while (!read_all(cmd, &c, sizeof c)) {
         bigbuf_set_cap(c.bytes);
         cJSON *j = run(&cases[c.index], env);
@@ -263,6 +264,7 @@ static int run_in_process(const job_case *cases, int n, const run_env *env, job_
                           void *ctx, jobs_stats *stats)
 {
     int done = 0;
+    bigbuf_keep_heap();
     for (int i = 0; i < n && !*env->policy.stop; i++) {
         stats->max_running = 1;
         bigbuf_set_cap(fmin(case_memory_estimate(cases[i].c), memory_budget())); /* pages kept case to case */
