@@ -161,7 +161,6 @@ size_t bigbuf_kept(void) { return kept_bytes; }
 
 void bigbuf_keep_heap(void)
 {
-    mallopt(M_ARENA_MAX, 1);                /* a thread arena's heap is unmapped once empty */
-    mallopt(M_MMAP_THRESHOLD, 32 << 20);    /* the largest glibc takes: below it, from the heap */
-    mallopt(M_TRIM_THRESHOLD, KEEP_HEAP);   /* free heap kept up to this */
+    mallopt(M_MMAP_THRESHOLD, 32 << 20);  /* the largest glibc takes: below it, from the heap */
+    mallopt(M_TRIM_THRESHOLD, KEEP_HEAP); /* free heap kept up to this */
 }
