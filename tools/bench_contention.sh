@@ -7,6 +7,7 @@
 # NULL=T calibrates: both sides of every round run --threads T (t1 against t1' for NULL=1), so the
 # ratios are the measurement's own noise under the same busy core, rounds and repeats. A worst
 # round of the real run is a threading effect only where it stands clear of the null's worst.
+# (docs/performance.md, round 8: on a 2-core KVM guest the nulls' worst of 9 rounds reached 1.3-2.0.)
 set -euo pipefail
 exe=${1:-build/conform}
 cores=${CORES:-$(nproc)}
