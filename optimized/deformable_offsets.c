@@ -131,126 +131,144 @@ static int64_t chunks_per_group(int64_t N, int64_t dg, int64_t cpg)
     return nch < 1 ? 1 : nch;
 }
 
+/* One backward call: its shape, microkernels and buffers, shared by its units. */
+typedef struct {
+    const f32_deformable_params *p;
+    conform_ukernels kn;
+    const float *grad, *x, *offsets, *zero;
+    float *grad_x, *grad_offsets, *part; /* part: [unit][P][K][3] partial sums, or NULL (one chunk) */
+    int64_t cc, nchunk;                  /* channels per chunk (the last may be short), chunks per group */
+} df_bwd;
+
+/* One sample of a unit's nc channels: scatters into gxn (sink for corners outside the plane) and
+ * returns its offset and mask gradients over those channels in acc */
+static void bwd_sample(const df_bwd *b, const float *xn, float *gxn, float *sink, const float *gsrc, float py,
+                       float px, float m, size_t nc, float acc[3])
+{
+    const int64_t H = b->p->H, W = b->p->W, C = b->p->C;
+    acc[0] = acc[1] = acc[2] = 0;
+    /* the window test (false for NaN): outside, the sample contributes nothing */
+    if (!(py > -1.0f && py < (float)H && px > -1.0f && px < (float)W)) return;
+    sample_geom s;
+    geom_at(H, W, py, px, &s);
+    const float wg[4] = {m * (s.hh * s.hw), m * (s.hh * s.lw), m * (s.lh * s.hw), m * (s.lh * s.lw)};
+    const float cf[4] = {s.hh, s.lh, s.hw, s.lw};
+    const float *v[4];
+    float *io[4];
+    for (int c = 0; c < 4; c++) {
+        v[c] = s.pix[c] >= 0 ? xn + (size_t)s.pix[c] * C : b->zero;
+        io[c] = s.pix[c] >= 0 ? gxn + (size_t)s.pix[c] * C : sink;
+    }
+    b->kn.deform_bwd(nc, gsrc, v, io, wg, cf, acc);
+    acc[0] *= m;
+    acc[1] *= m;
+}
+
+/* Unit u = (image n, group g, chunk ch): zeroes its grad_x channel slice, scatters every sample
+ * of the group into it in the order (ho, i, wo, j), and writes the chunk's offset gradients
+ * (to grad_offsets when the group is one chunk, else to its partial sums) */
+static void bwd_unit(const df_bwd *b, int64_t u, float *sink)
+{
+    const f32_deformable_params *p = b->p;
+    const int64_t H = p->H, W = p->W, C = p->C, kh = p->kh, kw = p->kw, Ho = p->Ho, Wo = p->Wo;
+    const int64_t K = kh * kw, dgK = p->dg * K, OC = 3 * dgK, YW = Wo * kw, cpg = C / p->dg;
+    const int64_t n = u / (p->dg * b->nchunk), g = (u / b->nchunk) % p->dg, ch = u % b->nchunk;
+    const int64_t c0 = g * cpg + ch * b->cc, nc = cpg - ch * b->cc < b->cc ? cpg - ch * b->cc : b->cc;
+    const float *xn = b->x + (size_t)n * H * W * C + c0;
+    float *gxn = b->grad_x + (size_t)n * H * W * C + c0;
+    float *pu = b->part ? b->part + (size_t)u * Ho * Wo * K * 3 : NULL;
+    if (nc == C) memset(gxn, 0, (size_t)H * W * C * sizeof(float)); /* the unit's slice */
+    else
+        for (int64_t q = 0; q < H * W; q++) memset(gxn + (size_t)q * C, 0, (size_t)nc * sizeof(float));
+    /* (ho, i) outer: grad is read as one contiguous stream, row ho*kh+i */
+    for (int64_t ho = 0; ho < Ho; ho++)
+        for (int64_t i = 0; i < kh; i++) {
+            const float by = (float)(ho * p->sh - p->pt + i * p->dh);
+            const float *grow = b->grad + ((size_t)(n * Ho + ho) * kh + i) * YW * C + c0;
+            for (int64_t wo = 0; wo < Wo; wo++) {
+                const float *o = b->offsets + ((size_t)(n * Ho + ho) * Wo + wo) * OC;
+                float *go = b->grad_offsets + ((size_t)(n * Ho + ho) * Wo + wo) * OC;
+                for (int64_t j = 0; j < kw; j++) {
+                    const int64_t kk = i * kw + j, k = g * K + kk;
+                    const float px = (float)(wo * p->sw - p->pl + j * p->dw) + o[k];
+                    const float py = by + o[dgK + k], m = o[2 * dgK + k];
+                    float acc[3];
+                    prefetch_ahead(grow + (size_t)(wo * kw + j) * C, (size_t)C, (size_t)nc);
+                    bwd_sample(b, xn, gxn, sink, grow + (size_t)(wo * kw + j) * C, py, px, m, (size_t)nc, acc);
+                    float *q = pu ? pu + ((size_t)(ho * Wo + wo) * K + kk) * 3 : NULL;
+                    for (int t = 0; t < 3; t++) *(q ? q + t : go + t * dgK + k) = acc[t];
+                }
+            }
+        }
+}
+
+/* grad_offsets from the partial sums: the chunks of a group summed in chunk order */
+static void bwd_sum_chunks(const df_bwd *b, int nt)
+{
+    const f32_deformable_params *p = b->p;
+    const int64_t K = p->kh * p->kw, dg = p->dg, dgK = dg * K, OC = 3 * dgK, P = p->Ho * p->Wo, nchunk = b->nchunk;
+#pragma omp parallel for num_threads(nt) schedule(dynamic, 256)
+    for (int64_t r = 0; r < p->N * dg * P; r++) {
+        const int64_t n = r / (dg * P), g = (r / P) % dg, pos = r % P;
+        float *go = b->grad_offsets + ((size_t)n * P + pos) * OC;
+        for (int64_t kk = 0; kk < K; kk++) {
+            float s[3] = {0, 0, 0};
+            for (int64_t ch = 0; ch < nchunk; ch++) {
+                const float *q = b->part + ((((size_t)(n * dg + g) * nchunk + ch) * P + pos) * K + kk) * 3;
+                s[0] += q[0];
+                s[1] += q[1];
+                s[2] += q[2];
+            }
+            const int64_t k = g * K + kk;
+            go[k] = s[0];
+            go[dgK + k] = s[1];
+            go[2 * dgK + k] = s[2];
+        }
+    }
+}
+
 int f32_deformable_offsets_bwd(const f32_deformable_params *p, const float *grad, const float *x,
                                const float *offsets, float *grad_x, float *grad_offsets, const conform_exec *ex)
 {
     conform_isa isa;
     if (conform_opt_resolve_isa(ex, &isa) != CONFORM_OK) return CONFORM_E_ISA;
-    const int64_t N = p->N, H = p->H, W = p->W, C = p->C, kh = p->kh, kw = p->kw, Ho = p->Ho, Wo = p->Wo;
-    const int64_t K = kh * kw, dgK = p->dg * K, OC = 3 * dgK;
+    const int64_t N = p->N, H = p->H, W = p->W, C = p->C, K = p->kh * p->kw;
     const size_t nx = (size_t)(N > 0 && H > 0 && W > 0 && C > 0 ? N * H * W * C : 0);
-    const size_t no = (size_t)(N > 0 && Ho > 0 && Wo > 0 && K > 0 && p->dg > 0 ? N * Ho * Wo * OC : 0);
+    const size_t no = (size_t)(N > 0 && p->Ho > 0 && p->Wo > 0 && K > 0 && p->dg > 0 ? N * p->Ho * p->Wo * 3 * p->dg * K : 0);
     if (!nx || !no) { /* nothing to sample, or nowhere to scatter: all zeros */
         if (nx) memset(grad_x, 0, nx * sizeof(float));
         if (no) memset(grad_offsets, 0, no * sizeof(float));
         return CONFORM_OK;
     }
-    const conform_ukernels kn = *conform_ukernels_for(isa);
-    const int64_t dg = p->dg, cpg = C / dg, YW = Wo * kw, P = Ho * Wo;
-    const int64_t nch = chunks_per_group(N, dg, cpg);
-    const int64_t cc = ((cpg + nch - 1) / nch + 15) / 16 * 16; /* channels per chunk (the last may be short) */
-    const int64_t nchunk = (cpg + cc - 1) / cc;
-    const int64_t units = N * dg * nchunk;
-    /* partial sums [unit][P][K][3] when a group has several chunks */
-    float *part = NULL;
-    if (nchunk > 1) {
-        part = conform_scratch_alloc((size_t)units * (size_t)P * (size_t)K * 3 * sizeof(float));
-        if (!part) return CONFORM_E_NOMEM;
-    }
-    float *zero = calloc((size_t)cc, sizeof(float));
-    if (!zero) { conform_scratch_free(part); return CONFORM_E_NOMEM; }
+    const int64_t cpg = C / p->dg, nch = chunks_per_group(N, p->dg, cpg);
+    df_bwd b = {.p = p, .kn = *conform_ukernels_for(isa), .grad = grad, .x = x, .offsets = offsets,
+                .grad_x = grad_x, .grad_offsets = grad_offsets};
+    b.cc = ((cpg + nch - 1) / nch + 15) / 16 * 16;
+    b.nchunk = (cpg + b.cc - 1) / b.cc;
+    const int64_t units = N * p->dg * b.nchunk;
+    if (b.nchunk > 1 && !(b.part = conform_scratch_alloc((size_t)units * (size_t)(p->Ho * p->Wo * K) * 3 * sizeof(float))))
+        return CONFORM_E_NOMEM;
+    float *zero = calloc((size_t)b.cc, sizeof(float));
     const int nt = conform_threads(ex);
-    const size_t sink_bytes = (size_t)cc * sizeof(float);
-    void **bufs = conform_thread_bufs(nt, 1, &sink_bytes);
+    const size_t sink_bytes = (size_t)b.cc * sizeof(float);
+    void **bufs = zero ? conform_thread_bufs(nt, 1, &sink_bytes) : NULL;
     if (!bufs) {
         free(zero);
-        conform_scratch_free(part);
+        conform_scratch_free(b.part);
         return CONFORM_E_NOMEM;
     }
+    b.zero = zero;
 
 #pragma omp parallel num_threads(nt)
     {
         float *sink = bufs[omp_get_thread_num()];
         memset(sink, 0, sink_bytes);
 #pragma omp for schedule(dynamic, 1)
-        for (int64_t u = 0; u < units; u++) {
-            const int64_t n = u / (dg * nchunk), g = (u / nchunk) % dg, ch = u % nchunk;
-            const int64_t c0 = g * cpg + ch * cc, nc = cpg - ch * cc < cc ? cpg - ch * cc : cc;
-            const float *xn = x + (size_t)n * H * W * C + c0;
-            float *gxn = grad_x + (size_t)n * H * W * C + c0;
-            float *pu = part ? part + (size_t)u * P * K * 3 : NULL;
-            if (nc == C) memset(gxn, 0, (size_t)H * W * C * sizeof(float)); /* the unit's slice */
-            else
-                for (int64_t q = 0; q < H * W; q++) memset(gxn + (size_t)q * C, 0, (size_t)nc * sizeof(float));
-            /* (ho, i) outer: grad is read as one contiguous stream, row ho*kh+i */
-            for (int64_t ho = 0; ho < Ho; ho++)
-                for (int64_t i = 0; i < kh; i++) {
-                    const float by = (float)(ho * p->sh - p->pt + i * p->dh);
-                    const float *grow = grad + ((size_t)(n * Ho + ho) * kh + i) * YW * C + c0;
-                    for (int64_t wo = 0; wo < Wo; wo++) {
-                        const float *o = offsets + ((size_t)(n * Ho + ho) * Wo + wo) * OC;
-                        float *go = grad_offsets + ((size_t)(n * Ho + ho) * Wo + wo) * OC;
-                        for (int64_t j = 0; j < kw; j++) {
-                            const int64_t kk = i * kw + j, k = g * K + kk;
-                            const float px = (float)(wo * p->sw - p->pl + j * p->dw) + o[k];
-                            const float py = by + o[dgK + k], m = o[2 * dgK + k];
-                            float acc[3] = {0, 0, 0};
-                            prefetch_ahead(grow + (size_t)(wo * kw + j) * C, (size_t)C, (size_t)nc);
-                            /* the window test (false for NaN): outside, the sample contributes nothing */
-                            if (py > -1.0f && py < (float)H && px > -1.0f && px < (float)W) {
-                                sample_geom s;
-                                geom_at(H, W, py, px, &s);
-                                const float wg[4] = {m * (s.hh * s.hw), m * (s.hh * s.lw), m * (s.lh * s.hw),
-                                                     m * (s.lh * s.lw)};
-                                const float cf[4] = {s.hh, s.lh, s.hw, s.lw};
-                                const float *v[4];
-                                float *io[4];
-                                for (int c = 0; c < 4; c++) {
-                                    v[c] = s.pix[c] >= 0 ? xn + (size_t)s.pix[c] * C : zero;
-                                    io[c] = s.pix[c] >= 0 ? gxn + (size_t)s.pix[c] * C : sink;
-                                }
-                                kn.deform_bwd((size_t)nc, grow + (size_t)(wo * kw + j) * C, v, io, wg, cf, acc);
-                                acc[0] *= m;
-                                acc[1] *= m;
-                            }
-                            if (pu) {
-                                float *q = pu + ((size_t)(ho * Wo + wo) * K + kk) * 3;
-                                q[0] = acc[0];
-                                q[1] = acc[1];
-                                q[2] = acc[2];
-                            } else {
-                                go[k] = acc[0];
-                                go[dgK + k] = acc[1];
-                                go[2 * dgK + k] = acc[2];
-                            }
-                        }
-                    }
-                }
-        }
+        for (int64_t u = 0; u < units; u++) bwd_unit(&b, u, sink);
     }
     conform_thread_bufs_free(bufs, nt, 1);
-    if (part) {
-        /* the chunks of a group, summed in chunk order */
-#pragma omp parallel for num_threads(nt) schedule(dynamic, 256)
-        for (int64_t r = 0; r < N * dg * P; r++) {
-            const int64_t n = r / (dg * P), g = (r / P) % dg, pos = r % P;
-            float *go = grad_offsets + ((size_t)n * P + pos) * OC;
-            for (int64_t kk = 0; kk < K; kk++) {
-                float s[3] = {0, 0, 0};
-                for (int64_t ch = 0; ch < nchunk; ch++) {
-                    const float *q = part + ((((size_t)(n * dg + g) * nchunk + ch) * P + pos) * K + kk) * 3;
-                    s[0] += q[0];
-                    s[1] += q[1];
-                    s[2] += q[2];
-                }
-                const int64_t k = g * K + kk;
-                go[k] = s[0];
-                go[dgK + k] = s[1];
-                go[2 * dgK + k] = s[2];
-            }
-        }
-    }
-    conform_scratch_free(part);
+    if (b.part) bwd_sum_chunks(&b, nt);
+    conform_scratch_free(b.part);
     free(zero);
     return CONFORM_OK;
 }

@@ -385,6 +385,32 @@ static int ctx_prepare(call_ctx *x, thread_ws **wsp)
 
 /* ---- forward ---------------------------------------------------------------------------- */
 
+/* Roi k's bins over the n channels of the thread's transposed plane, written to its n*P output
+ * floats at dst */
+static void fwd_roi_chunk(const call_ctx *x, thread_ws *ws, int64_t k, int64_t n, float *dst)
+{
+    const int64_t P = x->r.P, PH = x->r.PH, PW = x->r.PW, cc = x->r.cc;
+    if (x->r.ref[k].a < 0) { /* no samples */
+        memset(dst, 0, (size_t)n * P * sizeof(float));
+        return;
+    }
+    const arena *a = &x->r.arenas[x->r.ref[k].a];
+    const size_t *ys = a->starts + x->r.ref[k].s, *xs = ys + PH + 1;
+    for (int64_t ph = 0; ph < PH; ph++) {
+        const size_t r0 = ys[ph], nr = ys[ph + 1] - r0;
+        for (int64_t pw = 0; pw < PW; pw++) {
+            const size_t q0 = xs[pw], nc = xs[pw + 1] - q0;
+            x->kn.bilerp_bin_fwd((size_t)n, nr, a->off + r0, a->w + r0, nc, a->off + q0, a->w + q0, ws->plane,
+                                 ws->tile + (size_t)(ph * PW + pw) * cc);
+        }
+    }
+    /* the output block of this roi and chunk is n*P contiguous floats: transposed in cache, then
+       streamed out whole (a direct transpose's unaligned P-float rows paid a read for ownership
+       of every output line: 12.8 MB more at the bench shape) */
+    x->kn.transpose((size_t)P, (size_t)n, ws->tile, (size_t)cc, ws->out, (size_t)P);
+    x->kn.copy_rows_stream(1, (size_t)(n * P), ws->out, 0, dst, 0);
+}
+
 int f32_roi_align_fwd(const f32_roi_align_params *p, const float *input, const float *rois,
                       float *output, const conform_exec *ex)
 {
@@ -414,7 +440,6 @@ int f32_roi_align_fwd(const f32_roi_align_params *p, const float *input, const f
         return CONFORM_E_NOMEM;
     }
     const size_t out_roi = (size_t)C * (size_t)P;
-    const int64_t PH = x.r.PH, PW = x.r.PW;
 
     thread_ws *wss;
     if (ctx_prepare(&x, &wss)) { /* out of memory: nothing is written */
@@ -442,25 +467,7 @@ int f32_roi_align_fwd(const f32_roi_align_params *p, const float *input, const f
             for (int64_t i = x.r.bstart[b]; i < x.r.bstart[b + 1]; i++) {
                 const int64_t k = x.r.order[i];
                 float *dst = output + (size_t)k * out_roi + (size_t)c0 * P;
-                if (x.r.ref[k].a < 0) { /* no samples */
-                    memset(dst, 0, (size_t)n * P * sizeof(float));
-                    continue;
-                }
-                const arena *a = &x.r.arenas[x.r.ref[k].a];
-                const size_t *ys = a->starts + x.r.ref[k].s, *xs = ys + PH + 1;
-                for (int64_t ph = 0; ph < PH; ph++) {
-                    const size_t r0 = ys[ph], nr = ys[ph + 1] - r0;
-                    for (int64_t pw = 0; pw < PW; pw++) {
-                        const size_t q0 = xs[pw], nc = xs[pw + 1] - q0;
-                        x.kn.bilerp_bin_fwd((size_t)n, nr, a->off + r0, a->w + r0, nc, a->off + q0, a->w + q0,
-                                 ws->plane, ws->tile + (size_t)(ph * PW + pw) * cc);
-                    }
-                }
-                /* the output block of this roi and chunk is n*P contiguous floats: transposed in
-                   cache, then streamed out whole (a direct transpose's unaligned P-float rows
-                   paid a read for ownership of every output line: 12.8 MB more at the bench shape) */
-                x.kn.transpose((size_t)P, (size_t)n, ws->tile, (size_t)cc, ws->out, (size_t)P);
-                x.kn.copy_rows_stream(1, (size_t)(n * P), ws->out, 0, dst, 0);
+                fwd_roi_chunk(&x, ws, k, n, dst);
             }
         }
     }

@@ -8,7 +8,10 @@ Each mutant is one textual change of the bug-free zoo kernels (ZOO_BUG_ID = none
   size   +-1 on a size or count field of an op's parameters (p->H, p->K, ...)
   index  +-1 on an array subscript
   lit    +-1 on an integral literal in an expression
-  count  +-1 on a loop's bound (the bound + 1 is also the < -> <= flip of the loop test)
+  count  +-1 on a loop's bound (the bound + 1 is also the < -> <= flip of the loop test); not + 1
+         on a loop over a local array's whole length, whose one more iteration only reaches past
+         the array: undefined behaviour that gcc rejects, folds away, or turns into a read of the
+         stack that changes from process to process (no verdict of the judge could be repeated)
   attr   a pair of same-typed attributes of one op read the other way round (names read from
          the attr_*(at, "name") calls of the source, types from `conform list --json`)
 
@@ -269,6 +272,30 @@ def loop_test(toks, a, b):
     return next((k for k in range(semis[0] + 1, semis[1]) if toks[k].text in ("<", "<=")), -1)
 
 
+def statement_end(toks, k):
+    """index of the last token of the statement starting at toks[k]"""
+    if toks[k].text == "{":
+        return match_close(toks, k)
+    if toks[k].text in ("for", "while", "if"):
+        return statement_end(toks, match_close(toks, k + 1) + 1)
+    depth = 0
+    while not (depth == 0 and toks[k].text == ";"):
+        depth = nest(depth, toks[k].text)
+        k += 1
+    return k
+
+
+def runs_past_array(toks, test, close, sizes):
+    """a loop `v < N` (N a literal) whose body subscripts an array of N elements by v alone: one
+    more iteration does nothing but reach past the array"""
+    var, bound = toks[test - 1].text, toks[test + 1]
+    if toks[test].text != "<" or bound.kind != "num" or toks[test + 2].text != ";":
+        return False
+    body = range(close + 1, statement_end(toks, close + 1))
+    return any(toks[k].text == "[" and toks[k + 1].text == var and toks[k + 2].text == "]"
+               and sizes.get(toks[k - 1].text) == bound.text for k in body)
+
+
 def coefficient(toks, i, types, int_fields):
     """a literal that multiplies or divides something that is not an integer variable: a
     coefficient or scale of the arithmetic, not an index, count or size"""
@@ -303,6 +330,7 @@ def mutate_function(src, toks, f, ops, int_fields, float_fields, float_funcs, ou
     types, decl_brackets = declared(toks, f.params[0], hi)
     fors = for_headers(toks, lo, hi)
     loop_tests = {loop_test(toks, a, b) for a, b in fors.items()}
+    sizes = {toks[k - 1].text: toks[k + 1].text for k in decl_brackets if toks[k + 1].kind == "num"}
     int_ret = f.ret.split()[-1] == "int" if f.ret else False
     for i in range(lo + 1, hi):
         t = toks[i]
@@ -365,7 +393,11 @@ def mutate_function(src, toks, f, ops, int_fields, float_fields, float_funcs, ou
             if k >= 0:
                 a, b = toks[k + 1].pos, toks[end].pos + len(toks[end].text)
                 for d in ("+ 1", "- 1"):
-                    g.add("count", a, b, f"{src[a:b]} {d}", lo=k - 1, hi=end)
+                    # not past a local array's end: that is undefined behaviour, which the compiler
+                    # may reject, fold away or turn into a read of the stack (a verdict that changes
+                    # from process to process), not a fault a judge can be measured on
+                    if not (d == "+ 1" and runs_past_array(toks, k, fors[i], sizes)):
+                        g.add("count", a, b, f"{src[a:b]} {d}", lo=k - 1, hi=end)
 
 
 def attr_swaps(src, toks, funcs, ops_of, schema, out):
@@ -872,6 +904,35 @@ def write_docs(doc):
     write(md, text[:a + len(DOC_BEGIN)] + "\n" + markdown(doc) + text[b:])
 
 
+def prune_docs(mutants):
+    """the generator dropped some mutants and nothing else changed (same source, the rest listed in
+    the same order): take their rows out of the committed table and count again. Each mutant is
+    built and judged alone, so no other row's measurement depends on the dropped ones."""
+    with open(os.path.join(ROOT, TABLE)) as fh:
+        doc = json.load(fh)
+    want = [m["id"] for m in mutants]
+    rows = [r for r in doc["mutants"] if r["id"] in set(want)]
+    if doc.get("source_sha256") != source_digest() or [r["id"] for r in rows] != want:
+        print(f"zoo_mutants: --prune-docs needs the committed table's source and every mutant still generated "
+              f"in it; here the source or the list changed otherwise: make zoo-mutants-docs")
+        return 1
+    dropped = len(doc["mutants"]) - len(rows)
+    keys = ("generated",) + VERDICTS + ("not_measured",)
+    per_op, total = {}, dict.fromkeys(keys, 0)
+    for r in rows:
+        for op, v in r["per_op"].items():
+            c = per_op.setdefault(op, dict.fromkeys(keys, 0))
+            c["generated"] += 1
+            c[v["verdict"]] += 1
+        total["generated"] += 1
+        total[r["verdict"]] += 1
+    doc.update(per_op=per_op, total=total, mutants=rows,
+               timing=doc["timing"] + f"; {dropped} mutants the generator no longer makes taken out since")
+    write_docs(doc)
+    print(f"zoo_mutants: {dropped} rows taken out of {TABLE}; {total['generated']} mutants left")
+    return 0
+
+
 def check_list(mutants):
     """the committed table lists exactly the mutants the source gives now"""
     try:
@@ -913,6 +974,16 @@ def self_test():
     assert "L4:k:count:i < p->H -> i < p->H + 1" in ids, ids
     assert "L7:run_k:attr:a, b -> b, a" in ids, ids
     assert all(m["ops"] == ["k"] for m in ms)
+    # a loop over a local array's 4 elements is not run a fifth time (past the array); a loop whose
+    # body reads the array at another index, or one of 5 elements, still is
+    past = ('static int64_t k(const t_params *p) {\n    int64_t a[4], b[5], s = 0;\n'
+            '    for (int i = 0; i < 4; i++) s += a[i];\n    for (int j = 0; j < 4; j++) s += b[j];\n'
+            '    for (int u = 0; u < 4; u++) { s += a[0]; }\n    return s + p->H;\n}\n'
+            'static int run_k(const char *op, const attrs_t *at) { return (int)k(0); }\n'
+            'static int run(const char *op) { if (!strncmp(op, "k", 1)) return run_k(op, 0); return 1; }\n')
+    counts = {m["id"].split(":", 3)[3] for m in generate(src.split("static")[0] + past, {"k": {}}) if m["kind"] == "count"}
+    assert counts == {"i < 4 -> i < 4 - 1", "j < 4 -> j < 4 + 1", "j < 4 -> j < 4 - 1", "u < 4 -> u < 4 + 1",
+                      "u < 4 -> u < 4 - 1"}, counts
     # verdicts: conform's kill, a reason that fits, one that does not, no reason, the compiler's
     rules = [{"re": re.compile("^a$"), "verdict": "equivalent", "reason": "why"},
              {"re": re.compile("^b$"), "verdict": "equivalent", "reason": "why"}]
@@ -936,6 +1007,8 @@ def main():
     ap.add_argument("--only", help="a regex over mutant ids: measure only these (for iterating)")
     ap.add_argument("--list", action="store_true", help="print the mutants and exit")
     ap.add_argument("--check-list", action="store_true", help="compare the mutant list with the committed table")
+    ap.add_argument("--prune-docs", action="store_true",
+                    help="take the mutants the generator no longer makes out of the committed table (no run)")
     ap.add_argument("--from-results", action="store_true", help="tabulate OUT/results.json again without running")
     ap.add_argument("--write-docs", action="store_true", help="write docs/zoo_mutants.json, zoo_power.json, zoo.md")
     ap.add_argument("--allow-partial", action="store_true",
@@ -956,6 +1029,8 @@ def main():
         return 0
     if args.check_list:
         return check_list(mutants)
+    if args.prune_docs:
+        return prune_docs(mutants)
     rules = read_reasons()
     results_path = os.path.join(ROOT, args.out, "results.json")
     if args.from_results:
