@@ -37,6 +37,23 @@ Test(bigbuf, a_kept_buffer_is_reused_and_zeroed_when_asked)
     cr_assert_eq(bigbuf_kept(), 0, "a lower cap gives kept blocks back");
 }
 
+Test(bigbuf, a_kept_block_too_small_is_grown_keeping_none_of_its_bytes)
+{
+    bigbuf_set_cap(64.0 * MIB);
+    unsigned char *a = bigbuf_alloc(4 * MIB, 1, BIGBUF_NOT_INHERITED);
+    memset(a, 0xab, 4 * MIB);
+    bigbuf_free(a);
+    cr_assert_geq(bigbuf_kept(), 4 * MIB);
+    unsigned char *b = bigbuf_alloc(12 * MIB, 1, BIGBUF_NOT_INHERITED); /* no fit: the kept one grows */
+    cr_assert(b);
+    cr_assert_eq(bigbuf_kept(), 0, "the kept block was not the one grown");
+    for (size_t i = 0; i < 12 * MIB; i++) cr_assert_eq(b[i], 0, "byte %zu not zeroed", i);
+    memset(b, 0xcd, 12 * MIB); /* every page of the grown block is writable */
+    bigbuf_free(b);
+    bigbuf_set_cap(0);
+    cr_assert_eq(bigbuf_kept(), 0);
+}
+
 Test(bigbuf, in_use_and_kept_stay_under_the_cap)
 {
     bigbuf_set_cap(20.0 * MIB);
