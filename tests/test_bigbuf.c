@@ -19,16 +19,29 @@ Test(bigbuf, nothing_is_kept_without_a_cap)
     cr_assert_eq(bigbuf_kept(), 0);
 }
 
-Test(bigbuf, a_kept_buffer_is_reused_and_zeroed_when_asked)
+/* a private block of n bytes, written all over and given back: kept under a cap of 64 MiB */
+static unsigned char *kept_dirty(size_t n)
 {
     bigbuf_set_cap(64.0 * MIB);
-    unsigned char *a = bigbuf_alloc(8 * MIB, 1, BIGBUF_NOT_INHERITED);
-    memset(a, 0xab, 8 * MIB);
+    unsigned char *a = bigbuf_alloc(n, 1, BIGBUF_NOT_INHERITED);
+    memset(a, 0xab, n);
     bigbuf_free(a);
-    cr_assert_geq(bigbuf_kept(), 8 * MIB);
+    cr_assert_geq(bigbuf_kept(), n);
+    return a;
+}
+
+/* every byte of p[0, n) is zero */
+static void all_zero(const unsigned char *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++) cr_assert_eq(p[i], 0, "byte %zu not zeroed", i);
+}
+
+Test(bigbuf, a_kept_buffer_is_reused_and_zeroed_when_asked)
+{
+    unsigned char *a = kept_dirty(8 * MIB);
     unsigned char *b = bigbuf_alloc(6 * MIB, 1, BIGBUF_NOT_INHERITED); /* fits the kept one */
     cr_assert_eq(b, a, "the kept block was not reused");
-    for (size_t i = 0; i < 6 * MIB; i++) cr_assert_eq(b[i], 0, "byte %zu not zeroed", i);
+    all_zero(b, 6 * MIB);
     void *s = bigbuf_alloc(1 * MIB, 0, BIGBUF_SHARED);
     cr_assert_neq(s, a, "a kept private block went to a shared request");
     bigbuf_free(s);
@@ -39,15 +52,11 @@ Test(bigbuf, a_kept_buffer_is_reused_and_zeroed_when_asked)
 
 Test(bigbuf, a_kept_block_too_small_is_grown_keeping_none_of_its_bytes)
 {
-    bigbuf_set_cap(64.0 * MIB);
-    unsigned char *a = bigbuf_alloc(4 * MIB, 1, BIGBUF_NOT_INHERITED);
-    memset(a, 0xab, 4 * MIB);
-    bigbuf_free(a);
-    cr_assert_geq(bigbuf_kept(), 4 * MIB);
+    kept_dirty(4 * MIB);
     unsigned char *b = bigbuf_alloc(12 * MIB, 1, BIGBUF_NOT_INHERITED); /* no fit: the kept one grows */
     cr_assert(b);
     cr_assert_eq(bigbuf_kept(), 0, "the kept block was not the one grown");
-    for (size_t i = 0; i < 12 * MIB; i++) cr_assert_eq(b[i], 0, "byte %zu not zeroed", i);
+    all_zero(b, 12 * MIB);
     memset(b, 0xcd, 12 * MIB); /* every page of the grown block is writable */
     bigbuf_free(b);
     bigbuf_set_cap(0);
