@@ -785,26 +785,34 @@ def verdict(m, r, op, rules, ran=None):
 
 def tabulate(mutants, results, rules):
     ran = {op: set(v) for op, v in results.get("__coverage__", {}).items()}
-    per_op, rows = {}, []
-    total = dict.fromkeys(("generated",) + VERDICTS + ("not_measured",), 0)
+    rows = []
     for m in mutants:
         r = results.get(m["id"])
         if r is None:
             vs = {op: ("not_measured", "not measured: the run was cut short (make zoo-mutants-docs)") for op in m["ops"]}
         else:
             vs = {op: verdict(m, r, op, rules, ran) for op in m["ops"]}
-        for op, (v, _) in vs.items():
-            c = per_op.setdefault(op, dict.fromkeys(("generated",) + VERDICTS + ("not_measured",), 0))
-            c["generated"] += 1
-            c[v] += 1
         kinds = {v for v, _ in vs.values()}
         overall = next(v for v in ("killed", "did_not_compile", "unexplained", "not_measured", "within_rounding", "equivalent")
                        if v in kinds)
-        total["generated"] += 1
-        total[overall] += 1
         rows.append(dict(id=m["id"], func=m["func"], kind=m["kind"], ops=m["ops"], verdict=overall,
                          per_op={op: {"verdict": v, "why": why} for op, (v, why) in vs.items()}))
-    return per_op, total, rows
+    return count(rows) + (rows,)
+
+
+def count(rows):
+    """(per op, total) verdict counts of the table's rows: a mutant counts once in each of its ops'
+    rows, by its verdict there, and once in the total, by its overall verdict"""
+    keys = ("generated",) + VERDICTS + ("not_measured",)
+    per_op, total = {}, dict.fromkeys(keys, 0)
+    for r in rows:
+        for op, v in r["per_op"].items():
+            c = per_op.setdefault(op, dict.fromkeys(keys, 0))
+            c["generated"] += 1
+            c[v["verdict"]] += 1
+        total["generated"] += 1
+        total[r["verdict"]] += 1
+    return per_op, total
 
 
 def carry_over(args, src, schema, mutants):
@@ -911,21 +919,14 @@ def prune_docs(mutants):
     with open(os.path.join(ROOT, TABLE)) as fh:
         doc = json.load(fh)
     want = [m["id"] for m in mutants]
-    rows = [r for r in doc["mutants"] if r["id"] in set(want)]
+    kept = set(want)
+    rows = [r for r in doc["mutants"] if r["id"] in kept]
     if doc.get("source_sha256") != source_digest() or [r["id"] for r in rows] != want:
         print(f"zoo_mutants: --prune-docs needs the committed table's source and every mutant still generated "
               f"in it; here the source or the list changed otherwise: make zoo-mutants-docs")
         return 1
     dropped = len(doc["mutants"]) - len(rows)
-    keys = ("generated",) + VERDICTS + ("not_measured",)
-    per_op, total = {}, dict.fromkeys(keys, 0)
-    for r in rows:
-        for op, v in r["per_op"].items():
-            c = per_op.setdefault(op, dict.fromkeys(keys, 0))
-            c["generated"] += 1
-            c[v["verdict"]] += 1
-        total["generated"] += 1
-        total[r["verdict"]] += 1
+    per_op, total = count(rows)
     doc.update(per_op=per_op, total=total, mutants=rows,
                timing=doc["timing"] + f"; {dropped} mutants the generator no longer makes taken out since")
     write_docs(doc)

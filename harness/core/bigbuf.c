@@ -74,8 +74,9 @@ static int best_fit(size_t bytes, bigbuf_kind kind)
    growth is fresh (a shared mapping is a file of fixed size). NULL: none to grow. *old: its size before. */
 static unsigned char *grow_kept(size_t bytes, bigbuf_kind kind, size_t *old)
 {
+    if (kind == BIGBUF_SHARED) return NULL;
     int big = -1;
-    for (int k = 0; k < n_kept && kind != BIGBUF_SHARED; k++)
+    for (int k = 0; k < n_kept; k++)
         if (kept[k].kind == kind && (big < 0 || kept[k].bytes > kept[big].bytes)) big = k;
     if (big < 0) return NULL;
     block b = kept[big];
