@@ -931,6 +931,27 @@ static void bwd_lanes_add(double *tile, const bwd_tap *s, const bwd_neighbour *n
     }
 }
 
+/* bwd_lanes_add of a plain sample (nominal, not widening, no neighbour, four distinct pixels) with
+   bounds: each corner's terms go straight to its pixel, and its ambiguity stays 0 (min(0, x >= 0)),
+   so the ambig field is left alone */
+static void bwd_lanes_plain(double *tile, const bwd_tap *s, const v2d *go, const v2d *cap, double inv)
+{
+    for (int c = 0; c < 4; c++) {
+        v2d *p = (v2d *)(tile + (size_t)s->te[c] * PIX);
+        const double wy = s->wy[c >> 1], wx = s->wx[c & 1], wpe = s->wpe[c];
+        for (int h = 0; h < HALVES; h++) {
+            const v2d t = inv > 0 ? go[h] * wy * wx * inv : go[h] * wy * wx / s->count;
+            const v2d pe = vmin((v2d){0, 0} + cap[h] * wpe, cap[h]);
+            p[h] += t;
+            p[HALVES + h] += vabs(t);
+            p[2 * HALVES + h] += 1;
+            p[3 * HALVES + h] = sel(pe > 0, p[3 * HALVES + h] + pe, p[3 * HALVES + h]);
+        }
+    }
+}
+
+static int bwd_plain(const bwd_tap *s) { return s->nominal && !s->widen && !s->n_nb && s->n_slots == 4; }
+
 /* the group's bins scattered into channels [cs, cs + n) of image b through the tile; fresh: the
    planes are not zeroed yet, and the tile covers them whole: it starts as zeros */
 static void bwd_run_lanes(const roi_ctx *x, int64_t b, int64_t cs, int n, const bwd_tile *t, const vec *taps,
@@ -960,7 +981,8 @@ static void bwd_run_lanes(const roi_ctx *x, int64_t b, int64_t cs, int n, const 
             if (q + PREFETCH_AHEAD < taps->n)
                 for (int c = 0; c < 4; c++)
                     for (int f = 0; f < PIX; f += 8) __builtin_prefetch(t->buf + (size_t)tp[PREFETCH_AHEAD].te[c] * PIX + f, 1);
-            bwd_lanes_add(t->buf, tp, (const bwd_neighbour *)nbs->p, go, cap, inv, x->bounds != NULL);
+            if (x->bounds && bwd_plain(tp)) bwd_lanes_plain(t->buf, tp, go, cap, inv);
+            else bwd_lanes_add(t->buf, tp, (const bwd_neighbour *)nbs->p, go, cap, inv, x->bounds != NULL);
         }
         inf_ambig |= s->inf_ambig;
     }
