@@ -933,24 +933,30 @@ static void bwd_lanes_add(double *tile, const bwd_tap *s, const bwd_neighbour *n
 
 /* bwd_lanes_add of a plain sample (nominal, not widening, no neighbour, four distinct pixels) with
    bounds: each corner's terms go straight to its pixel, and its ambiguity stays 0 (min(0, x >= 0)),
-   so the ambig field is left alone */
-static void bwd_lanes_plain(double *tile, const bwd_tap *s, const v2d *go, const v2d *cap, double inv)
+   so the ambig field is left alone. finite: every cap is; then a position term (wpe in [0, 1]) is
+   at most its cap and adding a 0 to pos_err (never -0) keeps it: the cap and the test change nothing */
+static void bwd_lanes_plain(double *tile, const bwd_tap *s, const v2d *go, const v2d *cap, double inv, int finite)
 {
     for (int c = 0; c < 4; c++) {
         v2d *p = (v2d *)(tile + (size_t)s->te[c] * PIX);
         const double wy = s->wy[c >> 1], wx = s->wx[c & 1], wpe = s->wpe[c];
         for (int h = 0; h < HALVES; h++) {
             const v2d t = inv > 0 ? go[h] * wy * wx * inv : go[h] * wy * wx / s->count;
-            const v2d pe = vmin((v2d){0, 0} + cap[h] * wpe, cap[h]);
+            const v2d pe = (v2d){0, 0} + cap[h] * wpe;
             p[h] += t;
             p[HALVES + h] += vabs(t);
             p[2 * HALVES + h] += 1;
-            p[3 * HALVES + h] = sel(pe > 0, p[3 * HALVES + h] + pe, p[3 * HALVES + h]);
+            if (finite) p[3 * HALVES + h] += pe;
+            else p[3 * HALVES + h] = sel(vmin(pe, cap[h]) > 0, p[3 * HALVES + h] + vmin(pe, cap[h]), p[3 * HALVES + h]);
         }
     }
 }
 
-static int bwd_plain(const bwd_tap *s) { return s->nominal && !s->widen && !s->n_nb && s->n_slots == 4; }
+static int bwd_plain(const bwd_tap *s)
+{
+    return s->nominal && !s->widen && !s->n_nb && s->n_slots == 4 && s->wpe[0] >= 0 && s->wpe[0] <= 1 &&
+           s->wpe[1] >= 0 && s->wpe[1] <= 1 && s->wpe[2] >= 0 && s->wpe[2] <= 1 && s->wpe[3] >= 0 && s->wpe[3] <= 1;
+}
 
 /* the group's bins scattered into channels [cs, cs + n) of image b through the tile; fresh: the
    planes are not zeroed yet, and the tile covers them whole: it starts as zeros */
@@ -964,6 +970,7 @@ static void bwd_run_lanes(const roi_ctx *x, int64_t b, int64_t cs, int n, const 
     for (size_t i = 0; i < bins->n; i++) {
         const bwd_bin *s = (const bwd_bin *)bins->p + i;
         double g[LANES] = {0}, count = 0, inv = 0;
+        int finite = 0;
         for (int l = 0; l < n; l++) g[l] = x->in[go_at(op, s, cs + l)];
         /* a bin's grad_output lines are 8 short streams apart: the next bins' asked for */
         for (int l = 0; l < n && i + PREFETCH_AHEAD < bins->n; l++)
@@ -974,14 +981,18 @@ static void bwd_run_lanes(const roi_ctx *x, int64_t b, int64_t cs, int n, const 
             const bwd_tap *tp = (const bwd_tap *)taps->p + q;
             if (tp->count != count) { /* the bin's caps, again for another sample count */
                 count = tp->count;
-                for (int h = 0; h < HALVES; h++) cap[h] = vabs(go[h]) / count;
+                finite = 1;
+                for (int h = 0; h < HALVES; h++) {
+                    cap[h] = vabs(go[h]) / count;
+                    finite = finite && cap[h][0] <= DBL_MAX && cap[h][1] <= DBL_MAX;
+                }
                 inv = frexp(count, &e) == 0.5 ? 1 / count : 0;
             }
             /* the pixels of a sample a few ahead asked for: the tile is larger than the caches */
             if (q + PREFETCH_AHEAD < taps->n)
                 for (int c = 0; c < 4; c++)
                     for (int f = 0; f < PIX; f += 8) __builtin_prefetch(t->buf + (size_t)tp[PREFETCH_AHEAD].te[c] * PIX + f, 1);
-            if (x->bounds && bwd_plain(tp)) bwd_lanes_plain(t->buf, tp, go, cap, inv);
+            if (x->bounds && bwd_plain(tp)) bwd_lanes_plain(t->buf, tp, go, cap, inv, finite);
             else bwd_lanes_add(t->buf, tp, (const bwd_neighbour *)nbs->p, go, cap, inv, x->bounds != NULL);
         }
         inf_ambig |= s->inf_ambig;
