@@ -1046,28 +1046,38 @@ static void ig_scatter(const ref_grid_sampler_params *p, const ig_chunk *k, cons
         }
 }
 
-/* the block over channels [c0, c0 + cb) of image n (load) and back (!load): the scratch copied from
- * and to the planes, or the planes themselves */
+/* The block over channels [c0, c0 + cb) of image n (IG_LOAD) and back (IG_STORE): the scratch copied
+ * from and to the planes, or the planes themselves. IG_FRESH loads planes nothing has written yet:
+ * zeros, without reading them (the bwd leaves them unset; a copy of zeros was a third of the
+ * memory the input_grad pass moved) */
+enum { IG_STORE, IG_LOAD, IG_FRESH };
 static void ig_block_move(const ref_grid_sampler_params *p, double *input_grad, const ref_bounds *bi, int64_t n,
-                          int64_t c0, int64_t cb, ig_block *b, int load)
+                          int64_t c0, int64_t cb, ig_block *b, int how)
 {
     const int64_t HW = p->H * p->W;
     double *arr[5] = {input_grad, bi ? bi->abs_sum : NULL, bi ? bi->n_terms : NULL, bi ? bi->pos_err : NULL,
                       bi ? bi->ambig : NULL};
     b->cb = cb;
     for (int f = 0; f < 5; f++) {
-        if (b->direct) { b->f[f] = arr[f] ? arr[f] + (n * p->C + c0) * HW : NULL; continue; }
+        double *planes = arr[f] ? arr[f] + (n * p->C + c0) * HW : NULL;
+        if (b->direct) {
+            b->f[f] = planes;
+            if (how == IG_FRESH) zero(planes, cb * HW);
+            continue;
+        }
         b->f[f] = arr[f] ? b->buf + f * IG_CB : NULL;
         for (int64_t c = 0; arr[f] && c < cb; c++) {
-            double *plane = arr[f] + (n * p->C + c0 + c) * HW;
-            if (load) for (int64_t k = 0; k < HW; k++) b->f[f][k * b->ps + c] = plane[k];
+            double *plane = planes + c * HW;
+            if (how == IG_FRESH) for (int64_t k = 0; k < HW; k++) b->f[f][k * b->ps + c] = 0;
+            else if (how == IG_LOAD) for (int64_t k = 0; k < HW; k++) b->f[f][k * b->ps + c] = plane[k];
             else for (int64_t k = 0; k < HW; k++) plane[k] = b->f[f][k * b->ps + c];
         }
     }
 }
 
 /* input_grad of the chunk's points (the first is point q0 of image n) on channels [c0, c1), a
- * block at a time: every element receives its terms in point order */
+ * block at a time: every element receives its terms in point order (the planes hold nothing yet
+ * at q0 = 0) */
 static void input_grad_chunk(const ref_grid_sampler_params *p, const ig_chunk *k, const double *grad_output,
                              int64_t n, int64_t q0, int64_t c0, int64_t c1, double *input_grad, const ref_bounds *bi,
                              ig_block *b)
@@ -1077,7 +1087,7 @@ static void input_grad_chunk(const ref_grid_sampler_params *p, const ig_chunk *k
     b->ps = b->direct ? 1 : 5 * IG_CB;
     const int64_t P = p->Ho * p->Wo, width = b->direct ? 1 : IG_CB;
     for (int64_t s = c0; s < c1; s += width) {
-        ig_block_move(p, input_grad, bi, n, s, s + width < c1 ? width : c1 - s, b, 1);
+        ig_block_move(p, input_grad, bi, n, s, s + width < c1 ? width : c1 - s, b, q0 ? IG_LOAD : IG_FRESH);
         const double *go = grad_output + (n * p->C + s) * P + q0;
         for (int64_t c = 0; !b->direct && c < b->cb; c++)
             for (int64_t i = 0; i < k->npt; i++) b->go[i * IG_CB + c] = go[c * P + i];
@@ -1087,7 +1097,7 @@ static void input_grad_chunk(const ref_grid_sampler_params *p, const ig_chunk *k
                 for (int f = 0; f < 4; f++) __builtin_prefetch(b->buf + k->tap[k->pt[i + 4].tap0 + t].pix * b->ps + f * IG_CB, 1);
             ig_scatter(p, k, &k->pt[i], b->direct ? go + i : b->go + i * IG_CB, b, bi != NULL);
         }
-        if (!b->direct) ig_block_move(p, input_grad, bi, n, s, b->cb, b, 0);
+        if (!b->direct) ig_block_move(p, input_grad, bi, n, s, b->cb, b, IG_STORE);
     }
 }
 
@@ -1407,9 +1417,12 @@ void f64_grid_sampler_2d_bwd__ref(const ref_grid_sampler_params *p, const double
     const int64_t HW = p->H * p->W, P = p->Ho * p->Wo, nin = p->N * p->C * HW, ngr = p->N * P * 2;
     const double pre = bounds ? bounds->pos_rel_err : 0.0;
     ref_bounds *bi = bounds ? &bounds[0] : NULL, *bg = bounds ? &bounds[1] : NULL;
-    zero(input_grad, nin);
+    /* input_grad_block zeroes (or overwrites) its planes when it has points */
+    if (!p->output_mask[0] || P == 0) {
+        zero(input_grad, nin);
+        if (bi) { zero(bi->abs_sum, nin); zero(bi->n_terms, nin); zero(bi->pos_err, nin); zero(bi->ambig, nin); }
+    }
     zero(grid_grad, ngr);
-    if (bi) { zero(bi->abs_sum, nin); zero(bi->n_terms, nin); zero(bi->pos_err, nin); zero(bi->ambig, nin); }
     if (bg) { zero(bg->abs_sum, ngr); zero(bg->n_terms, ngr); zero(bg->pos_err, ngr); zero(bg->ambig, ngr); }
     double *vmax = NULL;
     if (bounds && p->interpolation_mode == 2) {
