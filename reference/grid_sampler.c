@@ -1066,12 +1066,19 @@ static void ig_block_move(const ref_grid_sampler_params *p, double *input_grad, 
             continue;
         }
         b->f[f] = arr[f] ? b->buf + f * IG_CB : NULL;
-        for (int64_t c = 0; arr[f] && c < cb; c++) {
-            double *plane = planes + c * HW;
-            if (how == IG_FRESH) for (int64_t k = 0; k < HW; k++) b->f[f][k * b->ps + c] = 0;
-            else if (how == IG_LOAD) for (int64_t k = 0; k < HW; k++) b->f[f][k * b->ps + c] = plane[k];
-            else for (int64_t k = 0; k < HW; k++) plane[k] = b->f[f][k * b->ps + c];
-        }
+        if (!arr[f]) continue;
+        /* pixel by pixel: a pixel's channels share a line of the scratch, which a channel at a
+           time walked cb times over (from memory: the scratch outgrows the cache) */
+        double *sc = b->f[f];
+        const int64_t ps = b->ps;
+        if (how == IG_FRESH)
+            for (int64_t k = 0; k < HW; k++) memset(sc + k * ps, 0, sizeof(double) * (size_t)cb);
+        else if (how == IG_LOAD)
+            for (int64_t k = 0; k < HW; k++)
+                for (int64_t c = 0; c < cb; c++) sc[k * ps + c] = planes[c * HW + k];
+        else
+            for (int64_t k = 0; k < HW; k++)
+                for (int64_t c = 0; c < cb; c++) planes[c * HW + k] = sc[k * ps + c];
     }
 }
 
@@ -1206,15 +1213,16 @@ static void gg_block_fill(const ref_grid_sampler_params *p, const double *input,
                           const double *vmax, int64_t n, int64_t q0, int64_t npt, int64_t c0, gg_block *b)
 {
     const int64_t HW = p->H * p->W, P = p->Ho * p->Wo, cb = b->cb;
-    for (int64_t c = 0; c < cb; c++) {
-        const double *plane = input + (n * p->C + c0 + c) * HW, *go = grad_output + (n * p->C + c0 + c) * P + q0;
-        b->vm[c] = vmax ? vmax[n * p->C + c0 + c] : 0;
-        if (b->direct) { b->in = plane; b->go = go; continue; }
-        b->in = b->in_buf;
-        b->go = b->go_buf;
-        for (int64_t k = 0; k < HW; k++) b->in_buf[k * cb + c] = plane[k];
-        for (int64_t k = 0; k < npt; k++) b->go_buf[k * cb + c] = go[k];
-    }
+    const double *in = input + (n * p->C + c0) * HW, *go = grad_output + (n * p->C + c0) * P + q0;
+    for (int64_t c = 0; c < cb; c++) b->vm[c] = vmax ? vmax[n * p->C + c0 + c] : 0;
+    if (b->direct) { b->in = in; b->go = go; return; } /* one channel */
+    b->in = b->in_buf;
+    b->go = b->go_buf;
+    /* pixel by pixel: a channel at a time walked the whole copy (beyond the cache) cb times */
+    for (int64_t k = 0; k < HW; k++)
+        for (int64_t c = 0; c < cb; c++) b->in_buf[k * cb + c] = in[c * HW + k];
+    for (int64_t k = 0; k < npt; k++)
+        for (int64_t c = 0; c < cb; c++) b->go_buf[k * cb + c] = go[c * P + k];
 }
 
 /* the block's channels added to every record's sums, in channel order */
