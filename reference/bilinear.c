@@ -44,7 +44,7 @@ sample_class ref_classify_sample(int64_t H, int64_t W, double y, double x, doubl
     return SAMPLE_AMBIGUOUS;
 }
 
-void ref_local_slopes(const double *plane, int64_t H, int64_t W, const ref_bilinear *b,
+void ref_local_slopes(const double *plane, int64_t H, int64_t W, int64_t cs, const ref_bilinear *b,
                       double *sy, double *sx)
 {
     double my = 0, mx = 0;
@@ -52,9 +52,9 @@ void ref_local_slopes(const double *plane, int64_t H, int64_t W, const ref_bilin
     int64_t c_lo = b->x[0] - 1 < 0 ? 0 : b->x[0] - 1, c_hi = b->x[0] + 2 > W - 1 ? W - 1 : b->x[0] + 2;
     for (int64_t r = r_lo; r <= r_hi; r++)
         for (int64_t c = c_lo; c <= c_hi; c++) {
-            double v = plane[r * W + c];
-            if (r < r_hi) { double d = fabs(plane[(r + 1) * W + c] - v); if (d > my) my = d; }
-            if (c < c_hi) { double d = fabs(plane[r * W + c + 1] - v); if (d > mx) mx = d; }
+            double v = plane[(r * W + c) * cs];
+            if (r < r_hi) { double d = fabs(plane[((r + 1) * W + c) * cs] - v); if (d > my) my = d; }
+            if (c < c_hi) { double d = fabs(plane[(r * W + c + 1) * cs] - v); if (d > mx) mx = d; }
         }
     *sy = my;
     *sx = mx;

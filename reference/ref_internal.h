@@ -21,8 +21,9 @@ sample_class ref_classify_sample(int64_t H, int64_t W, double y, double x, doubl
 void ref_bilinear_rule_clamped(int64_t H, int64_t W, double y, double x, ref_bilinear *b);
 
 /* Largest |difference| between neighbouring pixels along y (*sy) and along x (*sx) in the 4x4
- * neighbourhood of the sample: bounds the slope of rule A near it, also across cell edges. */
-void ref_local_slopes(const double *plane, int64_t H, int64_t W, const ref_bilinear *b,
+ * neighbourhood of the sample: bounds the slope of rule A near it, also across cell edges.
+ * Pixel (r, c) at plane[(r W + c) cs]. */
+void ref_local_slopes(const double *plane, int64_t H, int64_t W, int64_t cs, const ref_bilinear *b,
                       double *sy, double *sx);
 
 /* v is a float32 number: a float32 evaluation that yields it exactly has no rounding error */
@@ -129,10 +130,10 @@ typedef struct {
     size_t geo_size;
     void (*bin)(const void *op, const ref_roi_head *g, int64_t ph, int64_t pw, int64_t gh, int64_t gw,
                 double pos_rel_err, ref_sample_fn emit, void *ctx);
-    int nhwc; /* backward only: grad_output [K, PH, PW, C], grad and bounds [B, H, W, C] */
+    int nhwc; /* channels-last: features and grad [B, H, W, C], pooled [K, PH, PW, C] */
 } ref_roi_op;
 
-/* output [K, C, PH, PW]: each element the mean of rule A over its bin's samples, and its bounds
+/* output [K, C, PH, PW] (nhwc: [K, PH, PW, C]): each element the mean of rule A over its bin's samples, and its bounds
  * (NULL: none); when rounding may pick other sample counts the ambiguity covers each of them */
 void ref_roi_forward(const ref_roi_op *op, const double *input, const double *rois, double *output,
                      ref_bounds *bounds);

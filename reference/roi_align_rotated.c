@@ -1,7 +1,7 @@
 /* roi_align_rotated (spec 3) and roi_align_rotated_grad (spec 4) in double.
  * The kernels compute in the documented layout (NCHW features, rois [K, 6]); data_format NHWC is
- * the same math on permuted tensors, so the NHWC entry points permute in, compute, permute out
- * (exact copies: the two layouts give identical numbers by construction).
+ * the same math read and written channels-last (rois [6, K] are transposed first): every element
+ * sums the same terms in the same order, so the two layouts give identical numbers.
  * The value loops read like the spec; the ref_bounds bookkeeping sits beside them. */
 #include "ref_internal.h"
 
@@ -131,84 +131,40 @@ static void backward_nchw(const ref_roi_align_rotated_params *p, const double *x
     ref_roi_backward(&op, x_grad, rois, y_grad, bounds);
 }
 
-/* ---- data_format NHWC: the same math on permuted tensors ---------------------------------- */
-
-/* [N, S, C] <-> [N, C, S] (to_cl = 1: channels-first to channels-last) */
-static void permute(const double *src, double *dst, int64_t N, int64_t S, int64_t C, int to_cl)
-{
-    for (int64_t n = 0; n < N; n++)
-        for (int64_t c = 0; c < C; c++)
-            for (int64_t i = 0; i < S; i++) {
-                int64_t cf = (n * C + c) * S + i, cl = (n * S + i) * C + c;
-                if (to_cl) dst[cl] = src[cf];
-                else dst[cf] = src[cl];
-            }
-}
+/* ---- data_format NHWC: the shared loops read and write channels-last themselves ----------- */
 
 static double *alloc_doubles(int64_t n) { return malloc(sizeof(double) * (size_t)(n > 0 ? n : 1)); }
 
-/* Runs kernel on NCHW copies of an NHWC problem: input [N_in, S_in, C] -> output [N_out, S_out, C].
- * Not inlined: into its one caller, GCC 12 takes the copies permute fills for unset memory. */
-__attribute__((noinline)) static void run_nhwc(const ref_roi_align_rotated_params *p, const double *in, int64_t n_in, int64_t s_in,
-                     const double *rois, double *out, int64_t n_out, int64_t s_out, ref_bounds *bounds,
-                     void (*kernel)(const ref_roi_align_rotated_params *, const double *, const double *, double *,
-                                    ref_bounds *))
-{
-    const int64_t C = p->C, ni = n_in * s_in * C, no = n_out * s_out * C;
-    double *cin = alloc_doubles(ni), *cout = alloc_doubles(no), *croi = alloc_doubles(6 * p->K);
-    double *bt[4] = {NULL, NULL, NULL, NULL}, *src[4] = {NULL, NULL, NULL, NULL};
-    ref_bounds cb = {0, NULL, NULL, NULL, NULL};
-    int ok = cin && cout && croi;
-    if (bounds) {
-        cb = *bounds;
-        double **f[4] = {&cb.abs_sum, &cb.n_terms, &cb.pos_err, &cb.ambig};
-        for (int t = 0; t < 4; t++) {
-            src[t] = *f[t];
-            if (src[t]) { bt[t] = *f[t] = alloc_doubles(no); ok = ok && bt[t]; }
-        }
-    }
-    if (ok) {
-        permute(in, cin, n_in, s_in, C, 0);
-        for (int64_t k = 0; k < p->K; k++)
-            for (int f = 0; f < 6; f++) croi[6 * k + f] = rois[f * p->K + k]; /* [6, K] -> [K, 6] */
-        kernel(p, cin, croi, cout, bounds ? &cb : NULL);
-        permute(cout, out, n_out, s_out, C, 1);
-        for (int t = 0; t < 4; t++) if (bt[t]) permute(bt[t], src[t], n_out, s_out, C, 1);
-    } else { /* out of memory: a reference that cannot run says so loudly */
-        for (int64_t i = 0; i < no; i++) out[i] = NAN;
-    }
-    free(cin); free(cout); free(croi);
-    for (int t = 0; t < 4; t++) free(bt[t]);
-}
-
-void f64_roi_align_rotated_fwd__ref(const ref_roi_align_rotated_params *p, const double *x, const double *rois,
-                                    double *y, ref_bounds *bounds)
-{
-    if (!p->nhwc) forward_nchw(p, x, rois, y, bounds);
-    else run_nhwc(p, x, p->B, p->H * p->W, rois, y, p->K, p->pooled_h * p->pooled_w, bounds, forward_nchw);
-}
-
-/* NHWC: the shared backward reads and writes channels-last itself (a pixel's 8 channels of its
-   blocks side by side there too): only the rois are permuted */
-static void backward_nhwc(const ref_roi_align_rotated_params *p, const double *x_grad, const double *rois,
-                          double *y_grad, ref_bounds *bounds)
+/* The family's forward (fwd) or backward on NHWC tensors: only the rois are permuted, [6, K] -> [K, 6]
+ * (a pixel's channels side by side serve the 8 lanes of a tile directly) */
+static void run_nhwc(const ref_roi_align_rotated_params *p, const double *in, const double *rois, double *out,
+                     ref_bounds *bounds, int fwd)
 {
     double *croi = alloc_doubles(6 * p->K);
     ref_roi_op op = family_op(p);
     op.nhwc = 1;
     if (croi) {
         for (int64_t k = 0; k < p->K; k++)
-            for (int f = 0; f < 6; f++) croi[6 * k + f] = rois[f * p->K + k]; /* [6, K] -> [K, 6] */
-        ref_roi_backward(&op, x_grad, croi, y_grad, bounds);
+            for (int f = 0; f < 6; f++) croi[6 * k + f] = rois[f * p->K + k];
+        if (fwd) ref_roi_forward(&op, in, croi, out, bounds);
+        else ref_roi_backward(&op, in, croi, out, bounds);
     } else { /* out of memory: a reference that cannot run says so loudly */
-        for (int64_t i = 0; i < p->B * p->H * p->W * p->C; i++) y_grad[i] = NAN;
+        const int64_t n = fwd ? p->K * p->pooled_h * p->pooled_w * p->C : p->B * p->H * p->W * p->C;
+        for (int64_t i = 0; i < n; i++) out[i] = NAN;
     }
     free(croi);
+}
+
+void f64_roi_align_rotated_fwd__ref(const ref_roi_align_rotated_params *p, const double *x, const double *rois,
+                                    double *y, ref_bounds *bounds)
+{
+    if (!p->nhwc) forward_nchw(p, x, rois, y, bounds);
+    else run_nhwc(p, x, rois, y, bounds, 1);
 }
 
 void f64_roi_align_rotated_bwd__ref(const ref_roi_align_rotated_params *p, const double *x_grad,
                                     const double *rois, double *y_grad, ref_bounds *bounds)
 {
     if (!p->nhwc) backward_nchw(p, x_grad, rois, y_grad, bounds);
-    else backward_nhwc(p, x_grad, rois, y_grad, bounds);
+    else run_nhwc(p, x_grad, rois, y_grad, bounds, 0);
 }

@@ -146,19 +146,19 @@ static inline void fwd_acc(int inside, int ambiguous, double dy, double dx, doub
     }
 }
 
-/* Adds sample s of one plane to a */
-static void fwd_tap_add(const double *plane, int64_t H, int64_t W, const fwd_tap *s, bin_acc *a)
+/* Adds sample s of one plane (pixel (r, c) at plane[(r W + c) cs]) to a */
+static void fwd_tap_add(const double *plane, int64_t H, int64_t W, int64_t cs, const fwd_tap *s, bin_acc *a)
 {
     const ref_bilinear *r = &s->r;
     double v = 0, av = 0, sy, sx, lo, hi;
     for (int i = 0; i < 2; i++)
         for (int j = 0; j < 2; j++) {
-            double t = r->wy[i] * r->wx[j] * plane[r->y[i] * W + r->x[j]];
+            double t = r->wy[i] * r->wx[j] * plane[(r->y[i] * W + r->x[j]) * cs];
             v += t;
             av += fabs(t);
         }
-    ref_local_slopes(plane, H, W, r, &sy, &sx);
-    ref_tap_rect_range(plane, W, 1, &s->reach, &lo, &hi);
+    ref_local_slopes(plane, H, W, cs, r, &sy, &sx);
+    ref_tap_rect_range(plane, W, cs, &s->reach, &lo, &hi);
     fwd_acc(s->inside, s->ambiguous, s->dy, s->dx, v, av, sy, sx, lo, hi, a);
 }
 
@@ -209,11 +209,11 @@ static void fwd_ltap_of(int64_t H, int64_t W, const fwd_tap *s, fwd_ltap *d)
 
 /* the range [lo, hi] of the reach's taps per lane: ref_tap_rect_range's (a NaN tap makes both NaN,
  * whatever its place) */
-static void fwd_lanes_range(const double *const pl[LANES], int64_t W, const fwd_ltap *s, const double *const v[16],
-                            double lo[LANES], double hi[LANES])
+static void fwd_lanes_range(const double *const pl[LANES], int64_t W, int64_t cs, const fwd_ltap *s,
+                            const double *const v[16], double lo[LANES], double hi[LANES])
 {
     if (!s->reach_bits) {
-        for (int l = 0; l < LANES; l++) ref_tap_rect_range(pl[l], W, 1, &s->reach, &lo[l], &hi[l]);
+        for (int l = 0; l < LANES; l++) ref_tap_rect_range(pl[l], W, cs, &s->reach, &lo[l], &hi[l]);
         return;
     }
     double mn[LANES], mx[LANES], nan[LANES];
@@ -272,12 +272,12 @@ static void fwd_lanes_acc(const fwd_ltap *s, const double val[LANES], const doub
     }
 }
 
-/* What the lanes read: their planes (row length W) or their chunk's tile, and the slopes of the
- * tile's full windows (NULL: none) */
+/* What the lanes read: their planes (row length W, pixel stride cs) or their chunk's tile, and the
+ * slopes of the tile's full windows (NULL: none) */
 typedef struct {
     const double *pl[LANES];
     const double *tile, *sy, *sx;
-    int64_t W;
+    int64_t W, cs;
 } lanes_src;
 
 /* Adds sample s of the lanes to their bins a (pos: with slopes and ranges) */
@@ -315,7 +315,7 @@ static void fwd_lanes_add(const lanes_src *src, const fwd_ltap *s, int pos, lane
                 d = fabs(v[k / 3 * 4 + k % 3 + 1][l] - v[k / 3 * 4 + k % 3][l]);
                 sx[l] = d > sx[l] ? d : sx[l];
             }
-    if (pos) fwd_lanes_range(pl, src->W, s, v, lo, hi);
+    if (pos) fwd_lanes_range(pl, src->W, src->cs, s, v, lo, hi);
     fwd_lanes_acc(s, val, av, sy, sx, lo, hi, a);
 }
 
@@ -326,7 +326,7 @@ typedef struct {
     const ref_roi_op *op;
     const ref_roi_head *g;
     const double *plane;
-    int64_t ph, pw;
+    int64_t cs, ph, pw;
     double pre;
     bin_acc a;
 } alt_bin;
@@ -335,7 +335,7 @@ static void alt_sample(void *ctx, double y, double x, double dy, double dx)
 {
     alt_bin *b = ctx;
     fwd_tap s;
-    if (fwd_tap_of(b->op->H, b->op->W, y, x, dy, dx, &s)) fwd_tap_add(b->plane, b->op->H, b->op->W, &s, &b->a);
+    if (fwd_tap_of(b->op->H, b->op->W, y, x, dy, dx, &s)) fwd_tap_add(b->plane, b->op->H, b->op->W, b->cs, &s, &b->a);
 }
 
 static bin_acc alt_bin_acc(alt_bin *b, int64_t gh, int64_t gw)
@@ -410,8 +410,8 @@ static void fwd_sample(void *ctx, double y, double x, double dy, double dx)
 
 /* Turns the chunk's rows and columns into offsets: of its tile when that costs less than reading
  * the planes tap by tap (a tile pixel is read once a block, a tap's window 16 times), else of the
- * planes */
-static void fwd_offsets(fwd_chunk *ch, int64_t W)
+ * planes (row length W, pixel stride cs) */
+static void fwd_offsets(fwd_chunk *ch, int64_t W, int64_t cs)
 {
     const int64_t tw = ch->c1 - ch->c0 + 1, area = ch->taps.n > 0 ? (ch->r1 - ch->r0 + 1) * tw : 0;
     ch->tiled = ch->taps.n > 0 && area <= 8 * (int64_t)ch->taps.n;
@@ -427,8 +427,8 @@ static void fwd_offsets(fwd_chunk *ch, int64_t W)
     for (size_t t = 0; t < ch->taps.n; t++) {
         fwd_ltap *d = (fwd_ltap *)ch->taps.p + t;
         for (int a = 0; a < 4; a++) {
-            d->row[a] = ch->tiled ? (d->row[a] - ch->r0) * tw : d->row[a] * W;
-            d->col[a] = ch->tiled ? d->col[a] - ch->c0 : d->col[a];
+            d->row[a] = ch->tiled ? (d->row[a] - ch->r0) * tw : d->row[a] * W * cs;
+            d->col[a] = ch->tiled ? d->col[a] - ch->c0 : d->col[a] * cs;
         }
     }
 }
@@ -449,18 +449,25 @@ static int64_t fwd_setup(const roi_ctx *x, const ref_roi_head *g, int64_t bin0, 
         if (g->b >= 0) op->bin(op->op, g, s->ph, s->pw, g->gh, g->gw, x->pre, fwd_sample, &f);
         s->end = ch->taps.n;
     }
-    fwd_offsets(ch, op->W);
+    fwd_offsets(ch, op->W, op->nhwc ? op->C : 1);
     return bin;
 }
 
-/* the chunk's tile of the lanes' planes: pixel (r, c) of it at ((r - r0) tw + c - c0) LANES */
-static void fwd_tile(const fwd_chunk *ch, const double *const pl[LANES], int64_t W)
+/* the chunk's tile of the lanes' planes (pixel stride cs): pixel (r, c) of it at ((r - r0) tw + c - c0) LANES */
+static void fwd_tile(const fwd_chunk *ch, const double *const pl[LANES], int64_t W, int64_t cs)
 {
     double *tile = (double *)ch->tile.p;
     const int64_t tw = ch->c1 - ch->c0 + 1;
-    for (int64_t r = ch->r0; r <= ch->r1; r++, tile += tw * LANES) /* a row of the tile stays in L1 */
-        for (int l = 0; l < LANES; l++)
-            for (int64_t c = 0; c < tw; c++) tile[c * LANES + l] = pl[l][r * W + ch->c0 + c];
+    /* channels-last with a channel a lane: a pixel's lanes already lie side by side */
+    const int packed = cs > 1 && pl[LANES - 1] == pl[0] + (LANES - 1);
+    for (int64_t r = ch->r0; r <= ch->r1; r++, tile += tw * LANES) { /* a row of the tile stays in L1 */
+        const int64_t p0 = r * W + ch->c0;
+        if (packed)
+            for (int64_t c = 0; c < tw; c++) memcpy(tile + c * LANES, pl[0] + (p0 + c) * cs, LANES * sizeof(double));
+        else
+            for (int l = 0; l < LANES; l++)
+                for (int64_t c = 0; c < tw; c++) tile[c * LANES + l] = pl[l][(p0 + c) * cs];
+    }
 }
 
 static void max0_lanes(double *m, const double *d)
@@ -505,19 +512,27 @@ static void fwd_maps(int64_t th, int64_t tw, const double *t, double *sy, double
         }
 }
 
+/* element (k, c, ph, pw) of the output and its bounds: [K, C, PH, PW], or [K, PH, PW, C] channels-last */
+static int64_t fwd_out_at(const ref_roi_op *op, int64_t k, int64_t c, int64_t ph, int64_t pw)
+{
+    return op->nhwc ? ((k * op->PH + ph) * op->PW + pw) * op->C + c : ((k * op->C + c) * op->PH + ph) * op->PW + pw;
+}
+
 /* the chunk's elements of roi k, channels [c, c + nl) (nl <= LANES; the lanes past nl repeat the
  * last channel's plane and are dropped) */
 static void fwd_run_lanes(const roi_ctx *x, const ref_roi_head *g, int64_t k, int64_t c, int nl, const fwd_chunk *ch)
 {
     const ref_roi_op *op = x->op;
     const int pos = x->bounds != NULL;
-    const int64_t th = ch->r1 - ch->r0 + 1, tw = ch->c1 - ch->c0 + 1;
-    lanes_src src = {{NULL}, NULL, NULL, NULL, op->W};
-    for (int l = 0; l < LANES; l++)
-        src.pl[l] = g->b >= 0 ? x->in + (g->b * op->C + c + (l < nl ? l : nl - 1)) * op->H * op->W : NULL;
+    const int64_t th = ch->r1 - ch->r0 + 1, tw = ch->c1 - ch->c0 + 1, HW = op->H * op->W;
+    lanes_src src = {{NULL}, NULL, NULL, NULL, op->W, op->nhwc ? op->C : 1};
+    for (int l = 0; l < LANES; l++) {
+        const int64_t cl = c + (l < nl ? l : nl - 1);
+        src.pl[l] = g->b < 0 ? NULL : x->in + (op->nhwc ? g->b * HW * op->C + cl : (g->b * op->C + cl) * HW);
+    }
     if (ch->tiled) {
         double *tile = (double *)ch->tile.p, *sy = tile + th * tw * LANES, *sx = sy + th * tw * LANES;
-        fwd_tile(ch, src.pl, op->W);
+        fwd_tile(ch, src.pl, op->W, src.cs);
         src.tile = tile;
         if (ch->mapped && pos) fwd_maps(th, tw, tile, sy, sx);
         if (ch->mapped && pos) { src.sy = sy; src.sx = sx; }
@@ -528,8 +543,8 @@ static void fwd_run_lanes(const roi_ctx *x, const ref_roi_head *g, int64_t k, in
         memset(&a, 0, sizeof a);
         for (size_t t = s->first; t < s->end; t++) fwd_lanes_add(&src, (const fwd_ltap *)ch->taps.p + t, pos, &a);
         for (int l = 0; l < nl; l++) {
-            alt_bin alt = {op, g, src.pl[l], s->ph, s->pw, x->pre, {0, 0, 0, 0, 0}};
-            roi_element(lane_get(&a, l), g, src.pl[l] ? &alt : NULL, x->out, ((k * op->C + c + l) * op->PH + s->ph) * op->PW + s->pw,
+            alt_bin alt = {op, g, src.pl[l], src.cs, s->ph, s->pw, x->pre, {0, 0, 0, 0, 0}};
+            roi_element(lane_get(&a, l), g, src.pl[l] ? &alt : NULL, x->out, fwd_out_at(op, k, c + l, s->ph, s->pw),
                         x->bounds);
         }
     }
@@ -916,6 +931,27 @@ static void bwd_lanes_add(double *tile, const bwd_tap *s, const bwd_neighbour *n
     }
 }
 
+/* bwd_lanes_add of a plain sample (nominal, not widening, no neighbour, four distinct pixels) with
+   bounds: each corner's terms go straight to its pixel, and its ambiguity stays 0 (min(0, x >= 0)),
+   so the ambig field is left alone */
+static void bwd_lanes_plain(double *tile, const bwd_tap *s, const v2d *go, const v2d *cap, double inv)
+{
+    for (int c = 0; c < 4; c++) {
+        v2d *p = (v2d *)(tile + (size_t)s->te[c] * PIX);
+        const double wy = s->wy[c >> 1], wx = s->wx[c & 1], wpe = s->wpe[c];
+        for (int h = 0; h < HALVES; h++) {
+            const v2d t = inv > 0 ? go[h] * wy * wx * inv : go[h] * wy * wx / s->count;
+            const v2d pe = vmin((v2d){0, 0} + cap[h] * wpe, cap[h]);
+            p[h] += t;
+            p[HALVES + h] += vabs(t);
+            p[2 * HALVES + h] += 1;
+            p[3 * HALVES + h] = sel(pe > 0, p[3 * HALVES + h] + pe, p[3 * HALVES + h]);
+        }
+    }
+}
+
+static int bwd_plain(const bwd_tap *s) { return s->nominal && !s->widen && !s->n_nb && s->n_slots == 4; }
+
 /* the group's bins scattered into channels [cs, cs + n) of image b through the tile; fresh: the
    planes are not zeroed yet, and the tile covers them whole: it starts as zeros */
 static void bwd_run_lanes(const roi_ctx *x, int64_t b, int64_t cs, int n, const bwd_tile *t, const vec *taps,
@@ -945,7 +981,8 @@ static void bwd_run_lanes(const roi_ctx *x, int64_t b, int64_t cs, int n, const 
             if (q + PREFETCH_AHEAD < taps->n)
                 for (int c = 0; c < 4; c++)
                     for (int f = 0; f < PIX; f += 8) __builtin_prefetch(t->buf + (size_t)tp[PREFETCH_AHEAD].te[c] * PIX + f, 1);
-            bwd_lanes_add(t->buf, tp, (const bwd_neighbour *)nbs->p, go, cap, inv, x->bounds != NULL);
+            if (x->bounds && bwd_plain(tp)) bwd_lanes_plain(t->buf, tp, go, cap, inv);
+            else bwd_lanes_add(t->buf, tp, (const bwd_neighbour *)nbs->p, go, cap, inv, x->bounds != NULL);
         }
         inf_ambig |= s->inf_ambig;
     }
