@@ -453,6 +453,27 @@ static int64_t fwd_setup(const roi_ctx *x, const ref_roi_head *g, int64_t bin0, 
     return bin;
 }
 
+typedef double pair_d __attribute__((vector_size(2 * sizeof(double))));
+typedef int64_t pair_i __attribute__((vector_size(2 * sizeof(double))));
+
+/* lanes l, l + 1 of a tile row from two plane rows a, b: two columns at a time, 2x2 transposed */
+static void tile_pair(double *tile, int l, const double *a, const double *b, int64_t tw)
+{
+    int64_t c = 0;
+    for (; c + 1 < tw; c += 2) {
+        pair_d u, v;
+        memcpy(&u, a + c, sizeof u);
+        memcpy(&v, b + c, sizeof v);
+        const pair_d c0 = __builtin_shuffle(u, v, (pair_i){0, 2}), c1 = __builtin_shuffle(u, v, (pair_i){1, 3});
+        memcpy(tile + c * LANES + l, &c0, sizeof c0);
+        memcpy(tile + (c + 1) * LANES + l, &c1, sizeof c1);
+    }
+    for (; c < tw; c++) {
+        tile[c * LANES + l] = a[c];
+        tile[c * LANES + l + 1] = b[c];
+    }
+}
+
 /* the chunk's tile of the lanes' planes (pixel stride cs): pixel (r, c) of it at ((r - r0) tw + c - c0) LANES */
 static void fwd_tile(const fwd_chunk *ch, const double *const pl[LANES], int64_t W, int64_t cs)
 {
@@ -464,6 +485,8 @@ static void fwd_tile(const fwd_chunk *ch, const double *const pl[LANES], int64_t
         const int64_t p0 = r * W + ch->c0;
         if (packed)
             for (int64_t c = 0; c < tw; c++) memcpy(tile + c * LANES, pl[0] + (p0 + c) * cs, LANES * sizeof(double));
+        else if (cs == 1)
+            for (int l = 0; l < LANES; l += 2) tile_pair(tile, l, pl[l] + p0, pl[l + 1] + p0, tw);
         else
             for (int l = 0; l < LANES; l++)
                 for (int64_t c = 0; c < tw; c++) tile[c * LANES + l] = pl[l][(p0 + c) * cs];
