@@ -139,7 +139,8 @@ static void cubic(double t, double c[4], double dc[4], double d2c[4], double m[4
 /* The taps of one axis for the unnormalized coordinate i (multiplier mult0 from unnormalize). */
 static void axis_stencil(const ref_grid_sampler_params *p, double i, double mult0, int64_t S, axis_taps *a)
 {
-    memset(a, 0, sizeof *a);
+    a->n = 0; /* the arrays are read only up to n: no memset (a third of the stencil's time) */
+    a->base = 0;
     const int pad = p->padding_mode, ac = p->align_corners;
     if (p->interpolation_mode == 2) {
         a->mult = mult0;
@@ -170,6 +171,7 @@ static void axis_stencil(const ref_grid_sampler_params *p, double i, double mult
 typedef struct {
     axis_taps x, y;
     double ix, iy;       /* unnormalized coordinates */
+    double mx, my;       /* their multipliers from unnormalize */
     double dx, dy;       /* their float32 rounding box half-widths */
     /* the box after padding, [lo, hi] per axis (bicubic: the span of every tap it reaches), and the
        half-widths the values see: bilinear and nearest sample at the padded coordinate, so a
@@ -180,6 +182,19 @@ typedef struct {
        (and scatter to any pixel) within its reach */
     int wide;
 } point;
+
+/* q >= 0 with 2^-q the lowest set bit of a finite g (0 for an integer): read off its bits, as a
+ * loop of doublings until g 2^q is an integer was a tenth of the backward's time */
+static int frac_bits(double g)
+{
+    uint64_t b;
+    memcpy(&b, &g, sizeof b);
+    const int e = (int)(b >> 52 & 0x7ff);
+    const uint64_t m = (b & ((UINT64_C(1) << 52) - 1)) | (e ? UINT64_C(1) << 52 : 0);
+    if (!m) return 0;
+    const int lsb = (e ? e : 1) - 1075 + __builtin_ctzll(m); /* g = m 2^((e or 1) - 1075) */
+    return lsb < 0 ? -lsb : 0;
+}
 
 /* Whether every float32 evaluation form of spec 7.1 computes the unnormalized coordinate of the
  * grid value g exactly. Let 2^-q be g's lowest set bit (g 2^q is an integer). The forms in use,
@@ -192,9 +207,9 @@ typedef struct {
 static int exact_in_f32(double g, int64_t S)
 {
     if (!isfinite(g)) return 0;
-    int q = 0;
-    for (double scaled = g; scaled != floor(scaled); scaled *= 2) if (++q > 24) return 0; /* no room left */
-    return ((fabs(g) + 1) * (double)S + 1) * ldexp(1.0, q + 1) <= 16777216.0; /* 2^24 */
+    const int q = frac_bits(g);
+    if (q > 24) return 0; /* no room left */
+    return ((fabs(g) + 1) * (double)S + 1) * (double)(1 << (q + 1)) <= 16777216.0; /* 2^24 */
 }
 
 /* Nearest's coordinate box is 0 where the position is exact in every form (the rint tie is then a
@@ -307,18 +322,23 @@ static int fold_may_cross(const ref_grid_sampler_params *p, double i, double r)
     return p->padding_mode == 2 && fabs(i - (p->align_corners ? 0.0 : -0.5)) + r >= 16777216.0;
 }
 
-static void point_at(const ref_grid_sampler_params *p, const double *g, double pos_rel_err, double sx, double sy,
-                     point *pt)
+/* the taps of axis x (0) or y (1) at s box half-widths from the point's coordinate */
+static void shifted_stencil(const ref_grid_sampler_params *p, const point *pt, int axis, double s, axis_taps *a)
 {
-    double mx, my;
-    pt->ix = unnormalize(g[0], p->W, p->align_corners, &mx);
-    pt->iy = unnormalize(g[1], p->H, p->align_corners, &my);
+    if (axis == 0) axis_stencil(p, pt->ix + s * pt->dx, pt->mx, p->W, a);
+    else axis_stencil(p, pt->iy + s * pt->dy, pt->my, p->H, a);
+}
+
+static void point_at(const ref_grid_sampler_params *p, const double *g, double pos_rel_err, point *pt)
+{
+    pt->ix = unnormalize(g[0], p->W, p->align_corners, &pt->mx);
+    pt->iy = unnormalize(g[1], p->H, p->align_corners, &pt->my);
     pt->dx = ref_grid_sampler_box(p, g[0], p->W, pos_rel_err);
     pt->dy = ref_grid_sampler_box(p, g[1], p->H, pos_rel_err);
     if (!isfinite(pt->dx) || exact_position(p, g[0], p->W)) pt->dx = 0;
     if (!isfinite(pt->dy) || exact_position(p, g[1], p->H)) pt->dy = 0;
-    axis_stencil(p, pt->ix + sx * pt->dx, mx, p->W, &pt->x);
-    axis_stencil(p, pt->iy + sy * pt->dy, my, p->H, &pt->y);
+    shifted_stencil(p, pt, 0, 0, &pt->x);
+    shifted_stencil(p, pt, 1, 0, &pt->y);
     /* bicubic reaches taps floor(i) - 1 .. floor(i) + 2 of every i in the box */
     const double reach_lo = p->interpolation_mode == 2 ? 1.0 : 0.0, reach_hi = p->interpolation_mode == 2 ? 2.0 : 0.0;
     padded_span(p, pt->ix - pt->dx - reach_lo, pt->ix + pt->dx + reach_hi, p->W, &pt->px_lo, &pt->px_hi);
@@ -403,34 +423,49 @@ static int same_taps(const axis_taps *a, const axis_taps *b, int with_mult)
     return 1;
 }
 
+/* The stencils of the point at its box's corners and edge midpoints (shifts[a]), per axis at -1, 0
+ * and +1 half-widths ([1] the point's own): only the stencils move with the shift, and box point a
+ * is box_x(a) by box_y(a) */
+typedef struct {
+    axis_taps x[3], y[3];
+} box_taps;
+
+static const axis_taps *box_x(const box_taps *b, int a) { return &b->x[(int)shifts[a][0] + 1]; }
+static const axis_taps *box_y(const box_taps *b, int a) { return &b->y[(int)shifts[a][1] + 1]; }
+
 /* Which outputs of the point are ambiguous: bit 0 the values (output, input_grad), bit 1 the
  * grid gradient. Nearest: when the picked pixel differs within the box; bilinear: when its
  * cell or multiplier does (the values are continuous there, the grid gradient is not). */
-static int ambiguity(const ref_grid_sampler_params *p, const point *c, const point alt[8])
+static int ambiguity(const ref_grid_sampler_params *p, const point *c, const box_taps *b)
 {
     if (p->interpolation_mode == 2) return 0;
     const int bilinear = p->interpolation_mode == 0;
-    int jump = 0;
-    for (int a = 0; a < 8 && !jump; a++)
-        jump = !same_taps(&c->x, &alt[a].x, bilinear) || !same_taps(&c->y, &alt[a].y, bilinear);
+    int jump = 0; /* every box point has one of these stencils, or the point's own, per axis */
+    for (int s = 0; s < 3 && !jump; s += 2)
+        jump = !same_taps(&c->x, &b->x[s], bilinear) || !same_taps(&c->y, &b->y[s], bilinear);
     if (!jump) return 0;
     return bilinear ? 2 : 1;
 }
 
 /* the point at its box's corners and edge midpoints (what ambiguity() compares it with); not
  * moved along an axis whose cell and clip decision every float32 form makes the same (exact_cell) */
-static void box_points(const ref_grid_sampler_params *p, const double *g, double pre, point alt[8])
+static void box_points(const ref_grid_sampler_params *p, const double *g, const point *pt, box_taps *b)
 {
     const double kx = exact_cell(p, g[0], p->W) ? 0 : 1, ky = exact_cell(p, g[1], p->H) ? 0 : 1;
-    for (int a = 0; a < 8; a++) point_at(p, g, pre, kx * shifts[a][0], ky * shifts[a][1], &alt[a]);
+    b->x[1] = pt->x;
+    b->y[1] = pt->y;
+    for (int s = 0; s < 3; s += 2) {
+        shifted_stencil(p, pt, 0, kx * (s - 1.0), &b->x[s]);
+        shifted_stencil(p, pt, 1, ky * (s - 1.0), &b->y[s]);
+    }
 }
 
 /* sum over the stencil of w_y * w_x * plane value */
-static double sample(const point *pt, const double *plane, int64_t W)
+static double sample(const axis_taps *x, const axis_taps *y, const double *plane, int64_t W)
 {
     double v = 0;
-    for (int j = 0; j < pt->y.n; j++)
-        for (int i = 0; i < pt->x.n; i++) v += pt->y.w[j] * pt->x.w[i] * plane[pt->y.idx[j] * W + pt->x.idx[i]];
+    for (int j = 0; j < y->n; j++)
+        for (int i = 0; i < x->n; i++) v += y->w[j] * x->w[i] * plane[y->idx[j] * W + x->idx[i]];
     return v;
 }
 
@@ -441,12 +476,12 @@ static double sample(const point *pt, const double *plane, int64_t W)
 static double cross(double ma, double b, double mb, double a) { return 0.5 * (ma * fabs(b) + fabs(a) * mb); }
 
 /* sum of |term| of the point's value: each weight product at its evaluation magnitude */
-static double sample_abs_sum(const point *pt, const double *plane, int64_t W)
+static double sample_abs_sum(const axis_taps *x, const axis_taps *y, const double *plane, int64_t W)
 {
     double s = 0;
-    for (int j = 0; j < pt->y.n; j++)
-        for (int i = 0; i < pt->x.n; i++)
-            s += cross(pt->y.m[j], pt->x.w[i], pt->x.m[i], pt->y.w[j]) * fabs(plane[pt->y.idx[j] * W + pt->x.idx[i]]);
+    for (int j = 0; j < y->n; j++)
+        for (int i = 0; i < x->n; i++)
+            s += cross(y->m[j], x->w[i], x->m[i], y->w[j]) * fabs(plane[y->idx[j] * W + x->idx[i]]);
     return s;
 }
 
@@ -534,7 +569,7 @@ typedef struct {
 
 typedef struct {
     int64_t tap0, ntap;
-    int64_t alt0;          /* -1, or the first of its 8 box points (set when ambiguous or wide) */
+    int64_t alt0;          /* -1, or its box points' stencils (set when ambiguous or wide) */
     int amb, wide, slope;  /* slope: bilinear with a tap on some axis: the 4x4 slopes bound it */
     int past_int32;        /* box_past_int32 */
     int64_t ybase, xbase;  /* bilinear: the cell */
@@ -547,28 +582,29 @@ typedef struct {
 typedef struct {
     fwd_point *pt;
     fwd_tap *tap;
-    point *alt;
+    box_taps *alt;
     int64_t npt, ntap, nalt, cap_pt, cap_tap, cap_alt;
 } fwd_chunk;
 
 static int fwd_chunk_room(const fwd_chunk *k)
 {
-    return k->npt < k->cap_pt && k->ntap + 16 <= k->cap_tap && k->nalt + 8 <= k->cap_alt;
+    return k->npt < k->cap_pt && k->ntap + 16 <= k->cap_tap && k->nalt < k->cap_alt;
 }
 
 /* appends point g's record (its box points only where the bounds need them: nearest's
    ambiguity, a wide box) */
 static void fwd_point_add(const ref_grid_sampler_params *p, const double *g, double pre, int bounds, fwd_chunk *k)
 {
-    point pt, *alt = &k->alt[k->nalt];
-    point_at(p, g, pre, 0, 0, &pt);
+    point pt;
+    box_taps *alt = &k->alt[k->nalt];
+    point_at(p, g, pre, &pt);
     const int need_alt = bounds && (p->interpolation_mode == 1 || pt.wide);
-    if (need_alt) box_points(p, g, pre, alt);
+    if (need_alt) box_points(p, g, &pt, alt);
     fwd_point *r = &k->pt[k->npt++];
     *r = (fwd_point){.tap0 = k->ntap, .alt0 = -1, .wide = pt.wide, .past_int32 = box_past_int32(&pt),
                      .ybase = pt.y.base, .xbase = pt.x.base, .pdy = pt.pdy, .pdx = pt.pdx};
     r->amb = need_alt ? ambiguity(p, &pt, alt) & 1 : 0;
-    if (r->amb || r->wide) { r->alt0 = k->nalt; k->nalt += 8; }
+    if (r->amb || r->wide) r->alt0 = k->nalt++;
     r->slope = p->interpolation_mode == 0 && (pt.x.n || pt.y.n);
     r->k2 = CUBIC_K2 * (pt.dx + pt.dy) * (pt.dx + pt.dy);
     if (bounds) reach_rect(p, &pt, &r->rect);
@@ -688,7 +724,7 @@ typedef struct {
 static void forward_bounds(const ref_grid_sampler_params *p, const fwd_chunk *k, const fwd_point *r,
                            const fwd_plane *pl, const double *plane, double value, int64_t e, ref_bounds *bounds)
 {
-    const point *alt = r->alt0 >= 0 ? &k->alt[r->alt0] : NULL;
+    const box_taps *alt = r->alt0 >= 0 ? &k->alt[r->alt0] : NULL;
     double abs_sum = 0, n_terms = (double)r->ntap, pos_err = 0, ambig = 0;
     for (int64_t t = r->tap0; t < r->tap0 + r->ntap; t++) abs_sum += k->tap[t].cr * fabs(plane[k->tap[t].pix]);
     for (int64_t t = r->tap0; p->interpolation_mode == 2 && t < r->tap0 + r->ntap; t++)
@@ -704,14 +740,14 @@ static void forward_bounds(const ref_grid_sampler_params *p, const fwd_chunk *k,
        ambiguity covers the rest of that reach beyond the position term */
     const double reach = (pos_err > 0 || r->amb || r->wide) ? value_reach(p, r->past_int32, &r->rect, plane, value) : 0;
     pos_err = fmin(pos_err, reach);
-    for (int a = 0; r->amb && a < 8; a++) ambig = fmax(ambig, fabs(sample(&alt[a], plane, p->W) - value) + pos_err);
+    for (int a = 0; r->amb && a < 8; a++) ambig = fmax(ambig, fabs(sample(box_x(alt, a), box_y(alt, a), plane, p->W) - value) + pos_err);
     if (r->wide) ambig = fmax(reach - pos_err, 0);
     if (ambig > 0) ambig = fmin(ambig, fmax(reach - pos_err, 0));
     /* a kernel on another branch rounds that branch's terms: abs_sum and n_terms of
        the largest */
     for (int a = 0; ambig > 0 && a < 8; a++) {
-        abs_sum = fmax(abs_sum, sample_abs_sum(&alt[a], plane, p->W));
-        n_terms = fmax(n_terms, (double)(alt[a].x.n * alt[a].y.n));
+        abs_sum = fmax(abs_sum, sample_abs_sum(box_x(alt, a), box_y(alt, a), plane, p->W));
+        n_terms = fmax(n_terms, (double)(box_x(alt, a)->n * box_y(alt, a)->n));
     }
     if (bounds->abs_sum) bounds->abs_sum[e] = abs_sum;
     if (bounds->n_terms) bounds->n_terms[e] = n_terms;
@@ -746,14 +782,14 @@ static void forward_chunk(const fwd_ctx *f, const fwd_chunk *k, int64_t n, int64
 }
 
 /* room for a chunk of up to len points (a point at a time when there is no memory for more) */
-static int fwd_chunk_alloc(fwd_chunk *k, int64_t len, fwd_point *pt1, fwd_tap *tap1, point *alt1)
+static int fwd_chunk_alloc(fwd_chunk *k, int64_t len, fwd_point *pt1, fwd_tap *tap1, box_taps *alt1)
 {
-    enum { ALT = 64 * 8 };
+    enum { ALT = 64 };
     *k = (fwd_chunk){malloc(sizeof(fwd_point) * (size_t)len), malloc(sizeof(fwd_tap) * (size_t)(4 * len + 16)),
-                     malloc(sizeof(point) * ALT), 0, 0, 0, len, 4 * len + 16, ALT};
+                     malloc(sizeof(box_taps) * ALT), 0, 0, 0, len, 4 * len + 16, ALT};
     if (k->pt && k->tap && k->alt) return 1;
     free(k->pt); free(k->tap); free(k->alt);
-    *k = (fwd_chunk){pt1, tap1, alt1, 0, 0, 0, 1, 16, 8};
+    *k = (fwd_chunk){pt1, tap1, alt1, 0, 0, 0, 1, 16, 1};
     return 0;
 }
 
@@ -782,9 +818,9 @@ static void forward_range(void *ctx, int64_t item)
     const int64_t q1 = q0 + f->len < P ? q0 + f->len : P;
     fwd_point pt1;
     fwd_tap tap1[16];
-    point alt1[8];
+    box_taps alt1;
     fwd_chunk k;
-    const int big = fwd_chunk_alloc(&k, f->len, &pt1, tap1, alt1);
+    const int big = fwd_chunk_alloc(&k, f->len, &pt1, tap1, &alt1);
     fwd_plane pl = {{NULL, NULL, NULL, NULL, p->H, p->W}, 0};
     if (f->bounds && big) slope_map_alloc(&pl.map, p, f->len);
     const double pre = f->bounds ? f->bounds->pos_rel_err : 0.0;
@@ -821,13 +857,13 @@ void f64_grid_sampler_2d_fwd__ref(const ref_grid_sampler_params *p, const double
 /* The distinct pixels nearest picks at the point and at the corners and edge midpoints of its
  * rounding box, -1 for none (out of bounds). One choice means nothing can flip: 0 returned;
  * otherwise the in-bounds pixels among them, each of which may gain or lose the sample. */
-static int nearest_choices(const ref_grid_sampler_params *p, const point *pt, const point alt[8], int64_t pix[9])
+static int nearest_choices(const ref_grid_sampler_params *p, const point *pt, const box_taps *b, int64_t pix[9])
 {
     int64_t seen[9];
     int n_seen = 0, n = 0;
     for (int a = -1; a < 8; a++) {
-        const point *q = a < 0 ? pt : &alt[a];
-        int64_t e = q->x.n && q->y.n ? q->y.idx[0] * p->W + q->x.idx[0] : -1;
+        const axis_taps *x = a < 0 ? &pt->x : box_x(b, a), *y = a < 0 ? &pt->y : box_y(b, a);
+        int64_t e = x->n && y->n ? y->idx[0] * p->W + x->idx[0] : -1;
         int k = 0;
         while (k < n_seen && seen[k] != e) k++;
         if (k < n_seen) continue;
@@ -839,8 +875,9 @@ static int nearest_choices(const ref_grid_sampler_params *p, const point *pt, co
 
 /* A point's stencil and what rounding may change about it: the backward's work per point */
 typedef struct {
-    point pt, alt[8];
-    int amb;            /* ambiguity(); alt[] is set when it can be nonzero or extras were asked for */
+    point pt;
+    box_taps box;
+    int amb;            /* ambiguity(); box is set when it can be nonzero or extras were asked for */
     int n_tie;          /* nearest's tie: the pixels another rounding may pick */
     int64_t tie_pix[9];
     int n_extra;        /* taps a float twin may reach that the point does not, largest weight */
@@ -851,10 +888,10 @@ typedef struct {
 static void point_setup(const ref_grid_sampler_params *p, const double *g, double pre, int with_bounds, int extras,
                         point_work *w)
 {
-    point_at(p, g, pre, 0, 0, &w->pt);
-    if ((with_bounds && p->interpolation_mode != 2) || extras) box_points(p, g, pre, w->alt);
-    w->amb = with_bounds ? ambiguity(p, &w->pt, w->alt) : 0;
-    w->n_tie = (w->amb & 1) ? nearest_choices(p, &w->pt, w->alt, w->tie_pix) : 0;
+    point_at(p, g, pre, &w->pt);
+    if ((with_bounds && p->interpolation_mode != 2) || extras) box_points(p, g, &w->pt, &w->box);
+    w->amb = with_bounds ? ambiguity(p, &w->pt, &w->box) : 0;
+    w->n_tie = (w->amb & 1) ? nearest_choices(p, &w->pt, &w->box, w->tie_pix) : 0;
     w->n_extra = 0;
     if (!extras) return;
     /* taps a float twin may reach that the double point does not (its coordinate crosses
@@ -862,15 +899,16 @@ static void point_setup(const ref_grid_sampler_params *p, const double *g, doubl
        midpoints beyond the point's own taps, with the largest weight they get there */
     const point *pt = &w->pt;
     for (int a = 0; a < 8; a++) {
-        const point box = w->alt[a];
-        for (int j = 0; j < box.y.n; j++)
-            for (int i = 0; i < box.x.n; i++) {
-                int64_t pix = box.y.idx[j] * p->W + box.x.idx[i];
+        const axis_taps *bx = box_x(&w->box, a), *by = box_y(&w->box, a);
+        if (same_taps(bx, &pt->x, 0) && same_taps(by, &pt->y, 0)) continue; /* every tap its own */
+        for (int j = 0; j < by->n; j++)
+            for (int i = 0; i < bx->n; i++) {
+                int64_t pix = by->idx[j] * p->W + bx->idx[i];
                 int own = 0;
                 for (int jj = 0; jj < pt->y.n && !own; jj++)
                     for (int ii = 0; ii < pt->x.n && !own; ii++)
                         own = pt->y.idx[jj] * p->W + pt->x.idx[ii] == pix;
-                double wt = fabs(box.y.w[j] * box.x.w[i]);
+                double wt = fabs(by->w[j] * bx->w[i]);
                 if (own || !(wt > 0)) continue;
                 int k = 0;
                 while (k < w->n_extra && w->extra_idx[k] != pix) k++;
@@ -1008,28 +1046,45 @@ static void ig_scatter(const ref_grid_sampler_params *p, const ig_chunk *k, cons
         }
 }
 
-/* the block over channels [c0, c0 + cb) of image n (load) and back (!load): the scratch copied from
- * and to the planes, or the planes themselves */
+/* The block over channels [c0, c0 + cb) of image n (IG_LOAD) and back (IG_STORE): the scratch copied
+ * from and to the planes, or the planes themselves. IG_FRESH loads planes nothing has written yet:
+ * zeros, without reading them (the bwd leaves them unset; a copy of zeros was a third of the
+ * memory the input_grad pass moved) */
+enum { IG_STORE, IG_LOAD, IG_FRESH };
 static void ig_block_move(const ref_grid_sampler_params *p, double *input_grad, const ref_bounds *bi, int64_t n,
-                          int64_t c0, int64_t cb, ig_block *b, int load)
+                          int64_t c0, int64_t cb, ig_block *b, int how)
 {
     const int64_t HW = p->H * p->W;
     double *arr[5] = {input_grad, bi ? bi->abs_sum : NULL, bi ? bi->n_terms : NULL, bi ? bi->pos_err : NULL,
                       bi ? bi->ambig : NULL};
     b->cb = cb;
     for (int f = 0; f < 5; f++) {
-        if (b->direct) { b->f[f] = arr[f] ? arr[f] + (n * p->C + c0) * HW : NULL; continue; }
-        b->f[f] = arr[f] ? b->buf + f * IG_CB : NULL;
-        for (int64_t c = 0; arr[f] && c < cb; c++) {
-            double *plane = arr[f] + (n * p->C + c0 + c) * HW;
-            if (load) for (int64_t k = 0; k < HW; k++) b->f[f][k * b->ps + c] = plane[k];
-            else for (int64_t k = 0; k < HW; k++) plane[k] = b->f[f][k * b->ps + c];
+        double *planes = arr[f] ? arr[f] + (n * p->C + c0) * HW : NULL;
+        if (b->direct) {
+            b->f[f] = planes;
+            if (how == IG_FRESH) zero(planes, cb * HW);
+            continue;
         }
+        b->f[f] = arr[f] ? b->buf + f * IG_CB : NULL;
+        if (!arr[f]) continue;
+        /* pixel by pixel: a pixel's channels share a line of the scratch, which a channel at a
+           time walked cb times over (from memory: the scratch outgrows the cache) */
+        double *sc = b->f[f];
+        const int64_t ps = b->ps;
+        if (how == IG_FRESH)
+            for (int64_t k = 0; k < HW; k++) memset(sc + k * ps, 0, sizeof(double) * (size_t)cb);
+        else if (how == IG_LOAD)
+            for (int64_t k = 0; k < HW; k++)
+                for (int64_t c = 0; c < cb; c++) sc[k * ps + c] = planes[c * HW + k];
+        else
+            for (int64_t k = 0; k < HW; k++)
+                for (int64_t c = 0; c < cb; c++) planes[c * HW + k] = sc[k * ps + c];
     }
 }
 
 /* input_grad of the chunk's points (the first is point q0 of image n) on channels [c0, c1), a
- * block at a time: every element receives its terms in point order */
+ * block at a time: every element receives its terms in point order (the planes hold nothing yet
+ * at q0 = 0) */
 static void input_grad_chunk(const ref_grid_sampler_params *p, const ig_chunk *k, const double *grad_output,
                              int64_t n, int64_t q0, int64_t c0, int64_t c1, double *input_grad, const ref_bounds *bi,
                              ig_block *b)
@@ -1039,7 +1094,7 @@ static void input_grad_chunk(const ref_grid_sampler_params *p, const ig_chunk *k
     b->ps = b->direct ? 1 : 5 * IG_CB;
     const int64_t P = p->Ho * p->Wo, width = b->direct ? 1 : IG_CB;
     for (int64_t s = c0; s < c1; s += width) {
-        ig_block_move(p, input_grad, bi, n, s, s + width < c1 ? width : c1 - s, b, 1);
+        ig_block_move(p, input_grad, bi, n, s, s + width < c1 ? width : c1 - s, b, q0 ? IG_LOAD : IG_FRESH);
         const double *go = grad_output + (n * p->C + s) * P + q0;
         for (int64_t c = 0; !b->direct && c < b->cb; c++)
             for (int64_t i = 0; i < k->npt; i++) b->go[i * IG_CB + c] = go[c * P + i];
@@ -1049,7 +1104,7 @@ static void input_grad_chunk(const ref_grid_sampler_params *p, const ig_chunk *k
                 for (int f = 0; f < 4; f++) __builtin_prefetch(b->buf + k->tap[k->pt[i + 4].tap0 + t].pix * b->ps + f * IG_CB, 1);
             ig_scatter(p, k, &k->pt[i], b->direct ? go + i : b->go + i * IG_CB, b, bi != NULL);
         }
-        if (!b->direct) ig_block_move(p, input_grad, bi, n, s, b->cb, b, 0);
+        if (!b->direct) ig_block_move(p, input_grad, bi, n, s, b->cb, b, IG_STORE);
     }
 }
 
@@ -1097,24 +1152,25 @@ typedef struct {
 
 static int gg_chunk_room(const gg_chunk *k) { return k->nrec + 9 <= k->cap_rec && k->ntap + 9 * 16 <= k->cap_tap; }
 
-/* appends a record of the stencil pt (qi: its point's index in the chunk) */
-static gg_rec *gg_rec_add(const ref_grid_sampler_params *p, const point *pt, int64_t qi, gg_chunk *k)
+/* appends a record of the stencil x by y of point pt (qi: its index in the chunk) */
+static gg_rec *gg_rec_add(const ref_grid_sampler_params *p, const point *pt, const axis_taps *x, const axis_taps *y,
+                          int64_t qi, gg_chunk *k)
 {
     const double dx = pt->pdx, dy = pt->pdy;
     gg_rec *r = &k->rec[k->nrec++];
-    *r = (gg_rec){.tap0 = k->ntap, .qi = qi, .mult = {pt->x.mult, pt->y.mult}};
-    for (int j = 0; j < pt->y.n; j++)
-        for (int i = 0; i < pt->x.n; i++) {
+    *r = (gg_rec){.tap0 = k->ntap, .qi = qi, .mult = {x->mult, y->mult}};
+    for (int j = 0; j < y->n; j++)
+        for (int i = 0; i < x->n; i++) {
             gg_tap *t = &k->tap[k->ntap++];
-            t->pix = pt->y.idx[j] * p->W + pt->x.idx[i];
-            t->dwx = pt->x.dw[i];
-            t->wy = pt->y.w[j];
-            t->wx = pt->x.w[i];
-            t->dwy = pt->y.dw[j];
-            t->kax = cross(pt->x.dm[i], pt->y.w[j], pt->y.m[j], pt->x.dw[i]);
-            t->kay = cross(pt->x.m[i], pt->y.dw[j], pt->y.dm[j], pt->x.w[i]);
-            t->kpx = fabs(pt->x.d2w[i] * pt->y.w[j]) * dx + fabs(pt->x.dw[i] * pt->y.dw[j]) * dy;
-            t->kpy = fabs(pt->x.dw[i] * pt->y.dw[j]) * dx + fabs(pt->x.w[i] * pt->y.d2w[j]) * dy;
+            t->pix = y->idx[j] * p->W + x->idx[i];
+            t->dwx = x->dw[i];
+            t->wy = y->w[j];
+            t->wx = x->w[i];
+            t->dwy = y->dw[j];
+            t->kax = cross(x->dm[i], y->w[j], y->m[j], x->dw[i]);
+            t->kay = cross(x->m[i], y->dw[j], y->dm[j], x->w[i]);
+            t->kpx = fabs(x->d2w[i] * y->w[j]) * dx + fabs(x->dw[i] * y->dw[j]) * dy;
+            t->kpy = fabs(x->dw[i] * y->dw[j]) * dx + fabs(x->w[i] * y->d2w[j]) * dy;
         }
     r->ntap = k->ntap - r->tap0;
     return r;
@@ -1127,7 +1183,7 @@ static void gg_point_add(const ref_grid_sampler_params *p, const double *g, doub
 {
     point_work w;
     point_setup(p, g, pre, bounds, 0, &w);
-    gg_rec *r = gg_rec_add(p, &w.pt, qi, k);
+    gg_rec *r = gg_rec_add(p, &w.pt, &w.pt.x, &w.pt.y, qi, k);
     r->reach = bounds;
     r->amb = w.amb;
     r->wide = w.pt.wide;
@@ -1137,7 +1193,7 @@ static void gg_point_add(const ref_grid_sampler_params *p, const double *g, doub
     r->pdy = w.pt.pdy;
     if (bounds) reach_rect(p, &w.pt, &r->rect);
     r->nalt = (w.amb & 2) ? 8 : 0;
-    for (int a = 0; a < r->nalt; a++) gg_rec_add(p, &w.alt[a], qi, k);
+    for (int a = 0; a < r->nalt; a++) gg_rec_add(p, &w.pt, box_x(&w.box, a), box_y(&w.box, a), qi, k);
 }
 
 /* A block of cb channels of image n, pixel-major (in[pix cb + c]), and the chunk's grad_output in
@@ -1157,15 +1213,16 @@ static void gg_block_fill(const ref_grid_sampler_params *p, const double *input,
                           const double *vmax, int64_t n, int64_t q0, int64_t npt, int64_t c0, gg_block *b)
 {
     const int64_t HW = p->H * p->W, P = p->Ho * p->Wo, cb = b->cb;
-    for (int64_t c = 0; c < cb; c++) {
-        const double *plane = input + (n * p->C + c0 + c) * HW, *go = grad_output + (n * p->C + c0 + c) * P + q0;
-        b->vm[c] = vmax ? vmax[n * p->C + c0 + c] : 0;
-        if (b->direct) { b->in = plane; b->go = go; continue; }
-        b->in = b->in_buf;
-        b->go = b->go_buf;
-        for (int64_t k = 0; k < HW; k++) b->in_buf[k * cb + c] = plane[k];
-        for (int64_t k = 0; k < npt; k++) b->go_buf[k * cb + c] = go[k];
-    }
+    const double *in = input + (n * p->C + c0) * HW, *go = grad_output + (n * p->C + c0) * P + q0;
+    for (int64_t c = 0; c < cb; c++) b->vm[c] = vmax ? vmax[n * p->C + c0 + c] : 0;
+    if (b->direct) { b->in = in; b->go = go; return; } /* one channel */
+    b->in = b->in_buf;
+    b->go = b->go_buf;
+    /* pixel by pixel: a channel at a time walked the whole copy (beyond the cache) cb times */
+    for (int64_t k = 0; k < HW; k++)
+        for (int64_t c = 0; c < cb; c++) b->in_buf[k * cb + c] = in[c * HW + k];
+    for (int64_t k = 0; k < npt; k++)
+        for (int64_t c = 0; c < cb; c++) b->go_buf[k * cb + c] = go[c * P + k];
 }
 
 /* the block's channels added to every record's sums, in channel order */
@@ -1368,9 +1425,12 @@ void f64_grid_sampler_2d_bwd__ref(const ref_grid_sampler_params *p, const double
     const int64_t HW = p->H * p->W, P = p->Ho * p->Wo, nin = p->N * p->C * HW, ngr = p->N * P * 2;
     const double pre = bounds ? bounds->pos_rel_err : 0.0;
     ref_bounds *bi = bounds ? &bounds[0] : NULL, *bg = bounds ? &bounds[1] : NULL;
-    zero(input_grad, nin);
+    /* input_grad_block zeroes (or overwrites) its planes when it has points */
+    if (!p->output_mask[0] || P == 0) {
+        zero(input_grad, nin);
+        if (bi) { zero(bi->abs_sum, nin); zero(bi->n_terms, nin); zero(bi->pos_err, nin); zero(bi->ambig, nin); }
+    }
     zero(grid_grad, ngr);
-    if (bi) { zero(bi->abs_sum, nin); zero(bi->n_terms, nin); zero(bi->pos_err, nin); zero(bi->ambig, nin); }
     if (bg) { zero(bg->abs_sum, ngr); zero(bg->n_terms, ngr); zero(bg->pos_err, ngr); zero(bg->ambig, ngr); }
     double *vmax = NULL;
     if (bounds && p->interpolation_mode == 2) {
