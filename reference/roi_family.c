@@ -454,9 +454,9 @@ static int64_t fwd_setup(const roi_ctx *x, const ref_roi_head *g, int64_t bin0, 
 }
 
 typedef double pair_d __attribute__((vector_size(2 * sizeof(double))));
-typedef int64_t pair_i __attribute__((vector_size(2 * sizeof(double))));
 
-/* lanes l, l + 1 of a tile row from two plane rows a, b: two columns at a time, 2x2 transposed */
+/* lanes l, l + 1 of a tile row from two plane rows a, b: two columns at a time, 2x2 transposed
+   (__builtin_shufflevector: gcc >= 12 and clang both have it; gcc's __builtin_shuffle is gcc only) */
 static void tile_pair(double *tile, int l, const double *a, const double *b, int64_t tw)
 {
     int64_t c = 0;
@@ -464,7 +464,7 @@ static void tile_pair(double *tile, int l, const double *a, const double *b, int
         pair_d u, v;
         memcpy(&u, a + c, sizeof u);
         memcpy(&v, b + c, sizeof v);
-        const pair_d c0 = __builtin_shuffle(u, v, (pair_i){0, 2}), c1 = __builtin_shuffle(u, v, (pair_i){1, 3});
+        const pair_d c0 = __builtin_shufflevector(u, v, 0, 2), c1 = __builtin_shufflevector(u, v, 1, 3);
         memcpy(tile + c * LANES + l, &c0, sizeof c0);
         memcpy(tile + (c + 1) * LANES + l, &c1, sizeof c1);
     }
