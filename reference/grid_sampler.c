@@ -569,6 +569,7 @@ typedef struct {
 
 typedef struct {
     int64_t tap0, ntap;
+    int64_t q;             /* the point's index in its chunk */
     int64_t alt0;          /* -1, or its box points' stencils (set when ambiguous or wide) */
     int amb, wide, slope;  /* slope: bilinear with a tap on some axis: the 4x4 slopes bound it */
     int past_int32;        /* box_past_int32 */
@@ -601,7 +602,7 @@ static void fwd_point_add(const ref_grid_sampler_params *p, const double *g, dou
     const int need_alt = bounds && (p->interpolation_mode == 1 || pt.wide);
     if (need_alt) box_points(p, g, &pt, alt);
     fwd_point *r = &k->pt[k->npt++];
-    *r = (fwd_point){.tap0 = k->ntap, .alt0 = -1, .wide = pt.wide, .past_int32 = box_past_int32(&pt),
+    *r = (fwd_point){.tap0 = k->ntap, .q = k->npt - 1, .alt0 = -1, .wide = pt.wide, .past_int32 = box_past_int32(&pt),
                      .ybase = pt.y.base, .xbase = pt.x.base, .pdy = pt.pdy, .pdx = pt.pdx};
     r->amb = need_alt ? ambiguity(p, &pt, alt) & 1 : 0;
     if (r->amb || r->wide) r->alt0 = k->nalt++;
@@ -619,11 +620,20 @@ static void fwd_point_add(const ref_grid_sampler_params *p, const double *g, dou
     r->ntap = k->ntap - r->tap0;
 }
 
-/* sum over the stencil of w_y * w_x * plane value (sample() on a record) */
-static double fwd_sample(const fwd_chunk *k, const fwd_point *r, const double *plane)
+/* tap t's term of abs_sum at plane value x: its weights at their evaluation magnitudes */
+static double tap_abs(const fwd_tap *t, double x) { return t->cr * fabs(x); }
+
+/* Record r in a plane: the sum over the stencil of w_y * w_x * plane value (sample() on a record),
+ * and beside it the abs_sum of its bounds, in one walk over the taps (each tap read once) */
+static double fwd_sample(const fwd_chunk *k, const fwd_point *r, const double *plane, double *abs_sum)
 {
-    double v = 0;
-    for (int64_t t = r->tap0; t < r->tap0 + r->ntap; t++) v += k->tap[t].w * plane[k->tap[t].pix];
+    double v = 0, a = 0;
+    for (const fwd_tap *t = k->tap + r->tap0, *end = t + r->ntap; t < end; t++) {
+        const double x = plane[t->pix];
+        v += t->w * x;
+        a += tap_abs(t, x);
+    }
+    *abs_sum = a;
     return v;
 }
 
@@ -719,14 +729,14 @@ typedef struct {
     double vmax;
 } fwd_plane;
 
-/* The bounds of output element e = fwd_sample of record r in one plane, whose value is value (the
- * box points, set when r->amb or r->wide; rect: the taps its box reaches) */
+/* The bounds of output element e = fwd_sample of record r in one plane, whose value is value with
+ * that abs_sum (the box points, set when r->amb or r->wide; rect: the taps its box reaches) */
 static void forward_bounds(const ref_grid_sampler_params *p, const fwd_chunk *k, const fwd_point *r,
-                           const fwd_plane *pl, const double *plane, double value, int64_t e, ref_bounds *bounds)
+                           const fwd_plane *pl, const double *plane, double value, double abs_sum, int64_t e,
+                           ref_bounds *bounds)
 {
     const box_taps *alt = r->alt0 >= 0 ? &k->alt[r->alt0] : NULL;
-    double abs_sum = 0, n_terms = (double)r->ntap, pos_err = 0, ambig = 0;
-    for (int64_t t = r->tap0; t < r->tap0 + r->ntap; t++) abs_sum += k->tap[t].cr * fabs(plane[k->tap[t].pix]);
+    double n_terms = (double)r->ntap, pos_err = 0, ambig = 0;
     for (int64_t t = r->tap0; p->interpolation_mode == 2 && t < r->tap0 + r->ntap; t++)
         pos_err += fabs(plane[k->tap[t].pix]) * k->tap[t].kp;
     if (r->slope) {
@@ -774,9 +784,10 @@ static void forward_chunk(const fwd_ctx *f, const fwd_chunk *k, int64_t n, int64
         if (f->bounds && pl->map.sy) slope_map_fill(&pl->map, plane);
         if (f->bounds && p->interpolation_mode == 2) pl->vmax = plane_max(plane, HW);
         for (int64_t i = 0; i < k->npt; i++) {
-            const int64_t e = (n * p->C + c) * P + q0 + i;
-            f->output[e] = fwd_sample(k, &k->pt[i], plane);
-            if (f->bounds) forward_bounds(p, k, &k->pt[i], pl, plane, f->output[e], e, f->bounds);
+            const int64_t e = (n * p->C + c) * P + q0 + k->pt[i].q;
+            double abs_sum;
+            f->output[e] = fwd_sample(k, &k->pt[i], plane, &abs_sum);
+            if (f->bounds) forward_bounds(p, k, &k->pt[i], pl, plane, f->output[e], abs_sum, e, f->bounds);
         }
     }
 }
@@ -809,6 +820,54 @@ static void slope_map_alloc(slope_map *m, const ref_grid_sampler_params *p, int6
     m->sy = NULL;
 }
 
+static void slope_map_free(slope_map *m)
+{
+    if (m->sy) { free(m->sy); free(m->sx); free(m->rows); free(m->diff); }
+}
+
+/* Room to reorder a chunk's records: a copy of them and a count per row */
+typedef struct {
+    fwd_point *pt;
+    fwd_tap *tap;
+    int64_t *start; /* H + 2 */
+} fwd_sorter;
+
+static int fwd_sorter_alloc(fwd_sorter *s, const fwd_chunk *k, int64_t H)
+{
+    *s = (fwd_sorter){malloc(sizeof(fwd_point) * (size_t)k->cap_pt), malloc(sizeof(fwd_tap) * (size_t)k->cap_tap),
+                      malloc(sizeof(int64_t) * (size_t)(H + 2))};
+    if (s->pt && s->tap && s->start) return 1;
+    free(s->pt); free(s->tap); free(s->start);
+    s->pt = NULL;
+    return 0;
+}
+
+/* The records in the order of their first tap's row (no tap first): each plane is then swept top
+ * to bottom instead of at random (a grid need not be smooth), so its taps, slopes and reach come
+ * from L1. Only the order of independent elements changes: each record keeps its point's q. */
+static int64_t row_key(const fwd_chunk *k, const fwd_point *r, int64_t W)
+{
+    return r->ntap ? k->tap[r->tap0].pix / W + 1 : 0; /* in [0, H] */
+}
+
+static void fwd_chunk_sort(fwd_chunk *k, fwd_sorter *s, int64_t H, int64_t W)
+{
+    for (int64_t b = 0; b < H + 2; b++) s->start[b] = 0;
+    for (int64_t i = 0; i < k->npt; i++) s->start[row_key(k, &k->pt[i], W) + 1]++;
+    for (int64_t b = 1; b < H + 2; b++) s->start[b] += s->start[b - 1]; /* start[b]: records of keys below b */
+    for (int64_t i = 0; i < k->npt; i++) s->pt[s->start[row_key(k, &k->pt[i], W)]++] = k->pt[i];
+    int64_t nt = 0;
+    for (int64_t i = 0; i < k->npt; i++) {
+        fwd_point *r = &s->pt[i];
+        memcpy(&s->tap[nt], &k->tap[r->tap0], sizeof(fwd_tap) * (size_t)r->ntap);
+        r->tap0 = nt;
+        nt += r->ntap;
+    }
+    fwd_point *pt = k->pt; fwd_tap *tap = k->tap;
+    k->pt = s->pt; k->tap = s->tap;
+    s->pt = pt; s->tap = tap;
+}
+
 /* Points [q0, q0 + len) of image n in every plane, as one chunk where memory allows */
 static void forward_range(void *ctx, int64_t item)
 {
@@ -823,13 +882,17 @@ static void forward_range(void *ctx, int64_t item)
     const int big = fwd_chunk_alloc(&k, f->len, &pt1, tap1, &alt1);
     fwd_plane pl = {{NULL, NULL, NULL, NULL, p->H, p->W}, 0};
     if (f->bounds && big) slope_map_alloc(&pl.map, p, f->len);
+    fwd_sorter so = {NULL, NULL, NULL};
+    const int sorted = big && fwd_sorter_alloc(&so, &k, p->H);
     const double pre = f->bounds ? f->bounds->pos_rel_err : 0.0;
     for (int64_t c0 = q0, q = q0; c0 < q1; c0 = q) {
         k.npt = k.ntap = k.nalt = 0;
         for (; q < q1 && fwd_chunk_room(&k); q++) fwd_point_add(p, f->grid + (n * P + q) * 2, pre, f->bounds != NULL, &k);
+        if (sorted) fwd_chunk_sort(&k, &so, p->H, p->W);
         forward_chunk(f, &k, n, c0, &pl);
     }
-    if (pl.map.sy) { free(pl.map.sy); free(pl.map.sx); free(pl.map.rows); free(pl.map.diff); }
+    slope_map_free(&pl.map);
+    if (sorted) { free(so.pt); free(so.tap); free(so.start); }
     if (big) { free(k.pt); free(k.tap); free(k.alt); }
 }
 
