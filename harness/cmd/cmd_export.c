@@ -102,6 +102,24 @@ static int write_outputs(const export_ctx *x, const case_t *c, const problem_t *
     return rc;
 }
 
+/* Whatever an earlier export (its --outputs) or a device left at an output's paths (the .npy and
+   every raw form run would read in its place): removed, so an output DIR holds was written after
+   this export, and one that was not is missing, never an old file judged as the device's. */
+static int remove_old_output(const export_ctx *x, const char *folder, const char *name, char *err, size_t errlen)
+{
+    static const char *const raw[] = CONFORM_RAW_SUFFIXES;
+    char path[1400];
+    for (size_t k = 0; k <= sizeof raw / sizeof raw[0]; k++) {
+        if (k == 0) snprintf(path, sizeof path, "%s/%s/%s.npy", x->dir, folder, name);
+        else snprintf(path, sizeof path, "%s/%s/%s%s.bin", x->dir, folder, name, raw[k - 1]);
+        if (remove(path) && errno != ENOENT) {
+            snprintf(err, errlen, "%s: cannot remove an earlier export's output (%s)", path, strerror(errno));
+            return -1;
+        }
+    }
+    return 0;
+}
+
 /* one input: the file at the dtype, its hash and shape into the entry */
 static int write_input(const export_ctx *x, const char *folder, const char *name, const tensor_t *t, cJSON *e, char *err,
                        size_t errlen)
@@ -162,6 +180,7 @@ static int export_case(const export_ctx *x, const suite_t *s, int index, uint64_
     int rc = mkdir_p(path, err, errlen);
     for (int i = 0; !rc && i < p.op->n_inputs; i++) rc = write_input(x, folder, p.op->inputs[i].name, &p.in[i], e, err, errlen);
     for (int o = 0; !rc && o < p.op->n_outputs; o++) {
+        rc = remove_old_output(x, folder, p.op->outputs[o].name, err, errlen);
         cJSON *jo = cJSON_AddObjectToObject(outs, p.op->outputs[o].name);
         snprintf(path, sizeof path, "%s/%s.npy", folder, p.op->outputs[o].name);
         cJSON_AddStringToObject(jo, "path", path);
@@ -250,6 +269,10 @@ static int export_all(int argc, char **argv, const export_args *ea, const export
     /* an earlier export's manifest would vouch for the files this one overwrites: gone before the
        first file is written, back only when every file is */
     if (remove(mpath) && errno != ENOENT) return usage_error("%s: cannot remove (%s)", mpath, strerror(errno));
+    /* and an earlier runner's record would describe outputs this export removes */
+    snprintf(mpath, sizeof mpath, "%s/runner.json", out_dir);
+    if (remove(mpath) && errno != ENOENT) return usage_error("%s: cannot remove (%s)", mpath, strerror(errno));
+    snprintf(mpath, sizeof mpath, "%s/manifest.json", out_dir);
     /* one seed for every suite, as run uses --seed: the manifest's seed regenerates every case */
     uint64_t run_seed = ea->seed_set ? (uint64_t)ea->seed : loaded[0].seed;
     cJSON *m = manifest_new(argc, argv, x, loaded, ea->n_suites, run_seed), *cases = cJSON_GetObjectItem(m, "cases");
