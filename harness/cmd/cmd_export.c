@@ -207,7 +207,9 @@ static cJSON *manifest_new(int argc, char **argv, const export_ctx *x, const sui
     cJSON_AddNumberToObject(m, "seed", (double)seed);
     cJSON_AddStringToObject(m, "dtype", x->dt->name);
     cJSON_AddStringToObject(m, "npy_descr", x->dt->npy_descr);
-    cJSON_AddStringToObject(m, "hash", "input_hashes: 64-bit FNV-1a of each input file's bytes, 16 hex digits "
+    cJSON_AddStringToObject(m, "hash", "input_hashes: 64-bit FNV-1a of each input file's bytes, 16 hex digits, "
+                                       "from offset basis 1469598103934665603 (not the published "
+                                       "14695981039346656037) with prime 1099511628211 "
                                        "(non-cryptographic: it detects edited or stale files, not tampering)");
     if (x->impl) cJSON_AddStringToObject(m, "outputs_from", impl_name(x->impl));
     else cJSON_AddNullToObject(m, "outputs_from");
