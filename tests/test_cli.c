@@ -125,6 +125,10 @@ Test(cli, eval_bad_input_is_exit_2_and_writes_nothing, .init = quiet)
     const char *a8[] = {"conform", "eval", "roi_align", "--impl", "reference", "--attr", "pooled_h=3", "--attr",
                         "pooled_w=3", "--attr", "spatial_scale=-1", "--input", x, "--input", r, "--output-dir", out};
     expect_usage_error_writes_nothing(a8, 17);
+    /* an attribute given twice is refused as an input given twice is: no silent last value */
+    const char *a9[] = {"conform", "eval", "roi_align", "--impl", "reference", "--attr", "pooled_h=3", "--attr",
+                        "pooled_w=3", "--attr", "pooled_h=4", "--input", x, "--input", r, "--output-dir", out};
+    expect_usage_error_writes_nothing(a9, 17);
     scratch_remove(dir);
 }
 
