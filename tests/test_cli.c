@@ -287,3 +287,39 @@ Test(cli, gate_passes_identical_and_fails_injected_regressions, .init = quiet)
     cJSON_Delete(j);
     scratch_remove(dir);
 }
+
+/* the exit code of cmd and its stderr (in buf) */
+static int stderr_of(int (*cmd)(int, char **), int argc, const char **argv, char *buf, size_t len)
+{
+    char path[128];
+    snprintf(path, sizeof path, "%s/stderr.txt", dir);
+    fflush(stderr);
+    int saved = dup(2);
+    FILE *f = fopen(path, "w+");
+    dup2(fileno(f), 2);
+    int rc = cmd(argc, (char **)argv);
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    rewind(f);
+    size_t n = fread(buf, 1, len - 1, f);
+    buf[n] = '\0';
+    fclose(f);
+    return rc;
+}
+
+/* a --shape with too many dims, or an empty one, is named; neither is read as another shape */
+Test(cli, a_bad_shape_is_refused_with_its_reason, .init = quiet)
+{
+    make_dir();
+    char msg[1024];
+    const char *a1[] = {"conform", "bench", "roi_align", "--shape", "input=1,1,8,8,1,1,1,1,1", "--shape", "rois=2,5",
+                        "--attr", "pooled_h=2", "--attr", "pooled_w=2"};
+    cr_assert_eq(stderr_of(cmd_bench, 11, a1, msg, sizeof msg), EXIT_USAGE);
+    cr_assert(strstr(msg, "--shape input=1,1,8,8,1,1,1,1,1: at most 8 dims"), "'%s'", msg);
+    a1[4] = "input=1,1,,8";
+    cr_assert_eq(stderr_of(cmd_bench, 11, a1, msg, sizeof msg), EXIT_USAGE);
+    cr_assert(strstr(msg, "--shape takes an integer in [0, "), "'%s'", msg);
+    cr_assert(strstr(msg, "got ''"), "'%s'", msg);
+    scratch_remove(dir);
+}

@@ -157,11 +157,14 @@ int problem_from_args(const op_desc *op, const problem_args *a, problem_t *p)
         if (k < 0) return usage_error("%s: unknown input '%s'", op->name, name);
         if (given[k]) return usage_error("%s: input %s given twice", op->name, name);
         shape_t s = {0, {0}};
-        char buf[256], *save = NULL;
+        char buf[256], *rest = buf;
         snprintf(buf, sizeof buf, "%s", value);
-        for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        /* every dim said (strtok would read "1,,8" as 1,8): an empty one is refused as one */
+        for (char *t = strsep(&rest, ","); t; t = strsep(&rest, ",")) {
             long long d;
-            if (s.rank >= CONFORM_MAX_RANK || parse_int_arg("--shape", t, 0, CONFORM_MAX_NUMEL, &d)) return EXIT_USAGE;
+            if (s.rank >= CONFORM_MAX_RANK)
+                return usage_error("--shape %s: at most %d dims", a->shape[i], CONFORM_MAX_RANK);
+            if (parse_int_arg("--shape", t, 0, CONFORM_MAX_NUMEL, &d)) return EXIT_USAGE;
             s.dims[s.rank++] = d;
         }
         if (shape_numel(&s) < 0) return usage_error("--shape %s: too large", a->shape[i]);
