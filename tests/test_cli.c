@@ -145,7 +145,21 @@ Test(cli, run_refuses_bad_suites_and_options_before_writing, .init = quiet)
     cr_assert_eq(call(cmd_run, 7, a3), EXIT_USAGE);
     const char *a4[] = {"conform", "run", "cases/smoke.json", "--isa", "mmx", "--report-dir", rep};
     cr_assert_eq(call(cmd_run, 7, a4), EXIT_USAGE);
+    /* the same suite twice would run, report and count every case twice under one id */
+    const char *a5[] = {"conform", "run", "cases/smoke.json", "cases/smoke.json", "--filter", "smoke/fwd_grid", "--report-dir", rep};
+    cr_assert_eq(call(cmd_run, 8, a5), EXIT_USAGE);
     cr_assert_eq(count_files(rep), -1);
+    char ex[128];
+    snprintf(ex, sizeof ex, "%s/ex", dir);
+    const char *a6[] = {"conform", "export", "cases/smoke.json", "cases/smoke.json", "--filter", "smoke/fwd_grid", "--out", ex};
+    cr_assert_eq(call(cmd_export, 8, a6), EXIT_USAGE);
+    cr_assert_eq(count_files(ex), -1, "nothing exported");
+    /* a golden folder that is not there is a typo, not a failed proof */
+    const char *a7[] = {"conform", "run", "cases/smoke.json", "--filter", "smoke/fwd_grid", "--golden-dir", "/nonexistent", "--report-dir", rep};
+    cr_assert_eq(call(cmd_run, 9, a7), EXIT_USAGE);
+    cr_assert_eq(count_files(rep), -1);
+    const char *a8[] = {"conform", "verify", "--op", "roi_align", "--golden-dir", "/nonexistent"};
+    cr_assert_eq(call(cmd_verify, 6, a8), EXIT_USAGE);
     scratch_remove(dir);
 }
 

@@ -323,6 +323,7 @@ int cmd_export(int argc, char **argv)
         if (suite_load(ea.paths[s], &loaded[s], err, sizeof err)) rc = usage_error("%s", err);
         for (int c = 0; c < loaded[s].n_cases; c++) total += selected(&ea.sel, &loaded[s].cases[c]);
     }
+    if (rc == EXIT_OK && suites_distinct(loaded, loaded_n, err, sizeof err)) rc = usage_error("export: %s", err);
     if (rc == EXIT_OK && !total) rc = usage_error("export: no case matches the selection");
     if (rc == EXIT_OK) rc = export_all(argc, argv, &ea, &x, loaded, total);
     for (int s = 0; s < loaded_n; s++) suite_free(&loaded[s]);
