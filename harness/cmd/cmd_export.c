@@ -77,7 +77,7 @@ static int write_outputs(const export_ctx *x, const case_t *c, const problem_t *
     const op_desc *op = p->op;
     void *out[CONFORM_MAX_TENSORS] = {0};
     double *val = NULL;
-    int rc = 0, code;
+    int rc = 0, code = 0;
     for (int o = 0; o < op->n_outputs; o++)
         if (!(out[o] = guarded_alloc(shape_numel(&p->out_shape[o]), x->impl->dtype))) rc = -1;
     /* isolated as in run: a crashing plugin costs its case, and OpenMP threads never start in
@@ -85,8 +85,13 @@ static int write_outputs(const export_ctx *x, const case_t *c, const problem_t *
     exec_policy isolated = {1, 120.0, NULL};
     char why[CONFORM_ERR_LEN] = "";
     exec_status st = rc ? EXEC_KERNEL_ERROR : impl_outputs(x->impl, c, p, out, &x->ex, &isolated, &code, why, sizeof why);
+    if (st != EXEC_OK && !why[0]) { /* a crash is not a kernel error: say which it was */
+        if (st == EXEC_CRASHED) snprintf(why, sizeof why, "crashed: signal %d, %s", code, strsignal(code));
+        else if (st == EXEC_TIMEOUT) snprintf(why, sizeof why, "no result within %.0f s", isolated.timeout_s);
+        else snprintf(why, sizeof why, "kernel error %d", code);
+    }
     if (st != EXEC_OK) /* no file: the run reports the case missing, as it would for a device */
-        fprintf(stderr, "conform: export: %s: %s gave no outputs (%s)\n", c->id, impl_name(x->impl), why[0] ? why : "kernel error");
+        fprintf(stderr, "conform: export: %s: %s gave no outputs (%s)\n", c->id, impl_name(x->impl), why);
     for (int o = 0; st == EXEC_OK && !rc && o < op->n_outputs; o++) {
         if (p->out_skipped[o]) continue;
         int64_t n = shape_numel(&p->out_shape[o]);
