@@ -56,7 +56,7 @@ CONFORM  = $(BUILD)/conform
 TESTS    = $(BUILD)/conform_tests
 
 # the example plugin and the deliberately faulty ones the tests run suites through
-PLUGINS  = $(BUILD)/plugins/plugin_roi_align.so $(foreach f,wrong crash hang overflow abi,$(BUILD)/plugins/faulty_$(f).so) \
+PLUGINS  = $(BUILD)/plugins/plugin_roi_align.so $(foreach f,wrong crash hang overflow abi supports,$(BUILD)/plugins/faulty_$(f).so) \
            $(BUILD)/plugins/plugin_roi_align_v2.so $(BUILD)/plugins/plugin_roi_align_v2_f64.so \
            $(BUILD)/plugins/faulty_v2_aligned.so $(BUILD)/plugins/faulty_v2_aligned_f64.so
 FAULT_wrong = 0
@@ -64,6 +64,7 @@ FAULT_crash = 1
 FAULT_hang = 2
 FAULT_overflow = 3
 FAULT_abi = 4
+FAULT_supports = 5
 PLUGIN_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARN) -O2 -fPIC -shared -Iharness
 
 # the zoo of faulty kernels (tests/zoo/zoo_bugs.h, one line per bug): one plugin per bug and the

@@ -535,6 +535,86 @@ static void bil_grid_grad_out(const bil_table *t, const float *acc, float *gg, f
     }
 }
 
+/* One unit of the bilinear backward (image n, a block of cn channels) with its thread's buffers:
+ * what the steps of its row sweep share, so that each step below reads as one thing. */
+typedef struct {
+    const conform_ukernels *kn;
+    const bil_table *t;
+    int64_t H;
+    size_t W, cn, cs, rowf;   /* rowf: floats in one channels-last row of a ring */
+    const float *in;          /* the block's input planes, [cn][H W] */
+    float *ig;                /* its input_grad planes, the same */
+    float *gop, *in2, *io2, *acc;
+} bil_unit;
+
+/* before the sweep: the block's grad_output packed, the first batch of input rows in the ring */
+static void bil_unit_start(const bil_unit *u, const float *go, size_t P)
+{
+    const size_t cn = u->cn, cs = u->cs;
+    if (cn < cs && u->in2) /* lanes the block does not fill: zeros, so that whole vectors can be used */
+        for (size_t x = 0; x < RING_ROWS * u->W; x++) memset(u->in2 + x * cs + cn, 0, sizeof(float) * (cs - cn));
+    pack_go(u->kn, go, cn, cs, P, u->gop, 0, P);
+    if (u->in2) u->kn->transpose(cn, (size_t)(u->H < ROW_BATCH ? u->H : ROW_BATCH) * u->W, u->in, u->W * (size_t)u->H, u->in2, cs);
+}
+
+/* before row y's points: at a batch's last row the next batch is packed into the ring; at its
+ * first the batch after it is asked for, so that those reads overlap this batch's sweep */
+static void bil_row_inputs(const bil_unit *u, int64_t y, prefetch_cursor *pf)
+{
+    const int64_t H = u->H;
+    const size_t W = u->W, HW = (size_t)H * W;
+    if (!u->in2) return;
+    if (y + 1 < H && (y + 1) % ROW_BATCH == 0) {
+        const int64_t m = H - (y + 1) < ROW_BATCH ? H - (y + 1) : ROW_BATCH;
+        const size_t next = (size_t)((y + 1) % RING_ROWS) * u->rowf;
+        u->kn->transpose(u->cn, (size_t)m * W, u->in + (size_t)(y + 1) * W, HW, u->in2 + next, u->cs);
+    }
+    if (y % ROW_BATCH == 0) {
+        const int64_t r = y + ROW_BATCH, m = H - r < ROW_BATCH ? H - r : ROW_BATCH;
+        prefetch_start(pf, u->in + (size_t)(r > H ? H : r) * W, u->cn, HW, m > 0 ? (size_t)(m * (int64_t)W) : 0);
+    }
+}
+
+/* row y's in-plane points, in chunks of 32, each chunk after its share of the row's prefetches:
+ * the next batch's input reads spread over the row's kernel work */
+static void bil_row_points(const bil_unit *u, int64_t y, prefetch_cursor *pf)
+{
+    const bil_table *t = u->t;
+    const size_t slot = (size_t)(y % RING_ROWS) * u->rowf, next = (size_t)((y + 1) % RING_ROWS) * u->rowf;
+    const int64_t k0 = t->start[y * t->xb], k1 = t->start[(y + 1) * t->xb];
+    const size_t per_row = (pf->planes_left * pf->run_lines + ROW_BATCH - 1) / ROW_BATCH, chunk = 32;
+    const size_t nchunk = (size_t)(k1 - k0 + (int64_t)chunk - 1) / chunk;
+    const size_t share = nchunk ? (per_row + nchunk - 1) / nchunk : per_row;
+    if (!nchunk) prefetch_step(pf, per_row);
+    for (int64_t kc = k0; kc < k1; kc += (int64_t)chunk) {
+        const size_t m = (size_t)(k1 - kc < (int64_t)chunk ? k1 - kc : (int64_t)chunk);
+        prefetch_step(pf, share);
+        u->kn->grid_bilinear_bwd(m, t->pts + kc, u->cs, (ptrdiff_t)next - (ptrdiff_t)slot, u->gop,
+                                 u->in2 ? u->in2 + slot : NULL, u->io2 ? u->io2 + slot : NULL,
+                                 u->acc ? u->acc + 4 * (size_t)kc : NULL);
+    }
+}
+
+/* One unit's sweep: rows in order, each after its input rows are in the ring; at a batch's last
+ * row (or the plane's) the batch's input_grad rows are final and streamed out, their slots
+ * zeroed for the rows that reuse them. */
+static void bil_unit_sweep(const bil_unit *u)
+{
+    prefetch_cursor pf = {0};
+    bil_edge_row(u->t, -1, u->W, u->cs, u->gop, u->in2, u->io2, u->acc);
+    for (int64_t y = 0; y < u->H; y++) {
+        bil_row_inputs(u, y, &pf);
+        bil_row_points(u, y, &pf);
+        bil_edge_row(u->t, y, u->W, u->cs, u->gop, u->in2, u->io2, u->acc);
+        if (u->io2 && ((y + 1) % ROW_BATCH == 0 || y + 1 == u->H)) {
+            const int64_t m = y % ROW_BATCH + 1;
+            float *ring = u->io2 + (size_t)((y + 1 - m) % RING_ROWS) * u->rowf;
+            u->kn->transpose_stream_zero((size_t)m * u->W, u->cn, ring, u->cs, u->ig + (size_t)(y + 1 - m) * u->W,
+                                         (size_t)u->H * u->W);
+        }
+    }
+}
+
 static int bwd_bilinear(const f32_grid_sampler_params *p, const conform_ukernels *kn, const float *grad_output,
                         const float *input, const float *grid, float *input_grad, float *grid_grad,
                         const conform_exec *ex)
@@ -564,58 +644,26 @@ static int bwd_bilinear(const f32_grid_sampler_params *p, const conform_ukernels
     {
         void **mb = bufs + WS_N * omp_get_thread_num();
         bil_table t = bil_table_over(mb, H, W, P);
-        float *acc = mb[WS_ACC], *in2 = mb[WS_IN2], *io2 = mb[WS_IO2], *gop = mb[WS_GOP];
-        if (io2) memset(io2, 0, sizeof(float) * RING_ROWS * rowf);
+        bil_unit un = {.kn = kn, .t = &t, .H = H, .W = (size_t)W, .cs = cs, .rowf = rowf,
+                       .gop = mb[WS_GOP], .in2 = mb[WS_IN2], .io2 = mb[WS_IO2], .acc = mb[WS_ACC]};
+        if (un.io2) memset(un.io2, 0, sizeof(float) * RING_ROWS * rowf);
         int64_t built = -1;
 #pragma omp for schedule(dynamic, 1)
         for (int64_t u = 0; u < units; u++) {
             const int64_t n = u / nblk, b = u % nblk, c0 = b * cb;
-            const size_t cn = (size_t)(C - c0 < cb ? C - c0 : cb);
-            const float *go = grad_output + ((size_t)n * C + (size_t)c0) * (size_t)P;
-            const float *in = input + ((size_t)n * C + (size_t)c0) * (size_t)HW;
-            float *ig = input_grad + ((size_t)n * C + (size_t)c0) * (size_t)HW;
+            const size_t first = (size_t)n * (size_t)C + (size_t)c0; /* the block's first plane */
             if (built != n) {
                 bil_table_build(p, kn, grid + (size_t)n * (size_t)P * 2, &t);
                 built = n;
             }
-            if (cn < cs && in2) /* lanes the block does not fill: zeros, so that whole vectors can be used */
-                for (size_t x = 0; x < RING_ROWS * (size_t)W; x++) memset(in2 + x * cs + cn, 0, sizeof(float) * (cs - cn));
-            pack_go(kn, go, cn, cs, (size_t)P, gop, 0, (size_t)P);
-            if (in2) kn->transpose(cn, (size_t)(H < ROW_BATCH ? H : ROW_BATCH) * (size_t)W, in, (size_t)HW, in2, cs);
-            prefetch_cursor pf = {0};
-            bil_edge_row(&t, -1, (size_t)W, cs, gop, in2, io2, acc);
-            for (int64_t y = 0; y < H; y++) {
-                const size_t slot = (size_t)(y % RING_ROWS) * rowf, next = (size_t)((y + 1) % RING_ROWS) * rowf;
-                if (in2 && y + 1 < H && (y + 1) % ROW_BATCH == 0) { /* the next batch of input rows */
-                    const int64_t m = H - (y + 1) < ROW_BATCH ? H - (y + 1) : ROW_BATCH;
-                    kn->transpose(cn, (size_t)m * (size_t)W, in + (size_t)(y + 1) * (size_t)W, (size_t)HW, in2 + next, cs);
-                }
-                const int64_t k0 = t.start[y * t.xb], k1 = t.start[(y + 1) * t.xb];
-                if (in2 && y % ROW_BATCH == 0) { /* the next batch's rows, asked for while this one is swept */
-                    const int64_t r = y + ROW_BATCH, m = H - r < ROW_BATCH ? H - r : ROW_BATCH;
-                    prefetch_start(&pf, in + (size_t)(r > H ? H : r) * (size_t)W, cn, (size_t)HW, m > 0 ? (size_t)(m * W) : 0);
-                }
-                /* in chunks, each with its share of the prefetches */
-                const size_t per_row = (pf.planes_left * pf.run_lines + ROW_BATCH - 1) / ROW_BATCH, chunk = 32;
-                const size_t nchunk = (size_t)(k1 - k0 + (int64_t)chunk - 1) / chunk;
-                const size_t share = nchunk ? (per_row + nchunk - 1) / nchunk : per_row;
-                if (!nchunk) prefetch_step(&pf, per_row);
-                for (int64_t kc = k0; kc < k1; kc += (int64_t)chunk) {
-                    const size_t m = (size_t)(k1 - kc < (int64_t)chunk ? k1 - kc : (int64_t)chunk);
-                    prefetch_step(&pf, share);
-                    kn->grid_bilinear_bwd(m, t.pts + kc, cs, (ptrdiff_t)next - (ptrdiff_t)slot, gop,
-                            in2 ? in2 + slot : NULL, io2 ? io2 + slot : NULL, acc ? acc + 4 * (size_t)kc : NULL);
-                }
-                bil_edge_row(&t, y, (size_t)W, cs, gop, in2, io2, acc);
-                if (io2 && ((y + 1) % ROW_BATCH == 0 || y + 1 == H)) { /* the batch ending at row y is final */
-                    const int64_t m = y % ROW_BATCH + 1;
-                    float *ring = io2 + (size_t)((y + 1 - m) % RING_ROWS) * rowf;
-                    kn->transpose_stream_zero((size_t)m * (size_t)W, cn, ring, cs, ig + (size_t)(y + 1 - m) * (size_t)W, (size_t)HW);
-                }
-            }
-            if (!acc) continue;
+            un.cn = (size_t)(C - c0 < cb ? C - c0 : cb);
+            un.in = input + first * (size_t)HW;
+            un.ig = input_grad + first * (size_t)HW;
+            bil_unit_start(&un, grad_output + first * (size_t)P, (size_t)P);
+            bil_unit_sweep(&un);
+            if (!un.acc) continue;
             float *part = partial ? partial + ((size_t)b * (size_t)N + (size_t)n) * (size_t)P * 2 : NULL;
-            bil_grid_grad_out(&t, acc, grid_grad + (size_t)n * (size_t)P * 2, part, b == 0);
+            bil_grid_grad_out(&t, un.acc, grid_grad + (size_t)n * (size_t)P * 2, part, b == 0);
         }
     }
     conform_thread_bufs_free(bufs, nt, WS_N);

@@ -224,3 +224,17 @@ Test(check, names_a_nonfinite_mismatch_as_run_does, .init = setup, .fini = teard
     free(f);
     tensor_free(&out);
 }
+
+/* an --actual for an output that output_mask does not compute would be read and never judged: a
+   wrong file there must not sit under a "passed" */
+Test(check, an_actual_for_an_output_not_computed_is_refused, .init = setup, .fini = teardown)
+{
+    const char *argv[] = {"conform", "check", "grid_sampler_2d_backward", "--attr", "output_mask=false,true",
+                          "--input", "grad_output=" G "grad_output.npy", "--input", "input=" G "input.npy", "--input",
+                          "grid=" G "grid.npy", "--actual", "input_grad=" G "input_grad.npy", "--actual",
+                          "grid_grad=" G "grid_grad.npy"};
+    cr_assert_eq(cmd_check(15, (char **)argv), EXIT_USAGE);
+    /* without it, the computed output alone is judged */
+    argv[12] = argv[14];
+    cr_assert_eq(cmd_check(13, (char **)argv), EXIT_OK);
+}

@@ -125,6 +125,10 @@ Test(cli, eval_bad_input_is_exit_2_and_writes_nothing, .init = quiet)
     const char *a8[] = {"conform", "eval", "roi_align", "--impl", "reference", "--attr", "pooled_h=3", "--attr",
                         "pooled_w=3", "--attr", "spatial_scale=-1", "--input", x, "--input", r, "--output-dir", out};
     expect_usage_error_writes_nothing(a8, 17);
+    /* an attribute given twice is refused as an input given twice is: no silent last value */
+    const char *a9[] = {"conform", "eval", "roi_align", "--impl", "reference", "--attr", "pooled_h=3", "--attr",
+                        "pooled_w=3", "--attr", "pooled_h=4", "--input", x, "--input", r, "--output-dir", out};
+    expect_usage_error_writes_nothing(a9, 17);
     scratch_remove(dir);
 }
 
@@ -141,7 +145,21 @@ Test(cli, run_refuses_bad_suites_and_options_before_writing, .init = quiet)
     cr_assert_eq(call(cmd_run, 7, a3), EXIT_USAGE);
     const char *a4[] = {"conform", "run", "cases/smoke.json", "--isa", "mmx", "--report-dir", rep};
     cr_assert_eq(call(cmd_run, 7, a4), EXIT_USAGE);
+    /* the same suite twice would run, report and count every case twice under one id */
+    const char *a5[] = {"conform", "run", "cases/smoke.json", "cases/smoke.json", "--filter", "smoke/fwd_grid", "--report-dir", rep};
+    cr_assert_eq(call(cmd_run, 8, a5), EXIT_USAGE);
     cr_assert_eq(count_files(rep), -1);
+    char ex[128];
+    snprintf(ex, sizeof ex, "%s/ex", dir);
+    const char *a6[] = {"conform", "export", "cases/smoke.json", "cases/smoke.json", "--filter", "smoke/fwd_grid", "--out", ex};
+    cr_assert_eq(call(cmd_export, 8, a6), EXIT_USAGE);
+    cr_assert_eq(count_files(ex), -1, "nothing exported");
+    /* a golden folder that is not there is a typo, not a failed proof */
+    const char *a7[] = {"conform", "run", "cases/smoke.json", "--filter", "smoke/fwd_grid", "--golden-dir", "/nonexistent", "--report-dir", rep};
+    cr_assert_eq(call(cmd_run, 9, a7), EXIT_USAGE);
+    cr_assert_eq(count_files(rep), -1);
+    const char *a8[] = {"conform", "verify", "--op", "roi_align", "--golden-dir", "/nonexistent"};
+    cr_assert_eq(call(cmd_verify, 6, a8), EXIT_USAGE);
     scratch_remove(dir);
 }
 
@@ -281,5 +299,41 @@ Test(cli, gate_passes_identical_and_fails_injected_regressions, .init = quiet)
     write_report(cur, cases);
     cr_assert_eq(call(cmd_gate, 6, argv), EXIT_USAGE);
     cJSON_Delete(j);
+    scratch_remove(dir);
+}
+
+/* the exit code of cmd and its stderr (in buf) */
+static int stderr_of(int (*cmd)(int, char **), int argc, const char **argv, char *buf, size_t len)
+{
+    char path[128];
+    snprintf(path, sizeof path, "%s/stderr.txt", dir);
+    fflush(stderr);
+    int saved = dup(2);
+    FILE *f = fopen(path, "w+");
+    dup2(fileno(f), 2);
+    int rc = cmd(argc, (char **)argv);
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    rewind(f);
+    size_t n = fread(buf, 1, len - 1, f);
+    buf[n] = '\0';
+    fclose(f);
+    return rc;
+}
+
+/* a --shape with too many dims, or an empty one, is named; neither is read as another shape */
+Test(cli, a_bad_shape_is_refused_with_its_reason, .init = quiet)
+{
+    make_dir();
+    char msg[1024];
+    const char *a1[] = {"conform", "bench", "roi_align", "--shape", "input=1,1,8,8,1,1,1,1,1", "--shape", "rois=2,5",
+                        "--attr", "pooled_h=2", "--attr", "pooled_w=2"};
+    cr_assert_eq(stderr_of(cmd_bench, 11, a1, msg, sizeof msg), EXIT_USAGE);
+    cr_assert(strstr(msg, "--shape input=1,1,8,8,1,1,1,1,1: at most 8 dims"), "'%s'", msg);
+    a1[4] = "input=1,1,,8";
+    cr_assert_eq(stderr_of(cmd_bench, 11, a1, msg, sizeof msg), EXIT_USAGE);
+    cr_assert(strstr(msg, "--shape takes an integer in [0, "), "'%s'", msg);
+    cr_assert(strstr(msg, "got ''"), "'%s'", msg);
     scratch_remove(dir);
 }

@@ -243,6 +243,30 @@ Test(devflow, a_missing_output_is_its_own_status_in_every_format, .init = setup,
     cJSON_Delete(r);
 }
 
+/* An export into a directory that holds an earlier export's outputs (--outputs) or a device's
+   (its .npy, a raw .bin, its runner.json) leaves none of them: a case no device has run since is
+   missing, never passed on an old file. */
+Test(devflow, an_export_again_leaves_no_earlier_output_to_judge, .init = setup, .fini = teardown)
+{
+    const char *ex = sub("ex");
+    cr_assert_eq(EXPORT("cases/smoke.json", "--filter", GRID, "--out", ex, "--outputs", "optimized"), EXIT_OK);
+    char npy[600], bin[620], impl[300];
+    victim_output(ex, npy, sizeof npy);
+    snprintf(bin, sizeof bin, "%.*s_float32.bin", (int)strlen(npy) - 4, npy);
+    write_text(bin, "an old raw output");
+    write_text(sub("ex/runner.json"), "{\"schema\": \"conform-runner\", \"schema_version\": 1}");
+    cr_assert_eq(EXPORT("cases/smoke.json", "--filter", GRID, "--out", ex), EXIT_OK);
+    cr_assert_neq(access(npy, F_OK), 0, "%s is left", npy);
+    cr_assert_neq(access(bin, F_OK), 0, "%s is left", bin);
+    cr_assert_neq(access(sub("ex/runner.json"), F_OK), 0, "an earlier runner's record is left");
+    snprintf(impl, sizeof impl, "dir:%s", ex);
+    cr_assert_eq(RUN("cases/smoke.json", "--filter", GRID, "--impl", impl, "--report-dir", sub("rep"), "--quiet"), EXIT_FAIL);
+    cJSON *r = report(sub("rep"));
+    cr_assert_eq(summary(r, "missing"), 8);
+    cr_assert_eq(summary(r, "passed"), 0);
+    cJSON_Delete(r);
+}
+
 Test(devflow, shards_merge_rerun_and_gate_work_on_a_directory, .init = setup, .fini = teardown)
 {
     cJSON *r = judge_spoiled(remove_output, EXIT_FAIL);

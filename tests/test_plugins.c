@@ -2,9 +2,11 @@
  * an output are each reported for what they did, and the rest of the suite completes. */
 #include <criterion/criterion.h>
 #include <criterion/redirect.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "scratch.h"
 #include "cli.h"
@@ -143,4 +145,53 @@ Test(plugins, abi_mismatch_and_missing_library_are_refused, .init = setup, .fini
     cr_assert_eq(cmd_run(8, (char **)argv), EXIT_USAGE, "an ABI mismatch is refused before anything runs");
     const char *nolib[] = {"conform", "run", "cases/smoke.json", "--impl", "plugin:/nonexistent.so", "--report-dir", rep};
     cr_assert_eq(cmd_run(7, (char **)nolib), EXIT_USAGE);
+}
+
+/* the exit code of cmd, its stderr into buf */
+static int with_stderr(int (*cmd)(int, char **), int argc, const char **argv, char *buf, size_t len)
+{
+    char path[128];
+    snprintf(path, sizeof path, "%s/stderr.txt", dir);
+    fflush(stderr);
+    int saved = dup(2), fd = open(path, O_CREAT | O_TRUNC | O_WRONLY, 0644);
+    dup2(fd, 2);
+    int rc = cmd(argc, (char **)argv);
+    fflush(stderr);
+    dup2(saved, 2);
+    close(fd);
+    close(saved);
+    FILE *f = fopen(path, "r");
+    size_t n = f ? fread(buf, 1, len - 1, f) : 0;
+    buf[n] = '\0';
+    if (f) fclose(f);
+    return rc;
+}
+
+/* supports() runs in conform's own process (in-process with --jobs 1, and in export): a plugin that
+   crashes there is refused before anything runs, naming the call, instead of killing conform with
+   no report */
+Test(plugins, a_crash_in_a_call_conform_makes_itself_refuses_the_plugin, .init = setup, .fini = teardown)
+{
+    char impl[] = "plugin:build/plugins/faulty_supports.so", rep[128], ex[128], msg[2048];
+    snprintf(rep, sizeof rep, "%s/supports", dir);
+    snprintf(ex, sizeof ex, "%s/ex", dir);
+    const char *argv[] = {"conform", "run", "cases/smoke.json", "--impl", impl, "--report-dir", rep, "--quiet", "--jobs", "1"};
+    cr_assert_eq(with_stderr(cmd_run, 10, argv, msg, sizeof msg), EXIT_USAGE);
+    cr_assert(strstr(msg, "supports(\"grid_sampler_2d\") crashed (signal 11"), "%s", msg);
+    cr_assert_neq(access(rep, F_OK), 0, "nothing written");
+    const char *exp[] = {"conform", "export", "cases/smoke.json", "--outputs", impl, "--out", ex, "--filter", "smoke/fwd_grid"};
+    cr_assert_eq(with_stderr(cmd_export, 9, exp, msg, sizeof msg), EXIT_USAGE);
+    cr_assert(strstr(msg, "supports(\"grid_sampler_2d\") crashed"), "%s", msg);
+    cr_assert_neq(access(ex, F_OK), 0, "nothing exported");
+}
+
+/* export --outputs names what became of a case the plugin gave nothing for: a crash is a crash */
+Test(plugins, export_says_a_crashed_case_crashed, .init = setup, .fini = teardown)
+{
+    char ex[128], msg[4096];
+    snprintf(ex, sizeof ex, "%s/ex", dir);
+    const char *exp[] = {"conform", "export", "cases/smoke.json", "--outputs", "plugin:build/plugins/faulty_crash.so", "--out",
+                         ex, "--filter", "smoke/fwd_grid/aligned=true,sampling_ratio=0"};
+    cr_assert_eq(with_stderr(cmd_export, 9, exp, msg, sizeof msg), EXIT_OK);
+    cr_assert(strstr(msg, "gave no outputs (crashed: signal 11"), "%s", msg);
 }

@@ -117,6 +117,9 @@ static int read_actuals(const check_args *x, const problem_t *p, tensor_t *got)
         for (int j = 0; j < op->n_outputs; j++) if (!strcmp(op->outputs[j].name, name)) o = j;
         if (o < 0) return usage_error("check: %s has no output '%s'", op->name, name);
         if (got[o].data) return usage_error("check: output %s given twice", name);
+        if (p->out_skipped[o]) /* read, then never judged: a wrong file would sit under a pass */
+            return usage_error("check: --actual %s: output_mask does not compute %s, so nothing would judge it (drop it, "
+                               "or set its flag in output_mask)", x->actual[k], name);
         if ((rc = read_actual(x->actual[k], eq + 1, &p->out_shape[o], x->dt, x->dtype_given, &got[o]))) return rc;
     }
     for (int o = 0; o < op->n_outputs; o++)

@@ -77,7 +77,7 @@ static int write_outputs(const export_ctx *x, const case_t *c, const problem_t *
     const op_desc *op = p->op;
     void *out[CONFORM_MAX_TENSORS] = {0};
     double *val = NULL;
-    int rc = 0, code;
+    int rc = 0, code = 0;
     for (int o = 0; o < op->n_outputs; o++)
         if (!(out[o] = guarded_alloc(shape_numel(&p->out_shape[o]), x->impl->dtype))) rc = -1;
     /* isolated as in run: a crashing plugin costs its case, and OpenMP threads never start in
@@ -85,8 +85,13 @@ static int write_outputs(const export_ctx *x, const case_t *c, const problem_t *
     exec_policy isolated = {1, 120.0, NULL};
     char why[CONFORM_ERR_LEN] = "";
     exec_status st = rc ? EXEC_KERNEL_ERROR : impl_outputs(x->impl, c, p, out, &x->ex, &isolated, &code, why, sizeof why);
+    if (st != EXEC_OK && !why[0]) { /* a crash is not a kernel error: say which it was */
+        if (st == EXEC_CRASHED) snprintf(why, sizeof why, "crashed: signal %d, %s", code, strsignal(code));
+        else if (st == EXEC_TIMEOUT) snprintf(why, sizeof why, "no result within %.0f s", isolated.timeout_s);
+        else snprintf(why, sizeof why, "kernel error %d", code);
+    }
     if (st != EXEC_OK) /* no file: the run reports the case missing, as it would for a device */
-        fprintf(stderr, "conform: export: %s: %s gave no outputs (%s)\n", c->id, impl_name(x->impl), why[0] ? why : "kernel error");
+        fprintf(stderr, "conform: export: %s: %s gave no outputs (%s)\n", c->id, impl_name(x->impl), why);
     for (int o = 0; st == EXEC_OK && !rc && o < op->n_outputs; o++) {
         if (p->out_skipped[o]) continue;
         int64_t n = shape_numel(&p->out_shape[o]);
@@ -100,6 +105,24 @@ static int write_outputs(const export_ctx *x, const case_t *c, const problem_t *
     free(val);
     for (int o = 0; o < CONFORM_MAX_TENSORS; o++) guarded_free(out[o]);
     return rc;
+}
+
+/* Whatever an earlier export (its --outputs) or a device left at an output's paths (the .npy and
+   every raw form run would read in its place): removed, so an output DIR holds was written after
+   this export, and one that was not is missing, never an old file judged as the device's. */
+static int remove_old_output(const export_ctx *x, const char *folder, const char *name, char *err, size_t errlen)
+{
+    static const char *const raw[] = CONFORM_RAW_SUFFIXES;
+    char path[1400];
+    for (size_t k = 0; k <= sizeof raw / sizeof raw[0]; k++) {
+        if (k == 0) snprintf(path, sizeof path, "%s/%s/%s.npy", x->dir, folder, name);
+        else snprintf(path, sizeof path, "%s/%s/%s%s.bin", x->dir, folder, name, raw[k - 1]);
+        if (remove(path) && errno != ENOENT) {
+            snprintf(err, errlen, "%s: cannot remove an earlier export's output (%s)", path, strerror(errno));
+            return -1;
+        }
+    }
+    return 0;
 }
 
 /* one input: the file at the dtype, its hash and shape into the entry */
@@ -162,6 +185,7 @@ static int export_case(const export_ctx *x, const suite_t *s, int index, uint64_
     int rc = mkdir_p(path, err, errlen);
     for (int i = 0; !rc && i < p.op->n_inputs; i++) rc = write_input(x, folder, p.op->inputs[i].name, &p.in[i], e, err, errlen);
     for (int o = 0; !rc && o < p.op->n_outputs; o++) {
+        rc = remove_old_output(x, folder, p.op->outputs[o].name, err, errlen);
         cJSON *jo = cJSON_AddObjectToObject(outs, p.op->outputs[o].name);
         snprintf(path, sizeof path, "%s/%s.npy", folder, p.op->outputs[o].name);
         cJSON_AddStringToObject(jo, "path", path);
@@ -188,7 +212,9 @@ static cJSON *manifest_new(int argc, char **argv, const export_ctx *x, const sui
     cJSON_AddNumberToObject(m, "seed", (double)seed);
     cJSON_AddStringToObject(m, "dtype", x->dt->name);
     cJSON_AddStringToObject(m, "npy_descr", x->dt->npy_descr);
-    cJSON_AddStringToObject(m, "hash", "input_hashes: 64-bit FNV-1a of each input file's bytes, 16 hex digits "
+    cJSON_AddStringToObject(m, "hash", "input_hashes: 64-bit FNV-1a of each input file's bytes, 16 hex digits, "
+                                       "from offset basis 1469598103934665603 (not the published "
+                                       "14695981039346656037) with prime 1099511628211 "
                                        "(non-cryptographic: it detects edited or stale files, not tampering)");
     if (x->impl) cJSON_AddStringToObject(m, "outputs_from", impl_name(x->impl));
     else cJSON_AddNullToObject(m, "outputs_from");
@@ -250,6 +276,10 @@ static int export_all(int argc, char **argv, const export_args *ea, const export
     /* an earlier export's manifest would vouch for the files this one overwrites: gone before the
        first file is written, back only when every file is */
     if (remove(mpath) && errno != ENOENT) return usage_error("%s: cannot remove (%s)", mpath, strerror(errno));
+    /* and an earlier runner's record would describe outputs this export removes */
+    snprintf(mpath, sizeof mpath, "%s/runner.json", out_dir);
+    if (remove(mpath) && errno != ENOENT) return usage_error("%s: cannot remove (%s)", mpath, strerror(errno));
+    snprintf(mpath, sizeof mpath, "%s/manifest.json", out_dir);
     /* one seed for every suite, as run uses --seed: the manifest's seed regenerates every case */
     uint64_t run_seed = ea->seed_set ? (uint64_t)ea->seed : loaded[0].seed;
     cJSON *m = manifest_new(argc, argv, x, loaded, ea->n_suites, run_seed), *cases = cJSON_GetObjectItem(m, "cases");
@@ -298,6 +328,7 @@ int cmd_export(int argc, char **argv)
         if (suite_load(ea.paths[s], &loaded[s], err, sizeof err)) rc = usage_error("%s", err);
         for (int c = 0; c < loaded[s].n_cases; c++) total += selected(&ea.sel, &loaded[s].cases[c]);
     }
+    if (rc == EXIT_OK && suites_distinct(loaded, loaded_n, err, sizeof err)) rc = usage_error("export: %s", err);
     if (rc == EXIT_OK && !total) rc = usage_error("export: no case matches the selection");
     if (rc == EXIT_OK) rc = export_all(argc, argv, &ea, &x, loaded, total);
     for (int s = 0; s < loaded_n; s++) suite_free(&loaded[s]);

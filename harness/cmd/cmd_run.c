@@ -209,7 +209,7 @@ static int take_run_option(run_opts *o, int argc, char **argv, int *i)
     } else if (!strcmp(a, "--threads")) { if (parse_threads_arg(v, &o->ex)) return EXIT_USAGE; }
     else if (!strcmp(a, "--isa")) { if (parse_isa_arg(v, &o->ex)) return EXIT_USAGE; }
     else if (!strcmp(a, "--report-dir") && v) o->report_dir = v;
-    else if (!strcmp(a, "--golden-dir") && v) verify_golden_dir = v;
+    else if (!strcmp(a, "--golden-dir") && v) { if (verify_set_golden_dir(v)) return EXIT_USAGE; }
     else if (!strcmp(a, "--waivers") && v) o->waiver_path = v;
     else if (!strcmp(a, "--rerun") && v) o->rerun_path = v;
     else if (!strcmp(a, "--status") && v) o->statuses = v;
@@ -300,6 +300,7 @@ static int load_suites(const run_opts *o, suite_t *loaded, int *n_loaded, int *t
         if (suite_load(o->suites[*n_loaded], s, err, sizeof err)) return usage_error("%s", err);
         for (int c = 0; c < s->n_cases; c++) *total += selected(&o->sel, &s->cases[c]);
     }
+    if (suites_distinct(loaded, *n_loaded, err, sizeof err)) return usage_error("run: %s", err);
     if (!*total && o->sel.shard_count <= 1)
         return usage_error("run: no case matches the selection%s%s", o->sel.filter ? " --filter " : "",
                            o->sel.filter ? o->sel.filter : "");

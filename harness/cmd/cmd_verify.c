@@ -12,7 +12,9 @@ int cmd_verify(int argc, char **argv)
     const char *only = NULL, *report_dir = NULL;
     for (int i = 2; i < argc; i++) {
         if (!strcmp(argv[i], "--op") && i + 1 < argc) only = argv[++i];
-        else if (!strcmp(argv[i], "--golden-dir") && i + 1 < argc) verify_golden_dir = argv[++i];
+        else if (!strcmp(argv[i], "--golden-dir") && i + 1 < argc) {
+            if (verify_set_golden_dir(argv[++i])) return EXIT_USAGE;
+        }
         else if (!strcmp(argv[i], "--report-dir") && i + 1 < argc) report_dir = argv[++i];
         else return cli_unknown_option("verify", argv[i], i + 1 < argc ? argv[i + 1] : NULL);
     }

@@ -116,6 +116,15 @@ static int split(const char *arg, char *name, size_t nlen, const char **value)
     return 0;
 }
 
+/* the value of the first --attr name=... before the i-th */
+static const char *first_value(const problem_args *a, int i, const char *name)
+{
+    size_t n = strlen(name);
+    for (int j = 0; j < i; j++)
+        if (!strncmp(a->attr[j], name, n) && a->attr[j][n] == '=') return a->attr[j] + n + 1;
+    return "?";
+}
+
 int problem_from_args(const op_desc *op, const problem_args *a, problem_t *p)
 {
     char err[CONFORM_ERR_LEN], name[128];
@@ -123,6 +132,11 @@ int problem_from_args(const op_desc *op, const problem_args *a, problem_t *p)
     problem_init(p, op);
     for (int i = 0; i < a->n_attr; i++) {
         if (split(a->attr[i], name, sizeof name, &value)) return usage_error("--attr %s: expected NAME=VALUE", a->attr[i]);
+        /* as an input given twice: the second value must not silently replace the first */
+        int k = op_attr_index(op, name);
+        if (k >= 0 && p->attr_set[k] == 1)
+            return usage_error("%s: attribute %s given twice (--attr %s, after %s=%s)", op->name, name, a->attr[i], name,
+                               first_value(a, i, name));
         if (problem_set_attr_text(p, name, value, err, sizeof err)) return usage_error("%s", err);
     }
     if (problem_finish_attrs(p, err, sizeof err)) return usage_error("%s", err);
@@ -143,11 +157,14 @@ int problem_from_args(const op_desc *op, const problem_args *a, problem_t *p)
         if (k < 0) return usage_error("%s: unknown input '%s'", op->name, name);
         if (given[k]) return usage_error("%s: input %s given twice", op->name, name);
         shape_t s = {0, {0}};
-        char buf[256], *save = NULL;
+        char buf[256], *rest = buf;
         snprintf(buf, sizeof buf, "%s", value);
-        for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        /* every dim said (strtok would read "1,,8" as 1,8): an empty one is refused as one */
+        for (char *t = strsep(&rest, ","); t; t = strsep(&rest, ",")) {
             long long d;
-            if (s.rank >= CONFORM_MAX_RANK || parse_int_arg("--shape", t, 0, CONFORM_MAX_NUMEL, &d)) return EXIT_USAGE;
+            if (s.rank >= CONFORM_MAX_RANK)
+                return usage_error("--shape %s: at most %d dims", a->shape[i], CONFORM_MAX_RANK);
+            if (parse_int_arg("--shape", t, 0, CONFORM_MAX_NUMEL, &d)) return EXIT_USAGE;
             s.dims[s.rank++] = d;
         }
         if (shape_numel(&s) < 0) return usage_error("--shape %s: too large", a->shape[i]);

@@ -42,7 +42,9 @@ void dtype_nan(conform_dtype id, void *dst);
 /* The dtype a raw file's name gives by a suffix before ".bin" (out_float16.bin), else NULL. */
 const dtype_desc *dtype_from_bin_name(const char *path);
 
-/* 64-bit FNV-1a (non-cryptographic: detects edited or stale files, not tampering) */
+/* 64-bit FNV-1a (non-cryptographic: detects edited or stale files, not tampering). FNV1A64_INIT is
+   not the published offset basis (14695981039346656037): a digit short, kept because every export's
+   input_hashes and the golden fingerprints use it (docs/cli.md says so for other tools). */
 uint64_t fnv1a64(uint64_t h, const void *data, size_t n);
 #define FNV1A64_INIT 1469598103934665603ULL
 

@@ -15,4 +15,9 @@
 #define CONFORM_EXPORT_SCHEMA "conform-export"
 #define CONFORM_EXPORT_SCHEMA_VERSION 1
 
+/* The stems of the raw forms of an output beside its .npy: NAME<suffix>.bin, headerless (run
+   --impl dir: reads the first there is when the .npy is not; export removes every one of an
+   earlier export, so each output in DIR was written after the manifest) */
+#define CONFORM_RAW_SUFFIXES {"", "_float32", "_float16", "_bfloat16", "_float64"}
+
 #endif

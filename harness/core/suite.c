@@ -345,6 +345,33 @@ int suite_load(const char *path, suite_t *s, char *err, size_t errlen)
     return 0;
 }
 
+static int by_id(const void *a, const void *b)
+{
+    return strcmp((*(const case_t *const *)a)->id, (*(const case_t *const *)b)->id);
+}
+
+int suites_distinct(const suite_t *suites, int n, char *err, size_t errlen)
+{
+    int total = 0, k = 0, rc = 0;
+    for (int s = 0; s < n; s++) total += suites[s].n_cases;
+    const case_t **all = malloc((size_t)(total ? total : 1) * sizeof *all);
+    if (!all) {
+        snprintf(err, errlen, "out of memory checking the case ids of %d suites", n);
+        return -1;
+    }
+    for (int s = 0; s < n; s++)
+        for (int c = 0; c < suites[s].n_cases; c++) all[k++] = &suites[s].cases[c];
+    qsort(all, (size_t)total, sizeof *all, by_id);
+    for (int i = 1; i < total && !rc; i++)
+        if (!strcmp(all[i - 1]->id, all[i]->id)) {
+            snprintf(err, errlen, "case %s is in %s and in %s: give each suite once (a case id names one case of a "
+                     "run, its report and its export)", all[i]->id, all[i - 1]->suite_path, all[i]->suite_path);
+            rc = -1;
+        }
+    free(all);
+    return rc;
+}
+
 void suite_free(suite_t *s)
 {
     for (int i = 0; i < s->n_cases; i++) cJSON_Delete(s->cases[i].point);

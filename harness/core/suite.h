@@ -41,6 +41,9 @@ typedef struct {
  * bad suite is refused before anything runs. 0 ok; -1 with err naming the file and the case. */
 int suite_load(const char *path, suite_t *s, char *err, size_t errlen);
 void suite_free(suite_t *s);
+/* 0 when no case id is in two of the n loaded suites (the same suite given twice, or two files of
+ * one suite name); else -1 with err naming the id and both files. */
+int suites_distinct(const suite_t *suites, int n, char *err, size_t errlen);
 
 /* Attributes and input shapes of a case (no data). 0 ok; -1 with err. */
 int case_setup(const case_t *c, problem_t *p, char *err, size_t errlen);

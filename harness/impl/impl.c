@@ -151,12 +151,15 @@ const impl_kind impl_kind_optimized = {"optimized", "optimized", optimized_open,
 
 /* ---- plugin: a user's shared library, ABI 1 (float32) or 2 (any dtype) ----------------------- */
 
+static int plugin_probe(const char *path, const dtype_desc *dtype, char *err, size_t errlen);
+
 static int plugin_open(impl_t *impl, const char *arg, const dtype_desc *dtype, char *err, size_t errlen)
 {
     snprintf(impl->path, sizeof impl->path, "%s", arg);
     /* a bare name would make dlopen search the library path: insist on a file */
     char path[600];
     snprintf(path, sizeof path, "%s%s", strchr(impl->path, '/') ? "" : "./", impl->path);
+    if (plugin_probe(path, dtype ? dtype : dtype_get(CONFORM_DTYPE_FLOAT32), err, errlen)) return -1;
     impl->handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     if (!impl->handle) {
         snprintf(err, errlen, "plugin %s: cannot load (%s)", impl->path, dlerror());
@@ -352,6 +355,74 @@ exec_status impl_exec(impl_kernel_fn fn, const impl_t *impl, const problem_t *p,
     if (rc == 0) return EXEC_OK;
     *code = rc & 0x80 ? (int)(signed char)(rc | 0x80) : rc; /* the kernel's negative codes survive */
     return EXEC_KERNEL_ERROR;
+}
+
+/* ---- a plugin's first calls, tried in a child ---------------------------------------------- */
+
+/* what conform calls on a plugin in its own process, not in a case's child */
+typedef struct {
+    char stage[160]; /* the call under way */
+    int done;
+} probe_state;
+
+static void probe_calls(const char *path, const dtype_desc *dtype, probe_state *ps)
+{
+    snprintf(ps->stage, sizeof ps->stage, "loading it (dlopen runs its constructors)");
+    void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    const conform_plugin *(*entry)(void) = NULL;
+    const char *(*version)(void) = NULL;
+    if (h) {
+        *(void **)&entry = dlsym(h, "conform_plugin_entry");
+        *(void **)&version = dlsym(h, CONFORM_PLUGIN_VERSION_SYMBOL);
+    }
+    snprintf(ps->stage, sizeof ps->stage, "conform_plugin_entry() (and the struct it returns)");
+    const conform_plugin *pl = entry ? entry() : NULL;
+    volatile size_t sink = pl && pl->name ? strlen(pl->name) : 0; /* the reports print it */
+    snprintf(ps->stage, sizeof ps->stage, "%s()", CONFORM_PLUGIN_VERSION_SYMBOL);
+    const char *v = version ? version() : NULL;
+    sink += v ? strlen(v) : 0;
+    (void)sink;
+    const conform_plugin_v2 *v2 = pl && pl->abi_version == CONFORM_PLUGIN_ABI_V2 ? (const conform_plugin_v2 *)pl : NULL;
+    for (int k = 0; pl && conform_ops[k]; k++) {
+        const char *op = conform_ops[k]->name;
+        snprintf(ps->stage, sizeof ps->stage, "supports(\"%s\"%s%s)", op, v2 ? ", " : "", v2 ? dtype->name : "");
+        if (v2 && v2->supports) v2->supports(op, dtype->id);
+        else if (pl->abi_version == CONFORM_PLUGIN_ABI_V1 && pl->supports) pl->supports(op);
+    }
+    ps->done = 1;
+}
+
+/* conform calls a plugin's constructors, entry, version and supports in its own process, where a
+   crash, an exit or a hang would end the run with no report: tried first in a child, a plugin
+   failing there is refused (the call named) before anything runs. 0, or -1 with err. */
+#define PROBE_TIMEOUT_S 120.0
+static int plugin_probe(const char *path, const dtype_desc *dtype, char *err, size_t errlen)
+{
+    probe_state *ps = mmap(NULL, sizeof *ps, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (ps == MAP_FAILED) return 0; /* no memory to share: load it untried, as before */
+    memset(ps, 0, sizeof *ps);
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        probe_calls(path, dtype, ps);
+        _exit(0);
+    }
+    int status = 0, rc = 0;
+    exec_policy policy = {1, PROBE_TIMEOUT_S, NULL};
+    if (pid < 0) rc = 0; /* no process to spare: load it untried */
+    else if (wait_child(pid, &policy, &status)) {
+        snprintf(err, errlen, "plugin %s: %s did not return within %.0f s", path, ps->stage, PROBE_TIMEOUT_S);
+        rc = -1;
+    } else if (WIFSIGNALED(status) || !ps->done) {
+        char how[96];
+        if (WIFSIGNALED(status)) snprintf(how, sizeof how, "crashed (signal %d, %s)", WTERMSIG(status), strsignal(WTERMSIG(status)));
+        else snprintf(how, sizeof how, "ended the process (exit status %d)", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+        snprintf(err, errlen, "plugin %s: %s %s; conform calls it in its own process, before any case, so the plugin "
+                 "is refused", path, ps->stage, how);
+        rc = -1;
+    }
+    munmap(ps, sizeof *ps);
+    return rc;
 }
 
 exec_status impl_isolated_io(impl_io_fn fn, void *ctx, const exec_policy *policy, char *msg, size_t msglen)

@@ -356,7 +356,7 @@ static exec_status locate(const impl_t *impl, const char *what, const char *npy,
     const int64_t numel = shape_numel(want), itemsize = impl->dtype->itemsize;
     size_t n = strlen(npy);
     int stem = n > 4 && !strcmp(npy + n - 4, ".npy") ? (int)n - 4 : (int)n;
-    static const char *const suffixes[] = {"", "_float32", "_float16", "_bfloat16", "_float64"};
+    static const char *const suffixes[] = CONFORM_RAW_SUFFIXES;
     snprintf(path, len, "%s", npy);
     *raw = 0;
     exec_status st = check_file(impl, what, path, npy_max_bytes(numel, (int)itemsize), msg, msglen);

@@ -1,18 +1,33 @@
 #include "verify.h"
 
+#include <errno.h>
 #include <glob.h>
 #include <gsl/gsl_deriv.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
+#include "cli.h"
 #include "datadir.h"
 #include "fill.h"
 #include "suite.h"
 
 const char *const proof_kinds[PROOF_KINDS] = {"adjoint", "finite difference", "metamorphic", "golden"};
 const char *verify_golden_dir; /* NULL: the data directory's cases/golden */
+
+int verify_set_golden_dir(const char *dir)
+{
+    struct stat st;
+    int there = dir && !stat(dir, &st);
+    if (!there || !S_ISDIR(st.st_mode))
+        return usage_error("--golden-dir takes a folder of golden vectors (as cases/golden), got '%s' (%s)", dir ? dir : "",
+                           !dir ? "nothing" : there ? "not a folder" : strerror(errno));
+    verify_golden_dir = dir;
+    return 0;
+}
+
 static char golden_default[4096];
 static const char *golden_dir(void)
 {

@@ -3,7 +3,8 @@
  *   CRASH     roi_align dies on SIGSEGV, roi_align_v2_backward aborts
  *   HANG      roi_align never returns
  *   OVERFLOW  roi_align writes one element past its output
- *   ABI       declares an ABI version this conform does not speak */
+ *   ABI       declares an ABI version this conform does not speak
+ *   SUPPORTS  supports("grid_sampler_2d") dies on SIGSEGV (a call conform makes in its own process) */
 #include <signal.h>
 #include <stdlib.h>
 
@@ -32,6 +33,15 @@ static int faulty_run(const char *op, int na, const conform_plugin_attr *a, int 
 #endif
     return rc;
 }
+
+#if FAULT == 5 /* SUPPORTS */
+static int faulty_supports(const char *op)
+{
+    if (!strcmp(op, "grid_sampler_2d")) raise(SIGSEGV);
+    return supports(op);
+}
+#define supports faulty_supports
+#endif
 
 #if FAULT == 4 /* ABI */
 static const conform_plugin faulty = {CONFORM_PLUGIN_ABI_VERSION + 98, "faulty test plugin", supports, faulty_run};
