@@ -129,6 +129,8 @@ Test(compare, nan_against_a_number_fails)
     cr_assert_eq(r.n_nonfinite_mismatch, 1);
     cr_assert_eq(r.n_over, 1);
     cr_assert_eq(r.worst_index, 1);
+    /* the report's worst err/tol says so too: not the finite elements' ratio, below 1 */
+    cr_assert(isinf(r.max_err_over_tol), "err/tol %g", r.max_err_over_tol);
 }
 
 Test(compare, nan_against_nan_and_same_infinity_pass)

@@ -241,6 +241,27 @@ Test(reports, an_ops_worst_leaves_out_its_waived_cases)
     cJSON_Delete(r);
 }
 
+Test(reports, an_ops_worst_is_inf_when_an_output_had_nans)
+{
+    /* a case failing on NaNs carries err/tol "inf": the op's worst must not stay at its finite
+       cases' 0.1, and the console prints inf, not the 1e308 the JSON aggregate stores */
+    cJSON *r = cJSON_Parse("{\"summary\": {}, \"ops\": {}, \"cases\": ["
+        "{\"op\": \"roi_align\", \"status\": \"passed\", \"outputs\": [{\"name\": \"output\", \"numel\": 4, \"max_err_over_tol\": 0.1, \"max_ulp\": 2}]},"
+        "{\"op\": \"roi_align\", \"status\": \"failed\", \"outputs\": [{\"name\": \"output\", \"numel\": 4, \"max_err_over_tol\": \"inf\", "
+        "\"max_ulp\": 0}]}]}");
+    report_summarize(r);
+    cJSON *o = cJSON_GetObjectItem(cJSON_GetObjectItem(r, "ops"), "roi_align");
+    cr_assert(cJSON_GetObjectItem(o, "max_err_over_tol")->valuedouble >= 1e308);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    report_print_summary(r, f);
+    fclose(f);
+    cr_assert(strstr(buf, " inf ") && !strstr(buf, "1e+308"), "%s", buf);
+    free(buf);
+    cJSON_Delete(r);
+}
+
 Test(reports, rerun_selects_the_failures_of_a_previous_report, .init = setup, .fini = teardown)
 {
     char rep[128], prev[256];

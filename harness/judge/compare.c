@@ -125,6 +125,9 @@ static inline void element_scalar(compare_state *st, const double *ref, const fl
         if (!same_nonfinite(f, g)) {
             a->n_nonfinite_mismatch++;
             a->n_over++;
+            /* no finite tolerance holds a NaN or a wrong infinity: its err/tol is infinite, so an
+               output of NaNs never shows a worst err/tol below 1 beside its failure */
+            a->max_err_over_tol = INFINITY;
             if (st->worst_ratio < INFINITY) {
                 st->worst_ratio = INFINITY;
                 a->worst_index = i;

@@ -30,8 +30,9 @@ typedef struct {
     int64_t n_ambiguous;   /* within rounding of a discontinuity of the rule */
     int64_t n_nonfinite_mismatch; /* NaN/Inf on one side only, or different infinities */
     /* over every finite element, ambiguous ones included (max_err_over_tol: the non-ambiguous
-       ones); max_ulp is |got - ref| in ULPs (of the precision under test) of the element's scale
-       (compare_scale), over elements whose scale is a normal float32 number: */
+       ones, and infinite when any element is a NaN/Inf mismatch); max_ulp is |got - ref| in ULPs
+       (of the precision under test) of the element's scale (compare_scale), over elements whose
+       scale is a normal float32 number: */
     double max_abs_err, max_rel_err, max_ulp, max_err_over_tol;
     /* over the ambiguous elements, against their widened tolerance: */
     double ambiguous_max_err_over_tol;

@@ -127,6 +127,15 @@ static double num(const cJSON *o, const char *k)
 
 static const cJSON *item(const cJSON *o, const char *k) { return cJSON_GetObjectItemCaseSensitive(o, k); }
 
+/* An op's worst err/tol as a table shows it: the aggregate keeps a non-finite one (a NaN or a wrong
+   infinity in an output) as 1e308, a JSON number, and a reader sees "inf", as the case's own says */
+static const char *ratio_text(double v, char *buf, size_t n)
+{
+    if (v >= 1e308) snprintf(buf, n, "inf");
+    else snprintf(buf, n, "%.3g", v);
+    return buf;
+}
+
 /* worst of a metric over a case's outputs */
 static double case_metric(const cJSON *c, const char *k)
 {
@@ -224,7 +233,8 @@ static void ops_table(buf_t *b, const cJSON *report, int html)
         for (int i = 0; i < CASE_N_STATUS; i++) t_cell(d, "%.0f", num(o, status_name((case_status)i)));
         t_cell(d, "%.0f", num(o, "ambiguous_elements"));
         if (judged) {
-            t_cell(d, "%.3g", num(o, "max_err_over_tol"));
+            char r[32];
+            t_cell(d, "%s", ratio_text(num(o, "max_err_over_tol"), r, sizeof r));
             t_cell(d, "%.3g", num(o, "max_ulp"));
         } else {
             t_cell(d, "n/a");
@@ -442,7 +452,10 @@ void report_print_summary(const cJSON *report, FILE *f)
     cJSON_ArrayForEach(o, item(report, "ops")) {
         fprintf(f, "%-26s %6.0f", o->string, num(o, "total"));
         for (int i = 0; i < CASE_N_STATUS; i++) fprintf(f, " %*.0f", summary_width(i), num(o, status_name((case_status)i)));
-        if (op_judged(o)) fprintf(f, " %9.0f %13.3g %9.3g\n", num(o, "ambiguous_elements"), num(o, "max_err_over_tol"), num(o, "max_ulp"));
+        char r[32];
+        if (op_judged(o))
+            fprintf(f, " %9.0f %13s %9.3g\n", num(o, "ambiguous_elements"), ratio_text(num(o, "max_err_over_tol"), r, sizeof r),
+                    num(o, "max_ulp"));
         else fprintf(f, " %9.0f %13s %9s\n", num(o, "ambiguous_elements"), "n/a", "n/a");
     }
     fprintf(f, "%-26s %6.0f", "total", num(s, "total"));
