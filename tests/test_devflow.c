@@ -602,7 +602,8 @@ Test(devflow, a_float16_device_directory_round_trips, .init = setup, .fini = tea
 
 /* A case whose finite inputs overflow the dtype (1e9 grid coordinates at float16 become inf) no
    longer means what it says: run reports it not_applicable naming the input, export writes no data
-   for it and says so in the manifest, and neither passes nor fails the run. */
+   for it and says so in the manifest, and it is neither a passed nor a failed case (a run of only
+   such cases judged nothing, and fails on that). */
 Test(devflow, a_case_whose_inputs_overflow_the_dtype_is_not_applicable, .init = setup, .fini = teardown, .timeout = 300)
 {
     const char *ex = sub("ex"), *id = "smoke/grid_fwd_huge_coords/interpolation_mode=0,padding_mode=1,align_corners=false";
@@ -622,8 +623,9 @@ Test(devflow, a_case_whose_inputs_overflow_the_dtype_is_not_applicable, .init = 
     snprintf(impl, sizeof impl, "dir:%s", ex);
     cr_assert_eq(RUN("cases/smoke.json", "--filter", "smoke/grid_fwd_huge_coords*", "--impl", impl, "--report-dir",
                      sub("rep"), "--quiet"),
-                 EXIT_OK, "not applicable is no failure");
+                 EXIT_FAIL, "not applicable is no failed case, but a run of nothing else judged nothing");
     cJSON *r = report(sub("rep"));
+    cr_assert_eq(summary(r, "failed"), 0, "not applicable is no failure");
     cr_assert_str_eq(status_of(r, id), "not_applicable");
     cr_assert(strstr(message_of(r, id), "round to infinity"), "%s", message_of(r, id));
     cr_assert_eq(summary(r, "not_applicable"), summary(r, "total"));
@@ -1105,10 +1107,15 @@ Test(devflow, an_op_the_runner_declares_unsupported_is_not_implemented_and_every
     declared_unsupported(ex);
     char impl[300];
     snprintf(impl, sizeof impl, "dir:%s", ex);
-    cr_assert_eq(RUN("cases/smoke.json", "--filter", GRID, "--impl", impl, "--report-dir", sub("rep"), "--quiet"), EXIT_OK,
-                 "an op the device cannot run is never a failure");
+    /* the op's cases are not failures, but they are all the run has: nothing was judged, and a
+       PASS would vouch for a kernel that never ran */
+    cr_assert_eq(RUN("cases/smoke.json", "--filter", GRID, "--impl", impl, "--report-dir", sub("rep"), "--quiet"), EXIT_FAIL,
+                 "a run that judged no case cannot pass");
     cJSON *r = report(sub("rep"));
     cr_assert_eq(summary(r, "not_implemented"), 8);
+    cr_assert_eq(summary(r, "failed"), 0, "an op the device cannot run is never a failed case");
+    cr_assert(contains("report.md", "**FAIL: 8 cases: 0 passed, 0 failed, 8 not implemented**"));
+    cr_assert(contains("report.md", "The run fails on: no case judged (every case was refused)."));
     cr_assert_str_eq(status_of(r, VICTIM), "not_implemented");
     cr_assert_str_eq(message_of(r, VICTIM), "roi_align: not run on this device: mmcv is not installed");
     const cJSON *run = cJSON_GetObjectItem(r, "runner");

@@ -44,7 +44,9 @@ Test(status, every_failing_status_is_styled_and_counted_as_a_failure)
         cJSON_AddItemToArray(cases, c);
         report_summarize(report);
         int fails = status_fails((case_status)s);
-        cr_assert_eq(report_all_passed(report), !fails, "%s", status_name((case_status)s));
+        /* a refused case alone in a run: no failure, but nothing judged, which no run passes on */
+        int refused = s == CASE_NOT_IMPLEMENTED || s == CASE_NOT_APPLICABLE;
+        cr_assert_eq(report_all_passed(report), !fails && !refused, "%s", status_name((case_status)s));
         char *html = report_html(report), sel[64], row[64];
         /* the row carries its status as its class, and the style sheet colours that class */
         snprintf(row, sizeof row, "<tr class=\"%s\">", status_name((case_status)s));

@@ -186,8 +186,16 @@ static const char *counts_text(const cJSON *counts, char *buf, size_t len)
     return buf;
 }
 
+/* a run whose every case was refused (not implemented, not applicable) judged no output: a PASS
+ * would vouch for a kernel that never ran, so it fails on that (a runner that declares nothing
+ * supported, a plugin that supports none of the suite's ops) */
+static int nothing_judged(const cJSON *s)
+{
+    return num(s, "total") > 0 && num(s, "total") == num(s, "not_implemented") + num(s, "not_applicable");
+}
+
 /* what failed the run, "" when nothing did: every failing count, failed proofs, an interruption,
- * or (gated) the cases failing the named standards */
+ * no case judged, or (gated) the cases failing the named standards */
 static const char *failed_on_text(const cJSON *report, char *buf, size_t len)
 {
     const cJSON *s = item(report, "summary");
@@ -202,6 +210,7 @@ static const char *failed_on_text(const cJSON *report, char *buf, size_t len)
     if (num(s, "proofs_failed") > 0) ADD("%s%.0f failed proofs of the references", buf[0] ? ", " : "", num(s, "proofs_failed"));
     if (cJSON_IsTrue(item(report, "interrupted")))
         ADD("%san interruption (%.0f cases not run)", buf[0] ? ", " : "", num(report, "cases_not_run"));
+    if (nothing_judged(s)) ADD("%sno case judged (every case was refused)", buf[0] ? ", " : "");
 #undef ADD
     return buf;
 }
@@ -433,7 +442,7 @@ void report_summarize(cJSON *report)
 int report_all_passed(const cJSON *report)
 {
     const cJSON *s = item(report, "summary");
-    if (cJSON_IsTrue(item(report, "interrupted"))) return 0;
+    if (cJSON_IsTrue(item(report, "interrupted")) || nothing_judged(s)) return 0;
     if (report_gated(report)) return num(s, "gate_failed") == 0 && num(s, "proofs_failed") == 0;
     return count_failing(s) == 0 && num(s, "proofs_failed") == 0;
 }
