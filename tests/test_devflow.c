@@ -439,7 +439,22 @@ Test(devflow, dtype_and_seed_of_a_directory_rule, .init = setup, .fini = teardow
     cr_assert(strstr(msg, "exported with seed"), "%s", msg);
     const char *c[] = {"conform", "run", "cases/smoke.json", "--impl", "dir:/nonexistent", NULL};
     cr_assert_eq(with_stderr(cmd_run, c, msg, sizeof msg), EXIT_USAGE);
-    cr_assert(strstr(msg, "/nonexistent/manifest.json"), "%s", msg);
+    cr_assert(strstr(msg, "dir:/nonexistent") && strstr(msg, "cannot resolve the directory"), "%s", msg);
+}
+
+/* the manifest is a file of DIR like any other: one linked from outside is refused, unread */
+Test(devflow, a_manifest_linked_from_outside_the_directory_is_refused, .init = setup, .fini = teardown)
+{
+    cr_assert_eq(EXPORT("cases/smoke.json", "--filter", GRID, "--out", sub("ex"), "--outputs", "optimized"), EXIT_OK);
+    char from[300], to[300], impl[300], msg[1024];
+    snprintf(from, sizeof from, "%s/manifest.json", sub("ex"));
+    snprintf(to, sizeof to, "%s", sub("elsewhere.json"));
+    cr_assert_eq(rename(from, to), 0);
+    cr_assert_eq(symlink(to, from), 0);
+    snprintf(impl, sizeof impl, "dir:%s", sub("ex"));
+    const char *a[] = {"conform", "run", "cases/smoke.json", "--filter", GRID, "--impl", impl, NULL};
+    cr_assert_eq(with_stderr(cmd_run, a, msg, sizeof msg), EXIT_USAGE);
+    cr_assert(strstr(msg, "outside the directory") && strstr(msg, "elsewhere.json"), "%s", msg);
 }
 
 /* ---- dtypes ---------------------------------------------------------------------------------- */

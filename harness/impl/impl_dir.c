@@ -63,22 +63,38 @@ static void read_runner(impl_t *impl)
     impl->dir->runner = r;
 }
 
+static int inside(const char *dir, const char *real);
+
+/* DIR/manifest.json, read only when it resolves inside DIR (resolved into real): a manifest linked
+   from elsewhere would make any JSON file on the machine the list of cases and hashes */
+static cJSON *read_manifest(const char *arg, const char *path, char *real, char *err, size_t errlen)
+{
+    char why[CONFORM_ERR_LEN], mreal[PATH_MAX];
+    if (!realpath(arg, real)) {
+        snprintf(err, errlen, "--impl dir:%s: cannot resolve the directory (%s; a directory made by conform export)", arg,
+                 strerror(errno));
+        return NULL;
+    }
+    if (realpath(path, mreal) && !inside(real, mreal)) {
+        snprintf(err, errlen, "--impl dir:%s: %s resolves to %s, outside the directory (symlinks followed): a device "
+                 "directory's files must stay inside it", arg, path, mreal);
+        return NULL;
+    }
+    cJSON *m = read_json_file(path, why, sizeof why);
+    if (!m) snprintf(err, errlen, "--impl dir:%s: %s (a directory made by conform export)", arg, why);
+    return m;
+}
+
 static int dir_open(impl_t *impl, const char *arg, const dtype_desc *dtype, char *err, size_t errlen)
 {
     snprintf(impl->path, sizeof impl->path, "%s", arg);
-    char path[700], why[CONFORM_ERR_LEN];
+    char path[700], real[PATH_MAX];
     snprintf(path, sizeof path, "%s/manifest.json", arg);
-    cJSON *m = read_json_file(path, why, sizeof why);
-    if (!m) {
-        snprintf(err, errlen, "--impl dir:%s: %s (a directory made by conform export)", arg, why);
-        return -1;
-    }
+    cJSON *m = read_manifest(arg, path, real, err, errlen);
+    if (!m) return -1;
     impl->dir = calloc(1, sizeof *impl->dir);
     impl->dir->manifest = m;
-    if (!realpath(arg, impl->dir->real)) {
-        snprintf(err, errlen, "--impl dir:%s: cannot resolve the directory (%s)", arg, strerror(errno));
-        return -1;
-    }
+    snprintf(impl->dir->real, sizeof impl->dir->real, "%s", real);
     const cJSON *schema = item(m, "schema"), *version = item(m, "schema_version"), *dt = item(m, "dtype"),
                 *seed = item(m, "seed"), *cases = item(m, "cases");
     cJSON *c;
