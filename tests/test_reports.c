@@ -262,6 +262,24 @@ Test(reports, an_ops_worst_is_inf_when_an_output_had_nans)
     cJSON_Delete(r);
 }
 
+Test(reports, markdown_shows_a_devices_html_as_text)
+{
+    /* a failing case's message quotes a device's file name, and runner.json names the device: in
+       report.md neither may become markup (a renderer would run the tag) */
+    cJSON *r = cJSON_Parse("{\"summary\": {}, \"ops\": {}, \"runner\": {\"kind\": \"dir\", \"runner\": \"<b>npu</b>\","
+        " \"ops\": {\"roi_align\": {\"supported\": false, \"reason\": \"<img src=x onerror=alert(1)>\"}}},"
+        " \"cases\": [{\"id\": \"t/a<b>\", \"op\": \"roi_align\", \"status\": \"failed\", \"message\": "
+        "\"output: ex/<script>x</script>.npy & more\", \"repro\": \"conform run\", \"outputs\": []}]}");
+    report_summarize(r);
+    char *md = report_markdown(r);
+    cr_assert(!strstr(md, "<script>") && !strstr(md, "<img") && !strstr(md, "<b>npu"), "%s", md);
+    cr_assert(strstr(md, "ex/&lt;script&gt;x&lt;/script&gt;.npy &amp; more"), "%s", md);
+    cr_assert(strstr(md, "&lt;img src=x onerror=alert(1)&gt;") && strstr(md, "&lt;b&gt;npu&lt;/b&gt;"), "%s", md);
+    cr_assert(strstr(md, "`t/a<b>`"), "a code span shows its text as it is: %s", md);
+    free(md);
+    cJSON_Delete(r);
+}
+
 Test(reports, rerun_selects_the_failures_of_a_previous_report, .init = setup, .fini = teardown)
 {
     char rep[128], prev[256];

@@ -13,5 +13,8 @@ typedef struct {
 void put(buf_t *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* text escaped for XML/HTML (quot included: also fine in attributes) */
 void put_esc(buf_t *b, const char *t);
+/* free text for a Markdown cell or line: <, > and & as entities (a device's paths and names are
+   never HTML), the cell's bar escaped, line breaks as spaces */
+void put_md(buf_t *b, const char *t);
 
 #endif

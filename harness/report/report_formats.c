@@ -55,13 +55,26 @@ static void put_owned(buf_t *b, char *t)
     free(t);
 }
 
-/* text for a Markdown table cell */
-static void put_md(buf_t *b, const char *t)
+/* text for a Markdown table cell, inside a code span (`...`): Markdown shows it as it is, save the
+   cell's bar and a line break */
+static void put_code(buf_t *b, const char *t)
 {
     for (; t && *t; t++) {
         if (*t == '|') put(b, "\\|");
         else if (*t == '\n') put(b, " ");
         else put(b, "%c", *t);
+    }
+}
+
+/* free text for Markdown (a cell or a line): a message quotes paths and names a device chose, and
+   a renderer would take their <, > and & as HTML */
+void put_md(buf_t *b, const char *t)
+{
+    for (; t && *t; t++) {
+        if (*t == '<') put(b, "&lt;");
+        else if (*t == '>') put(b, "&gt;");
+        else if (*t == '&') put(b, "&amp;");
+        else put_code(b, (char[2]){*t, 0});
     }
 }
 
@@ -500,11 +513,11 @@ static void md_case_rows(buf_t *b, const cJSON *report, const char *want, int li
         if (want ? strcmp(st, want) != 0 : !status_fails(case_status_of(c))) continue;
         if (n++ >= limit) { more++; continue; }
         put(b, "| `");
-        put_md(b, str(c, "id"));
+        put_code(b, str(c, "id"));
         put(b, "` | %s | ", st);
         put_md(b, str(c, "message"));
         put(b, " | `");
-        put_md(b, str(c, "repro"));
+        put_code(b, str(c, "repro"));
         put(b, "` |\n");
     }
     if (more) put(b, "\n... and %d more (see report.json)\n", more);
@@ -515,7 +528,7 @@ static void md_summary(buf_t *b, const cJSON *report)
 {
     const cJSON *s = item(report, "summary");
     put(b, "# conform report\n\n`");
-    put_md(b, str(report, "command"));
+    put_code(b, str(report, "command"));
     put(b, "`  \nisa **%s**, threads %.0f, seed %.0f%s%s, %.1f s\n\n", str(report, "isa"), num(report, "threads"),
         num(report, "seed"), item(report, "shard") ? ", shard " : "", str(report, "shard"), num(s, "duration_s"));
     if (cJSON_IsTrue(item(report, "interrupted")))
@@ -535,7 +548,7 @@ static void md_stale_waivers(buf_t *b, const cJSON *report)
     const cJSON *w;
     cJSON_ArrayForEach(w, item(report, "stale_waivers")) {
         put(b, "| `");
-        put_md(b, str(w, "pattern"));
+        put_code(b, str(w, "pattern"));
         put(b, "` | ");
         put_md(b, str(w, "reason"));
         put(b, " | ");

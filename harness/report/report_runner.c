@@ -18,6 +18,7 @@ static const char *field(const cJSON *o, const char *k)
     return cJSON_IsString(v) ? v->valuestring : "";
 }
 
+/* the console's text: as it is */
 static void put_plain(buf_t *b, const char *t) { put(b, "%s", t ? t : ""); }
 
 /* one line: kind name [version], device (device_name) on host, dtype, library versions */
@@ -74,7 +75,7 @@ static char *what_ran_doc(const cJSON *report, int html)
     const cJSON *r = cJSON_GetObjectItemCaseSensitive(report, "runner"), *o;
     if (!r) return NULL;
     buf_t b = {0};
-    put_text_fn text = html ? put_esc : put_plain;
+    put_text_fn text = html ? put_esc : put_md;
     put(&b, html ? "<h2>What ran</h2>\n<p>" : "\n## What ran\n\n");
     put_what_ran(&b, r, text);
     put(&b, html ? "</p>\n" : "\n\n");
@@ -88,8 +89,7 @@ static char *what_ran_doc(const cJSON *report, int html)
         put(&b, html ? "<tr class=\"%s\"><td>" : "| ", ok ? "passed" : "waived");
         text(&b, o->string);
         put(&b, html ? "</td><td>%s</td><td>" : " | %s | ", ok ? "yes" : "not on this device");
-        if (html) put_esc(&b, what);
-        else for (const char *c = what; *c; c++) put(&b, *c == '|' ? "\\|" : "%c", *c);
+        text(&b, what);
         put(&b, html ? "</td></tr>\n" : " |\n");
     }
     if (cJSON_GetArraySize(ops) > 0 && html) put(&b, "</table>\n");
