@@ -125,6 +125,10 @@ def edge_cases():
     out += both("near_integer", [1, 7, 7, 6], k3, {"spread": 2, "near_integer_frac": 0.7})
     # positions far outside the plane
     out += both("far_outside", [1, 6, 6, 5], k3, {"spread": 40})
+    # H and W far apart (H >= W + 4 and the reverse), samples across the whole plane: a bound or
+    # clamp that takes the other axis' size (a copy-paste) changes nothing while H and W are close
+    out += both("tall_plane", [1, 15, 5, 4], k3, {"spread": 6})
+    out += both("wide_plane", [1, 5, 15, 4], k3, {"spread": 6})
     # NaN and infinite offsets sample nothing (spec 0)
     out += both("nan_offsets", [1, 7, 7, 6], k3, {"nan_frac": 0.3})
     out += both("inf_offsets", [1, 6, 6, 4], k3, {"inf_frac": 0.3})
