@@ -337,3 +337,24 @@ Test(cli, a_bad_shape_is_refused_with_its_reason, .init = quiet)
     cr_assert(strstr(msg, "got ''"), "'%s'", msg);
     scratch_remove(dir);
 }
+
+/* --rerun of a file that is no conform report says so, never "no case matches" */
+Test(cli, rerun_of_a_file_that_is_not_a_report_says_so, .init = quiet)
+{
+    make_dir();
+    char path[128], msg[1024];
+    snprintf(path, sizeof path, "%s/other.json", dir);
+    FILE *f = fopen(path, "w");
+    fputs("{\"schema\": \"conform-bench\", \"results\": []}", f);
+    fclose(f);
+    const char *a[] = {"conform", "run", "cases/smoke.json", "--rerun", path, "--list"};
+    cr_assert_eq(stderr_of(cmd_run, 6, a, msg, sizeof msg), EXIT_USAGE);
+    cr_assert(strstr(msg, "--rerun") && strstr(msg, path) && strstr(msg, "not a conform report") &&
+              strstr(msg, "conform-bench") && !strstr(msg, "no case matches"), "'%s'", msg);
+    f = fopen(path, "w");
+    fputs("[1, 2]", f);
+    fclose(f);
+    cr_assert_eq(stderr_of(cmd_run, 6, a, msg, sizeof msg), EXIT_USAGE);
+    cr_assert(strstr(msg, "not a conform report") && strstr(msg, "no schema"), "'%s'", msg);
+    scratch_remove(dir);
+}
