@@ -337,3 +337,68 @@ Test(cli, a_bad_shape_is_refused_with_its_reason, .init = quiet)
     cr_assert(strstr(msg, "got ''"), "'%s'", msg);
     scratch_remove(dir);
 }
+
+/* --rerun of a file that is no conform report says so, never "no case matches" */
+Test(cli, rerun_of_a_file_that_is_not_a_report_says_so, .init = quiet)
+{
+    make_dir();
+    char path[128], msg[1024];
+    snprintf(path, sizeof path, "%s/other.json", dir);
+    FILE *f = fopen(path, "w");
+    fputs("{\"schema\": \"conform-bench\", \"results\": []}", f);
+    fclose(f);
+    const char *a[] = {"conform", "run", "cases/smoke.json", "--rerun", path, "--list"};
+    cr_assert_eq(stderr_of(cmd_run, 6, a, msg, sizeof msg), EXIT_USAGE);
+    cr_assert(strstr(msg, "--rerun") && strstr(msg, path) && strstr(msg, "not a conform report") &&
+              strstr(msg, "conform-bench") && !strstr(msg, "no case matches"), "'%s'", msg);
+    f = fopen(path, "w");
+    fputs("[1, 2]", f);
+    fclose(f);
+    cr_assert_eq(stderr_of(cmd_run, 6, a, msg, sizeof msg), EXIT_USAGE);
+    cr_assert(strstr(msg, "not a conform report") && strstr(msg, "no schema"), "'%s'", msg);
+    scratch_remove(dir);
+}
+
+/* an output place that cannot be written is refused before any work, naming the option */
+Test(cli, an_unusable_report_dir_or_bench_file_is_refused_before_the_work, .init = quiet)
+{
+    make_dir();
+    char msg[1024], file[128], sub[160];
+    const char *c[] = {"conform", "check", "roi_align", "--attr", "pooled_h=3", "--attr", "pooled_w=4", "--attr",
+                       "spatial_scale=0.25", "--attr", "sampling_ratio=2", "--input", "input=cases/check/roi_align/input.npy",
+                       "--input", "rois=cases/check/roi_align/rois.npy", "--actual",
+                       "output=cases/check/roi_align/output.npy", "--report-dir", "/dev/null"};
+    cr_assert_eq(stderr_of(cmd_check, 19, c, msg, sizeof msg), EXIT_USAGE);
+    cr_assert(strstr(msg, "--report-dir /dev/null: /dev/null is not a folder"), "'%s'", msg);
+    c[18] = "/dev/null/sub";
+    cr_assert_eq(stderr_of(cmd_check, 19, c, msg, sizeof msg), EXIT_USAGE);
+    cr_assert(strstr(msg, "--report-dir /dev/null/sub"), "'%s'", msg);
+    const char *r[] = {"conform", "run", "cases/smoke.json", "--filter", "smoke/fwd_grid", "--report-dir", "/dev/null"};
+    cr_assert_eq(stderr_of(cmd_run, 7, r, msg, sizeof msg), EXIT_USAGE);
+    cr_assert(strstr(msg, "--report-dir /dev/null"), "'%s'", msg);
+    const char *v[] = {"conform", "verify", "--op", "roi_align", "--report-dir", "/dev/null"};
+    cr_assert_eq(stderr_of(cmd_verify, 6, v, msg, sizeof msg), EXIT_USAGE);
+    cr_assert(strstr(msg, "--report-dir /dev/null"), "'%s'", msg);
+    /* bench --append: a JSON that is no bench file would silently drop the results */
+    snprintf(file, sizeof file, "%s/other.json", dir);
+    FILE *f = fopen(file, "w");
+    fputs("{}", f);
+    fclose(f);
+    const char *b[] = {"conform", "bench", "roi_align", "--shape", "input=1,1,8,8", "--shape", "rois=2,5", "--attr",
+                       "pooled_h=2", "--attr", "pooled_w=2", "--impl", "optimized", "--repeat", "1", "--append", file};
+    cr_assert_eq(stderr_of(cmd_bench, 17, b, msg, sizeof msg), EXIT_USAGE);
+    cr_assert(strstr(msg, "--append") && strstr(msg, "not a conform-bench file"), "'%s'", msg);
+    b[16] = dir;
+    cr_assert_eq(stderr_of(cmd_bench, 17, b, msg, sizeof msg), EXIT_USAGE);
+    cr_assert(strstr(msg, "--append") && strstr(msg, "not a regular file"), "'%s'", msg);
+    snprintf(sub, sizeof sub, "%s/no/such/bench.json", dir);
+    b[16] = sub;
+    cr_assert_eq(stderr_of(cmd_bench, 17, b, msg, sizeof msg), EXIT_USAGE);
+    cr_assert(strstr(msg, "--append") && strstr(msg, "not a writable folder"), "'%s'", msg);
+    /* a new file in a folder that is there is fine */
+    snprintf(sub, sizeof sub, "%s/bench.json", dir);
+    b[16] = sub;
+    cr_assert_eq(call(cmd_bench, 17, b), EXIT_OK);
+    cr_assert_eq(call(cmd_bench, 17, b), EXIT_OK);
+    scratch_remove(dir);
+}

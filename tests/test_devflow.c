@@ -590,6 +590,22 @@ Test(devflow, dtypes_an_implementation_cannot_compute_in_are_usage_errors, .init
     cr_assert(strstr(msg, "float32, float16, bfloat16 or float64, got 'float8'"), "%s", msg);
 }
 
+/* export --outputs refuses in its own option's words: never a "--impl" the user did not give */
+Test(devflow, export_outputs_errors_name_outputs_not_impl, .init = setup, .fini = teardown)
+{
+    char msg[1024];
+    const char *a[] = {"conform", "export", "cases/smoke.json", "--out", sub("ex"), "--dtype", "float64", "--outputs",
+                       "optimized", NULL};
+    cr_assert_eq(with_stderr(cmd_export, a, msg, sizeof msg), EXIT_USAGE);
+    cr_assert(strstr(msg, "--outputs plugin:PATH.so") && !strstr(msg, "--impl") && !strstr(msg, "dir:"), "%s", msg);
+    const char *b[] = {"conform", "export", "cases/smoke.json", "--out", sub("ex"), "--outputs", "plugin:", NULL};
+    cr_assert_eq(with_stderr(cmd_export, b, msg, sizeof msg), EXIT_USAGE);
+    cr_assert(strstr(msg, "--outputs plugin:") && !strstr(msg, "--impl"), "%s", msg);
+    const char *c[] = {"conform", "export", "cases/smoke.json", "--out", sub("ex"), "--outputs", "optimised", NULL};
+    cr_assert_eq(with_stderr(cmd_export, c, msg, sizeof msg), EXIT_USAGE);
+    cr_assert(strstr(msg, "--outputs: 'optimised' is not one of optimized, plugin:PATH.so") && !strstr(msg, "--impl"), "%s", msg);
+}
+
 Test(devflow, a_float16_device_directory_round_trips, .init = setup, .fini = teardown)
 {
     const char *ex = sub("ex");

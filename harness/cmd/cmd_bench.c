@@ -1,8 +1,11 @@
 /* conform bench: timings of both paths on one problem, against the machine's streaming bandwidth. */
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "eval_buffers.h"
@@ -128,6 +131,34 @@ static cJSON *time_path(const bench_run *br, int which)
     return jr;
 }
 
+/* --append PATH checked before anything is measured: a conform-bench file to add to, or one its
+ * folder lets us create (the write goes through a temporary file beside it). EXIT_OK or EXIT_USAGE. */
+static int append_usable(const char *path)
+{
+    char err[CONFORM_ERR_LEN], dir[1024];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (!slash) snprintf(dir, sizeof dir, ".");
+    else slash[slash == dir] = '\0';
+    struct stat st;
+    if (stat(path, &st)) {
+        if (errno != ENOENT) return usage_error("--append %s: cannot reach it (%s)", path, strerror(errno));
+    } else if (!S_ISREG(st.st_mode)) {
+        return usage_error("--append %s: not a regular file (a conform-bench file, or a new one)", path);
+    } else {
+        cJSON *doc = read_json_file(path, err, sizeof err);
+        if (!doc) return usage_error("--append %s", err);
+        const cJSON *schema = cJSON_GetObjectItemCaseSensitive(doc, "schema");
+        int ok = cJSON_IsString(schema) && !strcmp(schema->valuestring, "conform-bench") &&
+                 cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(doc, "results"));
+        cJSON_Delete(doc);
+        if (!ok) return usage_error("--append %s: not a conform-bench file (schema \"conform-bench\" with a \"results\" list)", path);
+    }
+    if (stat(dir, &st) || !S_ISDIR(st.st_mode) || access(dir, W_OK | X_OK))
+        return usage_error("--append %s: folder %s is not a writable folder (the file is written beside itself)", path, dir);
+    return EXIT_OK;
+}
+
 /* The results appended to the conform-bench document at path (created when absent) */
 static int append_results(const char *path, const cJSON *results)
 {
@@ -158,7 +189,7 @@ int cmd_bench(int argc, char **argv)
     bench_opts x = {3, 10, NULL};
     int rc = eval_parse(argc, argv, "bench", "conform bench OP [--attr ...] [--input ...|--shape ...]", 1, &e,
                         bench_option, &x);
-    if (rc) return rc;
+    if (rc || (x.append && (rc = append_usable(x.append)))) return rc;
     problem_t p;
     if ((rc = eval_problem(&e, &p))) return rc;
     buffers b;

@@ -93,6 +93,8 @@ static int parse_check_args(int argc, char **argv, check_args *x)
         }
     }
     if (x->a.n_shape) return usage_error("check: inputs come from files (--input NAME=FILE.npy)");
+    if (x->report_dir && dir_usable(x->report_dir, err, sizeof err)) /* before the golden is computed */
+        return usage_error("--report-dir %s: %s", x->report_dir, err);
     /* without --dtype, a raw file's name may say it: out_float16.bin */
     const dtype_desc *from_name = NULL;
     for (int k = 0; k < x->n_actual && !x->dtype_given; k++) {

@@ -313,12 +313,14 @@ int cmd_export(int argc, char **argv)
     impl_t impl;
     char err[CONFORM_ERR_LEN];
     if (ea.outputs) {
-        if (!strncmp(ea.outputs, "dir:", 4)) return cli_bad_value("--outputs", ea.outputs, "optimized, plugin:PATH.so");
+        if (strcmp(ea.outputs, "optimized") && strncmp(ea.outputs, "plugin:", 7))
+            return cli_bad_value("--outputs", ea.outputs, "optimized, plugin:PATH.so");
         /* the optimized kernels compute in float32 and store 16-bit results rounded, as a device
            computing 16-bit data in float32 does; float32 results held to float64 bounds would
            fail, so a float64 export takes its outputs from a plugin */
         int widen = !strcmp(ea.outputs, "optimized") && x.dt->itemsize == 2;
-        if (impl_open(ea.outputs, widen ? NULL : x.dt, &impl, err, sizeof err)) return usage_error("--outputs: %s", err);
+        if (impl_open_as("--outputs", ea.outputs, widen ? NULL : x.dt, &impl, err, sizeof err))
+            return usage_error("%s%s", strncmp(err, "--", 2) ? "--outputs: " : "", err); /* once, not twice */
         x.impl = &impl;
     }
     /* everything is loaded and checked before anything is written */

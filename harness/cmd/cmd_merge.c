@@ -165,6 +165,8 @@ int cmd_merge(int argc, char **argv)
         else dirs[n++] = argv[i];
     }
     if (!out_dir || !n) return usage_error("merge: usage: conform merge --report-dir OUT DIR...");
+    char err[CONFORM_ERR_LEN];
+    if (dir_usable(out_dir, err, sizeof err)) return usage_error("--report-dir %s: %s", out_dir, err);
     merge_state m = {NULL, cJSON_CreateObject(), cJSON_CreateObject(), cJSON_CreateObject(), 0};
     int rc = EXIT_OK;
     for (int i = 0; i < n && rc == EXIT_OK; i++) {

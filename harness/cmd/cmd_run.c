@@ -258,6 +258,9 @@ static int parse_run_args(int argc, char **argv, run_opts *o)
     if (!o->n_suites) o->suites[o->n_suites++] = "cases/conformance.json";
     if (!o->shard_set && shard_from_environment(&o->sel.shard_index, &o->sel.shard_count)) return EXIT_USAGE;
     o->threads_given = o->ex.threads > 0;
+    char err[CONFORM_ERR_LEN];
+    if (!o->dry && dir_usable(o->report_dir, err, sizeof err)) /* before any case runs */
+        return usage_error("--report-dir %s: %s", o->report_dir, err);
     return resolve_isa(&o->ex) ? EXIT_USAGE : EXIT_OK;
 }
 

@@ -19,6 +19,9 @@ int cmd_verify(int argc, char **argv)
         else return cli_unknown_option("verify", argv[i], i + 1 < argc ? argv[i + 1] : NULL);
     }
     if (only && !op_find(only)) return cli_unknown_op("--op", only);
+    char err[CONFORM_ERR_LEN];
+    if (report_dir && dir_usable(report_dir, err, sizeof err)) /* before the proofs run */
+        return usage_error("--report-dir %s: %s", report_dir, err);
     cJSON *root = cJSON_CreateObject();
     cJSON_AddStringToObject(root, "schema", "conform-verify");
     cJSON_AddNumberToObject(root, "schema_version", 1);
@@ -32,7 +35,7 @@ int cmd_verify(int argc, char **argv)
     printf("verify: %d proofs, %d passed, %d failed\n", n, n - violated, violated);
     int rc = violated ? EXIT_FAIL : EXIT_OK;
     if (report_dir) {
-        char err[CONFORM_ERR_LEN], path[1100];
+        char path[1100];
         snprintf(path, sizeof path, "%s/verify.json", report_dir);
         if (mkdir_p(report_dir, err, sizeof err) || write_json_atomic(path, root, err, sizeof err)) rc = usage_error("%s", err);
     }

@@ -74,6 +74,16 @@ int load_rerun(const char *path, const char *statuses, selection *s)
     }
     cJSON *r = read_json_file(path, err, sizeof err);
     if (!r) return usage_error("--rerun %s", err);
+    /* another JSON (a bench file, a manifest) would select nothing: say what it is not */
+    const cJSON *schema = cJSON_GetObjectItemCaseSensitive(r, "schema");
+    if (!cJSON_IsString(schema) || strcmp(schema->valuestring, CONFORM_REPORT_SCHEMA) ||
+        !cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(r, "cases"))) {
+        int rc = usage_error("--rerun %s: not a conform report (schema \"%s\" with a \"cases\" list; found %s%s%s)", path,
+                             CONFORM_REPORT_SCHEMA, cJSON_IsString(schema) ? "schema \"" : "no schema",
+                             cJSON_IsString(schema) ? schema->valuestring : "", cJSON_IsString(schema) ? "\"" : "");
+        cJSON_Delete(r);
+        return rc;
+    }
     s->rerun = cJSON_CreateObject();
     const cJSON *c;
     cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(r, "cases")) {

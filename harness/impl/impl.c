@@ -21,7 +21,13 @@ static const impl_kind *const kinds[] = {&impl_kind_optimized, &impl_kind_plugin
 
 int impl_open(const char *spec, const dtype_desc *dtype, impl_t *impl, char *err, size_t errlen)
 {
+    return impl_open_as("--impl", spec, dtype, impl, err, errlen);
+}
+
+int impl_open_as(const char *opt, const char *spec, const dtype_desc *dtype, impl_t *impl, char *err, size_t errlen)
+{
     memset(impl, 0, sizeof *impl);
+    impl->opt = opt;
     snprintf(impl->spec, sizeof impl->spec, "%s", spec);
     for (int k = 0; k < N_KINDS; k++) {
         const char *prefix = kinds[k]->prefix;
@@ -30,14 +36,14 @@ int impl_open(const char *spec, const dtype_desc *dtype, impl_t *impl, char *err
         if (takes_arg ? strncmp(spec, prefix, n) : strcmp(spec, prefix)) continue;
         impl->kind = kinds[k];
         if (takes_arg && !spec[n]) {
-            snprintf(err, errlen, "--impl %s: expected %s", spec, kinds[k]->usage);
+            snprintf(err, errlen, "%s %s: expected %s", opt, spec, kinds[k]->usage);
             return -1;
         }
         int rc = kinds[k]->open(impl, spec + n, dtype, err, errlen);
         if (rc) impl_close(impl);
         return rc;
     }
-    size_t used = (size_t)snprintf(err, errlen, "--impl: unknown implementation '%s' (expected", spec);
+    size_t used = (size_t)snprintf(err, errlen, "%s: unknown implementation '%s' (expected", opt, spec);
     for (int k = 0; k < N_KINDS && used < errlen; k++)
         used += (size_t)snprintf(err + used, errlen - used, "%s %s", k ? (k == N_KINDS - 1 ? " or" : ",") : "", kinds[k]->usage);
     if (used < errlen) snprintf(err + used, errlen - used, ")");
@@ -125,8 +131,10 @@ done:
 static int optimized_open(impl_t *impl, const char *arg, const dtype_desc *dtype, char *err, size_t errlen)
 {
     if (dtype && dtype->id != CONFORM_DTYPE_FLOAT32) {
-        snprintf(err, errlen, "--dtype %s: the optimized kernels compute in float32 only (use --impl plugin:PATH.so or "
-                 "dir:DIR for %s)", dtype->name, dtype->name);
+        /* export's --outputs takes no dir: (a directory is what it writes) */
+        int impl_opt = !strcmp(impl->opt, "--impl");
+        snprintf(err, errlen, "--dtype %s: the optimized kernels compute in float32 only (use %s plugin:PATH.so%s for %s)",
+                 dtype->name, impl->opt, impl_opt ? " or dir:DIR" : "", dtype->name);
         return -1;
     }
     impl->dtype = dtype_get(CONFORM_DTYPE_FLOAT32);

@@ -20,6 +20,7 @@ typedef struct impl_dir impl_dir; /* impl_dir.c */
 typedef struct {
     const impl_kind *kind;
     char spec[600];              /* as given to --impl */
+    const char *opt;             /* the option that gave it ("--impl", export's "--outputs"), for messages */
     const dtype_desc *dtype;     /* the precision it computes in */
     char path[512];              /* plugin file or directory */
     void *handle;                /* plugin */
@@ -77,6 +78,8 @@ extern const impl_kind impl_kind_optimized, impl_kind_plugin, impl_kind_dir;
 /* "optimized", "plugin:PATH.so" or "dir:DIR"; dtype: --dtype or NULL. 0 ok, -1 with err
  * (unknown kind, unloadable, no entry, ABI mismatch, dtype the kind cannot compute in). */
 int impl_open(const char *spec, const dtype_desc *dtype, impl_t *impl, char *err, size_t errlen);
+/* impl_open for a spec given by option opt: its messages name opt, never an --impl not given */
+int impl_open_as(const char *opt, const char *spec, const dtype_desc *dtype, impl_t *impl, char *err, size_t errlen);
 void impl_close(impl_t *impl);
 const char *impl_name(const impl_t *impl);
 int impl_supports(const impl_t *impl, const op_desc *op);

@@ -33,6 +33,38 @@ int mkdir_p(const char *dir, char *err, size_t errlen)
     return 0;
 }
 
+int dir_usable(const char *dir, char *err, size_t errlen)
+{
+    char buf[1024];
+    snprintf(buf, sizeof buf, "%s", dir);
+    struct stat st;
+    /* up to the nearest path that exists: what is missing below it mkdir_p creates */
+    while (stat(buf, &st)) {
+        if (errno != ENOENT) {
+            snprintf(err, errlen, "%s: cannot reach it (%s)", buf, strerror(errno));
+            return -1;
+        }
+        char *slash = strrchr(buf, '/');
+        while (slash && slash > buf && slash[1] == '\0') { /* a trailing slash */
+            *slash = '\0';
+            slash = strrchr(buf, '/');
+        }
+        if (!slash) snprintf(buf, sizeof buf, ".");
+        else if (slash == buf) buf[1] = '\0';
+        else *slash = '\0';
+    }
+    int self = !strcmp(buf, dir);
+    if (!S_ISDIR(st.st_mode)) {
+        snprintf(err, errlen, self ? "%s is not a folder" : "%s is not a folder, so nothing can be created under it", buf);
+        return -1;
+    }
+    if (access(buf, W_OK | X_OK)) {
+        snprintf(err, errlen, "folder %s is not writable (%s)", buf, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
 /* text into a temporary file beside path: 0 with tmp named, or -1 with nothing left behind. A full
    disk shows at fwrite or fflush (local file systems reserve blocks at write), a network file
    system's at fclose; no fsync: this guards against full disks, not power cuts. */

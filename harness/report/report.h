@@ -11,6 +11,9 @@
 #define CONFORM_VERSION "0.1.0"
 
 int mkdir_p(const char *dir, char *err, size_t errlen);
+/* Whether dir is a folder conform can write in, or one mkdir_p could create (its nearest existing
+ * ancestor a writable folder): 0, or -1 with the rule broken in err. Creates nothing. */
+int dir_usable(const char *dir, char *err, size_t errlen);
 int write_text_atomic(const char *path, const char *text, char *err, size_t errlen);
 int write_json_atomic(const char *path, const cJSON *j, char *err, size_t errlen);
 /* n files as one: every text is written and synced beside its path before any is renamed into
