@@ -414,7 +414,7 @@ Test(cli, a_single_value_option_given_twice_is_refused_with_both_values, .init =
     const char *t[] = {"conform", "run", "cases/smoke.json", "--threads", "1", "--threads", "2", "--list"};
     cr_assert_eq(stderr_of(cmd_run, 8, t, msg, sizeof msg), EXIT_USAGE);
     cr_assert(strstr(msg, "--threads given twice (--threads 2, after --threads 1)"), "'%s'", msg);
-    const struct {
+    struct {
         int (*cmd)(int, char **);
         const char *argv[12];
         int argc;
@@ -435,7 +435,7 @@ Test(cli, a_single_value_option_given_twice_is_refused_with_both_values, .init =
         cr_assert(strstr(msg, twice[k].want) && strstr(msg, "given twice"), "want '%s', got '%s'", twice[k].want, msg);
     }
     /* options that gather still repeat; a value is never read as an option */
-    const char *ops[] = {"conform", "run", "cases/smoke.json", "--op", "roi_align", "--op", "grid_sampler", "--list"};
+    const char *ops[] = {"conform", "run", "cases/smoke.json", "--op", "roi_align", "--op", "grid_sampler_2d", "--list"};
     cr_assert_eq(call(cmd_run, 8, ops), EXIT_OK);
     const char *val[] = {"conform", "run", "cases/smoke.json", "--filter", "--seed", "--seed", "3", "--list"};
     cr_assert_neq(stderr_of(cmd_run, 8, val, msg, sizeof msg), EXIT_OK);
