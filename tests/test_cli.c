@@ -402,3 +402,43 @@ Test(cli, an_unusable_report_dir_or_bench_file_is_refused_before_the_work, .init
     cr_assert_eq(call(cmd_bench, 17, b), EXIT_OK);
     scratch_remove(dir);
 }
+
+/* an option that takes one value, given twice, is refused naming both values: never the last silently */
+Test(cli, a_single_value_option_given_twice_is_refused_with_both_values, .init = quiet)
+{
+    make_dir();
+    char msg[1024];
+    const char *r[] = {"conform", "run", "cases/smoke.json", "--seed", "3", "--list", "--seed", "7"};
+    cr_assert_eq(stderr_of(cmd_run, 8, r, msg, sizeof msg), EXIT_USAGE);
+    cr_assert(strstr(msg, "option --seed given twice (--seed 7, after --seed 3)"), "'%s'", msg);
+    const char *t[] = {"conform", "run", "cases/smoke.json", "--threads", "1", "--threads", "2", "--list"};
+    cr_assert_eq(stderr_of(cmd_run, 8, t, msg, sizeof msg), EXIT_USAGE);
+    cr_assert(strstr(msg, "--threads given twice (--threads 2, after --threads 1)"), "'%s'", msg);
+    struct {
+        int (*cmd)(int, char **);
+        const char *argv[12];
+        int argc;
+        const char *want;
+    } twice[] = {
+        {cmd_run, {"conform", "run", "--report-dir", "a", "--report-dir", "b"}, 6, "--report-dir b, after --report-dir a"},
+        {cmd_run, {"conform", "run", "--filter", "x", "--filter", "y", "--list"}, 7, "--filter y, after --filter x"},
+        {cmd_export, {"conform", "export", "--out", "a", "--out", "b"}, 6, "--out b, after --out a"},
+        {cmd_check, {"conform", "check", "roi_align", "--dtype", "float16", "--dtype", "float32"}, 7, "--dtype float32, after --dtype float16"},
+        {cmd_eval, {"conform", "eval", "roi_align", "--output-dir", "a", "--output-dir", "b"}, 7, "--output-dir b, after --output-dir a"},
+        {cmd_bench, {"conform", "bench", "roi_align", "--seed", "1", "--repeat", "2", "--seed", "2"}, 9, "--seed 2, after --seed 1"},
+        {cmd_verify, {"conform", "verify", "--report-dir", "a", "--report-dir", "b"}, 6, "--report-dir b, after --report-dir a"},
+        {cmd_merge, {"conform", "merge", "--report-dir", "a", "--report-dir", "b", "c"}, 7, "--report-dir b, after --report-dir a"},
+        {cmd_gate, {"conform", "gate", "--baseline", "a", "--current", "c", "--baseline", "b"}, 8, "--baseline b, after --baseline a"},
+    };
+    for (size_t k = 0; k < sizeof twice / sizeof twice[0]; k++) {
+        cr_assert_eq(stderr_of(twice[k].cmd, twice[k].argc, twice[k].argv, msg, sizeof msg), EXIT_USAGE, "%s", twice[k].want);
+        cr_assert(strstr(msg, twice[k].want) && strstr(msg, "given twice"), "want '%s', got '%s'", twice[k].want, msg);
+    }
+    /* options that gather still repeat; a value is never read as an option */
+    const char *ops[] = {"conform", "run", "cases/smoke.json", "--op", "roi_align", "--op", "grid_sampler_2d", "--list"};
+    cr_assert_eq(call(cmd_run, 8, ops), EXIT_OK);
+    const char *val[] = {"conform", "run", "cases/smoke.json", "--filter", "--seed", "--seed", "3", "--list"};
+    cr_assert_neq(stderr_of(cmd_run, 8, val, msg, sizeof msg), EXIT_OK);
+    cr_assert(!strstr(msg, "given twice"), "'%s'", msg);
+    scratch_remove(dir);
+}

@@ -62,6 +62,7 @@ static int parse_check_args(int argc, char **argv, check_args *x)
         return usage_error("check: usage: conform check OP [--attr N=V]... --input N=F.npy... --actual N=F.npy|F.bin... "
                            "[--dtype float32|float16|bfloat16|float64] [--report-dir DIR] [--threads N]");
     if (!(x->op = op_find(argv[2]))) return cli_unknown_op("check", argv[2]);
+    if (cli_once("check", argc, argv)) return EXIT_USAGE;
     x->dt = dtype_get(CONFORM_DTYPE_FLOAT32);
     ref_set_threads(omp_get_max_threads()); /* every core for the golden unless --threads says */
     char err[CONFORM_ERR_LEN];

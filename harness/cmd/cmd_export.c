@@ -234,6 +234,7 @@ typedef struct {
 static int export_parse(int argc, char **argv, export_args *ea, export_ctx *x)
 {
     selection *sel = &ea->sel;
+    if (cli_once("export", argc, argv)) return EXIT_USAGE;
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "--out") && v) { ea->out_dir = v; i++; }

@@ -177,6 +177,7 @@ int cmd_gate(int argc, char **argv)
 {
     const char *base_path = NULL, *cur_path = NULL;
     int update = 0;
+    if (cli_once("gate", argc, argv)) return EXIT_USAGE;
     for (int i = 2; i < argc; i++) {
         if (!strcmp(argv[i], "--baseline") && i + 1 < argc) base_path = argv[++i];
         else if (!strcmp(argv[i], "--current") && i + 1 < argc) cur_path = argv[++i];

@@ -158,6 +158,7 @@ int cmd_merge(int argc, char **argv)
 {
     const char *out_dir = NULL, *dirs[256];
     int n = 0;
+    if (cli_once("merge", argc, argv)) return EXIT_USAGE;
     for (int i = 2; i < argc; i++) {
         if (!strcmp(argv[i], "--report-dir") && i + 1 < argc) out_dir = argv[++i];
         else if (argv[i][0] == '-') return cli_unknown_option("merge", argv[i], NULL);

@@ -253,6 +253,7 @@ static int parse_run_args(int argc, char **argv, run_opts *o)
     o->impl_spec = "optimized";
     o->ex = (conform_exec){CONFORM_ISA_AUTO, 0};
     o->policy = (exec_policy){1, 120.0, &interrupted};
+    if (cli_once("run", argc, argv)) return EXIT_USAGE;
     for (int i = 2; i < argc; i++)
         if (take_run_option(o, argc, argv, &i)) return EXIT_USAGE;
     if (!o->n_suites) o->suites[o->n_suites++] = "cases/conformance.json";

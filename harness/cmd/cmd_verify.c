@@ -10,6 +10,7 @@
 int cmd_verify(int argc, char **argv)
 {
     const char *only = NULL, *report_dir = NULL;
+    if (cli_once("verify", argc, argv)) return EXIT_USAGE;
     for (int i = 2; i < argc; i++) {
         if (!strcmp(argv[i], "--op") && i + 1 < argc) only = argv[++i];
         else if (!strcmp(argv[i], "--golden-dir") && i + 1 < argc) {

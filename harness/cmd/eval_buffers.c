@@ -70,6 +70,7 @@ int eval_parse(int argc, char **argv, const char *cmd, const char *usage, int se
     e->ex = (conform_exec){CONFORM_ISA_AUTO, 0};
     if (argc < 3 || argv[2][0] == '-') return usage_error("%s: usage: %s", cmd, usage);
     if (!(e->op = op_find(argv[2]))) return cli_unknown_op(cmd, argv[2]);
+    if (cli_once(cmd, argc, argv)) return EXIT_USAGE;
     for (int i = 3; i < argc; i++) {
         const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         int t = problem_args_take(&e->a, argc, argv, &i);

@@ -241,6 +241,34 @@ int cli_unknown_op(const char *where, const char *name)
     return usage_error("%s: unknown op '%s' (ops: %s)", where, name, all);
 }
 
+/* options that gather: each gives one more attribute, input, shape, output or op */
+static int repeatable(const cli_option *o)
+{
+    static const char *const gather[] = {"--attr", "--input", "--shape", "--actual"};
+    for (size_t k = 0; k < sizeof gather / sizeof gather[0]; k++)
+        if (!strcmp(o->name, gather[k])) return 1;
+    return strstr(o->text, "(repeatable)") != NULL;
+}
+
+int cli_once(const char *cmd, int argc, char **argv)
+{
+    const cli_command *c = cli_command_find(cmd);
+    const char *first[MAX_NAMES] = {0};
+    for (int i = 2; c && i < argc; i++) {
+        const cli_option *o = cli_option_find(c, argv[i]);
+        if (!o || !o->arg || i + 1 >= argc) continue; /* a positional, a flag, or a value left to the parser */
+        int k = (int)(o - c->opts);
+        if (k < MAX_NAMES && !repeatable(o)) {
+            if (first[k])
+                return usage_error("%s: option %s given twice (%s %s, after %s %s); it takes one value", cmd, o->name,
+                                   o->name, argv[i + 1], o->name, first[k]);
+            first[k] = argv[i + 1];
+        }
+        i++; /* its value, whatever it looks like, is no option */
+    }
+    return EXIT_OK;
+}
+
 int cli_bad_value(const char *opt, const char *value, const char *allowed)
 {
     return usage_error("%s: '%s' is not one of %s", opt, value ? value : "", allowed);

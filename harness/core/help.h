@@ -28,5 +28,9 @@ int cli_unknown_option(const char *cmd, const char *opt, const char *value);
 int cli_unknown_op(const char *where, const char *name);
 int cli_unknown_command(const char *name);
 int cli_bad_value(const char *opt, const char *value, const char *allowed);
+/* An option of cmd that takes one value, given twice in argv, is a usage error naming both values
+ * (never a silent last value); options that gather (--attr, --input, --shape, --actual, a
+ * repeatable --op) may repeat. EXIT_OK or EXIT_USAGE after the message. */
+int cli_once(const char *cmd, int argc, char **argv);
 
 #endif
