@@ -25,15 +25,8 @@ trap 'kill "$busy" 2>/dev/null' EXIT
 command -v taskset >/dev/null && taskset -pc 0 "$busy" >/dev/null || echo "# taskset missing: the busy process is not pinned"
 
 median_s() {
-    # the optimized kernels only: a problem's own --impl (bench_ops.sh gives some "--impl both")
-    # is dropped, as conform refuses an option given twice
-    local args=() a skip=0
-    for a in "$@"; do
-        if ((skip)); then skip=0; continue; fi
-        if [ "$a" = --impl ]; then skip=1; continue; fi
-        args+=("$a")
-    done
-    "$exe" bench "${args[@]}" --impl optimized --repeat "$reps" |
+    without_impl "$@" # the optimized kernels only (bench_ops.sh)
+    "$exe" bench "${bench_args[@]}" --impl optimized --repeat "$reps" |
         /usr/bin/env python3 -c 'import json, sys; print(json.loads(sys.stdin.readline())["median_s"])'
 }
 

@@ -1,6 +1,18 @@
 # The make bench problems, one `run OP ARGS...` line each; the caller defines run (tools/bench.sh
 # prints timings against the floor, tools/bench_contention.sh the cost of contention). Sourced.
 # OPS="op1 op2" (exact names) runs only those lines, for iterating on one kernel.
+# bench_args = the arguments without their --impl VALUE: for a caller that runs one impl of every
+# problem (some lines below give "--impl both", and conform refuses an option given twice)
+without_impl() {
+    bench_args=()
+    local a skip=0
+    for a in "$@"; do
+        if ((skip)); then skip=0; continue; fi
+        if [ "$a" = --impl ]; then skip=1; continue; fi
+        bench_args+=("$a")
+    done
+}
+
 bench_ops() {
     run() {
         if [ -n "${OPS:-}" ] && [[ " $OPS " != *" $1 "* ]]; then return 0; fi

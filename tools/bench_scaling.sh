@@ -10,15 +10,8 @@ reps=${REPS:-11}
 rounds=${ROUNDS:-3}
 
 med() {
-    # the optimized kernels only: a problem's own --impl (bench_ops.sh gives some "--impl both")
-    # is dropped, as conform refuses an option given twice
-    local args=() a skip=0
-    for a in "$@"; do
-        if ((skip)); then skip=0; continue; fi
-        if [ "$a" = --impl ]; then skip=1; continue; fi
-        args+=("$a")
-    done
-    "$exe" bench "${args[@]}" --impl optimized --repeat "$reps" |
+    without_impl "$@" # the optimized kernels only (bench_ops.sh)
+    "$exe" bench "${bench_args[@]}" --impl optimized --repeat "$reps" |
         /usr/bin/env python3 -c 'import json, sys; d = json.loads(sys.stdin.readline()); print(d["median_s"], d["bytes"])'
 }
 
