@@ -329,6 +329,14 @@ static void prefault_io(const impl_t *impl, const problem_t *p, const void **in,
         if (!p->out_skipped[o]) prefault(out[o], (size_t)shape_numel(&p->out_shape[o]) * item, MADV_POPULATE_WRITE);
 }
 
+/* in a child: a fault must kill it by its signal, so the parent can name it; drop the handlers a
+   sanitizer (or anything else) installed, which would turn a SIGSEGV into an exit status */
+static void default_fault_signals(void)
+{
+    const int faults[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
+    for (size_t k = 0; k < sizeof faults / sizeof faults[0]; k++) signal(faults[k], SIG_DFL);
+}
+
 exec_status impl_exec(impl_kernel_fn fn, const impl_t *impl, const problem_t *p, const void **in, void **out,
                       const conform_exec *ex, const exec_policy *policy, int *code)
 {
@@ -344,10 +352,7 @@ exec_status impl_exec(impl_kernel_fn fn, const impl_t *impl, const problem_t *p,
         return *code ? EXEC_KERNEL_ERROR : EXEC_OK;
     }
     if (pid == 0) {
-        /* a fault must kill the child by its signal, so the parent can name it: drop handlers a
-           sanitizer (or anything else) installed */
-        const int faults[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
-        for (size_t k = 0; k < sizeof faults / sizeof faults[0]; k++) signal(faults[k], SIG_DFL);
+        default_fault_signals();
         prefault_io(impl, p, in, out);
         /* the child writes the outputs into shared memory and leaves without atexit work */
         int rc = fn(impl, p, in, out, ex);
@@ -412,6 +417,7 @@ static int plugin_probe(const char *path, const dtype_desc *dtype, char *err, si
     fflush(NULL);
     pid_t pid = fork();
     if (pid == 0) {
+        default_fault_signals();
         probe_calls(path, dtype, ps);
         _exit(0);
     }
