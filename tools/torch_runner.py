@@ -1,14 +1,16 @@
 #!/usr/bin/env python3
 """Runs the cases of a `conform export` directory on a PyTorch device and writes their outputs,
-for `conform run --impl dir:DIR` to judge (issue 16; the contract is harness.md, "Judging kernels
-that run elsewhere").
+for `conform run --impl dir:DIR` to judge (the contract: docs/runners.md). `make install` installs
+it as PREFIX/bin/conform-torch.
 
-    build/conform export cases/conformance.json --out /tmp/exp --dtype float32
-    /usr/bin/python3 tools/torch_runner.py /tmp/exp --device cpu      # or cuda, or npu (torch_npu)
-    build/conform run cases/conformance.json --impl dir:/tmp/exp --report-dir /tmp/exp-report \
+    conform export cases/conformance.json --out /tmp/exp --dtype float32
+    conform-torch /tmp/exp --device cpu      # or cuda, or npu (torch_npu); from the repository:
+                                             # /usr/bin/python3 tools/torch_runner.py
+    conform run cases/conformance.json --impl dir:/tmp/exp --report-dir /tmp/exp-report \
         --waivers cases/waivers_pytorch_cpu.json
 
-One op table per device (TABLES below): cpu and cuda run torchvision / PyTorch / mmcv; npu calls
+One op table per device (conform.torch.TABLES: python/conform/torch.py, the library a Python test
+calls): cpu and cuda run torchvision / PyTorch / mmcv; npu calls
 the torch_npu functions that reach the Ascend kernels the seed documents describe (sources in
 docs/devices.md and beside each entry of the npu table). An op a device's table cannot run here
 (its library is missing, a release known to be wrong) is declared unsupported up front, with its
@@ -26,6 +28,7 @@ import fnmatch
 import json
 import os
 import platform
+import re
 import signal
 import socket
 import sys
@@ -33,537 +36,24 @@ import tempfile
 
 import numpy as np
 import torch
-import torch.nn.functional as F
 
-from export_dir import confined, deform_geometry  # tools/, beside this script
+# the op tables are the conform package's: installed beside this command (PREFIX/bin/conform-torch),
+# or python/ of the repository this file is in
+_REPO_PY = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python")
+if os.path.isdir(os.path.join(_REPO_PY, "conform")):
+    sys.path.insert(0, _REPO_PY)
+import conform.torch as T  # noqa: E402
+from conform.torch import *  # noqa: E402,F401,F403  (the tables and routes, as before the move)
+from conform.torch import (DTYPES, Skip, Unsupported, DeviceError, CANNOT_RUN, mmcv,  # noqa: E402,F401
+                           torchvision, cpu_name, cann_version, run_case)
 
 SCHEMA = "conform-export"
 SUPPORTED_SCHEMA_VERSIONS = (1,)
 
-# manifest dtype -> (torch dtype, numpy dtype of the .npy files)
-DTYPES = {
-    "float32": (torch.float32, "<f4"),
-    "float16": (torch.float16, "<f2"),
-    "bfloat16": (torch.bfloat16, "<u2"),   # raw bits: NumPy has no bfloat16
-    "float64": (torch.float64, "<f8"),
-}
-
-
-class Skip(Exception):
-    """A case this device or this mapping cannot take; the message says why."""
-
-
-def optional_import(name):
-    try:
-        return __import__(name)
-    except Exception:   # any failure to import means the op is not available here
-        return None
-
-
-torchvision = optional_import("torchvision")
-mmcv = optional_import("mmcv")
-mmcv_ops, MMCV_WHY_NOT = None, "mmcv is not installed"
-if mmcv is not None:
-    try:
-        from mmcv import ops as mmcv_ops   # noqa: E402  (mmcv-full builds only)
-        MMCV_WHY_NOT = None
-    except Exception as e:
-        MMCV_WHY_NOT = "mmcv %s has no ops (mmcv-lite?): %s" % (getattr(mmcv, "__version__", "?"), e)
-
-
-def need(module, what):
-    if module is None:
-        raise Skip("%s is not importable here" % what)
-    return module
-
-
-# ---- tensors in and out ---------------------------------------------------------------------------
-def load_input(path, dtype_name, device, compute_dtype):
-    arr = np.load(path, allow_pickle=False)
-    want = np.dtype(DTYPES[dtype_name][1])
-    if arr.dtype != want:
-        raise Skip("%s: dtype %s, the manifest says %s (%s)" % (path, arr.dtype, dtype_name, want.str))
-    arr = np.ascontiguousarray(arr)
-    if dtype_name == "bfloat16":
-        t = torch.from_numpy(arr.view(np.int16)).view(torch.bfloat16)
-    else:
-        t = torch.from_numpy(arr)
-    return t.to(device=device, dtype=compute_dtype or t.dtype)
-
-
-def to_numpy(t, dtype_name):
-    t = t.detach().to("cpu").to(DTYPES[dtype_name][0]).contiguous()
-    if dtype_name == "bfloat16":
-        return t.view(torch.int16).numpy().view(np.uint16)
-    return t.numpy()
-
-
-def save_atomic(path, arr):
-    """Temporary file, then rename: a killed runner never leaves a half-written output."""
-    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path) or ".", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            np.save(f, arr, allow_pickle=False)
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise
-
-
-# ---- attributes -----------------------------------------------------------------------------------
-def attr(attrs, name, default=None):
-    if name in attrs:
-        return attrs[name]
-    if default is None:
-        raise Skip("attribute %s missing from the manifest" % name)
-    return default
-
-
-def check_batch_indices(rois, col, batch):
-    """torchvision and mmcv index the feature map with the truncated batch index and no range
-    check: an index outside [0, B) after truncation (or NaN) would read or write outside the
-    tensor, so such a case is not run (conform floors and skips those rois, ops.md section 10)."""
-    if rois.numel() == 0:
-        return
-    b = rois[:, col].double().cpu()
-    bad = ~torch.isfinite(b) | (torch.trunc(b) < 0) | (torch.trunc(b) >= batch)
-    if bool(bad.any()):
-        i = int(bad.nonzero()[0, 0])
-        raise Skip("roi %d has batch index %r, B = %d: %s" % (i, float(b[i]), batch, UNSAFE_BATCH))
-
-
-# the reasons a case cannot be run on any torch device here (an input the library has no defined
-# result for): such a case is left unwritten and reported missing, not run, with its reason, and
-# tests/python/test_torch_runner.py accepts no other reason for a missing case
-UNSAFE_BATCH = ("a batch index outside [0, B) after truncation, or not finite: the torch kernel would read "
-                "or write outside its tensors")
-CANNOT_RUN = (UNSAFE_BATCH,)
-
-
-# ---- roi_align, roi_align_v2_backward: torchvision.ops.roi_align and its autograd -------------------
-def roi_align_call(x, rois, a, ph_name, pw_name):
-    tv = need(torchvision, "torchvision")
-    check_batch_indices(rois, 0, x.shape[0])
-    aligned = bool(attr(a, "aligned", True))
-    # Ascend's roi_end_mode, when given (docs/ops/roi_align.md): 0 = aligned false, 1 = aligned false
-    # with the roi's end pixel counted in (x2 + 1, y2 + 1), 2 and 3 = aligned true
-    mode = int(attr(a, "roi_end_mode", -1))
-    if mode >= 0:
-        aligned = mode >= 2
-    if mode == 1:
-        rois = rois.clone()
-        rois[:, 3:5] += 1
-    return tv.ops.roi_align(x, rois, output_size=(attr(a, ph_name), attr(a, pw_name)),
-                            spatial_scale=float(attr(a, "spatial_scale", 1.0)),
-                            sampling_ratio=int(attr(a, "sampling_ratio", 0)),
-                            aligned=aligned)
-
-
-def run_roi_align(t, a):
-    return {"output": roi_align_call(t["input"], t["rois"], a, "pooled_h", "pooled_w")}
-
-
-def run_roi_align_v2_backward(t, a):
-    go = t["grad_output"]
-    x = torch.zeros(attr(a, "input_shape"), dtype=go.dtype, device=go.device, requires_grad=True)
-    roi_align_call(x, t["boxes"], a, "pooled_height", "pooled_width").backward(go)
-    return {"grad_input": x.grad}
-
-
-# ---- roi_align_rotated(_grad): mmcv.ops.roi_align_rotated (NCHW, rois [n, 6]) -----------------------
-def rotated_call(x, rois, a):
-    ops = need(mmcv_ops, "mmcv.ops")
-    nhwc = attr(a, "data_format", "NCHW") == "NHWC"
-    if nhwc:   # the Ascend kernel's layout: x NHWC, rois [6, n]
-        x, rois = x.permute(0, 3, 1, 2), rois.t()
-    check_batch_indices(rois, 0, x.shape[0])
-    y = ops.roi_align_rotated(x, rois, (attr(a, "pooled_h"), attr(a, "pooled_w")),
-                              float(attr(a, "spatial_scale", 1.0)), int(attr(a, "sampling_ratio", 0)),
-                              bool(attr(a, "aligned", True)), bool(attr(a, "clockwise", False)))
-    return y.permute(0, 2, 3, 1) if nhwc else y
-
-
-def run_roi_align_rotated(t, a):
-    return {"y": rotated_call(t["x"], t["rois"], a)}
-
-
-def run_roi_align_rotated_grad(t, a):
-    g = t["x_grad"]
-    x = torch.zeros(attr(a, "y_grad_shape"), dtype=g.dtype, device=g.device, requires_grad=True)
-    rotated_call(x, t["rois"], a).backward(g)
-    return {"y_grad": x.grad}
-
-
-# ---- grid_sampler_2d(_backward): torch.nn.functional.grid_sample and its autograd -------------------
-GRID_MODES = {0: "bilinear", 1: "nearest", 2: "bicubic"}
-GRID_PADDINGS = {0: "zeros", 1: "border", 2: "reflection"}
-
-
-def grid_sample(x, grid, a):
-    mode, pad = int(attr(a, "interpolation_mode", 0)), int(attr(a, "padding_mode", 0))
-    if mode not in GRID_MODES or pad not in GRID_PADDINGS:
-        raise Skip("interpolation_mode %d / padding_mode %d have no grid_sample equivalent" % (mode, pad))
-    return F.grid_sample(x, grid, mode=GRID_MODES[mode], padding_mode=GRID_PADDINGS[pad],
-                         align_corners=bool(attr(a, "align_corners", False)))
-
-
-def run_grid_sampler_2d(t, a):
-    return {"output": grid_sample(t["input"], t["grid"], a)}
-
-
-def run_grid_sampler_2d_backward(t, a):
-    mask = attr(a, "output_mask", [1, 1])
-    x = t["input"].clone().requires_grad_(bool(mask[0]))
-    grid = t["grid"].clone().requires_grad_(bool(mask[1]))
-    if not (mask[0] or mask[1]):
-        return {}
-    grid_sample(x, grid, a).backward(t["grad_output"])
-    out = {}
-    if mask[0]:
-        out["input_grad"] = x.grad if x.grad is not None else torch.zeros_like(x)
-    if mask[1]:
-        out["grid_grad"] = grid.grad if grid.grad is not None else torch.zeros_like(grid)
-    return out
-
-
-# ---- deformable_offsets(_grad): torchvision.ops.deform_conv2d, one kernel point per call ------------
-def deformable_y(x_nhwc, offsets, a):
-    """y[n, ho*kh+i, wo*kw+j, c] of spec 5 through deform_conv2d.
-
-    One call per kernel point (i, j), with an (i+1) x (j+1) kernel, groups = C and a weight that is
-    1 at (i, j) only: torchvision then forms the sample position exactly as the op does,
-    (ho*sh - pt) + i*dh + offset (one rounding), and the other kernel points, sent outside the
-    plane with mask 0, add exact zeros. A full kh x kw one-hot weight would also multiply the other
-    points' samples by 0, and 0 * NaN would spread one NaN pixel to every kernel point.
-    Bottom/right padding is explicit zero rows/columns: torchvision pads symmetrically, and the
-    window test at H, W sees the same zeros either way (same values and gradients)."""
-    tv = need(torchvision, "torchvision")
-    if bool(attr(a, "modulated", True)) is not True:
-        raise Skip("modulated = false has no deform_conv2d equivalent here")
-    kh, kw, sh, sw, dh, dw, (pt, pb, pl, pr), dg = deform_geometry(a)
-    N, H, W, C = x_nhwc.shape
-    _, Ho, Wo, OC = offsets.shape
-    K = kh * kw
-    if OC != 3 * dg * K or C % dg:
-        raise Skip("offsets [.., %d] / C = %d do not fit dg = %d, ksize %dx%d" % (OC, C, dg, kh, kw))
-    if bool(torch.isnan(offsets[..., :2 * dg * K]).any()):
-        # torchvision 0.14: a NaN position passes the window test, floor(NaN) becomes a huge
-        # negative index and the corner reads are only bounded above: a segfault (measured)
-        raise Skip("a NaN offset: torchvision's deform_conv2d would read outside its input")
-    x = F.pad(x_nhwc.permute(0, 3, 1, 2), (0, pr, 0, pb))
-    Hp, Wp = H + pb, W + pr
-    off = offsets.permute(0, 3, 1, 2).reshape(N, 3, dg, K, Ho, Wo)   # x offsets, y offsets, masks
-    far = -float(2 * (Hp + Wp + pt + pl + (kh + kw) * (dh + dw)) + 16)   # puts a sample below -1
-    rows = []
-    for i in range(kh):
-        cols = []
-        for j in range(kw):
-            k, K2 = i * kw + j, (i + 1) * (j + 1)
-            Ht = (Hp + 2 * pt - (dh * i + 1)) // sh + 1   # torchvision's output size, >= Ho
-            Wt = (Wp + 2 * pl - (dw * j + 1)) // sw + 1
-            tv_off = torch.full((N, dg, K2, 2, Ht, Wt), far, dtype=x.dtype, device=x.device)
-            tv_mask = torch.zeros((N, dg, K2, Ht, Wt), dtype=x.dtype, device=x.device)
-            tv_off[:, :, K2 - 1, 0, :Ho, :Wo] = off[:, 1, :, k]     # (dy, dx) per kernel point
-            tv_off[:, :, K2 - 1, 1, :Ho, :Wo] = off[:, 0, :, k]
-            tv_mask[:, :, K2 - 1, :Ho, :Wo] = off[:, 2, :, k]
-            weight = torch.zeros((C, 1, i + 1, j + 1), dtype=x.dtype, device=x.device)
-            weight[:, 0, i, j] = 1
-            out = tv.ops.deform_conv2d(x, tv_off.reshape(N, dg * K2 * 2, Ht, Wt), weight, None,
-                                       stride=(sh, sw), padding=(pt, pl), dilation=(dh, dw),
-                                       mask=tv_mask.reshape(N, dg * K2, Ht, Wt))
-            cols.append(out[:, :, :Ho, :Wo])
-        rows.append(torch.stack(cols))
-    # [kh, kw, N, C, Ho, Wo] -> [N, Ho, kh, Wo, kw, C]
-    return torch.stack(rows).permute(2, 4, 0, 5, 1, 3).reshape(N, Ho * kh, Wo * kw, C)
-
-
-def run_deformable_offsets(t, a):
-    return {"y": deformable_y(t["x"], t["offsets"], a)}
-
-
-def run_deformable_offsets_grad(t, a):
-    x = t["x"].clone().requires_grad_(True)
-    off = t["offsets"].clone().requires_grad_(True)
-    deformable_y(x, off, a).backward(t["grad"])
-    return {"grad_x": x.grad, "grad_offsets": off.grad}
-
-
-# ---- the npu table: torch_npu's own functions (each entry names its public source) ------------------
-# torch_npu registers no torchvision:: kernel, so torchvision's roi_align and deform_conv2d would run
-# on the host through its CPU fallback (Ascend/pytorch torch_npu/csrc/aten/VariableFallbackKernel.cpp):
-# these functions call the NPU ops instead. NPU is the torch_npu module, or the test's recording
-# stand-in (tests/python/torch_npu_standin.py), set by open_device.
-NPU = None
-
-
-def npu_roi_end_mode(a):
-    """The manifest's roi_end_mode when it gives one (ROIAlign takes it natively), else 2 for aligned
-    and 0 otherwise: aclnnRoiAlignV2(Backward)'s own mapping (hicann/ops-cv
-    objdetect/roi_align/op_host/op_api/aclnn_roi_align_v2.cpp:200, aclnn_roi_align_v2_backward.cpp:232)."""
-    mode = int(attr(a, "roi_end_mode", -1))
-    return mode if mode >= 0 else (2 if bool(attr(a, "aligned", True)) else 0)
-
-
-def npu_roi_align(t, a):
-    """torch_npu.npu_roi_align(self, rois, spatial_scale, pooled_height, pooled_width, sample_num,
-    roi_end_mode) (Ascend/op-plugin op_plugin/config/op_plugin_functions.yaml:6877): IR ROIAlign."""
-    x, rois = t["input"], t["rois"]
-    check_batch_indices(rois, 0, x.shape[0])   # what the kernel does with such a roi is unknown
-    return {"output": NPU.npu_roi_align(x, rois, float(attr(a, "spatial_scale", 1.0)), int(attr(a, "pooled_h")),
-                                        int(attr(a, "pooled_w")), int(attr(a, "sampling_ratio", 0)),
-                                        npu_roi_end_mode(a))}
-
-
-def npu_roi_align_v2_backward(t, a):
-    """torch_npu.npu_roi_alignbk(grad, rois, xdiff_shape, pooled_width, pooled_height, spatial_scale,
-    sample_num, roi_end_mode): width BEFORE height (op_plugin_functions.yaml:6882), IR ROIAlignGrad.
-    Never torch_npu.contrib's ROIAlign backward, which passes height in the width slot
-    (Ascend/pytorch torch_npu/contrib/module/roi_align.py:45-48)."""
-    shape = [int(v) for v in attr(a, "input_shape")]
-    check_batch_indices(t["boxes"], 0, shape[0])
-    return {"grad_input": NPU.npu_roi_alignbk(t["grad_output"], t["boxes"], shape, int(attr(a, "pooled_width")),
-                                              int(attr(a, "pooled_height")), float(attr(a, "spatial_scale", 1.0)),
-                                              int(attr(a, "sampling_ratio", 0)), npu_roi_end_mode(a))}
-
-
-def npu_grid_sampler_2d_backward(t, a):
-    """aten grid_sampler_2d_backward with the output mask: op-plugin registers it as
-    aclnnGridSampler2DBackward (op_plugin_functions.yaml:2486-2496), mask passed through."""
-    mask = [bool(m) for m in attr(a, "output_mask", [1, 1])]
-    if not any(mask):
-        return {}
-    mode, pad = int(attr(a, "interpolation_mode", 0)), int(attr(a, "padding_mode", 0))
-    if mode not in GRID_MODES or pad not in GRID_PADDINGS:
-        raise Skip("interpolation_mode %d / padding_mode %d are not aten modes" % (mode, pad))
-    gi, gg = torch.ops.aten.grid_sampler_2d_backward(t["grad_output"], t["input"], t["grid"], mode, pad,
-                                                     bool(attr(a, "align_corners", False)), mask)
-    return dict(([("input_grad", gi)] if mask[0] else []) + ([("grid_grad", gg)] if mask[1] else []))
-
-
-def npu_deform_args(x, off, a, groups):
-    """The argument tail of npu_deformable_conv2d(bk) for spec 5's attributes: kernel_size [kh, kw],
-    stride and dilation in NCHW order [1, 1, h, w], padding [top, bottom, left, right]
-    (op_plugin/ops/aclops/DeformableConv2dKernelNpu.cpp:71-123 reorders them to NHWC for the IR op)."""
-    if bool(attr(a, "modulated", True)) is not True:
-        raise Skip("modulated = false: the DeformableOffsets kernel only supports modulated = true "
-                   "(hicann/ops-nn conv/deformable_offsets/op_graph/deformable_offsets_proto.h)")
-    kh, kw, sh, sw, dh, dw, pads, dg = deform_geometry(a)
-    C = x.shape[3]
-    if kh * kw > 2048 or kh * kw * C // groups > 65535:   # npu_deformable_conv2d's documented limits
-        raise Skip("ksize %dx%d with C = %d exceeds npu_deformable_conv2d's K_H*K_W <= 2048, "
-                   "K_H*K_W*C/groups <= 65535" % (kh, kw, C))
-    return ([kh, kw], [1, 1, sh, sw], [int(p) for p in pads], [1, 1, dh, dw], groups, dg, True)
-
-
-def npu_deformable_offsets(t, a):
-    """Output [1] of torch_npu.npu_deformable_conv2d(input NCHW, weight, offset NCHW, None, ...) is the
-    DeformableOffsets result, NCHW [N, C, Ho*kh, Wo*kw] (DeformableConv2dKernelNpu.cpp:255-277); the
-    offset channels are [x, y, mask][dg][kh][kw], conform's order (op-plugin
-    test/test_base_ops/test_deformable_conv2d.py:30-42). The weight is irrelevant to output [1]."""
-    x, off = t["x"], t["offsets"]
-    tail = npu_deform_args(x, off, a, 1)
-    kh, kw = tail[0]
-    w = torch.zeros((1, x.shape[3], kh, kw), dtype=x.dtype, device=x.device)
-    _, y = NPU.npu_deformable_conv2d(x.permute(0, 3, 1, 2), w, off.permute(0, 3, 1, 2), None, *tail)
-    return {"y": y.permute(0, 2, 3, 1)}
-
-
-def npu_deformable_offsets_grad(t, a):
-    """npu_deformable_conv2dbk(input, grad_output, offset_out, weight, offset, ...) takes the gradient
-    of output [0] = conv(offset_out, weight, stride = ksize) (op_plugin/config/derivatives.yaml:112-114;
-    DeformableConv2dKernelNpu.cpp:175-252): grad y is injected through a grouped one-hot weight,
-    groups = C, w[c*K + i*kw + j, 0, i, j] = 1, so the conv's input gradient is exactly grad y and
-    feeds DeformableOffsetsGrad. Conv HF32 is off (open_device)."""
-    x, off, g = t["x"], t["offsets"], t["grad"]
-    if not bool(torch.isfinite(g).all()):
-        raise Skip("a non-finite grad: the one-hot conv this route passes it through spreads it as "
-                   "0 * NaN over each (c, ho, wo) block (docs/devices.md)")
-    N, H, W, C = x.shape
-    tail = npu_deform_args(x, off, a, C)
-    kh, kw = tail[0]
-    K, Ho, Wo = kh * kw, off.shape[1], off.shape[2]
-    w = torch.eye(K, dtype=x.dtype, device=x.device).reshape(K, 1, kh, kw).repeat(C, 1, 1, 1)
-    go = g.reshape(N, Ho, kh, Wo, kw, C).permute(0, 5, 2, 4, 1, 3).reshape(N, C * K, Ho, Wo)
-    x_nchw, off_nchw = x.permute(0, 3, 1, 2), off.permute(0, 3, 1, 2)
-    _, y = NPU.npu_deformable_conv2d(x_nchw, w, off_nchw, None, *tail)
-    gx, _, goff, _ = NPU.npu_deformable_conv2dbk(x_nchw, go, y, w, off_nchw, *tail)
-    return {"grad_x": gx.permute(0, 2, 3, 1), "grad_offsets": goff.permute(0, 2, 3, 1)}
-
-
-def rotated_backward_ext():
-    """mmcv's compiled roi_align_rotated_backward (mmcv/ops/roi_align_rotated.py's ext_module)"""
-    import importlib
-    return importlib.import_module("mmcv.ops.roi_align_rotated").ext_module
-
-
-def npu_roi_align_rotated_grad(t, a):
-    """mmcv's NPU backward sends pooled_h = aligned_width and pooled_w = aligned_height to
-    RoiAlignRotatedGrad (open-mmlab/mmcv mmcv/ops/csrc/pytorch/npu/roi_align_rotated_npu.cpp,
-    roi_align_rotated_backward_npu, at main 15e67ca6): calling it with the pooled sizes exchanged
-    cancels the swap."""
-    g = t["x_grad"]
-    nhwc = attr(a, "data_format", "NCHW") == "NHWC"
-    shape = [int(v) for v in attr(a, "y_grad_shape")]
-    rois = t["rois"].t() if nhwc else t["rois"]
-    if nhwc:
-        g, shape = g.permute(0, 3, 1, 2), [shape[0], shape[3], shape[1], shape[2]]
-    check_batch_indices(rois, 0, shape[0])
-    ph, pw = int(attr(a, "pooled_h")), int(attr(a, "pooled_w"))
-    gi = torch.zeros(shape, dtype=g.dtype, device=g.device)
-    rotated_backward_ext().roi_align_rotated_backward(
-        g.contiguous(), rois.contiguous(), gi, pooled_height=pw, pooled_width=ph,   # exchanged: see above
-        spatial_scale=float(attr(a, "spatial_scale", 1.0)), sampling_ratio=int(attr(a, "sampling_ratio", 0)),
-        aligned=bool(attr(a, "aligned", True)), clockwise=bool(attr(a, "clockwise", False)))
-    return {"y_grad": gi.permute(0, 2, 3, 1) if nhwc else gi}
-
-
-# ---- op tables per device ---------------------------------------------------------------------------
-class Route:
-    """One op on one device: fn(tensors, attrs) -> {output: tensor}, the exact call it makes (for
-    runner.json and the reports) and why_not() -> None or why the op cannot run here."""
-    def __init__(self, fn, call, why_not=lambda: None):
-        self.fn, self.call, self.why_not = fn, call, why_not
-
-
-def lacks(module, what):
-    return lambda: None if module is not None else "%s is not installed" % what
-
-
-def mmcv_why_not():
-    return MMCV_WHY_NOT
-
-
-# mmcv's NPU roi_align_rotated adapter is right (x NHWC, rois [6, n]) only after mmcv commits
-# 6ba6b7e6 (#3238, 2025-02-18) and a5d21aae (2025-03-24), in no release: v2.2.0 passes NCHW and
-# [n, 6] (docs/devices.md). The version string of a build from main still reads 2.2.0, so the
-# user attests the build with --mmcv-from-main.
-MMCV_LAST_WRONG_RELEASE = (2, 2, 0)
-MMCV_FROM_MAIN = False
-
-
-def mmcv_npu_why_not():
-    if MMCV_WHY_NOT:
-        return MMCV_WHY_NOT
-    v = getattr(mmcv, "__version__", "0")
-    nums = tuple(int(p) for p in v.split("+")[0].split(".")[:3] if p.isdigit())
-    if nums <= MMCV_LAST_WRONG_RELEASE and not MMCV_FROM_MAIN:
-        return ("mmcv %s: its NPU roi_align_rotated adapter passes NCHW and [n, 6] rois where the kernel "
-                "takes NHWC and [6, n] (fixed only in mmcv main after 6ba6b7e6); build mmcv from main "
-                "with FORCE_NPU=1 and pass --mmcv-from-main" % v)
-    return None
-
-
-ROTATED_CALL = ("mmcv.ops.roi_align_rotated(x NCHW, rois [n, 6], (pooled_h, pooled_w), spatial_scale, "
-                "sampling_ratio, aligned, clockwise)")
-COMMON_ROUTES = {
-    "grid_sampler_2d": Route(run_grid_sampler_2d, "torch.nn.functional.grid_sample(input, grid, mode, padding_mode, "
-                             "align_corners)"),
-}
-CPU_TABLE = dict(COMMON_ROUTES, **{
-    "roi_align": Route(run_roi_align, "torchvision.ops.roi_align(input, rois, (pooled_h, pooled_w), spatial_scale, "
-                       "sampling_ratio, aligned) (roi_end_mode 1: rois x2, y2 + 1, aligned false)",
-                       lacks(torchvision, "torchvision")),
-    "roi_align_v2_backward": Route(run_roi_align_v2_backward, "autograd of torchvision.ops.roi_align",
-                                   lacks(torchvision, "torchvision")),
-    "roi_align_rotated": Route(run_roi_align_rotated, ROTATED_CALL, mmcv_why_not),
-    "roi_align_rotated_grad": Route(run_roi_align_rotated_grad, "autograd of " + ROTATED_CALL, mmcv_why_not),
-    "grid_sampler_2d_backward": Route(run_grid_sampler_2d_backward, "autograd of torch.nn.functional.grid_sample "
-                                      "(requires_grad from output_mask)"),
-    "deformable_offsets": Route(run_deformable_offsets, "torchvision.ops.deform_conv2d, one call per kernel point "
-                                "with a one-hot grouped weight", lacks(torchvision, "torchvision")),
-    "deformable_offsets_grad": Route(run_deformable_offsets_grad, "autograd of the deformable_offsets route",
-                                     lacks(torchvision, "torchvision")),
-})
-
-
-def npu_has(name):
-    return lambda: None if hasattr(NPU, name) else "this torch_npu has no %s" % name
-
-
-NPU_TABLE = dict(COMMON_ROUTES, **{
-    "roi_align": Route(npu_roi_align, "torch_npu.npu_roi_align(input, rois, spatial_scale, pooled_h, pooled_w, "
-                       "sampling_ratio, roi_end_mode if given else 2 if aligned else 0)", npu_has("npu_roi_align")),
-    "roi_align_v2_backward": Route(npu_roi_align_v2_backward, "torch_npu.npu_roi_alignbk(grad_output, boxes, "
-                                   "input_shape, pooled_width, pooled_height, spatial_scale, sampling_ratio, "
-                                   "roi_end_mode if given else 2 if aligned else 0)", npu_has("npu_roi_alignbk")),
-    "roi_align_rotated": Route(run_roi_align_rotated, ROTATED_CALL + " (mmcv NPU: RoiAlignRotated, NHWC, [6, n])",
-                               mmcv_npu_why_not),
-    "roi_align_rotated_grad": Route(npu_roi_align_rotated_grad, "mmcv ext roi_align_rotated_backward(grad NCHW, rois, "
-                                    "grad_input, pooled_height=pooled_w, pooled_width=pooled_h, ...): exchanged to "
-                                    "cancel mmcv's pooled swap (RoiAlignRotatedGrad)", mmcv_npu_why_not),
-    "grid_sampler_2d_backward": Route(npu_grid_sampler_2d_backward, "torch.ops.aten.grid_sampler_2d_backward(grad_output, "
-                                      "input, grid, interpolation_mode, padding_mode, align_corners, output_mask)"),
-    "deformable_offsets": Route(npu_deformable_offsets, "torch_npu.npu_deformable_conv2d(x NCHW, zeros [1, C, kh, kw], "
-                                "offsets NCHW, None, [kh, kw], [1, 1, sh, sw], [pt, pb, pl, pr], [1, 1, dh, dw], 1, "
-                                "deformable_groups, True)[1], NHWC", npu_has("npu_deformable_conv2d")),
-    "deformable_offsets_grad": Route(npu_deformable_offsets_grad, "torch_npu.npu_deformable_conv2dbk(x NCHW, grad y "
-                                     "as [N, C*kh*kw, Ho, Wo], offset_out, one-hot weight [C*kh*kw, 1, kh, kw], "
-                                     "offsets NCHW, [kh, kw], [1, 1, sh, sw], pads, [1, 1, dh, dw], groups C, "
-                                     "deformable_groups, True), conv HF32 off", npu_has("npu_deformable_conv2dbk")),
-})
-TABLES = {"cpu": CPU_TABLE, "cuda": CPU_TABLE, "npu": NPU_TABLE}
-
-
-# ---- one case -------------------------------------------------------------------------------------
-class Unsupported(Skip):
-    """The op cannot run on this device at all (declared in runner.json; conform: not_implemented)."""
-
-
-def inside(root, rel):
-    """root/rel under the manifest path rule (export_dir.confined), or Skip with the rule broken"""
-    try:
-        return confined(root, rel)
-    except ValueError as e:
-        raise Skip(str(e))
-
-
-def run_case(root, case, dtype_name, dev, compute_dtype):
-    """Writes the computed outputs of one case; returns None, or raises Skip with the reason.
-    dev: (torch.device, op table, unsupported {op: reason})."""
-    device, table, unsupported = dev
-    outputs = case.get("outputs", {})
-    for o in outputs.values():   # a stale file from an earlier run must not be judged
-        p = inside(root, o.get("path"))
-        if os.path.exists(p):
-            os.unlink(p)
-    if "expect_error" in case:
-        raise Skip("the case expects a validation error (%s); nothing to compute" % case["expect_error"])
-    if "not_applicable" in case:   # conform exported no data: an input overflows the dtype
-        raise Skip(case["not_applicable"])
-    op = case.get("op")
-    if op in unsupported:
-        raise Unsupported(unsupported[op])
-    if op not in table:
-        raise Unsupported("no %s mapping for op %r" % (device.type, op))
-    try:
-        tensors = {name: load_input(inside(root, rel), dtype_name, device, compute_dtype)
-                   for name, rel in case.get("inputs", {}).items()}
-        got = table[op].fn(tensors, case.get("attrs", {}))
-    except Skip:
-        raise
-    except Exception as e:   # the device refused the case: its reason, never a crash
-        msg = str(e).strip().splitlines()
-        raise Skip("%s: %s" % (type(e).__name__, msg[0] if msg else ""))
-    results = {}
-    for name, o in outputs.items():
-        if not o.get("computed", True):
-            continue
-        if name not in got or got[name] is None:
-            raise Skip("output %s was not produced" % name)
-        if got[name].device.type != device.type:   # a host fallback must never pass as a device run
-            raise Skip("output %s is on %s, not on %s" % (name, got[name].device, device))
-        arr = to_numpy(got[name], dtype_name)
-        if list(arr.shape) != list(o["shape"]):
-            raise Skip("output %s has shape %s, the manifest says %s" % (name, list(arr.shape), o["shape"]))
-        results[name] = arr
-    for name, arr in results.items():   # all or nothing per case
-        save_atomic(inside(root, outputs[name]["path"]), arr)
-
 
 # ---- command line ---------------------------------------------------------------------------------
 def die(msg):
-    print("torch_runner: error: %s" % msg, file=sys.stderr)
+    print("conform-torch: error: %s" % msg, file=sys.stderr)
     sys.exit(2)
 
 
@@ -588,79 +78,6 @@ def load_manifest(root):
     return m
 
 
-def load_torch_npu():
-    """torch_npu, imported after TORCH_NPU_FALLBACK_CPU_DISABLE=1 so that an op without an NPU
-    kernel raises instead of running on the host (Ascend/pytorch
-    torch_npu/csrc/core/npu/register/OptionsManager.cpp:60-66). CONFORM_TORCH_NPU_STANDIN=FILE loads
-    FILE instead: a test's recording stand-in, named as such in runner.json and every report."""
-    os.environ["TORCH_NPU_FALLBACK_CPU_DISABLE"] = "1"
-    standin = os.environ.get("CONFORM_TORCH_NPU_STANDIN")
-    if standin:
-        import importlib.util
-        spec = importlib.util.spec_from_file_location("torch_npu_standin", standin)
-        mod = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(mod)
-        return mod
-    return optional_import("torch_npu")
-
-
-def open_device(name):
-    """(torch.device, the device's op table, {op: why it cannot run}, provenance) for --device."""
-    global NPU
-    info = {"device": name}
-    if name == "npu":
-        NPU = load_torch_npu()
-        if NPU is None:
-            die("--device npu needs torch_npu (pip install torch-npu matching torch %s)" % torch.__version__)
-        standin = getattr(NPU, "STANDIN", None)
-        device = torch.device(standin["device"] if standin else "npu")
-        info["torch_npu"] = "STAND-IN: %s" % standin["what"] if standin else getattr(NPU, "__version__", "?")
-        info["device_name"] = standin["device_name"] if standin else torch.npu.get_device_name(0)
-        if not standin:   # fp32 convolutions may run in HF32 by default (torch_npu/npu/npu_config.py:189-200)
-            torch.npu.conv.allow_hf32 = False
-            info["conv_allow_hf32"] = False
-        info["cann"] = cann_version()
-    elif name == "cuda":
-        if not torch.cuda.is_available():
-            die("--device cuda: torch.cuda.is_available() is false")
-        device = torch.device("cuda")
-        info["device_name"] = torch.cuda.get_device_name(0)
-    else:
-        device = torch.device("cpu")
-        info["device_name"] = cpu_name()
-    table = TABLES[name]
-    unsupported = {op: r.why_not() for op, r in table.items() if r.why_not()}
-    info["ops"] = {op: dict(call=r.call, supported=op not in unsupported,
-                            **({"reason": unsupported[op]} if op in unsupported else {}))
-                   for op, r in sorted(table.items())}
-    return (device, table, unsupported), info
-
-
-def cpu_name():
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
-
-
-def cann_version():
-    """The CANN toolkit's version from its install directory, where readable (set_env.sh exports
-    ASCEND_HOME_PATH and ASCEND_TOOLKIT_HOME: hicann/runtime scripts/package/runtime/set_env.sh)."""
-    for var in ("ASCEND_HOME_PATH", "ASCEND_TOOLKIT_HOME"):
-        root = os.environ.get(var)
-        for rel in ("version.cfg", "compiler/version.info", "runtime/version.info"):
-            try:
-                with open(os.path.join(root or "/nonexistent", rel)) as f:
-                    for line in f:
-                        if "version=" in line.replace(" ", ""):
-                            return line.split("=", 1)[1].strip()
-            except OSError:
-                continue
-    return None
 
 
 def provenance(args, m, info):
@@ -671,7 +88,7 @@ def provenance(args, m, info):
     for k in ("torch_npu", "cann"):
         if k in info:
             versions[k] = info.pop(k)
-    return dict({"schema": "conform-runner", "schema_version": 1, "runner": "tools/torch_runner.py",
+    return dict({"schema": "conform-runner", "schema_version": 1, "runner": "conform-torch (tools/torch_runner.py)",
                  "host": socket.gethostname(), "dtype": m["dtype"],
                  "compute_dtype": args.compute_dtype or m["dtype"], "versions": versions,
                  "mmcv_from_main": bool(args.mmcv_from_main)}, **info)
@@ -715,9 +132,11 @@ def selected(m, args):
 def run_cases(cases, args, dtype_name, report, starting=lambda i: None, opened=lambda info: None):
     """Runs cases in this process: opened(provenance) once the device is open, starting(index)
     before each case, report(index, None, or (skip reason, unsupported)) after it."""
-    global MMCV_FROM_MAIN
-    MMCV_FROM_MAIN = args.mmcv_from_main
-    dev, info = open_device(args.device)
+    T.MMCV_FROM_MAIN = args.mmcv_from_main
+    try:
+        dev, info = T.open_device(args.device)
+    except DeviceError as e:
+        die(str(e))
     opened(info)
     if args.threads:
         torch.set_num_threads(args.threads)
@@ -778,6 +197,44 @@ def run_isolated(cases, args, dtype_name, report, opened):
         start = running + 1
 
 
+def skip_group(reason):
+    """(the group a skip reason belongs to, the fix to name or None, whether conform counts the case
+    as a failure): the per-case numbers of the reason dropped"""
+    half = re.search(r"not implemented for '?(Half|BFloat16)\b", reason)
+    if half:
+        name = {"Half": "float16", "BFloat16": "bfloat16"}[half.group(1)]
+        return ("torch has no %s kernel for the op on this device (not implemented for %s)" % (name, half.group(1)),
+                "rerun with --compute-dtype float32: it computes in float32 and rounds the outputs to %s" % name, True)
+    for r in CANNOT_RUN:
+        if reason.endswith(r):
+            return r, None, True
+    if reason.startswith("the case expects a validation error"):
+        return "the case expects a validation error: conform judges it without a kernel", None, False
+    if reason.startswith("conform refuses the case"):
+        return "conform refuses the case (invalid): judged without a kernel", None, False
+    if reason.startswith("not applicable at"):
+        return reason.split(":")[0] + ": a finite input overflows the dtype (conform: not_applicable)", None, False
+    return re.sub(r"(?<![\w.])-?\d+(\.\d+)?(?![\w.])", "N", reason), None, True
+
+
+def print_skip_groups(per_case, cases, args, unsupported):
+    """The skipped cases grouped by reason, most first; each group says whether conform counts it
+    missing (a failure) and names the fix when there is one."""
+    groups = {}
+    for c in cases:
+        rec = per_case.get(str(c.get("id", "?")))
+        if rec and rec["status"] == "skipped" and str(c.get("id", "?")) not in unsupported:
+            key = skip_group(rec["reason"])
+            groups[key] = groups.get(key, 0) + 1
+    if not groups:
+        return
+    print("skipped, by reason:")
+    for (group, fix, fails), n in sorted(groups.items(), key=lambda kv: (not kv[0][2], -kv[1])):
+        print("  %6d  %s%s" % (n, "missing for conform (a failure unless waived): " if fails else "", group))
+        if fix and not args.compute_dtype:
+            print("          fix: %s" % fix)
+
+
 def main(argv=None):
     args = parse_args(argv)
     m = load_manifest(args.dir)
@@ -786,7 +243,7 @@ def main(argv=None):
     if os.path.exists(record):   # a stale record must not describe this run
         os.unlink(record)
     counts = {}   # op -> [written, skipped, unsupported]
-    info, per_case = {}, {}
+    info, per_case, unsupported_ids = {}, {}, set()
 
     def opened(i):
         if not info:
@@ -802,6 +259,8 @@ def main(argv=None):
         reason, unsupported = outcome
         c[2 if unsupported else 1] += 1
         per_case[cid] = {"status": "skipped", "reason": reason}
+        if unsupported:
+            unsupported_ids.add(cid)
         if not unsupported and not args.quiet:
             print("skipped %s: %s" % (cid, reason), flush=True)
 
@@ -813,6 +272,7 @@ def main(argv=None):
         for op, o in sorted(rec["ops"].items()):
             if not o["supported"] and op in counts:
                 print("%s: not run on this device: %s" % (op, o["reason"]))
+    print_skip_groups(per_case, cases, args, unsupported_ids)
     print("%-26s %8s %8s %12s" % ("op", "written", "skipped", "unsupported"))
     for op, (w, sk, un) in sorted(counts.items()):
         print("%-26s %8d %8d %12d" % (op, w, sk, un))

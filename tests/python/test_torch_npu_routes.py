@@ -93,7 +93,7 @@ def planted_faults():
     spec = importlib.util.spec_from_file_location("torch_npu_standin", STANDIN)
     sd = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(sd)
-    R.NPU = sd
+    R.T.NPU = sd
     g = torch.Generator().manual_seed(26)
     x = torch.rand((2, 3, 9, 11), generator=g)
     rois = torch.tensor([[0, 1.2, 0.7, 7.9, 6.1], [1, 0.3, 2.2, 9.5, 8.4]])
