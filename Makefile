@@ -307,7 +307,9 @@ ascend-standin: all
 #   share/conform/                  cases/ (suites, golden vectors, waivers, check examples),
 #                                   docs/zoo_power.json (the suites' measured power)
 #   lib/, include/conform/, lib/pkgconfig/   the two kernel libraries, headers, pkg-config files
-#   <site>/conform_check.py, conform_pytest.py and a dist-info naming the pytest plugin, where
+#   bin/conform-torch               tools/torch_runner.py, run by the interpreter below
+#   <site>/conform/ (the package), conform_check.py, conform_pytest.py and a dist-info naming the
+#   pytest plugins, where
 #   <site> is the folder of PREFIX that $(PYTHON) already reads (/usr: /usr/lib/python3/dist-packages,
 #   /usr/local: /usr/local/lib/python3.X/dist-packages); for any other PREFIX it is
 #   PREFIX/lib/python3.X/site-packages, and PREFIX/bin/python3 is made that prefix's interpreter
@@ -326,8 +328,10 @@ install: all
 	@for p in conform-ref conform-opt; do \
 	  sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' tools/pkgconfig/$$p.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/$$p.pc; \
 	done
-	@$(PYTHON) tools/python_site.py $(PREFIX) --install "$(DESTDIR)" --version $(VERSION) python/conform_check.py python/conform_pytest.py
-	@echo "installed conform $(VERSION) into $(DESTDIR)$(PREFIX) (Python helper: $(PY_SITE))"
+	@$(PYTHON) tools/python_site.py $(PREFIX) --install "$(DESTDIR)" --version $(VERSION) \
+	  --command conform-torch=tools/torch_runner.py python/conform_check.py python/conform_pytest.py python/conform
+	@echo "installed conform $(VERSION) into $(DESTDIR)$(PREFIX) (Python package conform and helper: $(PY_SITE))"
+	@echo "put $(PREFIX)/bin on PATH for conform and conform-torch$(if $(filter /usr /usr/local,$(PREFIX)),, (its python3 imports the package))"
 
 # an out-of-tree program built against an installed copy with pkg-config; the installed conform
 # and Python helper used from another directory (tests/install_check.sh)

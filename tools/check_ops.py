@@ -5,7 +5,7 @@
   * cases of the op in the default suite (cases/conformance.json) and the smoke suite (cases/smoke.json);
   * golden vectors: a case of the op in cases/golden/*.json (conform verify's golden proof);
   * at least one bug of the op in the zoo (tests/zoo/zoo_bugs.h);
-  * a runner mapping (a Route of tools/torch_runner.py) or, in its doc, a line
+  * a runner mapping (a Route of python/conform/torch.py, the op table of conform-torch) or, in its doc, a line
     "No runner mapping: <reason>".
 Names every missing piece; exit 1 when one is missing, 0 when every op has all of them.
 Usage: tools/check_ops.py [--conform build/conform] [--root DIR]   (standard library only)
@@ -59,7 +59,7 @@ def missing_pieces(op, root, facts):
     if op not in facts["zoo"]:
         out.append(f"tests/zoo/zoo_bugs.h has no bug of {op}")
     if op not in facts["routes"] and not (doc and re.search(r"^No runner mapping: \S", doc, re.M)):
-        out.append(f"tools/torch_runner.py has no route for {op}, and docs/ops/{op}.md gives no "
+        out.append(f"python/conform/torch.py has no route for {op}, and docs/ops/{op}.md gives no "
                    "'No runner mapping: <reason>' line")
     return out
 
@@ -74,7 +74,7 @@ def main():
     for f in glob.glob(os.path.join(root, "cases", "golden", "*.json")):
         golden |= suite_ops(f)
     zoo = set(re.findall(r'^ZOO_BUG\(\w+, "(\w+)"', read(os.path.join(root, "tests", "zoo", "zoo_bugs.h")) or "", re.M))
-    routes = set(re.findall(r'"(\w+)": Route\(', read(os.path.join(root, "tools", "torch_runner.py")) or ""))
+    routes = set(re.findall(r'"(\w+)": Route\(', read(os.path.join(root, "python", "conform", "torch.py")) or ""))
     facts = {"conformance": suite_ops(os.path.join(root, "cases", "conformance.json")),
              "smoke": suite_ops(os.path.join(root, "cases", "smoke.json")), "golden": golden, "zoo": zoo,
              "routes": routes}

@@ -12,7 +12,7 @@ import tempfile
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 CONFORM = sys.argv[1] if len(sys.argv) > 1 else "build/conform"
 PIECES = ["docs/ops", "cases/conformance.json", "cases/smoke.json", "cases/golden", "tests/zoo/zoo_bugs.h",
-          "tools/torch_runner.py"]
+          "python/conform/torch.py"]
 
 
 def check(root):
@@ -46,8 +46,8 @@ def main():
          "roi_align_rotated_grad: cases/conformance.json has no case"),
         ("tests/zoo/zoo_bugs.h", lambda t: re.sub(r'^ZOO_BUG\(\w+, "deformable_offsets_grad".*\n', "", t, flags=re.M),
          "deformable_offsets_grad: tests/zoo/zoo_bugs.h has no bug"),
-        ("tools/torch_runner.py", lambda t: t.replace('"grid_sampler_2d_backward": Route(', '"renamed": Route('),
-         "grid_sampler_2d_backward: tools/torch_runner.py has no route"),
+        ("python/conform/torch.py", lambda t: t.replace('"grid_sampler_2d_backward": Route(', '"renamed": Route('),
+         "grid_sampler_2d_backward: python/conform/torch.py has no route"),
     ]
     with tempfile.TemporaryDirectory(prefix="conform-check-ops-") as tmp:
         def fresh():
@@ -73,7 +73,7 @@ def main():
         assert rc == 1 and "deformable_offsets: cases/golden/*.json holds no golden vector" in err, err
         # a missing route with a stated reason is accepted
         root = fresh()
-        edit(root, "tools/torch_runner.py", lambda t: t.replace('"grid_sampler_2d_backward": Route(', '"renamed": Route('))
+        edit(root, "python/conform/torch.py", lambda t: t.replace('"grid_sampler_2d_backward": Route(', '"renamed": Route('))
         edit(root, "docs/ops/grid_sampler_2d_backward.md", lambda t: t + "\nNo runner mapping: a test of the reason rule\n")
         rc, err = check(root)
         assert rc == 0, "a stated reason is not accepted: " + err
