@@ -72,7 +72,7 @@ PLUGIN_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARN) -O2 -fPIC -shared -Iharness
 ZOO_IDS = $(shell grep -o '^ZOO_BUG.[a-z0-9_]*' tests/zoo/zoo_bugs.h | cut -c9-)
 ZOO_PLUGINS = $(BUILD)/zoo/none.so $(ZOO_IDS:%=$(BUILD)/zoo/%.so)
 
-.PHONY: forms-wide ascend-plugin ascend-standin all build-all test-browser deps deps-test test zoo zoo-docs zoo-mutants zoo-mutants-docs zoo-mutants-list models device-torch test-unit test-san conformance verify bench bench-contention bench-scaling bench-bound clean install install-check fuzz fuzz-ci fuzz-build deps-fuzz test-valgrind check-ops
+.PHONY: forms-wide ascend-plugin ascend-standin all build-all test-browser deps deps-test test zoo zoo-docs zoo-mutants zoo-mutants-docs zoo-mutants-list models device-torch test-unit test-san conformance verify bench bench-contention bench-scaling bench-bound clean install install-check package-check package-check-full fuzz fuzz-ci fuzz-build deps-fuzz test-valgrind check-ops
 all: deps
 	@$(MAKE) --no-print-directory build-all
 build-all: $(CONFORM) $(TESTS) $(PLUGINS)
@@ -133,10 +133,12 @@ $(BUILD)/golden_hash: $(BUILD)/tools/golden_hash.o $(HAR_OBJ) $(LIBOPT) $(LIBREF
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
 
 # Unit tests (Criterion), then the reference proofs and the smoke suite.
-# numpy for the Python tests of make test (the helper, the float32 forms): installed when root;
-# optional otherwise (those tests are skipped, saying so). torch is never installed here.
+# numpy and pytest for the Python tests of make test (the helper, the conform package and its
+# pytest integration, the float32 forms): installed when root; optional otherwise (those tests
+# are skipped, saying so). torch is never installed here.
 deps-test:
 	@$(APT_INSTALL) optional "the numpy tests are skipped" python3-numpy
+	@$(APT_INSTALL) optional "the pytest integration tests are skipped" python3-pytest
 
 # one line per part with its time and count (tests/parts.sh; logs in $(BUILD)/test-logs), then
 # "N passed, N failed" alone on the last line
@@ -144,6 +146,7 @@ test: all deps-test
 	@tests/parts.sh $(BUILD)/test-logs \
 	  "unit tests" "$(TESTS) --jobs $(THREADS)" \
 	  "install" "$(MAKE) --no-print-directory install-check" \
+	  "python package" "$(MAKE) --no-print-directory package-check" \
 	  "reference proofs" "$(CONFORM) verify" \
 	  "smoke suite" "$(CONFORM) run cases/smoke.json --report-dir $(BUILD)/smoke-report --threads $(THREADS) --quiet" \
 	  "python" "tests/python/run.sh $(CONFORM)" \
@@ -343,6 +346,19 @@ install-check: all
 	  -o $(BUILD)/link_example
 	@$(BUILD)/link_example >/dev/null
 	@tests/install_check.sh $(abspath $(BUILD)/prefix)
+
+# the conform Python package from a clean install, in another directory, with the prefix's
+# interpreter (tests/python/test_conform_package.py): a numpy kernel, correct and with a planted
+# bug, through the package and pytest; torchvision over the smoke suite where torch is installed.
+# package-check-full: the same, torch over the default suite and the README's CPU device example.
+package-check: all
+	@rm -rf $(BUILD)/prefix-pkg
+	@$(MAKE) --no-print-directory install PREFIX=$(abspath $(BUILD)/prefix-pkg) >/dev/null
+	@if $(BUILD)/prefix-pkg/bin/python3 -c 'import numpy' 2>/dev/null; then \
+	  $(PYTHON) tests/python/test_conform_package.py $(abspath $(BUILD)/prefix-pkg) $(PACKAGE_CHECK_ARGS); \
+	else echo "SKIPPED conform package test: no numpy for $(BUILD)/prefix-pkg/bin/python3"; fi
+package-check-full:
+	@$(MAKE) --no-print-directory package-check PACKAGE_CHECK_ARGS=--full
 
 # libFuzzer targets (clang), each run for FUZZ_SECONDS from its committed seed corpus; new
 # inputs go to build-fuzz/corpus, crashes to build-fuzz/ (see fuzz/README.md)
