@@ -3,10 +3,9 @@ session side of @conform.parametrize. Every case a test checked (case.check) is 
 the end of the session, in one `conform run --impl dir:` per export, into one report (report.html,
 report.md, junit.xml, report.json) under --conform-report DIR (default: conform-report/ in the
 rootdir; one subfolder per export when the session used several). With pytest-xdist the
-controller writes it, from what every worker checked."""
+controller writes it, from what every worker checked. From a checkout without the install:
+`python3 -m pytest -p conform.pytest_plugin` with python/ on PYTHONPATH."""
 import os
-
-import pytest
 
 from . import _pytest_state as state
 
