@@ -379,6 +379,18 @@ Test(compare, docs_quote_the_tolerance_formula_verbatim)
     cr_assert(strstr(doc, "`" CONFORM_POS_REL_ERR "`"), "docs/tolerances.md must quote `%s`", CONFORM_POS_REL_ERR);
     cr_assert(strstr(doc, CONFORM_TOL_AMBIG), "docs/tolerances.md must say '%s'", CONFORM_TOL_AMBIG);
     free(doc);
+    /* and no page of docs/ states the formula any other way */
+    const char *pages[] = {"docs/tolerances.md", "docs/reports.md", "docs/architecture.md", "docs/ops/roi_align.md",
+                           "docs/ops/roi_align_rotated.md", "docs/ops/deformable_offsets.md", "docs/ops/grid_sampler_2d.md",
+                           "docs/ops/grid_sampler_2d_backward.md", "docs/ops/roi_align_v2_backward.md",
+                           "docs/ops/roi_align_rotated_grad.md", "docs/ops/deformable_offsets_grad.md", "README.md"};
+    for (size_t p = 0; p < sizeof pages / sizeof pages[0]; p++) {
+        char *text = test_slurp(pages[p]);
+        for (const char *at = strstr(text, "tol = u"); at; at = strstr(at + 1, "tol = u"))
+            cr_assert(!strncmp(at, CONFORM_TOL_FORMULA, strlen(CONFORM_TOL_FORMULA)), "%s states the formula as '%.60s', not as '%s'",
+                      pages[p], at, CONFORM_TOL_FORMULA);
+        free(text);
+    }
     const char *terms[] = {"u*", "k_val", "n_terms", "abs_sum", "pos_err", "eta*"};
     for (int i = 0; i < 6; i++) cr_assert(strstr(CONFORM_TOL_FORMULA, terms[i]), "the formula's words lack %s", terms[i]);
 }
