@@ -330,6 +330,8 @@ size_t conform_opt_scratch_kept(void);
  * left there), and the smallest block kept (default 64 KiB; 0 keeps every one). Not thread-safe;
  * set the knob before calling. */
 void conform_scratch_poison(unsigned char byte);
+/* (a knob of the process-wide scratch cache, as the cache itself is: the kernels' public API takes
+   no context to carry it, and only a test moves it) */
 extern size_t conform_opt_scratch_keep_min;
 
 /* n floats of scratch (conform_scratch_alloc: free with conform_scratch_free) */
