@@ -106,6 +106,10 @@ struct op_desc {
     const proof_desc *proofs; /* ends with an entry whose kind is NULL */
 };
 
+/* In a function with char *err and size_t errlen (validate, a generator, a suite reader): the
+ * message into err, then return -1. */
+#define FAIL(...) do { snprintf(err, errlen, __VA_ARGS__); return -1; } while (0)
+
 /* An op's tensors and attributes with their counts, in an op_desc initializer. */
 #define CONFORM_LEN(a) ((int)(sizeof(a) / sizeof((a)[0])))
 #define OP_TENSORS(in, out) .n_inputs = CONFORM_LEN(in), .inputs = in, .n_outputs = CONFORM_LEN(out), .outputs = out
