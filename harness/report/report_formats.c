@@ -518,8 +518,8 @@ char *report_markdown(const cJSON *report)
     put(&b, "\n## Proofs of the references\n\n");
     proofs_table(d, report);
     const dtype_desc *dt = report_dtype(report);
-    put(&b, "\n## Tolerances\n\nPer element: `%s`, `u = 2^%d`, `eta = 2^%d` (%s); %s (an element within rounding of a "
-            "discontinuity).\n\n", CONFORM_TOL_FORMULA, ilogb(dt->u), ilogb(dt->eta), dt->name, CONFORM_TOL_AMBIG);
+    put(&b, "\n## Tolerances\n\nPer element: `%s`, `u = 2^%d` (%s), `eta = 2^%d`; %s (an element within rounding of a "
+            "discontinuity).\n\n", CONFORM_TOL_FORMULA, ilogb(dt->u), dt->name, ilogb(dt->eta), CONFORM_TOL_AMBIG);
     tolerances_table(d, report);
     return b.s;
 }
@@ -837,8 +837,8 @@ char *report_html(const cJSON *report)
     put(&b, "<h2>Proofs of the references</h2>\n");
     proofs_table(d, report);
     const dtype_desc *dt = report_dtype(report);
-    put(&b, "<h2>Tolerances</h2>\n<p>Per element: <code>%s</code>, u = 2<sup>%d</sup>, eta = 2<sup>%d</sup> (%s); %s.</p>\n",
-        CONFORM_TOL_FORMULA, ilogb(dt->u), ilogb(dt->eta), dt->name, CONFORM_TOL_AMBIG);
+    put(&b, "<h2>Tolerances</h2>\n<p>Per element: <code>%s</code>, u = 2<sup>%d</sup> (%s), eta = 2<sup>%d</sup>; %s.</p>\n",
+        CONFORM_TOL_FORMULA, ilogb(dt->u), dt->name, ilogb(dt->eta), CONFORM_TOL_AMBIG);
     tolerances_table(d, report);
     put(&b, "</body></html>\n");
     return b.s;
