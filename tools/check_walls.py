@@ -130,7 +130,7 @@ def main():
             print("  " + e)
         return 1
     n_arrows = sum(len(v) for v in room_graph.values())
-    print(f"{len(files)} files, {len(set(map(room, files)))} rooms, {n_arrows} arrows between rooms: no include cycle; "
+    print(f"walls: {len(files)} files, {len(set(map(room, files)))} rooms, {n_arrows} arrows between rooms: no include cycle; "
           f"reference/ and optimized/ include only their own headers")
     return 0
 
