@@ -41,6 +41,7 @@ static const cli_option run_opts[] = {
     MAX_SAMPLES,
     {"--list", NULL, "off", "print the selected case ids and run nothing"},
     {"--quiet", NULL, "off", "no per-failure lines, no progress line"},
+    {"--no-proofs", NULL, "off (the proofs of every op run)", "skip the reference proofs (conform verify runs them): for many runs of one build"},
     END};
 
 static const cli_option export_opts[] = {

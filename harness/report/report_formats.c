@@ -13,71 +13,6 @@
 #include "report_buf.h"
 #include "status.h"
 
-/* ---- a growing string ------------------------------------------------------------------------ */
-
-void put(buf_t *b, const char *fmt, ...)
-{
-    va_list ap;
-    for (;;) {
-        va_start(ap, fmt);
-        int k = vsnprintf(b->s ? b->s + b->n : NULL, b->s ? b->cap - b->n : 0, fmt, ap);
-        va_end(ap);
-        if (k < 0) return;
-        if (b->s && b->n + (size_t)k < b->cap) { b->n += (size_t)k; return; }
-        size_t cap = b->cap ? b->cap * 2 : 4096;
-        while (cap < b->n + (size_t)k + 1) cap *= 2;
-        char *s = realloc(b->s, cap);
-        if (!s) return;
-        b->s = s;
-        b->cap = cap;
-    }
-}
-
-void put_esc(buf_t *b, const char *t)
-{
-    for (; t && *t; t++) {
-        switch (*t) {
-        case '&': put(b, "&amp;"); break;
-        case '<': put(b, "&lt;"); break;
-        case '>': put(b, "&gt;"); break;
-        case '"': put(b, "&quot;"); break;
-        default:
-            if ((unsigned char)*t < 0x20 && *t != '\n' && *t != '\t') put(b, "?");
-            else put(b, "%c", *t);
-        }
-    }
-}
-
-/* a section another file wrote (NULL: none), freed */
-static void put_owned(buf_t *b, char *t)
-{
-    put(b, "%s", t ? t : "");
-    free(t);
-}
-
-/* text for a Markdown table cell, inside a code span (`...`): Markdown shows it as it is, save the
-   cell's bar and a line break */
-static void put_code(buf_t *b, const char *t)
-{
-    for (; t && *t; t++) {
-        if (*t == '|') put(b, "\\|");
-        else if (*t == '\n') put(b, " ");
-        else put(b, "%c", *t);
-    }
-}
-
-/* free text for Markdown (a cell or a line): a message quotes paths and names a device chose, and
-   a renderer would take their <, > and & as HTML */
-void put_md(buf_t *b, const char *t)
-{
-    for (; t && *t; t++) {
-        if (*t == '<') put(b, "&lt;");
-        else if (*t == '>') put(b, "&gt;");
-        else if (*t == '&') put(b, "&amp;");
-        else put_code(b, (char[2]){*t, 0});
-    }
-}
-
 /* ---- one table, written as Markdown or HTML ------------------------------------------------------ */
 
 /* where a table goes and in which format */
@@ -362,8 +297,9 @@ cJSON *report_new(const char *command, const char *isa, int threads)
         for (int k = 0; k < op->n_outputs; k++) {
             cJSON *t = cJSON_CreateObject();
             cJSON_AddStringToObject(t, "output", op->outputs[k].name);
-            cJSON_AddStringToObject(t, "formula", "tol = u*(k_val + n_terms)*abs_sum + pos_err; ambiguous: + ambig");
+            cJSON_AddStringToObject(t, "formula", CONFORM_TOL_RULE);
             cJSON_AddNumberToObject(t, "u", CONFORM_U_F32);
+            cJSON_AddNumberToObject(t, "eta", DTYPE_FLOAT32->eta);
             cJSON_AddNumberToObject(t, "k_val", op->tol[k].k_val);
             cJSON_AddStringToObject(t, "k_val_why", op->tol[k].k_val_why);
             cJSON_AddNumberToObject(t, "k_pos", op->tol[k].k_pos);
@@ -582,9 +518,8 @@ char *report_markdown(const cJSON *report)
     put(&b, "\n## Proofs of the references\n\n");
     proofs_table(d, report);
     const dtype_desc *dt = report_dtype(report);
-    put(&b, "\n## Tolerances\n\nPer element: `tol = u*(k_val + n_terms)*abs_sum + pos_err`, `u = 2^%d` (%s); an "
-            "ambiguous element (within rounding of a discontinuity) is held to `tol + ambig`.\n\n",
-        ilogb(dt->u), dt->name);
+    put(&b, "\n## Tolerances\n\nPer element: `%s`, `u = 2^%d` (%s), `eta = 2^%d`; %s (an element within rounding of a "
+            "discontinuity).\n\n", CONFORM_TOL_FORMULA, ilogb(dt->u), dt->name, ilogb(dt->eta), CONFORM_TOL_AMBIG);
     tolerances_table(d, report);
     return b.s;
 }
@@ -902,8 +837,8 @@ char *report_html(const cJSON *report)
     put(&b, "<h2>Proofs of the references</h2>\n");
     proofs_table(d, report);
     const dtype_desc *dt = report_dtype(report);
-    put(&b, "<h2>Tolerances</h2>\n<p>Per element: tol = u&middot;(k_val + n_terms)&middot;abs_sum + pos_err, "
-            "u = 2<sup>%d</sup> (%s); ambiguous elements are held to tol + ambig.</p>\n", ilogb(dt->u), dt->name);
+    put(&b, "<h2>Tolerances</h2>\n<p>Per element: <code>%s</code>, u = 2<sup>%d</sup> (%s), eta = 2<sup>%d</sup>; %s.</p>\n",
+        CONFORM_TOL_FORMULA, ilogb(dt->u), dt->name, ilogb(dt->eta), CONFORM_TOL_AMBIG);
     tolerances_table(d, report);
     put(&b, "</body></html>\n");
     return b.s;
