@@ -33,7 +33,8 @@ CRIT_LIBS  = $(shell pkg-config --libs criterion 2>/dev/null)
 CFLAGS  = $(BASE_CFLAGS) $(PKG_CFLAGS)
 LDLIBS  = $(PKG_LIBS) -lm -fopenmp $(LDSAN)
 
-REF_SRC  = $(wildcard reference/*.c)
+# reference/plain/: the plain golden, the spec's loops the fast golden is held to (make check-golden)
+REF_SRC  = $(wildcard reference/*.c reference/plain/*.c)
 # optimized/: the drivers (one per op family) and isa.c; optimized/ukernels/: the microkernels,
 # <dtype>_<op>[_<dir>]__<isa>.c, each built with its ISA's flags
 OPT_SRC  = $(wildcard optimized/*.c) $(wildcard optimized/ukernels/*__scalar.c)
