@@ -55,6 +55,7 @@ LIBREF   = $(BUILD)/libconform_ref.a
 LIBOPT   = $(BUILD)/libconform_opt.a
 CONFORM  = $(BUILD)/conform
 TESTS    = $(BUILD)/conform_tests
+CHECK_GOLDEN = $(BUILD)/check_golden
 
 # the example plugin and the deliberately faulty ones the tests run suites through
 PLUGINS  = $(BUILD)/plugins/plugin_roi_align.so $(foreach f,wrong crash hang overflow abi supports,$(BUILD)/plugins/faulty_$(f).so) \
@@ -73,10 +74,10 @@ PLUGIN_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARN) -O2 -fPIC -shared -Iharness
 ZOO_IDS = $(shell grep -o '^ZOO_BUG.[a-z0-9_]*' tests/zoo/zoo_bugs.h | cut -c9-)
 ZOO_PLUGINS = $(BUILD)/zoo/none.so $(ZOO_IDS:%=$(BUILD)/zoo/%.so)
 
-.PHONY: forms-wide ascend-plugin ascend-standin all build-all test-browser deps deps-test test zoo zoo-docs zoo-mutants zoo-mutants-docs zoo-mutants-list models device-torch test-unit test-san conformance verify bench bench-contention bench-scaling bench-bound clean install install-check fuzz fuzz-ci fuzz-build deps-fuzz test-valgrind check-ops
+.PHONY: check-golden check-golden-full check-golden-planted forms-wide ascend-plugin ascend-standin all build-all test-browser deps deps-test test zoo zoo-docs zoo-mutants zoo-mutants-docs zoo-mutants-list models device-torch test-unit test-san conformance verify bench bench-contention bench-scaling bench-bound clean install install-check fuzz fuzz-ci fuzz-build deps-fuzz test-valgrind check-ops
 all: deps
 	@$(MAKE) --no-print-directory build-all
-build-all: $(CONFORM) $(TESTS) $(PLUGINS)
+build-all: $(CONFORM) $(TESTS) $(PLUGINS) $(CHECK_GOLDEN)
 	@:
 
 # every package a target needs, through one install step (tools/apt_install.sh: apt-get as root,
@@ -127,6 +128,9 @@ $(CONFORM): $(BUILD)/harness/main.o $(HAR_OBJ) $(LIBOPT) $(LIBREF)
 	@echo "LD $@"; $(CC) $(OPT) -o $@ $^ $(LDLIBS) -ldl
 $(TESTS): $(TEST_OBJ) $(HAR_OBJ) $(LIBOPT) $(LIBREF)
 	@echo "LD $@"; $(CC) $(OPT) -o $@ $^ $(LDLIBS) $(CRIT_LIBS) -ldl
+# the fast golden against the plain one, bitwise, over suites (tools/check_golden.c)
+$(CHECK_GOLDEN): $(BUILD)/tools/check_golden.o $(HAR_OBJ) $(LIBOPT) $(LIBREF)
+	@echo "LD $@"; $(CC) $(OPT) -o $@ $^ $(LDLIBS) -ldl
 # the golden's fingerprint per case (tools/golden_hash.sh compares two builds' with it)
 $(BUILD)/golden_hash: $(BUILD)/tools/golden_hash.o $(HAR_OBJ) $(LIBOPT) $(LIBREF)
 	@echo "LD $@"; $(CC) $(OPT) -o $@ $^ $(LDLIBS) -ldl
@@ -153,7 +157,25 @@ test: all deps-test
 	  "zoo mutants list" "$(PYTHON) tools/zoo_mutants.py --conform $(CONFORM) --check-list" \
 	  "report rendering" "$(PYTHON) tests/reports_browser.py $(CONFORM) $(BUILD)/browser" \
 	  "repository paths" "tests/repo_paths.sh" \
-	  "op obligations" "$(MAKE) --no-print-directory check-ops"
+	  "op obligations" "$(MAKE) --no-print-directory check-ops" \
+	  "golden equality" "$(MAKE) --no-print-directory check-golden" \
+	  "planted golden changes" "$(MAKE) --no-print-directory check-golden-planted"
+
+# the fast golden (reference/) equals the plain one (reference/plain/, the spec's loops), values and
+# the four bound arrays bitwise, on every case of the smoke suite (make test), and of the default and
+# models suites at two seeds (check-golden-full: long, docs/architecture.md gives its time)
+check-golden: $(CHECK_GOLDEN)
+	$(CHECK_GOLDEN) --threads $(THREADS) cases/smoke.json
+# a one-line change of each family's fast golden makes it fail (tests/check_golden_planted.sh)
+check-golden-planted: $(CHECK_GOLDEN)
+	@CC="$(CC)" CFLAGS="$(CFLAGS)" OPT="$(OPT)" LINK_OBJS="$(BUILD)/tools/check_golden.o $(HAR_OBJ) $(LIBOPT) $(LIBREF)" \
+	  LDLIBS="$(LDLIBS) -ldl" tests/check_golden_planted.sh $(BUILD)/planted
+GOLDEN_FULL_SEEDS ?= 1 2
+check-golden-full: $(CHECK_GOLDEN)
+	@set -e; for s in $(GOLDEN_FULL_SEEDS); do \
+	  echo "check-golden-full: seed $$s"; \
+	  $(CHECK_GOLDEN) --seed $$s --threads $(THREADS) cases/conformance.json cases/models.json; \
+	done
 
 # the float32 forms test (tests/python/test_float32_forms.py; make test runs it on the smoke suite)
 # on the default and models suites over three seeds: a few minutes, so a target of its own
@@ -167,8 +189,8 @@ test-unit: all
 
 # what every op of the table needs outside its C code (docs/ops page, suite cases, golden vectors,
 # a zoo bug, a runner route or a stated reason): tools/check_ops.py names what is missing
-check-ops: all
-	$(PYTHON) tools/check_ops.py --conform $(CONFORM)
+check-ops: all $(CHECK_GOLDEN)
+	$(PYTHON) tools/check_ops.py --conform $(CONFORM) --check-golden $(CHECK_GOLDEN)
 
 # the reports' first screens in headless Chromium (tests/reports_browser.py; screenshots in
 # $(BUILD)/browser/). make test runs it where chromium is installed and skips it, saying so,
