@@ -9,16 +9,16 @@
 
 #include "compare.h"
 
-/* TEMPORARY (removed at merge, as each family's plain golden lands): the families whose plain
- * golden another branch is writing */
+/* Ops excused from having a plain golden, temporarily (while one is being written); an op of the
+ * table neither listed nor with one fails check-golden. None now. */
 static const char *const plain_exempt[] = {
-    "roi_align", "roi_align_v2_backward", "roi_align_rotated", "roi_align_rotated_grad", /* this branch's next commit */
+    NULL,
 };
 
 int golden_plain_exempt(const char *op_name)
 {
     for (size_t i = 0; i < sizeof plain_exempt / sizeof plain_exempt[0]; i++)
-        if (!strcmp(plain_exempt[i], op_name)) return 1;
+        if (plain_exempt[i] && !strcmp(plain_exempt[i], op_name)) return 1;
     return 0;
 }
 
