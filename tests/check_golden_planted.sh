@@ -9,6 +9,9 @@ set -eu
 out=$1
 # family | file of the fast golden | sed expression (one line) | --filter of the smoke suite
 PLANTS='
+grid|reference/grid_sampler.c|s/ig\[c\] += go\[c\] \* tp->wy \* tp->wx;/ig[c] += go[c] * (tp->wy * tp->wx);/|grid_sampler_2d_backward
+grid|reference/grid_sampler.c|s/window_cols(m, 3, m->sy);/window_cols(m, 4, m->sy);/|grid_sampler_2d
+deformable|reference/deformable_offsets.c|s/const double t = q->G\[c\] \* q->m \* wy\[u\] \* wx\[v\];/const double t = q->G[c] * (q->m * wy[u]) * wx[v];/|deformable_offsets_grad
 '
 mkdir -p "$out"
 n=0; bad=0
