@@ -60,45 +60,51 @@ static double spread_of(const ref_deformable_params *p, const double *xn, int64_
     return ref_tap_spread(xn + c, p->H, p->W, p->C, py, px, dy, dx, 0);
 }
 
-/* y[n, ho kh + i, wo kw + j, c] = m (hh hw V(h0, w0) + hh lw V(h0, w1) + lh hw V(h1, w0) + lh lw V(h1, w1));
- * a non-finite position samples nothing (spec 0). Bounds: the terms' magnitudes, 4 terms, the value's
- * change within the position error (capped by the taps' range); continuous, so never ambiguous. */
+/* Spec 5 for one sample (n, ho, wo, g, i, j), every channel c of its group:
+ *   y[n, ho kh + i, wo kw + j, c] = m (hh hw V(h0, w0) + hh lw V(h0, w1) + lh hw V(h1, w0) + lh lw V(h1, w1))
+ * a non-finite position samples nothing (spec 0). Bounds: the terms' magnitudes, 4 terms, the
+ * value's change within the position error (capped by the taps' range); the value is continuous in
+ * the position, so never ambiguous. */
+static void forward_sample(const ref_deformable_params *p, const double *x, const double *offsets, int64_t n,
+                           int64_t ho, int64_t wo, int64_t g, int64_t i, int64_t j, double *y, ref_bounds *bounds)
+{
+    const int64_t cpg = p->C / p->dg, YH = p->Ho * p->kh, YW = p->Wo * p->kw;
+    const int64_t e0 = ((n * YH + ho * p->kh + i) * YW + wo * p->kw + j) * p->C;
+    const double *xn = x + n * p->H * p->W * p->C, pre = bounds ? bounds->pos_rel_err : 0.0;
+    double py, px, m;
+    sample_at(p, offsets, n, ho, wo, g, i, j, &py, &px, &m);
+    const int finite = isfinite(py) && isfinite(px);
+    const cell s = finite ? deform_cell_at(p, py, px) : (cell){0, 0, 0, 0, 0, 0};
+    const double dy = deform_pos_error(py, p->pt, pre), dx = deform_pos_error(px, p->pl, pre);
+    for (int64_t c = g * cpg; c < (g + 1) * cpg; c++) {
+        const double v1 = V(p, xn, s.h0, s.w0, c), v2 = V(p, xn, s.h0, s.w0 + 1, c);
+        const double v3 = V(p, xn, s.h0 + 1, s.w0, c), v4 = V(p, xn, s.h0 + 1, s.w0 + 1, c);
+        y[e0 + c] = finite ? m * (s.hh * s.hw * v1 + s.hh * s.lw * v2 + s.lh * s.hw * v3 + s.lh * s.lw * v4) : 0;
+        if (!bounds) continue;
+        double av = 0, pe = 0, sy, sx;
+        if (finite) {
+            av = fabs(m) * (fabs(s.hh * s.hw * v1) + fabs(s.hh * s.lw * v2) + fabs(s.lh * s.hw * v3) +
+                            fabs(s.lh * s.lw * v4));
+            slopes(p, xn, &s, c, &sy, &sx);
+            pe = fabs(m) * fmin(ref_value_pos_err(sy, sx, dy, dx), spread_of(p, xn, c, py, px, dy, dx));
+        }
+        if (bounds->abs_sum) bounds->abs_sum[e0 + c] = av;
+        if (bounds->n_terms) bounds->n_terms[e0 + c] = finite ? 4 : 0;
+        if (bounds->pos_err) bounds->pos_err[e0 + c] = pe;
+        if (bounds->ambig) bounds->ambig[e0 + c] = 0;
+    }
+}
+
+/* y sample by sample in the order (n, ho, wo, g, i, j); each element is written once */
 void f64_deformable_offsets_fwd__plain(const ref_deformable_params *p, const double *x, const double *offsets,
                                        double *y, ref_bounds *bounds)
 {
-    const int64_t cpg = p->dg > 0 ? p->C / p->dg : 0, YH = p->Ho * p->kh, YW = p->Wo * p->kw;
-    const double pre = bounds ? bounds->pos_rel_err : 0.0;
     for (int64_t n = 0; n < p->N; n++)
         for (int64_t ho = 0; ho < p->Ho; ho++)
             for (int64_t wo = 0; wo < p->Wo; wo++)
                 for (int64_t g = 0; g < p->dg; g++)
                     for (int64_t i = 0; i < p->kh; i++)
-                        for (int64_t j = 0; j < p->kw; j++) {
-                            const double *xn = x + n * p->H * p->W * p->C;
-                            double py, px, m;
-                            sample_at(p, offsets, n, ho, wo, g, i, j, &py, &px, &m);
-                            const int finite = isfinite(py) && isfinite(px);
-                            const cell s = finite ? deform_cell_at(p, py, px) : (cell){0, 0, 0, 0, 0, 0};
-                            const double dy = deform_pos_error(py, p->pt, pre), dx = deform_pos_error(px, p->pl, pre);
-                            const int64_t e0 = ((n * YH + ho * p->kh + i) * YW + wo * p->kw + j) * p->C;
-                            for (int64_t c = g * cpg; c < (g + 1) * cpg; c++) {
-                                const double v1 = V(p, xn, s.h0, s.w0, c), v2 = V(p, xn, s.h0, s.w0 + 1, c);
-                                const double v3 = V(p, xn, s.h0 + 1, s.w0, c), v4 = V(p, xn, s.h0 + 1, s.w0 + 1, c);
-                                y[e0 + c] = finite ? m * (s.hh * s.hw * v1 + s.hh * s.lw * v2 + s.lh * s.hw * v3 + s.lh * s.lw * v4) : 0;
-                                if (!bounds) continue;
-                                double av = 0, pe = 0, sy, sx;
-                                if (finite) {
-                                    av = fabs(m) * (fabs(s.hh * s.hw * v1) + fabs(s.hh * s.lw * v2) + fabs(s.lh * s.hw * v3) +
-                                                    fabs(s.lh * s.lw * v4));
-                                    slopes(p, xn, &s, c, &sy, &sx);
-                                    pe = fabs(m) * fmin(ref_value_pos_err(sy, sx, dy, dx), spread_of(p, xn, c, py, px, dy, dx));
-                                }
-                                if (bounds->abs_sum) bounds->abs_sum[e0 + c] = av;
-                                if (bounds->n_terms) bounds->n_terms[e0 + c] = finite ? 4 : 0;
-                                if (bounds->pos_err) bounds->pos_err[e0 + c] = pe;
-                                if (bounds->ambig) bounds->ambig[e0 + c] = 0;
-                            }
-                        }
+                        for (int64_t j = 0; j < p->kw; j++) forward_sample(p, x, offsets, n, ho, wo, g, i, j, y, bounds);
 }
 
 /* ---- backward ------------------------------------------------------------------------------ */
