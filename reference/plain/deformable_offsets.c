@@ -8,7 +8,7 @@
  * g, i, j) in that order, each sample's corners in the order (h0, w0), (h0, w1), (h1, w0),
  * (h1, w1); an offset gradient over its group's channels. */
 #include "../deformable_bounds.h"
-#include "plain_grid_deform.h"
+#include "conform_plain.h"
 
 #include <math.h>
 

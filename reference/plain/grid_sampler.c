@@ -15,7 +15,7 @@
  * over the channels, each channel's taps in stencil order. The bounds (ref_bounds) are the
  * helpers of grid_bounds.h, one per bound, which the fast golden calls too. */
 #include "../grid_bounds.h"
-#include "plain_grid_deform.h"
+#include "conform_plain.h"
 
 #include <math.h>
 #include <stdlib.h>

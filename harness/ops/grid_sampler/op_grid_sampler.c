@@ -6,7 +6,7 @@
 
 #include "fill.h"
 #include "op.h"
-#include "plain/plain_grid_deform.h"
+#include "plain/conform_plain.h"
 
 extern const proof_desc grid_sampler_proofs[], grid_sampler_bwd_proofs[];
 
