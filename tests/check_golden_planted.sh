@@ -9,6 +9,9 @@ set -eu
 out=$1
 # family | file of the fast golden | sed expression (one line) | --filter of the smoke suite
 PLANTS='
+roi|reference/roi_family.c|s/^            val\[l\] += t;$/            val[l] += t * (1 + 0x1p-52);/|roi_align
+roi|reference/roi_family.c|/^static void bwd_lanes_plain/,/^}/s/p\[2 \* HALVES + h\] += 1;/p[2 * HALVES + h] += 2;/|roi_align_rotated_grad
+roi|reference/roi_family.c|s/sy\[p \* L + l\] = p + tw < n ? fabs(/sy[p * L + l] = p + tw < n ? 2 * fabs(/|roi_align_rotated
 '
 mkdir -p "$out"
 n=0; bad=0
