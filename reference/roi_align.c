@@ -1,5 +1,6 @@
 /* roi_align (spec 1) and roi_align_v2_backward (spec 2) in double.
- * The value loops read like the spec; the ref_bounds bookkeeping sits beside them. */
+ * The fast golden's half of the op: roi geometry and the samples of a bin for roi_family.c's
+ * shared loops; the spec's loops whole are reference/plain/roi_family.c. */
 #include "roi_bounds.h"
 
 #include <math.h>

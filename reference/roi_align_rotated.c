@@ -2,7 +2,8 @@
  * The kernels compute in the documented layout (NCHW features, rois [K, 6]); data_format NHWC is
  * the same math read and written channels-last (rois [6, K] are transposed first): every element
  * sums the same terms in the same order, so the two layouts give identical numbers.
- * The value loops read like the spec; the ref_bounds bookkeeping sits beside them. */
+ * The fast golden's half of the op: roi geometry and the samples of a bin for roi_family.c's
+ * shared loops; the spec's loops whole are reference/plain/roi_family.c. */
 #include "roi_bounds.h"
 
 #include <math.h>

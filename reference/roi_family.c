@@ -2,8 +2,9 @@
  * and backward, with their bounds. An op gives its roi geometry and the samples of a bin in the
  * spec's order (ref_roi_op). What no channel changes (each sample's corners, weights, position
  * errors and reach) is set up once for a chunk of a roi's bins, then run over every channel plane:
- * every element still sums the same terms in the spec's order, so the numbers are those of a
- * sample-by-sample loop, for every thread count. */
+ * every element still sums the same terms in the spec's order, so the numbers are bitwise those of
+ * the plain golden's sample-by-sample loops (reference/plain/roi_family.c), for every thread count:
+ * make check-golden compares them. The bounds' long arithmetic is the shared roi_bounds.h. */
 #include "roi_bounds.h"
 
 #include <float.h>

@@ -9,6 +9,9 @@ set -eu
 out=$1
 # family | file of the fast golden | sed expression (one line) | --filter of the smoke suite
 PLANTS='
+roi|reference/roi_family.c|s/^            val\[l\] += t;$/            val[l] += t * (1 + 0x1p-52);/|roi_align
+roi|reference/roi_family.c|/^static void bwd_lanes_plain/,/^}/s/p\[2 \* HALVES + h\] += 1;/p[2 * HALVES + h] += 2;/|roi_align_rotated_grad
+roi|reference/roi_family.c|s/sy\[p \* L + l\] = p + tw < n ? fabs(/sy[p * L + l] = p + tw < n ? 2 * fabs(/|roi_align_rotated
 grid|reference/grid_sampler.c|s/ig\[c\] += go\[c\] \* tp->wy \* tp->wx;/ig[c] += go[c] * (tp->wy * tp->wx);/|grid_sampler_2d_backward
 grid|reference/grid_sampler.c|s/window_cols(m, 3, m->sy);/window_cols(m, 4, m->sy);/|grid_sampler_2d
 deformable|reference/deformable_offsets.c|s/const double t = q->G\[c\] \* q->m \* wy\[u\] \* wx\[v\];/const double t = q->G[c] * (q->m * wy[u]) * wx[v];/|deformable_offsets_grad
