@@ -1,5 +1,8 @@
-/* deformable_offsets (spec 5) and deformable_offsets_grad (spec 6) in double.
- * The value loops read like the spec; the ref_bounds bookkeeping sits beside them.
+/* deformable_offsets (spec 5) and deformable_offsets_grad (spec 6) in double: the fast golden.
+ * Its loops follow the spec's, with channels taken eight at a time where they share a sample's
+ * 4x4 window and tap rectangle, and threads over output rows and blocks of channels;
+ * reference/plain/deformable_offsets.c is the same a channel at a time, single-threaded, and
+ * make check-golden holds the two bitwise equal, values and bounds.
  *
  * Continuity, which decides what is smooth (pos_err) and what is ambiguous (ambig):
  *   y, grad_x and the mask gradient are continuous in the sample position (zero padding makes
