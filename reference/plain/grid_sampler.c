@@ -124,35 +124,63 @@ static void cubic_taps(const ref_grid_sampler_params *p, double i, int64_t S, in
     }
 }
 
+/* ---- a point's corners or taps, the same in every channel ---------------------------------- */
+
+/* The coordinates (ix, iy) of a point after 7.1 and 7.2 and what 7.3 to 7.5 read there: bilinear's
+ * corners (the pixel of each, -1 out of bounds), nearest's pixel, bicubic's coefficients, their
+ * derivatives and its padded taps */
+typedef struct {
+    double ix, iy, gx_mult, gy_mult;
+    double x_nw, y_nw, x_ne, y_ne, x_sw, y_sw, x_se, y_se;
+    int64_t nw, ne, sw, se;
+    int64_t nearest;
+    double xc[4], yc[4], xg[4], yg[4];
+    int64_t kx[4], ky[4];
+} corners;
+
+static void corners_of(const ref_grid_sampler_params *p, const double *g, corners *k)
+{
+    const double ix = k->ix = coordinate(p, g[0], p->W, &k->gx_mult), iy = k->iy = coordinate(p, g[1], p->H, &k->gy_mult);
+    if (p->interpolation_mode == 0) {
+        k->x_nw = floor(ix); k->y_nw = floor(iy);
+        k->x_ne = k->x_nw + 1; k->y_ne = k->y_nw;
+        k->x_sw = k->x_nw;     k->y_sw = k->y_nw + 1;
+        k->x_se = k->x_nw + 1; k->y_se = k->y_nw + 1;
+        k->nw = pixel(p, k->x_nw, k->y_nw); k->ne = pixel(p, k->x_ne, k->y_ne);
+        k->sw = pixel(p, k->x_sw, k->y_sw); k->se = pixel(p, k->x_se, k->y_se);
+    } else if (p->interpolation_mode == 1) {
+        k->nearest = pixel(p, rint(ix), rint(iy)); /* half to even */
+    } else {
+        cubic_coeffs(ix - floor(ix), k->xc);
+        cubic_coeffs(iy - floor(iy), k->yc);
+        cubic_derivs(ix - floor(ix), k->xg);
+        cubic_derivs(iy - floor(iy), k->yg);
+        cubic_taps(p, ix, p->W, k->kx);
+        cubic_taps(p, iy, p->H, k->ky);
+    }
+}
+
 /* ---- the forward ---------------------------------------------------------------------------- */
 
-/* output[n, c, h, w] at coordinates (ix, iy) of one plane (7.3, 7.4, 7.5) */
-static double sample_value(const ref_grid_sampler_params *p, const double *plane, double ix, double iy)
+/* output[n, c, h, w] of the point k in one plane: the sum over its in-bounds corners (7.3) or
+ * taps (7.5) of their weight times the input there; nearest's pixel (7.4) */
+static double sample_value(const ref_grid_sampler_params *p, const double *plane, const corners *k)
 {
+    const double ix = k->ix, iy = k->iy;
     double out = 0;
     if (p->interpolation_mode == 0) {
-        const double x_nw = floor(ix), y_nw = floor(iy);
-        const double x_ne = x_nw + 1, y_ne = y_nw, x_sw = x_nw, y_sw = y_nw + 1, x_se = x_nw + 1, y_se = y_nw + 1;
-        const double nw_w = (x_se - ix) * (y_se - iy), ne_w = (ix - x_sw) * (y_sw - iy);
-        const double sw_w = (x_ne - ix) * (iy - y_ne), se_w = (ix - x_nw) * (iy - y_nw);
-        const int64_t nw = pixel(p, x_nw, y_nw), ne = pixel(p, x_ne, y_ne), sw = pixel(p, x_sw, y_sw), se = pixel(p, x_se, y_se);
-        if (nw >= 0) out += nw_w * plane[nw];
-        if (ne >= 0) out += ne_w * plane[ne];
-        if (sw >= 0) out += sw_w * plane[sw];
-        if (se >= 0) out += se_w * plane[se];
+        const double nw_w = (k->x_se - ix) * (k->y_se - iy), ne_w = (ix - k->x_sw) * (k->y_sw - iy);
+        const double sw_w = (k->x_ne - ix) * (iy - k->y_ne), se_w = (ix - k->x_nw) * (iy - k->y_nw);
+        if (k->nw >= 0) out += nw_w * plane[k->nw];
+        if (k->ne >= 0) out += ne_w * plane[k->ne];
+        if (k->sw >= 0) out += sw_w * plane[k->sw];
+        if (k->se >= 0) out += se_w * plane[k->se];
     } else if (p->interpolation_mode == 1) {
-        const int64_t k = pixel(p, rint(ix), rint(iy)); /* half to even */
-        if (k >= 0) out += plane[k];
+        if (k->nearest >= 0) out += plane[k->nearest];
     } else {
-        double xc[4], yc[4];
-        int64_t kx[4], ky[4];
-        cubic_coeffs(ix - floor(ix), xc);
-        cubic_coeffs(iy - floor(iy), yc);
-        cubic_taps(p, ix, p->W, kx);
-        cubic_taps(p, iy, p->H, ky);
         for (int j = 0; j < 4; j++)
             for (int i = 0; i < 4; i++)
-                if (kx[i] >= 0 && ky[j] >= 0) out += yc[j] * xc[i] * plane[ky[j] * p->W + kx[i]];
+                if (k->kx[i] >= 0 && k->ky[j] >= 0) out += k->yc[j] * k->xc[i] * plane[k->ky[j] * p->W + k->kx[i]];
     }
     return out;
 }
@@ -177,8 +205,8 @@ void f64_grid_sampler_2d_fwd__plain(const ref_grid_sampler_params *p, const doub
     for (int64_t n = 0; n < p->N; n++)
         for (int64_t q = 0; q < P; q++) { /* q = h Wo + w */
             const double *g = grid + (n * P + q) * 2;
-            double mx, my;
-            const double ix = coordinate(p, g[0], p->W, &mx), iy = coordinate(p, g[1], p->H, &my);
+            corners k;
+            corners_of(p, g, &k);
             point pt;
             box_taps alt;
             grid_fwd_geo geo;
@@ -186,7 +214,7 @@ void f64_grid_sampler_2d_fwd__plain(const ref_grid_sampler_params *p, const doub
             for (int64_t c = 0; c < p->C; c++) {
                 const double *plane = input + (n * p->C + c) * HW;
                 const int64_t e = (n * p->C + c) * P + q;
-                output[e] = sample_value(p, plane, ix, iy);
+                output[e] = sample_value(p, plane, &k);
                 if (!bounds) continue;
                 double abs_sum = 0, pe_taps = 0, sy = 0, sx = 0;
                 for (int j = 0; j < pt.y.n; j++)
@@ -211,59 +239,47 @@ void f64_grid_sampler_2d_fwd__plain(const ref_grid_sampler_params *p, const doub
  *   ne: gix += v (y_sw - iy) g ; giy -= v (ix - x_sw) g
  *   sw: gix -= v (iy - y_ne) g ; giy += v (x_ne - ix) g
  *   se: gix += v (iy - y_nw) g ; giy += v (ix - x_nw) g */
-static void bilinear_backward(const ref_grid_sampler_params *p, const double *plane, double *ig, double ix, double iy,
-                              double g, double *gix, double *giy)
+static void bilinear_backward(const corners *k, const double *plane, double *ig, double g, double *gix, double *giy)
 {
-    const double x_nw = floor(ix), y_nw = floor(iy);
-    const double x_ne = x_nw + 1, y_ne = y_nw, x_sw = x_nw, y_sw = y_nw + 1, x_se = x_nw + 1, y_se = y_nw + 1;
-    const int64_t nw = pixel(p, x_nw, y_nw), ne = pixel(p, x_ne, y_ne), sw = pixel(p, x_sw, y_sw), se = pixel(p, x_se, y_se);
-    if (nw >= 0) {
-        if (ig) ig[nw] += g * (y_se - iy) * (x_se - ix);
-        *gix -= plane[nw] * (y_se - iy) * g;
-        *giy -= plane[nw] * (x_se - ix) * g;
+    const double ix = k->ix, iy = k->iy;
+    if (k->nw >= 0) {
+        if (ig) ig[k->nw] += g * (k->y_se - iy) * (k->x_se - ix);
+        *gix -= plane[k->nw] * (k->y_se - iy) * g;
+        *giy -= plane[k->nw] * (k->x_se - ix) * g;
     }
-    if (ne >= 0) {
-        if (ig) ig[ne] += g * (y_sw - iy) * (ix - x_sw);
-        *gix += plane[ne] * (y_sw - iy) * g;
-        *giy -= plane[ne] * (ix - x_sw) * g;
+    if (k->ne >= 0) {
+        if (ig) ig[k->ne] += g * (k->y_sw - iy) * (ix - k->x_sw);
+        *gix += plane[k->ne] * (k->y_sw - iy) * g;
+        *giy -= plane[k->ne] * (ix - k->x_sw) * g;
     }
-    if (sw >= 0) {
-        if (ig) ig[sw] += g * (iy - y_ne) * (x_ne - ix);
-        *gix -= plane[sw] * (iy - y_ne) * g;
-        *giy += plane[sw] * (x_ne - ix) * g;
+    if (k->sw >= 0) {
+        if (ig) ig[k->sw] += g * (iy - k->y_ne) * (k->x_ne - ix);
+        *gix -= plane[k->sw] * (iy - k->y_ne) * g;
+        *giy += plane[k->sw] * (k->x_ne - ix) * g;
     }
-    if (se >= 0) {
-        if (ig) ig[se] += g * (iy - y_nw) * (ix - x_nw);
-        *gix += plane[se] * (iy - y_nw) * g;
-        *giy += plane[se] * (ix - x_nw) * g;
+    if (k->se >= 0) {
+        if (ig) ig[k->se] += g * (iy - k->y_nw) * (ix - k->x_nw);
+        *gix += plane[k->se] * (iy - k->y_nw) * g;
+        *giy += plane[k->se] * (ix - k->x_nw) * g;
     }
 }
 
 /* 7.4 and 7.5 for one channel: nearest adds g to its pixel (no grid gradient); bicubic's 16 taps
  * add g yc xc to input_grad, gix -= v xg yc g, giy -= v xc yg g */
-static void other_backward(const ref_grid_sampler_params *p, const double *plane, double *ig, double ix, double iy,
+static void other_backward(const ref_grid_sampler_params *p, const corners *k, const double *plane, double *ig,
                            double g, double *gix, double *giy)
 {
     if (p->interpolation_mode == 1) {
-        const int64_t k = pixel(p, rint(ix), rint(iy));
-        if (k >= 0 && ig) ig[k] += g;
+        if (k->nearest >= 0 && ig) ig[k->nearest] += g;
         return;
     }
-    double xc[4], yc[4], xg[4], yg[4];
-    int64_t kx[4], ky[4];
-    cubic_coeffs(ix - floor(ix), xc);
-    cubic_coeffs(iy - floor(iy), yc);
-    cubic_derivs(ix - floor(ix), xg);
-    cubic_derivs(iy - floor(iy), yg);
-    cubic_taps(p, ix, p->W, kx);
-    cubic_taps(p, iy, p->H, ky);
     for (int j = 0; j < 4; j++)
         for (int i = 0; i < 4; i++) {
-            if (kx[i] < 0 || ky[j] < 0) continue;
-            const double v = plane[ky[j] * p->W + kx[i]];
-            if (ig) ig[ky[j] * p->W + kx[i]] += g * yc[j] * xc[i];
-            *gix -= v * xg[i] * yc[j] * g;
-            *giy -= v * xc[i] * yg[j] * g;
+            if (k->kx[i] < 0 || k->ky[j] < 0) continue;
+            const int64_t t = k->ky[j] * p->W + k->kx[i];
+            if (ig) ig[t] += g * k->yc[j] * k->xc[i];
+            *gix -= plane[t] * k->xg[i] * k->yc[j] * g;
+            *giy -= plane[t] * k->xc[i] * k->yg[j] * g;
         }
 }
 
@@ -374,8 +390,9 @@ void f64_grid_sampler_2d_bwd__plain(const ref_grid_sampler_params *p, const doub
     for (int64_t n = 0; n < p->N; n++)
         for (int64_t q = 0; q < P; q++) {
             const double *gv = grid + (n * P + q) * 2;
-            double gx_mult, gy_mult, gix = 0, giy = 0;
-            const double ix = coordinate(p, gv[0], p->W, &gx_mult), iy = coordinate(p, gv[1], p->H, &gy_mult);
+            double gix = 0, giy = 0;
+            corners k;
+            corners_of(p, gv, &k);
             point_work w;
             gg_point b;
             if (bounds) grid_point_setup(p, gv, pre, 1, extras, &w);
@@ -384,15 +401,15 @@ void f64_grid_sampler_2d_bwd__plain(const ref_grid_sampler_params *p, const doub
                 const int64_t base = (n * p->C + c) * HW;
                 const double g = grad_output[(n * p->C + c) * P + q], *plane = input + base;
                 double *ig = p->output_mask[0] ? input_grad + base : NULL;
-                if (p->interpolation_mode == 0) bilinear_backward(p, plane, ig, ix, iy, g, &gix, &giy);
-                else other_backward(p, plane, ig, ix, iy, g, &gix, &giy);
+                if (p->interpolation_mode == 0) bilinear_backward(&k, plane, ig, g, &gix, &giy);
+                else other_backward(p, &k, plane, ig, g, &gix, &giy);
                 if (bounds && p->output_mask[0]) input_grad_bounds(p, &w, g, base, bi);
                 if (bounds && p->output_mask[1]) gg_point_add(p, &w, plane, g, vmax ? vmax[n * p->C + c] : 0, &b);
             }
             if (!p->output_mask[1]) continue;
             const int64_t e = (n * P + q) * 2;
-            grid_grad[e] = p->interpolation_mode == 1 ? 0 : gx_mult * gix;
-            grid_grad[e + 1] = p->interpolation_mode == 1 ? 0 : gy_mult * giy;
+            grid_grad[e] = p->interpolation_mode == 1 ? 0 : k.gx_mult * gix;
+            grid_grad[e + 1] = p->interpolation_mode == 1 ? 0 : k.gy_mult * giy;
             if (!bounds) continue;
             b.s[0].gix = gix;
             b.s[0].giy = giy;
