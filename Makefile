@@ -41,7 +41,8 @@ CRIT_LIBS  = $(shell pkg-config --libs criterion 2>/dev/null)
 CFLAGS  = $(BASE_CFLAGS)
 LDLIBS  = $(PKG_LIBS) -lm -fopenmp $(LDSAN)
 
-REF_SRC  = $(wildcard reference/*.c)
+# reference/plain/: the plain golden, the spec's loops the fast golden is held to (make check-golden)
+REF_SRC  = $(wildcard reference/*.c reference/plain/*.c)
 # optimized/: the drivers (one per op family) and isa.c; optimized/ukernels/: the microkernels,
 # <dtype>_<op>[_<dir>]__<isa>.c, each built with its ISA's flags
 OPT_SRC  = $(wildcard optimized/*.c) $(wildcard optimized/ukernels/*__scalar.c)
@@ -62,6 +63,7 @@ LIBREF   = $(BUILD)/libconform_ref.a
 LIBOPT   = $(BUILD)/libconform_opt.a
 CONFORM  = $(BUILD)/conform
 TESTS    = $(BUILD)/conform_tests
+CHECK_GOLDEN = $(BUILD)/check_golden
 
 # the example plugin and the deliberately faulty ones the tests run suites through
 FAULTY   = $(foreach f,wrong crash hang overflow abi supports,$(BUILD)/plugins/faulty_$(f).so)
@@ -81,10 +83,10 @@ PLUGIN_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARN) -O2 -fPIC -shared -Iharness
 ZOO_IDS = $(shell grep -o '^ZOO_BUG.[a-z0-9_]*' tests/zoo/zoo_bugs.h | cut -c9-)
 ZOO_PLUGINS = $(BUILD)/zoo/none.so $(ZOO_IDS:%=$(BUILD)/zoo/%.so)
 
-.PHONY: forms-wide ascend-plugin ascend-standin all build-all test-browser deps deps-test test zoo zoo-docs zoo-mutants zoo-mutants-docs zoo-mutants-list models device-torch test-unit test-san conformance verify bench bench-contention bench-scaling bench-bound clean install install-check package-check package-check-full fuzz fuzz-ci fuzz-build deps-fuzz test-valgrind check-ops check-walls
+.PHONY: forms-wide ascend-plugin ascend-standin all build-all test-browser deps deps-test test zoo zoo-docs zoo-mutants zoo-mutants-docs zoo-mutants-list models device-torch test-unit test-san conformance verify bench bench-contention bench-scaling bench-bound clean install install-check package-check package-check-full fuzz fuzz-ci fuzz-build deps-fuzz test-valgrind check-ops check-walls check-golden check-golden-full check-golden-planted
 all: deps
 	@$(MAKE) --no-print-directory build-all
-build-all: $(CONFORM) $(TESTS) $(PLUGINS)
+build-all: $(CONFORM) $(TESTS) $(PLUGINS) $(CHECK_GOLDEN)
 	@:
 
 # every package a target needs, through one install step (tools/apt_install.sh: apt-get as root,
@@ -135,6 +137,9 @@ $(CONFORM): $(BUILD)/harness/main.o $(HAR_OBJ) $(LIBOPT) $(LIBREF)
 	@echo "LD $@"; $(CC) $(OPT) -o $@ $^ $(LDLIBS) -ldl
 $(TESTS): $(TEST_OBJ) $(HAR_OBJ) $(LIBOPT) $(LIBREF)
 	@echo "LD $@"; $(CC) $(OPT) -o $@ $^ $(LDLIBS) $(CRIT_LIBS) -ldl
+# the fast golden against the plain one, bitwise, over suites (tools/check_golden.c)
+$(CHECK_GOLDEN): $(BUILD)/tools/check_golden.o $(HAR_OBJ) $(LIBOPT) $(LIBREF)
+	@echo "LD $@"; $(CC) $(OPT) -o $@ $^ $(LDLIBS) -ldl
 # the golden's fingerprint per case (tools/golden_hash.sh compares two builds' with it)
 $(BUILD)/golden_hash: $(BUILD)/tools/golden_hash.o $(HAR_OBJ) $(LIBOPT) $(LIBREF)
 	@echo "LD $@"; $(CC) $(OPT) -o $@ $^ $(LDLIBS) -ldl
@@ -165,7 +170,25 @@ test: all deps-test
 	  "report rendering" "$(PYTHON) tests/reports_browser.py $(CONFORM) $(BUILD)/browser" \
 	  "repository paths" "tests/repo_paths.sh" \
 	  "walls" "$(PYTHON) tools/check_walls.py" \
-	  "op obligations" "$(MAKE) --no-print-directory check-ops"
+	  "op obligations" "$(MAKE) --no-print-directory check-ops" \
+	  "golden equality" "$(MAKE) --no-print-directory check-golden" \
+	  "planted golden changes" "$(MAKE) --no-print-directory check-golden-planted"
+
+# the fast golden (reference/) equals the plain one (reference/plain/, the spec's loops), values and
+# the four bound arrays bitwise, on every case of the smoke suite (make test), and of the default and
+# models suites at two seeds (check-golden-full: long, docs/architecture.md gives its time)
+check-golden: $(CHECK_GOLDEN)
+	$(CHECK_GOLDEN) --threads $(THREADS) cases/smoke.json
+# a one-line change of each family's fast golden makes it fail (tests/check_golden_planted.sh)
+check-golden-planted: $(CHECK_GOLDEN)
+	@CC="$(CC)" CFLAGS="$(CFLAGS)" OPT="$(OPT)" LINK_OBJS="$(BUILD)/tools/check_golden.o $(HAR_OBJ) $(LIBOPT) $(LIBREF)" \
+	  LDLIBS="$(LDLIBS) -ldl" tests/check_golden_planted.sh $(BUILD)/planted
+GOLDEN_FULL_SEEDS ?= 1 2
+check-golden-full: $(CHECK_GOLDEN)
+	@set -e; for s in $(GOLDEN_FULL_SEEDS); do \
+	  echo "check-golden-full: seed $$s"; \
+	  $(CHECK_GOLDEN) --seed $$s --threads $(THREADS) cases/conformance.json cases/models.json; \
+	done
 
 # the float32 forms test (tests/python/test_float32_forms.py; make test runs it on the smoke suite)
 # on the default and models suites over three seeds: a few minutes, so a target of its own
@@ -179,8 +202,8 @@ test-unit: all
 
 # what every op of the table needs outside its C code (docs/ops page, suite cases, golden vectors,
 # a zoo bug, a runner route or a stated reason): tools/check_ops.py names what is missing
-check-ops: all
-	$(PYTHON) tools/check_ops.py --conform $(CONFORM)
+check-ops: all $(CHECK_GOLDEN)
+	$(PYTHON) tools/check_ops.py --conform $(CONFORM) --check-golden $(CHECK_GOLDEN)
 
 # reference/ and optimized/ include only their own headers; no include cycle between files or
 # rooms (tools/check_walls.py; make test runs it)

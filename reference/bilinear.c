@@ -1,6 +1,6 @@
 /* Rule A of the spec (RoIAlign's bilinear sampling) and the bins built of it, shared by roi_align
  * and roi_align_rotated. */
-#include "ref_internal.h"
+#include "roi_bounds.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -44,20 +44,17 @@ sample_class ref_classify_sample(int64_t H, int64_t W, double y, double x, doubl
     return SAMPLE_AMBIGUOUS;
 }
 
+static int64_t clamp64(int64_t v, int64_t lo, int64_t hi) { return v < lo ? lo : v > hi ? hi : v; }
+
+/* the shared 4x4 slope bound (roi_bounds.h) on the sample's window clamped onto the plane */
 void ref_local_slopes(const double *plane, int64_t H, int64_t W, int64_t cs, const ref_bilinear *b,
                       double *sy, double *sx)
 {
-    double my = 0, mx = 0;
-    int64_t r_lo = b->y[0] - 1 < 0 ? 0 : b->y[0] - 1, r_hi = b->y[0] + 2 > H - 1 ? H - 1 : b->y[0] + 2;
-    int64_t c_lo = b->x[0] - 1 < 0 ? 0 : b->x[0] - 1, c_hi = b->x[0] + 2 > W - 1 ? W - 1 : b->x[0] + 2;
-    for (int64_t r = r_lo; r <= r_hi; r++)
-        for (int64_t c = c_lo; c <= c_hi; c++) {
-            double v = plane[(r * W + c) * cs];
-            if (r < r_hi) { double d = fabs(plane[((r + 1) * W + c) * cs] - v); if (d > my) my = d; }
-            if (c < c_hi) { double d = fabs(plane[(r * W + c + 1) * cs] - v); if (d > mx) mx = d; }
-        }
-    *sy = my;
-    *sx = mx;
+    const double *v[16];
+    for (int a = 0; a < 4; a++)
+        for (int c = 0; c < 4; c++)
+            v[4 * a + c] = plane + (clamp64(b->y[0] - 1 + a, 0, H - 1) * W + clamp64(b->x[0] - 1 + c, 0, W - 1)) * cs;
+    ref_window_slopes(v, 1, sy, sx);
 }
 
 void ref_neighbour_weights(const int64_t ys[2], const int64_t xs[2], const double wy[2], const double wx[2],

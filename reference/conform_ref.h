@@ -1,7 +1,10 @@
 /* conform reference kernels: double-precision golden implementations.
  *
- * Every kernel follows docs/spec/ops.md literally: straight loops, double everywhere,
- * libc/libm only. Callers validate shapes and attributes first (the harness does); the kernels
+ * The fast golden: each kernel computes docs/spec/ops.md in double, libc/libm only, organised for
+ * speed where the models suite needs it (tiles, lanes, threads). The spec's straight loops are the
+ * plain golden, reference/plain/conform_plain.h, one function per kernel here with the same
+ * signature; `make check-golden` holds every kernel here to it, values and bounds bit for bit.
+ * Callers validate shapes and attributes first (the harness does); the kernels
  * assume valid parameters. Backward kernels zero their outputs themselves.
  *
  * Each kernel can also report, per output element, the magnitudes a float32 (or other

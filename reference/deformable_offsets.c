@@ -1,5 +1,8 @@
-/* deformable_offsets (spec 5) and deformable_offsets_grad (spec 6) in double.
- * The value loops read like the spec; the ref_bounds bookkeeping sits beside them.
+/* deformable_offsets (spec 5) and deformable_offsets_grad (spec 6) in double: the fast golden.
+ * Its loops follow the spec's, with channels taken eight at a time where they share a sample's
+ * 4x4 window and tap rectangle, and threads over output rows and blocks of channels;
+ * reference/plain/deformable_offsets.c is the same a channel at a time, single-threaded, and
+ * make check-golden holds the two bitwise equal, values and bounds.
  *
  * Continuity, which decides what is smooth (pos_err) and what is ambiguous (ambig):
  *   y, grad_x and the mask gradient are continuous in the sample position (zero padding makes
@@ -7,37 +10,10 @@
  *   where they already vanish); the x-offset gradient jumps where px crosses an integer in
  *   [-1, W] (floor switches cells, the window test switches at -1 and W) and the y-offset
  *   gradient where py crosses an integer in [-1, H]. */
-#include "ref_internal.h"
+#include "deformable_bounds.h"
 
 #include <math.h>
 #include <string.h>
-
-/* One sample: corner cell and weights of a position, as the spec writes them. */
-typedef struct {
-    int64_t h0, w0;
-    double lh, lw, hh, hw;
-} cell;
-
-/* floor of a finite position, clamped far outside the plane (every corner is out there, so the
- * clamp changes no value) so it fits an int64 */
-static int64_t floor_index(double v, int64_t n, double *frac)
-{
-    double f = floor(v);
-    *frac = v - f;
-    if (f < -3.0) return -3;
-    if (f > (double)n + 2.0) return n + 2;
-    return (int64_t)f;
-}
-
-static cell cell_at(const ref_deformable_params *p, double py, double px)
-{
-    cell s;
-    s.h0 = floor_index(py, p->H, &s.lh);
-    s.w0 = floor_index(px, p->W, &s.lw);
-    s.hh = 1.0 - s.lh;
-    s.hw = 1.0 - s.lw;
-    return s;
-}
 
 /* V(h, w) of spec 5: the pixel, or 0 outside the plane */
 static double V(const ref_deformable_params *p, const double *xn, int64_t h, int64_t w, int64_t c)
@@ -55,22 +31,6 @@ static void sample_pos(const ref_deformable_params *p, const double *off_n, int6
     *px = (double)(wo * p->sw - p->pl + j * p->dw) + o[0 * dgK + k];
     *py = (double)(ho * p->sh - p->pt + i * p->dh) + o[1 * dgK + k];
     *m = o[2 * dgK + k];
-}
-
-/* Rounding error of a position v = base + offset in float32, whose integer base (exact) includes
- * -pad. In the spec's order (torchvision, mmcv, the Ascend kernels) base + offset is one rounding
- * at |v|. nnabla adds the offset before subtracting the pad: one rounding at |v + pad|, then
- * x - pad with x = fl(v + pad), exact when x >= pad (a multiple of ulp(x) no larger than x: every
- * v >= 0), else one more at |v| unless v + pad and v are both float32 numbers. The larger of the
- * two forms; 0 when both are exact. */
-static double pos_error(double v, int64_t pad, double pos_rel_err)
-{
-    double spec = ref_is_f32(v) ? 0.0 : pos_rel_err * fabs(v);
-    if (pad == 0) return spec;
-    double vp = v + (double)pad;
-    double first = ref_is_f32(vp) ? 0.0 : pos_rel_err * fabs(vp);
-    double second = v < 0 && !(ref_is_f32(vp) && ref_is_f32(v)) ? pos_rel_err * fabs(v) : 0.0;
-    return fmax(spec, first + second);
 }
 
 /* The 4x4 neighbourhood of a cell as element offsets of channel 0 in the image (-1: outside, a
@@ -240,9 +200,9 @@ static void forward_row(void *ctx, int64_t nh)
                     sample_pos(p, off_n, ho, wo, g, i, j, &q.py, &q.px, &q.m);
                     const int64_t e0 = ((n * YH + ho * p->kh + i) * YW + wo * p->kw + j) * p->C;
                     q.finite = isfinite(q.py) && isfinite(q.px);
-                    q.s = q.finite ? cell_at(p, q.py, q.px) : (cell){0, 0, 0, 0, 0, 0};
-                    q.dy = pos_error(q.py, p->pt, pre);
-                    q.dx = pos_error(q.px, p->pl, pre);
+                    q.s = q.finite ? deform_cell_at(p, q.py, q.px) : (cell){0, 0, 0, 0, 0, 0};
+                    q.dy = deform_pos_error(q.py, p->pt, pre);
+                    q.dx = deform_pos_error(q.px, p->pl, pre);
                     if (q.finite) window_of(p, &q.s, &q.win);
                     if (q.finite && bounds) ref_tap_rect_of(p->H, p->W, q.py, q.px, q.dy, q.dx, 0, &q.reach);
                     for (int64_t c = g * cpg; c < (g + 1) * cpg; c += DB)
@@ -278,83 +238,6 @@ static void group_sums(const ref_deformable_params *p, const double *xn, const d
         a[2] += fabs(g) * (fabs(s->hh * s->hw * v1) + fabs(s->hh * s->lw * v2) + fabs(s->lh * s->hw * v3) +
                            fabs(s->lh * s->lw * v4));
     }
-}
-
-/* The branches a position within rounding d of a discontinuity can take: floor on either side
- * of an integer line in [-1, n] (with its window test), or just the nominal one. */
-typedef struct {
-    int count;
-    int64_t h0[2];
-    double l[2];
-    int in[2];
-} branches;
-
-static branches axis_branches(double v, double d, int64_t n, int64_t h0, double l)
-{
-    branches b;
-    double r = nearbyint(v);
-    /* One-sided at the window lines: every float32 form of the position (base + offset rounded
-       once, or the pad added and subtracted, or any chain of correctly rounded steps) is monotone
-       in the exact position, so a position below -1 rounds to at most -1 and one above n to at
-       least n: outside under the spec's strict test either way, only the spec's 0 is legal. */
-    const int beyond = (r == -1.0 && v < -1.0) || (r == (double)n && v > (double)n);
-    if (d > 0 && fabs(v - r) <= d && r >= -1.0 && r <= (double)n && !beyond) {
-        int64_t k = (int64_t)r;
-        b.count = 2;
-        b.h0[0] = k - 1; b.l[0] = 1.0; b.in[0] = k >= 0 && k <= n;     /* just below the line */
-        b.h0[1] = k;     b.l[1] = 0.0; b.in[1] = k >= -1 && k <= n - 1; /* just above it */
-    } else {
-        b.count = 1;
-        b.h0[0] = h0; b.l[0] = l; b.in[0] = v > -1.0 && v < (double)n;
-    }
-    return b;
-}
-
-/* The corner-weight form (the DCNv2 CPU kernels' col2im, mmcv's modulated_deform_conv_cpu.cpp and
- * its GPU twin): the grad_x weight factor of a cell's high row is (p + 1) - h, of its low row
- * (h + 1) - p. fl(p + 1) rounds at |p + 1|, after the position's own rounding: the high factor
- * moves by up to u * |p + 1| more, as if its position moved that far (the low factor's rounding is
- * relative to it, in k_val). The cell and the visited corners follow fl(p) alone, so only the
- * high factors widen, not the reach. pre is one float32 rounding (k_pos = 1); the position itself
- * may be off by d, so |fl(p) + 1| <= |p + 1| + d; none when fl(p) = p exactly and p + 1 is a float32
- * number. Without it a correct kernel of that form failed grad_x at err/tol up to 2.6
- * (tools/deform_corner_weight.py, the default suite) and 54 over 11 seeds (issue 24). */
-static double corner_form_err(double v, double d, double pre)
-{
-    return d == 0 && ref_is_f32(v + 1.0) ? 0.0 : pre * (fabs(v + 1.0) + d);
-}
-
-/* The most a grad_x weight factor of row (or column) k can be, for a cell of rows ks with factors
- * w, position error d and the corner-weight form's extra e on a high row: a row across an edge
- * holds at most d (plus e above the cell, the float twin's high row). */
-static double factor_bound(int64_t k, const int64_t ks[2], const double w[2], double d, double e)
-{
-    if (k == ks[0]) return w[0] + d;
-    if (k == ks[1]) return w[1] + d + e;
-    return k > ks[1] ? d + e : d;
-}
-
-/* The pixels a sample's float twin may reach across a cell edge, with the most weight each may get
- * (the same in every channel, so found once per sample) */
-typedef struct {
-    int64_t H, W, C;
-    const int64_t *hs, *ws;
-    const double *wy, *wx;
-    double dy, dx, ey, ex;
-    int n;
-    int64_t off[16]; /* element offsets of channel 0 in the image: ((h * W) + w) * C */
-    double w[16];
-} neighbour_ctx;
-
-static void add_neighbour(void *ctx, int64_t row, int64_t col, double bound)
-{
-    neighbour_ctx *nc = ctx;
-    if (row < 0 || row >= nc->H || col < 0 || col >= nc->W) return;
-    /* the shared bound with the corner-weight form's high factors: the same product of factors */
-    (void)bound;
-    double b = factor_bound(row, nc->hs, nc->wy, nc->dy, nc->ey) * factor_bound(col, nc->ws, nc->wx, nc->dx, nc->ex);
-    nc->off[nc->n] = (row * nc->W + col) * nc->C;
-    nc->w[nc->n++] = fmin(b, 1.0); /* a weight is at most 1 */
 }
 
 /* The backward's tensors, for one sample's share of them */
@@ -393,8 +276,8 @@ static void offset_ambiguity(const bwd_ctx *b, const bwd_sample *q, const cell *
                          floor(fmin(py + dy, (double)p->H)) - ceil(fmax(py - dy, -1.0)) >= 1};
     for (int t = 0; t < 2; t++)
         if (wide[t]) b->to[3][eot[t]] = fmax(pe[3] - pe[t], 0);
-    branches by = axis_branches(py, dy, p->H, s->h0, s->lh);
-    branches bxr = axis_branches(px, dx, p->W, s->w0, s->lw);
+    branches by = deform_axis_branches(py, dy, p->H, s->h0, s->lh);
+    branches bxr = deform_axis_branches(px, dx, p->W, s->w0, s->lw);
     if (by.count == 1 && bxr.count == 1) return;
     double worst[3] = {0, 0, 0}, worst_abs[3] = {0, 0, 0};
     for (int u = 0; u < by.count; u++)
@@ -442,16 +325,6 @@ static void scatter_grad_x(const bwd_ctx *b, const bwd_sample *q, const cell *s)
         }
 }
 
-/* The rows [*a, *b] a position v with box d (and the corner-weight form's extra e above) can scatter
- * into, clipped to the plane; whether they pass the cell's rows and their one-row ring (h0 - 1 ..
- * h0 + 2): a box wider than a cell */
-static int reach_rows(double v, double d, double e, int64_t h0, int64_t n, int64_t *a, int64_t *b)
-{
-    const double first = floor(v - d), last = floor(v + d + e) + 1;
-    ref_clip_taps(first, last, n, a, b);
-    return first < (double)h0 - 1 || last > (double)h0 + 2;
-}
-
 /* The position terms of a sample's offset gradients (rounding moves it by dy, dx) at cell sc: pe[]
  * of the three, and pe[3] the most they can move anywhere in the box (2 sum |G m| spread) */
 static void offsets_pos_err(const bwd_ctx *b, const bwd_sample *q, const cell *sc, double pe[4])
@@ -487,11 +360,11 @@ static void grad_x_pos_err(const bwd_ctx *b, const bwd_sample *q, const cell *sc
     const ref_deformable_params *p = b->p;
     const int64_t hs[2] = {sc->h0, sc->h0 + 1}, ws[2] = {sc->w0, sc->w0 + 1}, HWC = p->H * p->W * p->C;
     const double wy[2] = {sc->hh, sc->lh}, wx[2] = {sc->hw, sc->lw}, dy = q->dy, dx = q->dx;
-    const double ey = corner_form_err(q->py, dy, b->pre), ex = corner_form_err(q->px, dx, b->pre);
+    const double ey = deform_corner_form_err(q->py, dy, b->pre), ex = deform_corner_form_err(q->px, dx, b->pre);
     double *const pos = b->tx[2] ? b->tx[2] + q->n * HWC : NULL;
     if (!pos) return;
     int64_t r0, r1, k0, k1;
-    const int wide = reach_rows(q->py, dy, ey, sc->h0, p->H, &r0, &r1) | reach_rows(q->px, dx, ex, sc->w0, p->W, &k0, &k1);
+    const int wide = deform_reach_rows(q->py, dy, ey, sc->h0, p->H, &r0, &r1) | deform_reach_rows(q->px, dx, ex, sc->w0, p->W, &k0, &k1);
     if (wide) { /* every pixel the box reaches may gain or lose this sample's weight, in [0, 1] */
         for (int64_t r = r0; r <= r1; r++)
             for (int64_t k = k0; k <= k1; k++)
@@ -509,12 +382,13 @@ static void grad_x_pos_err(const bwd_ctx *b, const bwd_sample *q, const cell *sc
             for (int64_t c = q->w0; c < q->w1; c++) e[c] += fabs(q->G[c] * q->m) * f;
         }
     /* pixels across a cell edge the float twin may reach */
-    neighbour_ctx nc = {p->H, p->W, p->C, hs, ws, wy, wx, dy, dx, ey, ex, 0, {0}, {0}};
-    ref_neighbour_weights(hs, ws, wy, wx, dy, dx, add_neighbour, &nc);
-    for (int k = 0; k < nc.n; k++)
+    int64_t pix[16];
+    double nw[16];
+    const int nn = deform_neighbours(p->H, p->W, hs, ws, wy, wx, dy, dx, ey, ex, pix, nw);
+    for (int k = 0; k < nn; k++)
         for (int64_t c = q->w0; c < q->w1; c++) {
             const double gm = fabs(q->G[c] * q->m);
-            if (isfinite(gm)) pos[nc.off[k] + c] += gm * nc.w[k];
+            if (isfinite(gm)) pos[pix[k] * p->C + c] += gm * nw[k];
         }
 }
 
@@ -540,7 +414,7 @@ static void backward_sample(const bwd_ctx *b, int64_t n, int64_t ho, int64_t wo,
     q.w1 = cx1 < q.c1 ? cx1 : q.c1;
     sample_pos(p, b->offsets + n * p->Ho * p->Wo * 3 * dgK, ho, wo, g, i, j, &q.py, &q.px, &q.m);
     if (!isfinite(q.py) || !isfinite(q.px)) return; /* spec 0: nothing */
-    const cell s = cell_at(p, q.py, q.px);
+    const cell s = deform_cell_at(p, q.py, q.px);
     const int inside = q.py > -1 && q.py < (double)p->H && q.px > -1 && q.px < (double)p->W;
     double sum[3] = {0, 0, 0}, a[3];
     if (inside) {
@@ -555,13 +429,13 @@ static void backward_sample(const bwd_ctx *b, int64_t n, int64_t ho, int64_t wo,
         }
     }
     if (!any_bounds(b)) return;
-    q.dy = pos_error(q.py, p->pt, b->pre);
-    q.dx = pos_error(q.px, p->pl, b->pre);
+    q.dy = deform_pos_error(q.py, p->pt, b->pre);
+    q.dx = deform_pos_error(q.px, p->pl, b->pre);
     const int near = q.py >= -1.0 - q.dy && q.py <= (double)p->H + q.dy && q.px >= -1.0 - q.dx && q.px <= (double)p->W + q.dx;
     if (!inside && !near) return;
     /* smooth part, at the position moved onto the window when rounding could put it inside: what
        the sample may add there */
-    const cell sc = inside ? s : cell_at(p, clamp(q.py, -1.0, (double)p->H), clamp(q.px, -1.0, (double)p->W));
+    const cell sc = inside ? s : deform_cell_at(p, clamp(q.py, -1.0, (double)p->H), clamp(q.px, -1.0, (double)p->W));
     if (!offs) {
         grad_x_pos_err(b, &q, &sc);
         return;

@@ -1,6 +1,7 @@
 /* roi_align (spec 1) and roi_align_v2_backward (spec 2) in double.
- * The value loops read like the spec; the ref_bounds bookkeeping sits beside them. */
-#include "ref_internal.h"
+ * The fast golden's half of the op: roi geometry and the samples of a bin for roi_family.c's
+ * shared loops; the spec's loops whole are reference/plain/roi_family.c. */
+#include "roi_bounds.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -10,8 +11,7 @@
 typedef struct {
     ref_roi_head h;         /* image and sample counts: first, for the shared backward loop */
     double sy, sx, bin_h, bin_w;
-    double mag_y, mag_x;  /* |y1 s| + |y2 s| + off: magnitude behind every sample position */
-    int exact_y, exact_x; /* with gh, gw samples, every position of the axis is exact in every float32 form */
+    ref_roi_axes ax;        /* the bounds' inputs of its axes (roi_bounds.h) */
 } roi_geom;
 
 static roi_geom roi_geometry(const ref_roi_align_params *p, const double *roi, double pos_rel_err)
@@ -35,24 +35,7 @@ static roi_geom roi_geometry(const ref_roi_align_params *p, const double *roi, d
     g.h.gh = adaptive ? ref_adaptive_count(rh / (double)p->pooled_h) : p->sampling_ratio;
     g.h.gw = adaptive ? ref_adaptive_count(rw / (double)p->pooled_w) : p->sampling_ratio;
 
-    g.mag_y = fabs(roi[2] * s) + fabs(roi[4] * s) + plus * s + off;
-    g.mag_x = fabs(roi[1] * s) + fabs(roi[3] * s) + plus * s + off;
-    g.exact_y = ref_axis_exact(roi[2], roi[4], s, plus, off, g.mag_y, p->pooled_h, g.h.gh);
-    g.exact_x = ref_axis_exact(roi[1], roi[3], s, plus, off, g.mag_x, p->pooled_w, g.h.gw);
-    g.h.cr.gh_lo = g.h.cr.gh_hi = g.h.gh;
-    g.h.cr.gw_lo = g.h.cr.gw_hi = g.h.gw;
-    /* rh/PH carries the rounding of rh: ceil may land on the next integer. Equal corners give
-       an extent of exactly 0 in any precision (not so with end_plus_one): nothing to flip there. */
-    if (adaptive && isfinite(rh) && (roi[2] != roi[4] || plus != 0)) {
-        double dq = pos_rel_err * 2.0 * g.mag_y / (double)p->pooled_h;
-        g.h.cr.gh_lo = ref_adaptive_count(rh / (double)p->pooled_h - dq);
-        g.h.cr.gh_hi = ref_adaptive_count(rh / (double)p->pooled_h + dq);
-    }
-    if (adaptive && isfinite(rw) && (roi[1] != roi[3] || plus != 0)) {
-        double dr = pos_rel_err * 2.0 * g.mag_x / (double)p->pooled_w;
-        g.h.cr.gw_lo = ref_adaptive_count(rw / (double)p->pooled_w - dr);
-        g.h.cr.gw_hi = ref_adaptive_count(rw / (double)p->pooled_w + dr);
-    }
+    ref_roi_align_axes(p, roi, rh, rw, g.h.gh, g.h.gw, pos_rel_err, &g.ax, &g.h.cr);
     return g;
 }
 
@@ -77,10 +60,10 @@ static void bin_samples(const void *op, const ref_roi_head *head, int64_t ph, in
     if (gh <= 0 || gw <= 0) return; /* no samples (a negative count on one axis must not loop on the other) */
     for (int64_t iy = 0; iy < gh; iy++) {
         double y = sample_y(g, ph, iy, gh);
-        double dy = g->exact_y && gh == g->h.gh ? 0.0 : pos_rel_err * (g->mag_y + fabs(y));
+        double dy = ref_sample_pos_err(g->ax.exact_y, gh, g->h.gh, pos_rel_err, g->ax.mag_y, y);
         for (int64_t ix = 0; ix < gw; ix++) {
             double x = sample_x(g, pw, ix, gw);
-            double dx = g->exact_x && gw == g->h.gw ? 0.0 : pos_rel_err * (g->mag_x + fabs(x));
+            double dx = ref_sample_pos_err(g->ax.exact_x, gw, g->h.gw, pos_rel_err, g->ax.mag_x, x);
             emit(ctx, y, x, dy, dx);
         }
     }

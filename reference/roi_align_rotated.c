@@ -2,8 +2,9 @@
  * The kernels compute in the documented layout (NCHW features, rois [K, 6]); data_format NHWC is
  * the same math read and written channels-last (rois [6, K] are transposed first): every element
  * sums the same terms in the same order, so the two layouts give identical numbers.
- * The value loops read like the spec; the ref_bounds bookkeeping sits beside them. */
-#include "ref_internal.h"
+ * The fast golden's half of the op: roi geometry and the samples of a bin for roi_family.c's
+ * shared loops; the spec's loops whole are reference/plain/roi_family.c. */
+#include "roi_bounds.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -14,8 +15,7 @@ typedef struct {
     ref_roi_head h;         /* image and sample counts: first, for the shared backward loop */
     double Cy, Cx, Hr, Wr;  /* centre (shifted by the aligned offset) and extent in feature pixels */
     double bin_h, bin_w, cos_t, sin_t;
-    double mag_y, mag_x;    /* magnitude behind every sample position (see roi_geometry) */
-    int exact_y, exact_x;   /* angle 0: with gh, gw samples every position of the axis is exact in every float32 form */
+    ref_roi_axes ax;        /* the bounds' inputs of its axes (roi_bounds.h) */
 } roi_geom;
 
 /* An extent after the unaligned max(r, 1) (a NaN extent stays NaN, as in roi_align). */
@@ -43,37 +43,7 @@ static roi_geom roi_geometry(const ref_roi_align_rotated_params *p, const double
     g.h.gh = adaptive ? ref_adaptive_count(g.Hr / (double)p->pooled_h) : p->sampling_ratio;
     g.h.gw = adaptive ? ref_adaptive_count(g.Wr / (double)p->pooled_w) : p->sampling_ratio;
 
-    /* y = yy*cos - xx*sin + Cy with |yy| <= |Hr|/2 + bin, |xx| <= |Wr|/2 + bin: every rounding of
-       the chain is relative to the centre term or to one of the two extents */
-    double ext = fabs(g.Hr) + fabs(g.Wr);
-    /* an angle given in double that float32 cannot hold is read rounded by u*|angle|: it turns
-       every sample about the centre by up to that much times the extent */
-    if (!ref_is_f32(roi[5]) && isfinite(roi[5])) ext *= 1.0 + fabs(roi[5]);
-    g.mag_y = fabs(roi[2] * s) + off + ext;
-    g.mag_x = fabs(roi[1] * s) + off + ext;
-    /* At an angle of exactly 0 (either sign, either sense) every float32 evaluation has cos 1 and
-       sin +-0 exactly (cosf, sinf of +-0; a degree conversion keeps 0), so y = yy + Cy and x = xx + Cx:
-       roi_align's axis of start -Hr/2 + Cy (a halving: exact) and extent Hr = h s (or its clamp 1),
-       whose exactness conditions (ref_axis_exact with c1 = cy, c2 = h) then hold as there. A sample
-       exactly on y = -1 or y = H is then inside, not ambiguous. */
-    if (roi[5] == 0) {
-        g.exact_y = ref_axis_exact(roi[2], roi[4], s, 0, off, g.mag_y, p->pooled_h, g.h.gh);
-        g.exact_x = ref_axis_exact(roi[1], roi[3], s, 0, off, g.mag_x, p->pooled_w, g.h.gw);
-    }
-    g.h.cr.gh_lo = g.h.cr.gh_hi = g.h.gh;
-    g.h.cr.gw_lo = g.h.cr.gw_hi = g.h.gw;
-    /* h*s (and /PH) is rounded before ceil: the count may land on the next integer. The clamp
-       is applied to both ends, so a clamped extent (exactly 1 in any precision) is not ambiguous. */
-    if (adaptive && isfinite(h0)) {
-        double d = pos_rel_err * fabs(h0);
-        g.h.cr.gh_lo = ref_adaptive_count(clamp_extent(h0 - d, p->aligned) / (double)p->pooled_h);
-        g.h.cr.gh_hi = ref_adaptive_count(clamp_extent(h0 + d, p->aligned) / (double)p->pooled_h);
-    }
-    if (adaptive && isfinite(w0)) {
-        double d = pos_rel_err * fabs(w0);
-        g.h.cr.gw_lo = ref_adaptive_count(clamp_extent(w0 - d, p->aligned) / (double)p->pooled_w);
-        g.h.cr.gw_hi = ref_adaptive_count(clamp_extent(w0 + d, p->aligned) / (double)p->pooled_w);
-    }
+    ref_roi_rotated_axes(p, roi, g.Hr, g.Wr, g.h.gh, g.h.gw, pos_rel_err, &g.ax, &g.h.cr);
     return g;
 }
 
@@ -100,8 +70,8 @@ static void bin_samples(const void *op, const ref_roi_head *head, int64_t ph, in
         for (int64_t ix = 0; ix < gw; ix++) {
             double y, x;
             sample_pos(g, ph, pw, iy, ix, gh, gw, &y, &x);
-            double dy = g->exact_y && gh == g->h.gh ? 0.0 : pos_rel_err * (g->mag_y + fabs(y));
-            double dx = g->exact_x && gw == g->h.gw ? 0.0 : pos_rel_err * (g->mag_x + fabs(x));
+            double dy = ref_sample_pos_err(g->ax.exact_y, gh, g->h.gh, pos_rel_err, g->ax.mag_y, y);
+            double dx = ref_sample_pos_err(g->ax.exact_x, gw, g->h.gw, pos_rel_err, g->ax.mag_x, x);
             emit(ctx, y, x, dy, dx);
         }
 }

@@ -2,9 +2,10 @@
  * and backward, with their bounds. An op gives its roi geometry and the samples of a bin in the
  * spec's order (ref_roi_op). What no channel changes (each sample's corners, weights, position
  * errors and reach) is set up once for a chunk of a roi's bins, then run over every channel plane:
- * every element still sums the same terms in the spec's order, so the numbers are those of a
- * sample-by-sample loop, for every thread count. */
-#include "ref_internal.h"
+ * every element still sums the same terms in the spec's order, so the numbers are bitwise those of
+ * the plain golden's sample-by-sample loops (reference/plain/roi_family.c), for every thread count:
+ * make check-golden compares them. The bounds' long arithmetic is the shared roi_bounds.h. */
+#include "roi_bounds.h"
 
 #include <float.h>
 #include <math.h>
@@ -90,76 +91,21 @@ static void roi_run(const ref_roi_op *op, const double *in, const double *rois, 
     free(geo);
 }
 
-/* ---- forward: one sample's set-up, and what it adds to one plane's bin --------------------------- */
+/* ---- forward: what one sample adds to one plane's bin ------------------------------------------- */
 
-typedef struct {
-    ref_bilinear r;
-    ref_tap_rect reach; /* the taps its position box reaches */
-    double dy, dx;
-    int inside, ambiguous;
-} fwd_tap;
-
-/* A forward bin's sums over its samples: value, |terms|, terms, position error, ambiguity. */
-typedef struct {
-    double sum, abs_sum, n_terms, pos_err, ambig;
-} bin_acc;
-
-/* The sample at (y, x) with position errors (dy, dx); 0 when it is empty beyond any rounding. */
-static int fwd_tap_of(int64_t H, int64_t W, double y, double x, double dy, double dx, fwd_tap *s)
-{
-    sample_class cls = ref_classify_sample(H, W, y, x, dy, dx);
-    s->inside = ref_bilinear_rule(H, W, y, x, &s->r);
-    s->ambiguous = cls == SAMPLE_AMBIGUOUS;
-    if (!s->inside && s->ambiguous) ref_bilinear_rule_clamped(H, W, y, x, &s->r);
-    if (!s->inside && !s->ambiguous) return 0;
-    ref_tap_rect_of(H, W, y, x, dy, dx, 1, &s->reach);
-    s->dy = dy;
-    s->dx = dx;
-    return 1;
-}
-
-/* Adds to a what a sample adds with value v (|terms| av), slopes sy, sx and taps' range [lo, hi]:
- * inside it counts in full; within rounding of the window's edge it only widens the ambiguity. */
-static inline void fwd_acc(int inside, int ambiguous, double dy, double dx, double v, double av, double sy,
-                           double sx, double lo, double hi, bin_acc *a)
-{
-    /* capped: a sample moving anywhere within its box stays within the range of the taps it reaches
-       (at |position| near 2^24 the first-order term alone passes the plane's whole range) */
-    double pe = fmin(ref_value_pos_err(sy, sx, dy, dx), isnan(hi - lo) ? INFINITY : hi - lo);
-    /* an ambiguous sample adds 0 or a value of [lo, hi]: it changes the bin's sum by at most the
-       range of {0} and the taps, of which the position term already counted pe when it is inside */
-    if (inside) {
-        a->sum += v;
-        a->abs_sum += av;
-        a->n_terms += 4;
-        a->pos_err += pe;
-    } else if (av > 0) {
-        /* outside, so ambiguous: a kernel that keeps the sample also rounds its terms, so the
-           element's abs_sum and n_terms cover that branch (what a bfloat16 kernel's rounding of
-           it needs) */
-        a->abs_sum += av;
-        a->n_terms += 4;
-    }
-    if (ambiguous) {
-        double reach0 = isnan(hi - lo) ? INFINITY : fmax(hi, 0) - fmin(lo, 0);
-        a->ambig += fmin(av + pe, inside ? fmax(reach0 - pe, 0) : reach0);
-    }
-}
-
-/* Adds sample s of one plane (pixel (r, c) at plane[(r W + c) cs]) to a */
-static void fwd_tap_add(const double *plane, int64_t H, int64_t W, int64_t cs, const fwd_tap *s, bin_acc *a)
+/* Adds sample s of one plane (pixel (r, c) at plane[(r W + c) cs]) to a: rule A's value (spec A) and,
+ * through the shared bound helper, its bounds */
+static void fwd_tap_add(const double *plane, int64_t H, int64_t W, int64_t cs, const ref_fwd_tap *s, ref_bin_acc *a)
 {
     const ref_bilinear *r = &s->r;
-    double v = 0, av = 0, sy, sx, lo, hi;
+    double v = 0, av = 0;
     for (int i = 0; i < 2; i++)
         for (int j = 0; j < 2; j++) {
             double t = r->wy[i] * r->wx[j] * plane[(r->y[i] * W + r->x[j]) * cs];
             v += t;
             av += fabs(t);
         }
-    ref_local_slopes(plane, H, W, cs, r, &sy, &sx);
-    ref_tap_rect_range(plane, W, cs, &s->reach, &lo, &hi);
-    fwd_acc(s->inside, s->ambiguous, s->dy, s->dx, v, av, sy, sx, lo, hi, a);
+    ref_roi_fwd_sample_add(plane, H, W, cs, s, v, av, a);
 }
 
 /* ---- forward: a chunk's samples over LANES channels at a time ------------------------------------ */
@@ -183,7 +129,7 @@ typedef struct {
 
 static int64_t clamp64(int64_t v, int64_t lo, int64_t hi) { return v < lo ? lo : v > hi ? hi : v; }
 
-static void fwd_ltap_of(int64_t H, int64_t W, const fwd_tap *s, fwd_ltap *d)
+static void fwd_ltap_of(int64_t H, int64_t W, const ref_fwd_tap *s, fwd_ltap *d)
 {
     const ref_bilinear *r = &s->r;
     const ref_tap_rect *t = &s->reach;
@@ -232,17 +178,17 @@ static void fwd_lanes_range(const double *const pl[LANES], int64_t W, int64_t cs
     }
 }
 
-/* the lanes' sums of one bin: a bin_acc a lane */
+/* the lanes' sums of one bin: a ref_bin_acc a lane */
 typedef struct {
     double sum[LANES], abs_sum[LANES], n_terms[LANES], pos_err[LANES], ambig[LANES];
 } lanes_acc;
 
-static bin_acc lane_get(const lanes_acc *a, int l)
+static ref_bin_acc lane_get(const lanes_acc *a, int l)
 {
-    return (bin_acc){a->sum[l], a->abs_sum[l], a->n_terms[l], a->pos_err[l], a->ambig[l]};
+    return (ref_bin_acc){a->sum[l], a->abs_sum[l], a->n_terms[l], a->pos_err[l], a->ambig[l]};
 }
 
-static void lane_put(lanes_acc *a, int l, bin_acc b)
+static void lane_put(lanes_acc *a, int l, ref_bin_acc b)
 {
     a->sum[l] = b.sum;
     a->abs_sum[l] = b.abs_sum;
@@ -257,8 +203,8 @@ static void fwd_lanes_acc(const fwd_ltap *s, const double val[LANES], const doub
 {
     if (!s->inside || s->ambiguous) {
         for (int l = 0; l < LANES; l++) {
-            bin_acc b = lane_get(a, l);
-            fwd_acc(s->inside, s->ambiguous, s->dy, s->dx, val[l], av[l], sy[l], sx[l], lo[l], hi[l], &b);
+            ref_bin_acc b = lane_get(a, l);
+            ref_roi_fwd_acc(s->inside, s->ambiguous, s->dy, s->dx, val[l], av[l], sy[l], sx[l], lo[l], hi[l], &b);
             lane_put(a, l, b);
         }
         return;
@@ -307,14 +253,8 @@ static void fwd_lanes_add(const lanes_src *src, const fwd_ltap *s, int pos, lane
         const int64_t o = (s->row[0] + s->col[0]) * LANES;
         memcpy(sy, src->sy + o, sizeof sy);
         memcpy(sx, src->sx + o, sizeof sx);
-    } else if (pos) /* the largest |difference| of neighbours, a NaN one passed over */
-        for (int k = 0; k < 12; k++)
-            for (int l = 0; l < LANES; l++) {
-                double d = fabs(v[k + 4][l] - v[k][l]);
-                sy[l] = d > sy[l] ? d : sy[l];
-                d = fabs(v[k / 3 * 4 + k % 3 + 1][l] - v[k / 3 * 4 + k % 3][l]);
-                sx[l] = d > sx[l] ? d : sx[l];
-            }
+    } else if (pos)
+        ref_window_slopes(v, LANES, sy, sx);
     if (pos) fwd_lanes_range(pl, src->W, src->cs, s, v, lo, hi);
     fwd_lanes_acc(s, val, av, sy, sx, lo, hi, a);
 }
@@ -328,19 +268,19 @@ typedef struct {
     const double *plane;
     int64_t cs, ph, pw;
     double pre;
-    bin_acc a;
+    ref_bin_acc a;
 } alt_bin;
 
 static void alt_sample(void *ctx, double y, double x, double dy, double dx)
 {
     alt_bin *b = ctx;
-    fwd_tap s;
-    if (fwd_tap_of(b->op->H, b->op->W, y, x, dy, dx, &s)) fwd_tap_add(b->plane, b->op->H, b->op->W, b->cs, &s, &b->a);
+    ref_fwd_tap s;
+    if (ref_roi_fwd_tap_of(b->op->H, b->op->W, y, x, dy, dx, &s)) fwd_tap_add(b->plane, b->op->H, b->op->W, b->cs, &s, &b->a);
 }
 
-static bin_acc alt_bin_acc(alt_bin *b, int64_t gh, int64_t gw)
+static ref_bin_acc alt_bin_acc(alt_bin *b, int64_t gh, int64_t gw)
 {
-    b->a = (bin_acc){0, 0, 0, 0, 0};
+    b->a = (ref_bin_acc){0, 0, 0, 0, 0};
     b->op->bin(b->op->op, b->g, b->ph, b->pw, gh, gw, b->pre, alt_sample, b);
     return b->a;
 }
@@ -348,7 +288,7 @@ static bin_acc alt_bin_acc(alt_bin *b, int64_t gh, int64_t gw)
 /* Element e: out[e] = a.sum / count(gh, gw) and, with bounds, its abs_sum, n_terms, pos_err and
  * ambiguity. When rounding may pick other sample counts, the ambiguity covers each of them (alt:
  * the bin to evaluate with those counts; NULL: nothing sampled). */
-static void roi_element(bin_acc a, const ref_roi_head *g, alt_bin *alt, double *out, int64_t e, ref_bounds *bounds)
+static void roi_element(ref_bin_acc a, const ref_roi_head *g, alt_bin *alt, double *out, int64_t e, ref_bounds *bounds)
 {
     double count = ref_sample_count(g->gh, g->gw);
     const ref_count_range *c = &g->cr;
@@ -362,11 +302,8 @@ static void roi_element(bin_acc a, const ref_roi_head *g, alt_bin *alt, double *
            count's sum is (abs_sum and n_terms of the largest) */
         for (int64_t h = c->gh_lo; h <= c->gh_hi; h++)
             for (int64_t w = c->gw_lo; w <= c->gw_hi; w++) {
-                bin_acc o = alt_bin_acc(alt, h, w);
-                double alt_count = ref_sample_count(h, w);
-                ambig = fmax(ambig, fabs(o.sum / alt_count - out[e]) + (o.ambig + o.pos_err) / alt_count);
-                abs_sum = fmax(abs_sum, o.abs_sum / alt_count);
-                n_terms = fmax(n_terms, o.n_terms);
+                const ref_bin_acc o = alt_bin_acc(alt, h, w);
+                ref_roi_fwd_widen(&o, ref_sample_count(h, w), out[e], &ambig, &abs_sum, &n_terms);
             }
     }
     if (bounds->abs_sum) bounds->abs_sum[e] = abs_sum;
@@ -398,9 +335,9 @@ static void fwd_sample(void *ctx, double y, double x, double dy, double dx)
 {
     fwd_setup_ctx *f = ctx;
     fwd_chunk *ch = f->ch;
-    fwd_tap s;
+    ref_fwd_tap s;
     fwd_ltap *d;
-    if (!fwd_tap_of(f->H, f->W, y, x, dy, dx, &s) || !(d = vec_push(&ch->taps))) return;
+    if (!ref_roi_fwd_tap_of(f->H, f->W, y, x, dy, dx, &s) || !(d = vec_push(&ch->taps))) return;
     fwd_ltap_of(f->H, f->W, &s, d);
     if (d->row[0] < ch->r0) ch->r0 = d->row[0];
     if (d->row[3] > ch->r1) ch->r1 = d->row[3];
@@ -598,132 +535,37 @@ void ref_roi_forward(const ref_roi_op *op, const double *input, const double *ro
 
 /* ---- backward: one sample's set-up, and what it scatters into one plane --------------------------- */
 
-/* A backward sample: its corners (i, j) = 2 i + j, their weights and weights' position bounds, and
- * its bounds' distinct pixels (slots): corners that coincide (rule A clamps both corners of an axis
- * onto its last pixel) and pixels across an edge add up before the cap. */
-typedef struct {
-    int64_t e[4];
-    double wy[2], wx[2], wpe[4];
-    double count;
-    size_t nb, n_nb; /* its neighbours: nbs[nb .. nb + n_nb) */
-    uint32_t te[4];  /* its corners in the group's tile */
-    unsigned char slot[4], n_slots;
-    unsigned char nominal; /* inside, at the spec's sample count: its terms are the gradient's */
-    unsigned char widen;   /* ambiguous, or another count's: only widens the ambiguity */
-} bwd_tap;
-
-/* a pixel across a cell edge the float twin may reach: the most weight it can get there */
-typedef struct {
-    int64_t e;
-    double bound;
-    int slot;
-    uint32_t te; /* in the group's tile */
-} bwd_neighbour;
-
 typedef struct {
     vec *taps, *nbs;
     int64_t H, W;
     double count;
     int as_alternative;
-    int64_t slot_e[16]; /* the sample being set up: its slots' pixels */
-    int n_slots;
 } bwd_setup_ctx;
 
-static int slot_of(bwd_setup_ctx *b, int64_t e)
-{
-    int k = 0;
-    while (k < b->n_slots && b->slot_e[k] != e) k++;
-    if (k == b->n_slots) b->slot_e[b->n_slots++] = e;
-    return k;
-}
-
-static void bwd_neighbour_of(void *ctx, int64_t row, int64_t col, double bound)
-{
-    bwd_setup_ctx *b = ctx;
-    if (row < 0 || row >= b->H || col < 0 || col >= b->W) return;
-    bwd_neighbour *n = vec_push(b->nbs);
-    if (n) *n = (bwd_neighbour){row * b->W + col, bound, slot_of(b, row * b->W + col), 0};
-}
-
+/* the sample's set-up (the shared ref_roi_bwd_tap_of), its neighbours appended to the group's list */
 static void bwd_sample(void *ctx, double y, double x, double dy, double dx)
 {
     bwd_setup_ctx *b = ctx;
-    ref_bilinear r;
-    sample_class cls = ref_classify_sample(b->H, b->W, y, x, dy, dx);
-    int inside = ref_bilinear_rule(b->H, b->W, y, x, &r);
-    if (!inside && cls == SAMPLE_AMBIGUOUS) ref_bilinear_rule_clamped(b->H, b->W, y, x, &r);
-    if (!inside && cls != SAMPLE_AMBIGUOUS) return;
-    bwd_tap s = {.count = b->count, .nb = b->nbs->n, .nominal = inside && !b->as_alternative,
-                 .widen = b->as_alternative || cls == SAMPLE_AMBIGUOUS};
-    b->n_slots = 0;
-    for (int i = 0; i < 2; i++) {
-        s.wy[i] = r.wy[i];
-        s.wx[i] = r.wx[i];
-        for (int j = 0; j < 2; j++) {
-            s.e[2 * i + j] = r.y[i] * b->W + r.x[j];
-            s.wpe[2 * i + j] = ref_weight_pos_err(r.wy[i], r.wx[j], dy, dx);
-            s.slot[2 * i + j] = (unsigned char)slot_of(b, s.e[2 * i + j]);
-        }
+    ref_bwd_tap s;
+    ref_bwd_neighbour nb[REF_BWD_MAX_NB];
+    if (!ref_roi_bwd_tap_of(b->H, b->W, y, x, dy, dx, b->count, b->as_alternative, &s, nb)) return;
+    s.nb = b->nbs->n;
+    for (size_t n = 0; n < s.n_nb; n++) {
+        ref_bwd_neighbour *d = vec_push(b->nbs);
+        if (d) *d = nb[n];
     }
-    if (s.nominal) ref_neighbour_weights(r.y, r.x, r.wy, r.wx, dy, dx, bwd_neighbour_of, b);
     s.n_nb = b->nbs->n - s.nb;
-    s.n_slots = (unsigned char)b->n_slots;
-    bwd_tap *d = vec_push(b->taps);
+    ref_bwd_tap *d = vec_push(b->taps);
     if (d) *d = s;
 }
 
-/* A backward's planes of one (b, c): gradient and bounds, each may be NULL; pixel e of each at e ps. */
-typedef struct {
-    double *grad, *abs_sum, *n_terms, *pos_err, *ambig;
-    int64_t ps;
-} plane_out;
-
-/* Scatters go / count of sample s into o with its bounds. */
-static void bwd_tap_add(const plane_out *o, const bwd_tap *s, const bwd_neighbour *nbs, double go)
+/* Scatters go / count of sample s into o (spec 2: each corner receives go w / count), its bounds
+ * through the shared ref_roi_bwd_bounds. */
+static void bwd_tap_add(const ref_plane_out *o, const ref_bwd_tap *s, const ref_bwd_neighbour *nbs, double go)
 {
-    const double cap = fabs(go) / s->count;
-    int64_t px[16];
-    double pe_px[16], amb_px[16];
-    for (int k = 0; k < s->n_slots; k++) {
-        px[k] = 0;
-        pe_px[k] = amb_px[k] = 0;
-    }
-    for (int i = 0; i < 2; i++)
-        for (int j = 0; j < 2; j++) {
-            const int64_t e = s->e[2 * i + j] * o->ps;
-            const int k = s->slot[2 * i + j];
-            double t = go * s->wy[i] * s->wx[j] / s->count;
-            double pe = cap * s->wpe[2 * i + j];
-            if (s->nominal) {
-                if (o->grad) o->grad[e] += t;
-                if (o->abs_sum) o->abs_sum[e] += fabs(t);
-                if (o->n_terms) o->n_terms[e] += 1;
-            } else if (fabs(t) > 0) {
-                /* a term only another branch adds (another sample count, or the sample kept:
-                   outside, so ambiguous) is rounded by a kernel on that branch: abs_sum and
-                   n_terms cover it too */
-                if (o->abs_sum) o->abs_sum[e] += fabs(t);
-                if (o->n_terms) o->n_terms[e] += 1;
-            }
-            px[k] = e;
-            pe_px[k] += s->nominal ? pe : 0;
-            amb_px[k] += s->widen ? fabs(t) + pe : 0;
-        }
-    /* pixels across a cell edge the float twin may reach */
-    for (size_t n = 0; n < (s->nominal && isfinite(cap) ? s->n_nb : 0); n++) {
-        const bwd_neighbour *nb = nbs + s->nb + n;
-        px[nb->slot] = nb->e * o->ps;
-        pe_px[nb->slot] += nb->bound;
-        amb_px[nb->slot] += 0;
-    }
-    /* capped per pixel: the weights a sample gives one pixel sum to a number in [0, 1] on every
-       branch (coinciding corners included), so the sample moves that pixel's term by at most
-       |go| / count; the position term takes its share first, the ambiguity the rest */
-    for (int k = 0; k < s->n_slots; k++) {
-        double pe = fmin(pe_px[k], cap), amb = fmin(amb_px[k], s->nominal ? fmax(cap - pe, 0) : cap);
-        if (o->pos_err && pe > 0) o->pos_err[px[k]] += pe;
-        if (o->ambig && amb > 0) o->ambig[px[k]] += amb;
-    }
+    for (int i = 0; i < 2 && s->nominal && o->grad; i++)
+        for (int j = 0; j < 2; j++) o->grad[s->e[2 * i + j] * o->ps] += go * s->wy[i] * s->wx[j] / s->count;
+    ref_roi_bwd_bounds(o, s, nbs + s->nb, go);
 }
 
 /* ---- backward: planes of the gradient, rois in order --------------------------------------------- */
@@ -745,7 +587,7 @@ static int64_t bwd_setup(const roi_ctx *x, const ref_roi_head *g, int64_t k, int
                          vec *bins, size_t limit)
 {
     const ref_roi_op *op = x->op;
-    bwd_setup_ctx b = {taps, nbs, op->H, op->W, ref_sample_count(g->gh, g->gw), 0, {0}, 0};
+    bwd_setup_ctx b = {taps, nbs, op->H, op->W, ref_sample_count(g->gh, g->gw), 0};
     int64_t bin = bin0;
     for (; bin < op->PH * op->PW && (bin == bin0 || taps->n < limit); bin++) {
         bwd_bin *s = vec_push(bins);
@@ -777,7 +619,7 @@ static int64_t go_at(const ref_roi_op *op, const bwd_bin *s, int64_t c)
 }
 
 /* the group's bins scattered into plane o of channel c */
-static void bwd_run_plane(const roi_ctx *x, const plane_out *o, int64_t c, const vec *taps, const vec *nbs,
+static void bwd_run_plane(const roi_ctx *x, const ref_plane_out *o, int64_t c, const vec *taps, const vec *nbs,
                           const vec *bins)
 {
     const ref_roi_op *op = x->op;
@@ -785,14 +627,14 @@ static void bwd_run_plane(const roi_ctx *x, const plane_out *o, int64_t c, const
         const bwd_bin *s = (const bwd_bin *)bins->p + i;
         const double go = x->in[go_at(op, s, c)];
         for (size_t t = s->first; t < s->end; t++)
-            bwd_tap_add(o, (const bwd_tap *)taps->p + t, (const bwd_neighbour *)nbs->p, go);
+            bwd_tap_add(o, (const ref_bwd_tap *)taps->p + t, (const ref_bwd_neighbour *)nbs->p, go);
         if (s->inf_ambig && o->ambig)
             for (int64_t q = 0; q < op->H * op->W; q++) o->ambig[q * o->ps] = INFINITY;
     }
 }
 
 /* plane (b, c)'s gradient and bounds (channels-last: every C-th element from (b, 0, 0, c) on) */
-static plane_out plane_at(const roi_ctx *x, int64_t bc)
+static ref_plane_out plane_at(const roi_ctx *x, int64_t bc)
 {
     const int64_t HW = x->op->H * x->op->W, C = x->op->C;
     const ref_bounds *bd = x->bounds;
@@ -800,12 +642,12 @@ static plane_out plane_at(const roi_ctx *x, int64_t bc)
                     bd ? bd->ambig : NULL};
     for (int t = 0; t < 5; t++)
         if (p[t]) p[t] += x->op->nhwc ? bc / C * HW * C + bc % C : bc * HW;
-    return (plane_out){p[0], p[1], p[2], p[3], p[4], x->op->nhwc ? C : 1};
+    return (ref_plane_out){p[0], p[1], p[2], p[3], p[4], x->op->nhwc ? C : 1};
 }
 
 static void plane_zero(const roi_ctx *x, int64_t bc)
 {
-    const plane_out o = plane_at(x, bc);
+    const ref_plane_out o = plane_at(x, bc);
     double *p[5] = {o.grad, o.abs_sum, o.n_terms, o.pos_err, o.ambig};
     for (int t = 0; t < 5; t++)
         if (p[t] && o.ps == 1) memset(p[t], 0, sizeof(double) * (size_t)(x->op->H * x->op->W));
@@ -855,8 +697,8 @@ static inline v2d vmax(v2d a, v2d b)
 static int bwd_tile_fit(int64_t W, vec *taps, vec *nbs, bwd_tile *t)
 {
     int64_t r0 = INT64_MAX, r1 = -1, q0 = INT64_MAX, q1 = -1;
-    bwd_tap *tp = (bwd_tap *)taps->p;
-    bwd_neighbour *nb = (bwd_neighbour *)nbs->p;
+    ref_bwd_tap *tp = (ref_bwd_tap *)taps->p;
+    ref_bwd_neighbour *nb = (ref_bwd_neighbour *)nbs->p;
     for (size_t i = 0; i < taps->n + nbs->n; i++)
         for (int j = 0; j < (i < taps->n ? 4 : 1); j++) {
             const int64_t e = i < taps->n ? tp[i].e[j] : nb[i - taps->n].e, r = e / W, q = e % W;
@@ -880,7 +722,7 @@ static void bwd_tile_move(const roi_ctx *x, int64_t b, int64_t cs, int n, const 
     int64_t ps = 1;
     int whole = n == LANES;
     for (int l = 0; l < n; l++) {
-        const plane_out o = plane_at(x, b * x->op->C + cs + l);
+        const ref_plane_out o = plane_at(x, b * x->op->C + cs + l);
         double *p[5] = {o.grad, o.abs_sum, o.n_terms, o.pos_err, o.ambig};
         for (int f = 0; f < 5; f++) {
             plane[f][l] = p[f] ? p[f] + (t->r0 * W + t->q0) * o.ps : NULL;
@@ -904,7 +746,7 @@ static void bwd_tile_move(const roi_ctx *x, int64_t b, int64_t cs, int n, const 
 
 /* bwd_tap_add of sample s for the 8 lanes of the tile, whose grad_output values are go and caps
    |go| / count are cap; inv: 1 / count when that is exact (a power of 2), else 0 */
-static void bwd_lanes_add(double *tile, const bwd_tap *s, const bwd_neighbour *nbs, const v2d *go, const v2d *cap,
+static void bwd_lanes_add(double *tile, const ref_bwd_tap *s, const ref_bwd_neighbour *nbs, const v2d *go, const v2d *cap,
                           double inv, int bounds)
 {
     v2d pe_px[16][HALVES], amb_px[16][HALVES];
@@ -935,7 +777,7 @@ static void bwd_lanes_add(double *tile, const bwd_tap *s, const bwd_neighbour *n
         }
     if (!bounds) return;
     for (size_t n = 0; n < (s->nominal ? s->n_nb : 0); n++) {
-        const bwd_neighbour *nb = nbs + s->nb + n;
+        const ref_bwd_neighbour *nb = nbs + s->nb + n;
         px[nb->slot] = nb->te;
         for (int h = 0; h < HALVES; h++) {
             const v2m fin = v2_abs(cap[h]) <= DBL_MAX;
@@ -958,7 +800,7 @@ static void bwd_lanes_add(double *tile, const bwd_tap *s, const bwd_neighbour *n
    bounds: each corner's terms go straight to its pixel, and its ambiguity stays 0 (min(0, x >= 0)),
    so the ambig field is left alone. finite: every cap is; then a position term (wpe in [0, 1]) is
    at most its cap and adding a 0 to pos_err (never -0) keeps it: the cap and the test change nothing */
-static void bwd_lanes_plain(double *tile, const bwd_tap *s, const v2d *go, const v2d *cap, double inv, int finite)
+static void bwd_lanes_plain(double *tile, const ref_bwd_tap *s, const v2d *go, const v2d *cap, double inv, int finite)
 {
     for (int c = 0; c < 4; c++) {
         v2d *p = (v2d *)(tile + (size_t)s->te[c] * PIX);
@@ -975,7 +817,7 @@ static void bwd_lanes_plain(double *tile, const bwd_tap *s, const v2d *go, const
     }
 }
 
-static int bwd_plain(const bwd_tap *s)
+static int bwd_plain(const ref_bwd_tap *s)
 {
     return s->nominal && !s->widen && !s->n_nb && s->n_slots == 4 && s->wpe[0] >= 0 && s->wpe[0] <= 1 &&
            s->wpe[1] >= 0 && s->wpe[1] <= 1 && s->wpe[2] >= 0 && s->wpe[2] <= 1 && s->wpe[3] >= 0 && s->wpe[3] <= 1;
@@ -1001,7 +843,7 @@ static void bwd_run_lanes(const roi_ctx *x, int64_t b, int64_t cs, int n, const 
         v2d go[HALVES], cap[HALVES];
         for (int h = 0; h < HALVES; h++) go[h] = (v2d){g[2 * h], g[2 * h + 1]};
         for (size_t q = s->first; q < s->end; q++) {
-            const bwd_tap *tp = (const bwd_tap *)taps->p + q;
+            const ref_bwd_tap *tp = (const ref_bwd_tap *)taps->p + q;
             if (tp->count != count) { /* the bin's caps, again for another sample count */
                 count = tp->count;
                 finite = 1;
@@ -1016,14 +858,14 @@ static void bwd_run_lanes(const roi_ctx *x, int64_t b, int64_t cs, int n, const 
                 for (int c = 0; c < 4; c++)
                     for (int f = 0; f < PIX; f += 8) __builtin_prefetch(t->buf + (size_t)tp[PREFETCH_AHEAD].te[c] * PIX + f, 1);
             if (x->bounds && bwd_plain(tp)) bwd_lanes_plain(t->buf, tp, go, cap, inv, finite);
-            else bwd_lanes_add(t->buf, tp, (const bwd_neighbour *)nbs->p, go, cap, inv, x->bounds != NULL);
+            else bwd_lanes_add(t->buf, tp, (const ref_bwd_neighbour *)nbs->p, go, cap, inv, x->bounds != NULL);
         }
         inf_ambig |= s->inf_ambig;
     }
     bwd_tile_move(x, b, cs, n, t, 0);
     /* a bin of unbounded ambiguity set the whole plane's to INFINITY, where every later term keeps it */
     for (int l = 0; l < n && inf_ambig; l++) {
-        const plane_out o = plane_at(x, b * op->C + cs + l);
+        const ref_plane_out o = plane_at(x, b * op->C + cs + l);
         for (int64_t q = 0; o.ambig && q < op->H * op->W; q++) o.ambig[q * o.ps] = INFINITY;
     }
 }
@@ -1051,7 +893,7 @@ static void backward_item(void *ctx, int64_t item)
     roi_ctx *x = ctx;
     const ref_roi_op *op = x->op;
     const int64_t b = item / x->nblk, c0 = item % x->nblk * x->cb, c1 = c0 + x->cb < op->C ? c0 + x->cb : op->C;
-    vec taps = {NULL, 0, 0, sizeof(bwd_tap), 0}, nbs = {NULL, 0, 0, sizeof(bwd_neighbour), 0},
+    vec taps = {NULL, 0, 0, sizeof(ref_bwd_tap), 0}, nbs = {NULL, 0, 0, sizeof(ref_bwd_neighbour), 0},
         bins = {NULL, 0, 0, sizeof(bwd_bin), 0};
     bwd_tile tile = {.cap = op->H * op->W < TILE_MAX ? op->H * op->W : TILE_MAX};
     tile.buf = aligned_alloc(64, sizeof(double) * PIX * (size_t)tile.cap);
@@ -1067,7 +909,7 @@ static void backward_item(void *ctx, int64_t item)
                 bwd_run_lanes(x, b, c, c1 - c < LANES ? (int)(c1 - c) : LANES, &tile, &taps, &nbs, &bins, fresh);
         else
             for (int64_t c = c0; c < c1; c++) {
-                const plane_out o = plane_at(x, b * op->C + c);
+                const ref_plane_out o = plane_at(x, b * op->C + c);
                 bwd_run_plane(x, &o, c, &taps, &nbs, &bins);
             }
         fresh = 0;

@@ -14,7 +14,7 @@ while [ $# -ge 2 ]; do
   if sh -c "$cmd" >"$log" 2>&1; then ok=1; else ok=0; fi
   secs=$(echo "$start $(date +%s.%N)" | awk '{printf "%.1f", $2 - $1}')
   # the part's own count: Criterion's synthesis, unittest's "Ran N tests", conform's "N passed, N failed", run.sh's "python: N scripts"
-  detail=$(grep -E 'Synthesis:|^Ran [0-9]+ tests|^python: [0-9]+ scripts|^[0-9]+ passed, [0-9]+ failed|^zoo: .* catches |^verify:|^installed:|^rendered:|files: no path|^ascend-standin: [0-9]|^conform package test passed|^walls:' "$log" | tail -1 |
+  detail=$(grep -E 'Synthesis:|^Ran [0-9]+ tests|^python: [0-9]+ scripts|^[0-9]+ passed, [0-9]+ failed|^zoo: .* catches |^verify:|^installed:|^rendered:|files: no path|^ascend-standin: [0-9]|^conform package test passed|^walls:|^check_golden: [0-9]|^check-golden-planted: ' "$log" | tail -1 |
            sed -e 's/^\[====\] Synthesis: //' -e 's/\x1b\[[0-9;]*m//g')
   if [ $ok = 1 ]; then passed=$((passed + 1)); printf 'ok     %6s s  %s\n' "$secs" "$detail"
   else failed=$((failed + 1)); printf 'FAILED %6s s  %s\n' "$secs" "$detail"; tail -30 "$log" | sed 's/^/    | /'; echo "    (whole log: $log)"; fi

@@ -4,6 +4,10 @@
 # cached in build/golden-hash/<commit>), fingerprints the golden, its four bound arrays and the
 # derived tolerances of every case of SUITES at each of SEEDS with both, and diffs them (case id
 # and hash; the CPU columns are the references' times). Exit 0 when equal, 1 when not.
+# Not the evidence that the golden is right: that is make check-golden (the fast golden bitwise
+# equal to the plain one, reference/plain/, the spec's loops; docs/architecture.md). A tolerance fix
+# moves bits on purpose, and equal to an older revision proves nothing about the spec; this only
+# answers whether a change moved any bit of the golden against REV.
 #   SUITES (default: smoke, default and models suites), SEEDS (default "1 2"), THREADS (default 2)
 set -euo pipefail
 rev=${1:-main}

@@ -100,6 +100,9 @@ struct op_desc {
     int (*validate)(problem_t *p, char *err, size_t errlen);
     /* Reference outputs (allocated by the caller, out_shape) with optional bounds per output. */
     void (*reference)(const problem_t *p, double **out, ref_bounds *bounds);
+    /* The plain golden (reference/plain/): the spec's straight loops, called as reference is; its
+     * values and bounds equal the reference's bit for bit (make check-golden); NULL: none. */
+    void (*plain)(const problem_t *p, double **out, ref_bounds *bounds);
     /* Optimized outputs from float32 inputs. Returns a CONFORM_* status. */
     int (*optimized)(const problem_t *p, const float **in, float **out, const conform_exec *ex);
     const tol_model *tol; /* one per output */

@@ -15,10 +15,20 @@ PIECES = ["docs/ops", "cases/conformance.json", "cases/smoke.json", "cases/golde
           "python/conform/torch.py"]
 
 
-def check(root):
-    p = subprocess.run([sys.executable, os.path.join(ROOT, "tools", "check_ops.py"), "--conform", CONFORM, "--root", root],
-                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+def check(root, check_golden=None):
+    extra = ["--check-golden", check_golden] if check_golden else []
+    p = subprocess.run([sys.executable, os.path.join(ROOT, "tools", "check_ops.py"), "--conform", CONFORM, "--root", root]
+                       + extra, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     return p.returncode, p.stderr
+
+
+def fake_check_golden(tmp, states):
+    """a stand-in for check_golden --ops reporting states {op: plain|exempt|missing}"""
+    path = os.path.join(tmp, "fake_check_golden")
+    with open(path, "w") as fh:
+        fh.write("#!/bin/sh\ncat <<'EOF'\n" + "".join(f"{op} {s}\n" for op, s in states.items()) + "EOF\n")
+    os.chmod(path, 0o755)
+    return path
 
 
 def edit(root, rel, fn):
@@ -77,7 +87,16 @@ def main():
         edit(root, "docs/ops/grid_sampler_2d_backward.md", lambda t: t + "\nNo runner mapping: a test of the reason rule\n")
         rc, err = check(root)
         assert rc == 0, "a stated reason is not accepted: " + err
-    print(f"check-ops test passed: an intact copy passes, {len(removals) + 1} removals each fail naming the piece")
+        # an op without a plain golden fails unless exempted; the real tool's answer for the others
+        p = subprocess.run([os.path.join(os.path.dirname(CONFORM), "check_golden"), "--ops"], stdout=subprocess.PIPE,
+                           text=True, check=True)
+        states = dict(line.split() for line in p.stdout.splitlines())
+        for state, want_rc in (("missing", 1), ("exempt", 0), ("plain", 0)):
+            rc, err = check(fresh(), fake_check_golden(tmp, {**states, "roi_align": state}))
+            assert rc == want_rc, f"roi_align {state}: exit {rc}, expected {want_rc}:\n{err}"
+            assert (state == "missing") == ("roi_align: no plain golden" in err), err
+    print(f"check-ops test passed: an intact copy passes, {len(removals) + 2} removals each fail naming "
+          "the piece (a missing plain golden too, an exempted one passes)")
 
 
 if __name__ == "__main__":

@@ -6,6 +6,7 @@
 
 #include "fill.h"
 #include "op.h"
+#include "plain/conform_plain.h"
 
 extern const proof_desc deformable_offsets_proofs[], deformable_offsets_grad_proofs[];
 
@@ -210,6 +211,17 @@ static void reference(const problem_t *p, double **out, ref_bounds *bounds)
                                          bounds ? &bounds[1] : NULL);
 }
 
+/* the plain golden (reference/plain/deformable_offsets.c), called as reference is */
+static void plain(const problem_t *p, double **out, ref_bounds *bounds)
+{
+    ref_deformable_params r;
+    geometry(p, backward(p), &r);
+    const double *a = p->in[0].data, *b = p->in[1].data;
+    if (!backward(p)) f64_deformable_offsets_fwd__plain(&r, a, b, out[0], bounds);
+    else f64_deformable_offsets_bwd__plain(&r, a, b, p->in[2].data, out[0], out[1], bounds ? &bounds[0] : NULL,
+                                           bounds ? &bounds[1] : NULL);
+}
+
 static int optimized(const problem_t *p, const float **in, float **out, const conform_exec *ex)
 {
     ref_deformable_params r;
@@ -223,7 +235,7 @@ static int optimized(const problem_t *p, const float **in, float **out, const co
 }
 
 /* what both ops share: the offsets generator, the kernels and the tolerance model of every output */
-#define DEFORMABLE_FAMILY .gen = {"offsets", gen_offsets}, .reference = reference, .optimized = optimized, \
+#define DEFORMABLE_FAMILY .gen = {"offsets", gen_offsets}, .reference = reference, .plain = plain, .optimized = optimized, \
                           .tol = deformable_tol
 
 /* ---- deformable_offsets -------------------------------------------------------------------- */

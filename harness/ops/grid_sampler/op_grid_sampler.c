@@ -6,6 +6,7 @@
 
 #include "fill.h"
 #include "op.h"
+#include "plain/conform_plain.h"
 
 extern const proof_desc grid_sampler_proofs[], grid_sampler_bwd_proofs[];
 
@@ -161,6 +162,17 @@ static void reference(const problem_t *p, double **out, ref_bounds *bounds)
     else f64_grid_sampler_2d_bwd__ref(&r, a, b, p->in[2].data, out[0], out[1], bounds);
 }
 
+/* the plain golden (reference/plain/grid_sampler.c), called as reference is */
+static void plain(const problem_t *p, double **out, ref_bounds *bounds)
+{
+    ref_grid_sampler_params r;
+    const int x = backward(p);
+    params_of(p, &p->in[x].shape, &p->in[x + 1].shape, &r);
+    const double *a = p->in[0].data, *b = p->in[1].data;
+    if (!x) f64_grid_sampler_2d_fwd__plain(&r, a, b, out[0], bounds);
+    else f64_grid_sampler_2d_bwd__plain(&r, a, b, p->in[2].data, out[0], out[1], bounds);
+}
+
 static int optimized(const problem_t *p, const float **in, float **out, const conform_exec *ex)
 {
     ref_grid_sampler_params r;
@@ -176,7 +188,7 @@ static int optimized(const problem_t *p, const float **in, float **out, const co
 }
 
 /* what both ops share: the grid generator, the kernels and the tolerance model of every output */
-#define GRID_SAMPLER_FAMILY .gen = {"grid", gen_grid}, .reference = reference, .optimized = optimized, \
+#define GRID_SAMPLER_FAMILY .gen = {"grid", gen_grid}, .reference = reference, .plain = plain, .optimized = optimized, \
                             .tol = grid_sampler_tol
 
 /* ---- grid_sampler_2d ------------------------------------------------------------------------ */

@@ -6,6 +6,7 @@
 
 #include "fill.h"
 #include "op.h"
+#include "plain/conform_plain.h"
 
 extern const proof_desc roi_align_proofs[], roi_align_bwd_proofs[];
 
@@ -178,6 +179,14 @@ static void reference(const problem_t *p, double **out, ref_bounds *bounds)
                                                                     out[0], bounds);
 }
 
+/* the plain golden (reference/plain/roi_family.c), held bitwise equal to reference by make check-golden */
+static void plain(const problem_t *p, double **out, ref_bounds *bounds)
+{
+    ref_roi_align_params r;
+    params(p, &r);
+    (backward(p) ? f64_roi_align_bwd__plain : f64_roi_align_fwd__plain)(&r, p->in[R_DATA].data, p->in[R_ROIS].data, out[0], bounds);
+}
+
 static int optimized(const problem_t *p, const float **in, float **out, const conform_exec *ex)
 {
     ref_roi_align_params r;
@@ -191,7 +200,7 @@ static int optimized(const problem_t *p, const float **in, float **out, const co
 }
 
 /* what both ops share: the kernels and the tolerance model */
-#define ROI_ALIGN_FAMILY .reference = reference, .optimized = optimized, .tol = &roi_align_tol
+#define ROI_ALIGN_FAMILY .reference = reference, .plain = plain, .optimized = optimized, .tol = &roi_align_tol
 
 /* ---- roi_align --------------------------------------------------------------------------- */
 

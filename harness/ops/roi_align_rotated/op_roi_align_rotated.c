@@ -8,6 +8,7 @@
 
 #include "fill.h"
 #include "op.h"
+#include "plain/conform_plain.h"
 
 extern const proof_desc roi_align_rotated_proofs[], roi_align_rotated_grad_proofs[];
 
@@ -210,6 +211,14 @@ static void reference(const problem_t *p, double **out, ref_bounds *bounds)
                                                                                     p->in[RF_ROIS].data, out[0], bounds);
 }
 
+/* the plain golden (reference/plain/roi_family.c), held bitwise equal to reference by make check-golden */
+static void plain(const problem_t *p, double **out, ref_bounds *bounds)
+{
+    ref_roi_align_rotated_params r;
+    params(p, &r);
+    (backward(p) ? f64_roi_align_rotated_bwd__plain : f64_roi_align_rotated_fwd__plain)(&r, p->in[RF_X].data, p->in[RF_ROIS].data, out[0], bounds);
+}
+
 static int optimized(const problem_t *p, const float **in, float **out, const conform_exec *ex)
 {
     ref_roi_align_rotated_params r;
@@ -223,7 +232,7 @@ static int optimized(const problem_t *p, const float **in, float **out, const co
 }
 
 /* what both ops share: the roi generator, the kernels and the tolerance model */
-#define ROTATED_FAMILY .gen = {"rois", fill_rois}, .reference = reference, .optimized = optimized, .tol = &rotated_tol
+#define ROTATED_FAMILY .gen = {"rois", fill_rois}, .reference = reference, .plain = plain, .optimized = optimized, .tol = &rotated_tol
 
 static int fwd_validate(problem_t *p, char *err, size_t errlen)
 {

@@ -1,0 +1,226 @@
+/* The RoIAlign family's bounds, shared by the fast and the plain golden (roi_bounds.h). */
+#include "roi_bounds.h"
+
+#include <math.h>
+#include <string.h>
+
+/* ---- the bounds' inputs of a roi ------------------------------------------------------------ */
+
+void ref_roi_align_axes(const ref_roi_align_params *p, const double *roi, double rh, double rw, int64_t gh, int64_t gw,
+                        double pos_rel_err, ref_roi_axes *a, ref_count_range *cr)
+{
+    const double s = p->spatial_scale, off = p->aligned ? 0.5 : 0.0, plus = p->end_plus_one ? 1.0 : 0.0;
+    const int adaptive = p->sampling_ratio <= 0;
+    a->mag_y = fabs(roi[2] * s) + fabs(roi[4] * s) + plus * s + off;
+    a->mag_x = fabs(roi[1] * s) + fabs(roi[3] * s) + plus * s + off;
+    a->exact_y = ref_axis_exact(roi[2], roi[4], s, plus, off, a->mag_y, p->pooled_h, gh);
+    a->exact_x = ref_axis_exact(roi[1], roi[3], s, plus, off, a->mag_x, p->pooled_w, gw);
+    cr->gh_lo = cr->gh_hi = gh;
+    cr->gw_lo = cr->gw_hi = gw;
+    /* rh/PH carries the rounding of rh: ceil may land on the next integer. Equal corners give
+       an extent of exactly 0 in any precision (not so with end_plus_one): nothing to flip there. */
+    if (adaptive && isfinite(rh) && (roi[2] != roi[4] || plus != 0)) {
+        double dq = pos_rel_err * 2.0 * a->mag_y / (double)p->pooled_h;
+        cr->gh_lo = ref_adaptive_count(rh / (double)p->pooled_h - dq);
+        cr->gh_hi = ref_adaptive_count(rh / (double)p->pooled_h + dq);
+    }
+    if (adaptive && isfinite(rw) && (roi[1] != roi[3] || plus != 0)) {
+        double dr = pos_rel_err * 2.0 * a->mag_x / (double)p->pooled_w;
+        cr->gw_lo = ref_adaptive_count(rw / (double)p->pooled_w - dr);
+        cr->gw_hi = ref_adaptive_count(rw / (double)p->pooled_w + dr);
+    }
+}
+
+/* An extent after the unaligned max(r, 1) (a NaN extent stays NaN, as in roi_align). */
+static double clamp_extent(double r, int aligned) { return (!aligned && r < 1.0) ? 1.0 : r; }
+
+void ref_roi_rotated_axes(const ref_roi_align_rotated_params *p, const double *roi, double Hr, double Wr, int64_t gh,
+                          int64_t gw, double pos_rel_err, ref_roi_axes *a, ref_count_range *cr)
+{
+    const double s = p->spatial_scale, off = p->aligned ? 0.5 : 0.0, w0 = roi[3] * s, h0 = roi[4] * s;
+    const int adaptive = p->sampling_ratio <= 0;
+    /* y = yy*cos - xx*sin + Cy with |yy| <= |Hr|/2 + bin, |xx| <= |Wr|/2 + bin: every rounding of
+       the chain is relative to the centre term or to one of the two extents */
+    double ext = fabs(Hr) + fabs(Wr);
+    /* an angle given in double that float32 cannot hold is read rounded by u*|angle|: it turns
+       every sample about the centre by up to that much times the extent */
+    if (!ref_is_f32(roi[5]) && isfinite(roi[5])) ext *= 1.0 + fabs(roi[5]);
+    a->mag_y = fabs(roi[2] * s) + off + ext;
+    a->mag_x = fabs(roi[1] * s) + off + ext;
+    /* At an angle of exactly 0 (either sign, either sense) every float32 evaluation has cos 1 and
+       sin +-0 exactly (cosf, sinf of +-0; a degree conversion keeps 0), so y = yy + Cy and x = xx + Cx:
+       roi_align's axis of start -Hr/2 + Cy (a halving: exact) and extent Hr = h s (or its clamp 1),
+       whose exactness conditions (ref_axis_exact with c1 = cy, c2 = h) then hold as there. A sample
+       exactly on y = -1 or y = H is then inside, not ambiguous. */
+    a->exact_y = a->exact_x = 0;
+    if (roi[5] == 0) {
+        a->exact_y = ref_axis_exact(roi[2], roi[4], s, 0, off, a->mag_y, p->pooled_h, gh);
+        a->exact_x = ref_axis_exact(roi[1], roi[3], s, 0, off, a->mag_x, p->pooled_w, gw);
+    }
+    cr->gh_lo = cr->gh_hi = gh;
+    cr->gw_lo = cr->gw_hi = gw;
+    /* h*s (and /PH) is rounded before ceil: the count may land on the next integer. The clamp
+       is applied to both ends, so a clamped extent (exactly 1 in any precision) is not ambiguous. */
+    if (adaptive && isfinite(h0)) {
+        double d = pos_rel_err * fabs(h0);
+        cr->gh_lo = ref_adaptive_count(clamp_extent(h0 - d, p->aligned) / (double)p->pooled_h);
+        cr->gh_hi = ref_adaptive_count(clamp_extent(h0 + d, p->aligned) / (double)p->pooled_h);
+    }
+    if (adaptive && isfinite(w0)) {
+        double d = pos_rel_err * fabs(w0);
+        cr->gw_lo = ref_adaptive_count(clamp_extent(w0 - d, p->aligned) / (double)p->pooled_w);
+        cr->gw_hi = ref_adaptive_count(clamp_extent(w0 + d, p->aligned) / (double)p->pooled_w);
+    }
+}
+
+/* ---- forward ---------------------------------------------------------------------------------- */
+
+int ref_roi_fwd_tap_of(int64_t H, int64_t W, double y, double x, double dy, double dx, ref_fwd_tap *s)
+{
+    sample_class cls = ref_classify_sample(H, W, y, x, dy, dx);
+    s->inside = ref_bilinear_rule(H, W, y, x, &s->r);
+    s->ambiguous = cls == SAMPLE_AMBIGUOUS;
+    if (!s->inside && s->ambiguous) ref_bilinear_rule_clamped(H, W, y, x, &s->r);
+    if (!s->inside && !s->ambiguous) return 0;
+    ref_tap_rect_of(H, W, y, x, dy, dx, 1, &s->reach);
+    s->dy = dy;
+    s->dx = dx;
+    return 1;
+}
+
+void ref_roi_fwd_acc(int inside, int ambiguous, double dy, double dx, double v, double av, double sy, double sx,
+                     double lo, double hi, ref_bin_acc *a)
+{
+    /* capped: a sample moving anywhere within its box stays within the range of the taps it reaches
+       (at |position| near 2^24 the first-order term alone passes the plane's whole range) */
+    double pe = fmin(ref_value_pos_err(sy, sx, dy, dx), isnan(hi - lo) ? INFINITY : hi - lo);
+    /* an ambiguous sample adds 0 or a value of [lo, hi]: it changes the bin's sum by at most the
+       range of {0} and the taps, of which the position term already counted pe when it is inside */
+    if (inside) {
+        a->sum += v;
+        a->abs_sum += av;
+        a->n_terms += 4;
+        a->pos_err += pe;
+    } else if (av > 0) {
+        /* outside, so ambiguous: a kernel that keeps the sample also rounds its terms, so the
+           element's abs_sum and n_terms cover that branch (what a bfloat16 kernel's rounding of
+           it needs) */
+        a->abs_sum += av;
+        a->n_terms += 4;
+    }
+    if (ambiguous) {
+        double reach0 = isnan(hi - lo) ? INFINITY : fmax(hi, 0) - fmin(lo, 0);
+        a->ambig += fmin(av + pe, inside ? fmax(reach0 - pe, 0) : reach0);
+    }
+}
+
+void ref_roi_fwd_sample_add(const double *plane, int64_t H, int64_t W, int64_t cs, const ref_fwd_tap *s, double v,
+                            double av, ref_bin_acc *a)
+{
+    double sy, sx, lo, hi;
+    ref_local_slopes(plane, H, W, cs, &s->r, &sy, &sx);
+    ref_tap_rect_range(plane, W, cs, &s->reach, &lo, &hi);
+    ref_roi_fwd_acc(s->inside, s->ambiguous, s->dy, s->dx, v, av, sy, sx, lo, hi, a);
+}
+
+void ref_roi_fwd_widen(const ref_bin_acc *o, double alt_count, double value, double *ambig, double *abs_sum,
+                       double *n_terms)
+{
+    *ambig = fmax(*ambig, fabs(o->sum / alt_count - value) + (o->ambig + o->pos_err) / alt_count);
+    *abs_sum = fmax(*abs_sum, o->abs_sum / alt_count);
+    *n_terms = fmax(*n_terms, o->n_terms);
+}
+
+/* ---- backward --------------------------------------------------------------------------------- */
+
+/* the slot of pixel e among the sample's n distinct pixels px (added when new) */
+static int slot_of(int64_t px[16], int *n, int64_t e)
+{
+    int k = 0;
+    while (k < *n && px[k] != e) k++;
+    if (k == *n) px[(*n)++] = e;
+    return k;
+}
+
+typedef struct {
+    int64_t H, W, px[16];
+    int n_px;
+    ref_bwd_neighbour *nb;
+    size_t n_nb;
+} nb_ctx;
+
+static void neighbour_of(void *ctx, int64_t row, int64_t col, double bound)
+{
+    nb_ctx *b = ctx;
+    if (row < 0 || row >= b->H || col < 0 || col >= b->W) return;
+    b->nb[b->n_nb++] = (ref_bwd_neighbour){row * b->W + col, bound, slot_of(b->px, &b->n_px, row * b->W + col), 0};
+}
+
+int ref_roi_bwd_tap_of(int64_t H, int64_t W, double y, double x, double dy, double dx, double count,
+                       int as_alternative, ref_bwd_tap *s, ref_bwd_neighbour nb[REF_BWD_MAX_NB])
+{
+    ref_bilinear r;
+    sample_class cls = ref_classify_sample(H, W, y, x, dy, dx);
+    int inside = ref_bilinear_rule(H, W, y, x, &r);
+    if (!inside && cls == SAMPLE_AMBIGUOUS) ref_bilinear_rule_clamped(H, W, y, x, &r);
+    if (!inside && cls != SAMPLE_AMBIGUOUS) return 0;
+    memset(s, 0, sizeof *s);
+    s->count = count;
+    s->nominal = inside && !as_alternative;
+    s->widen = as_alternative || cls == SAMPLE_AMBIGUOUS;
+    nb_ctx b = {H, W, {0}, 0, nb, 0};
+    for (int i = 0; i < 2; i++) {
+        s->wy[i] = r.wy[i];
+        s->wx[i] = r.wx[i];
+        for (int j = 0; j < 2; j++) {
+            s->e[2 * i + j] = r.y[i] * W + r.x[j];
+            s->wpe[2 * i + j] = ref_weight_pos_err(r.wy[i], r.wx[j], dy, dx);
+            s->slot[2 * i + j] = (unsigned char)slot_of(b.px, &b.n_px, s->e[2 * i + j]);
+        }
+    }
+    if (s->nominal) ref_neighbour_weights(r.y, r.x, r.wy, r.wx, dy, dx, neighbour_of, &b);
+    s->n_nb = b.n_nb;
+    s->n_slots = (unsigned char)b.n_px;
+    return 1;
+}
+
+void ref_roi_bwd_bounds(const ref_plane_out *o, const ref_bwd_tap *s, const ref_bwd_neighbour *nb, double go)
+{
+    const double cap = fabs(go) / s->count;
+    int64_t px[16];
+    double pe_px[16], amb_px[16];
+    for (int k = 0; k < s->n_slots; k++) {
+        px[k] = 0;
+        pe_px[k] = amb_px[k] = 0;
+    }
+    for (int i = 0; i < 2; i++)
+        for (int j = 0; j < 2; j++) {
+            const int64_t e = s->e[2 * i + j] * o->ps;
+            const int k = s->slot[2 * i + j];
+            double t = go * s->wy[i] * s->wx[j] / s->count;
+            double pe = cap * s->wpe[2 * i + j];
+            /* a term only another branch adds (another sample count, or the sample kept: outside,
+               so ambiguous) is rounded by a kernel on that branch: abs_sum and n_terms cover it too */
+            if (s->nominal || fabs(t) > 0) {
+                if (o->abs_sum) o->abs_sum[e] += fabs(t);
+                if (o->n_terms) o->n_terms[e] += 1;
+            }
+            px[k] = e;
+            pe_px[k] += s->nominal ? pe : 0;
+            amb_px[k] += s->widen ? fabs(t) + pe : 0;
+        }
+    /* pixels across a cell edge the float twin may reach */
+    for (size_t n = 0; n < (s->nominal && isfinite(cap) ? s->n_nb : 0); n++) {
+        px[nb[n].slot] = nb[n].e * o->ps;
+        pe_px[nb[n].slot] += nb[n].bound;
+        amb_px[nb[n].slot] += 0;
+    }
+    /* capped per pixel: the weights a sample gives one pixel sum to a number in [0, 1] on every
+       branch (coinciding corners included), so the sample moves that pixel's term by at most
+       |go| / count; the position term takes its share first, the ambiguity the rest */
+    for (int k = 0; k < s->n_slots; k++) {
+        double pe = fmin(pe_px[k], cap), amb = fmin(amb_px[k], s->nominal ? fmax(cap - pe, 0) : cap);
+        if (o->pos_err && pe > 0) o->pos_err[px[k]] += pe;
+        if (o->ambig && amb > 0) o->ambig[px[k]] += amb;
+    }
+}
