@@ -181,7 +181,9 @@ int cmd_run(int argc, char **argv)
 
 typedef struct {
     const char *suites[MAX_SUITES];
-    int n_suites, seed_set, dry, quiet, shard_set, threads_given;
+    int n_suites, suites_given, seed_set, dry, quiet, shard_set, threads_given;
+    char suite_files[MAX_SUITES][600]; /* dir: the export's suites, when the run names none */
+    const cJSON *manifest; /* dir: the export's */
     long long seed, jobs; /* jobs 0: as many as the cores and the memory budget allow */
     const char *report_dir, *waiver_path, *rerun_path, *statuses, *impl_spec;
     conform_exec ex;
@@ -256,6 +258,7 @@ static int parse_run_args(int argc, char **argv, run_opts *o)
     if (cli_once("run", argc, argv)) return EXIT_USAGE;
     for (int i = 2; i < argc; i++)
         if (take_run_option(o, argc, argv, &i)) return EXIT_USAGE;
+    o->suites_given = o->n_suites > 0;
     if (!o->n_suites) o->suites[o->n_suites++] = "cases/conformance.json";
     if (!o->shard_set && shard_from_environment(&o->sel.shard_index, &o->sel.shard_count)) return EXIT_USAGE;
     o->threads_given = o->ex.threads > 0;
@@ -263,6 +266,40 @@ static int parse_run_args(int argc, char **argv, run_opts *o)
     if (!o->dry && dir_usable(o->report_dir, err, sizeof err)) /* before any case runs */
         return usage_error("--report-dir %s: %s", o->report_dir, err);
     return resolve_isa(&o->ex) ? EXIT_USAGE : EXIT_OK;
+}
+
+/* A dir: run judges what its export holds: the manifest's cases are the selection (the run's own
+   --op, --filter and --rerun narrow it; a case not exported is not selected, never an error), its
+   suites are the default, and its shard is the run's, so the report records I/N for merge. */
+static int adopt_export_selection(run_opts *o, const impl_t *impl)
+{
+    const cJSON *m = impl_dir_manifest(impl), *f;
+    o->sel.held = impl_dir_held(impl);
+    o->manifest = m;
+    const char *shard = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(m, "selection"), "shard"));
+    int si, sn;
+    if (shard && parse_shard(shard, &si, &sn)) return usage_error("--impl %s: the manifest's shard '%s' is malformed", o->impl_spec, shard);
+    if (shard && o->sel.shard_count > 1 && (si != o->sel.shard_index || sn != o->sel.shard_count))
+        return usage_error("--shard %d/%d, but %s holds shard %s of the export (drop --shard)", o->sel.shard_index,
+                           o->sel.shard_count, o->impl_spec, shard);
+    if (shard) {
+        o->sel.shard_index = si;
+        o->sel.shard_count = sn;
+    }
+    if (o->suites_given) return EXIT_OK;
+    /* the suite files the export recorded; where they are gone (another machine), cases/NAME.json */
+    const cJSON *files = cJSON_GetObjectItemCaseSensitive(m, "suite_files"), *names = cJSON_GetObjectItemCaseSensitive(m, "suites");
+    int n = 0;
+    cJSON_ArrayForEach(f, names) {
+        const char *name = cJSON_GetStringValue(f), *file = cJSON_GetStringValue(cJSON_GetArrayItem(files, n));
+        if (!name || n == MAX_SUITES) break;
+        if (file && !access(file, R_OK)) snprintf(o->suite_files[n], sizeof o->suite_files[n], "%s", file);
+        else snprintf(o->suite_files[n], sizeof o->suite_files[n], "cases/%s.json", name);
+        o->suites[n] = o->suite_files[n];
+        n++;
+    }
+    if (n) o->n_suites = n;
+    return EXIT_OK;
 }
 
 /* the implementation, and the seed a dir: export pins */
@@ -279,6 +316,10 @@ static int open_impl(run_opts *o, impl_t *impl)
         }
         o->seed = (long long)pinned;
         o->seed_set = 1;
+    }
+    if (impl_dir_held(impl) && adopt_export_selection(o, impl)) {
+        impl_close(impl);
+        return EXIT_USAGE;
     }
     return EXIT_OK;
 }
@@ -305,6 +346,12 @@ static int load_suites(const run_opts *o, suite_t *loaded, int *n_loaded, int *t
         for (int c = 0; c < s->n_cases; c++) *total += selected(&o->sel, &s->cases[c]);
     }
     if (suites_distinct(loaded, *n_loaded, err, sizeof err)) return usage_error("run: %s", err);
+    const char *exported = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o->manifest, "command"));
+    if (!*total && o->sel.held)
+        return usage_error("run: no selected case is in %s, which holds %d cases (exported with: %s): run the suite "
+                           "and selection that were exported, or export this one", o->impl_spec,
+                           cJSON_GetArraySize(o->sel.held),
+                           exported ? exported : "?");
     if (!*total && o->sel.shard_count <= 1)
         return usage_error("run: no case matches the selection%s%s", o->sel.filter ? " --filter " : "",
                            o->sel.filter ? o->sel.filter : "");

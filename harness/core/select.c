@@ -58,6 +58,7 @@ int selected(const selection *s, const case_t *c)
         if (!ok) return 0;
     }
     if (s->rerun && !cJSON_GetObjectItemCaseSensitive(s->rerun, c->id)) return 0;
+    if (s->held && !cJSON_GetObjectItemCaseSensitive(s->held, c->id)) return 0;
     return s->shard_count <= 1 || in_shard(c->id, s->shard_index, s->shard_count);
 }
 

@@ -12,6 +12,7 @@ typedef struct {
     int n_ops;
     cJSON *rerun; /* ids to rerun, from a previous report */
     int shard_index, shard_count;
+    const cJSON *held; /* a dir: run: the ids its export holds (others are not selected), or NULL */
 } selection;
 
 /* --shard I/N; EXIT_USAGE after a message when malformed */
