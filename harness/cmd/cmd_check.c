@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "dump_case.h"
 #include "help.h"
 #include "npy.h"
 #include "report.h"
@@ -51,7 +52,7 @@ typedef struct {
     problem_args a;
     const dtype_desc *dt;
     int dtype_given, gate_mask, n_actual;
-    const char *actual[CONFORM_MAX_TENSORS * 2], *report_dir;
+    const char *actual[CONFORM_MAX_TENSORS * 2], *report_dir, *dump_dir;
 } check_args;
 
 /* the command line; EXIT_OK or EXIT_USAGE after a message */
@@ -60,7 +61,7 @@ static int parse_check_args(int argc, char **argv, check_args *x)
     memset(x, 0, sizeof *x);
     if (argc < 3 || argv[2][0] == '-')
         return usage_error("check: usage: conform check OP [--attr N=V]... --input N=F.npy... --actual N=F.npy|F.bin... "
-                           "[--dtype float32|float16|bfloat16|float64] [--report-dir DIR] [--threads N]");
+                           "[--dtype float32|float16|bfloat16|float64] [--report-dir DIR] [--dump-failures DIR] [--threads N]");
     if (!(x->op = op_find(argv[2]))) return cli_unknown_op("check", argv[2]);
     if (cli_once("check", argc, argv)) return EXIT_USAGE;
     x->dt = dtype_get(CONFORM_DTYPE_FLOAT32);
@@ -79,6 +80,9 @@ static int parse_check_args(int argc, char **argv, check_args *x)
         } else if (!strcmp(o, "--report-dir") && v) {
             x->report_dir = v;
             i++;
+        } else if (!strcmp(o, "--dump-failures") && v) {
+            x->dump_dir = v;
+            i++;
         } else if (!strcmp(o, "--threads")) { /* the golden's (default: every core) */
             conform_exec ex = {CONFORM_ISA_AUTO, 0};
             if (parse_threads_arg(v, &ex)) return EXIT_USAGE;
@@ -96,6 +100,8 @@ static int parse_check_args(int argc, char **argv, check_args *x)
     if (x->a.n_shape) return usage_error("check: inputs come from files (--input NAME=FILE.npy)");
     if (x->report_dir && dir_usable(x->report_dir, err, sizeof err)) /* before the golden is computed */
         return usage_error("--report-dir %s: %s", x->report_dir, err);
+    if (x->dump_dir && dir_usable(x->dump_dir, err, sizeof err))
+        return usage_error("--dump-failures %s: %s", x->dump_dir, err);
     /* without --dtype, a raw file's name may say it: out_float16.bin */
     const dtype_desc *from_name = NULL;
     for (int k = 0; k < x->n_actual && !x->dtype_given; k++) {
@@ -189,6 +195,18 @@ static int report_check(int argc, char **argv, const check_args *x, case_result 
     return rc;
 }
 
+/* --dump-failures: the failing call in DIR/check_<op>, as run dumps a case */
+static void dump_check(const check_args *x, const problem_t *p, const judge_ref *j, const tensor_t *got, const case_result *r)
+{
+    char id[96], err[CONFORM_ERR_LEN], folder[1100];
+    const double *vals[CONFORM_MAX_TENSORS] = {0};
+    for (int o = 0; o < x->op->n_outputs; o++) vals[o] = got[o].data;
+    snprintf(id, sizeof id, "check/%s", x->op->name);
+    dump_folder(x->dump_dir, id, folder, sizeof folder);
+    if (dump_case(x->dump_dir, id, p, j, vals, r, err, sizeof err)) fprintf(stderr, "conform: --dump-failures: %s\n", err);
+    else printf("dumped: %s (repro.sh judges it again from there)\n", folder);
+}
+
 int cmd_check(int argc, char **argv)
 {
     check_args x;
@@ -211,6 +229,7 @@ int cmd_check(int argc, char **argv)
         } else {
             judge_actuals(&p, &j, got, &r);
             print_check(x.op, x.dt, &r);
+            if (x.dump_dir && status_fails(r.status)) dump_check(&x, &p, &j, got, &r);
             rc = report_check(argc, argv, &x, &r);
             judge_ref_free(&j);
         }
