@@ -354,7 +354,12 @@ int cmd_export(int argc, char **argv)
         for (int c = 0; c < loaded[s].n_cases; c++) total += selected(&ea.sel, &loaded[s].cases[c]);
     }
     if (rc == EXIT_OK && suites_distinct(loaded, loaded_n, err, sizeof err)) rc = usage_error("export: %s", err);
-    if (rc == EXIT_OK && !total) rc = usage_error("export: no case matches the selection");
+    if (rc == EXIT_OK && !total) {
+        char hint[700];
+        selection_hint(loaded, loaded_n, &ea.sel, hint, sizeof hint);
+        rc = usage_error("export: no case matches the selection%s%s%s", ea.sel.filter ? " --filter " : "",
+                         ea.sel.filter ? ea.sel.filter : "", hint);
+    }
     if (rc == EXIT_OK) rc = export_all(argc, argv, &ea, &x, loaded, total);
     for (int s = 0; s < loaded_n; s++) suite_free(&loaded[s]);
     free(loaded);

@@ -373,9 +373,11 @@ static int load_suites(const run_opts *o, suite_t *loaded, int *n_loaded, int *t
                            "and selection that were exported, or export this one", o->impl_spec,
                            cJSON_GetArraySize(o->sel.held),
                            exported ? exported : "?");
+    char hint[700];
+    if (!*total && o->sel.shard_count <= 1) selection_hint(loaded, *n_loaded, &o->sel, hint, sizeof hint);
     if (!*total && o->sel.shard_count <= 1)
-        return usage_error("run: no case matches the selection%s%s", o->sel.filter ? " --filter " : "",
-                           o->sel.filter ? o->sel.filter : "");
+        return usage_error("run: no case matches the selection%s%s%s", o->sel.filter ? " --filter " : "",
+                           o->sel.filter ? o->sel.filter : "", hint);
     return EXIT_OK;
 }
 
