@@ -187,3 +187,180 @@ Test(readable, check_takes_float16_inputs_and_reads_the_dtype_from_the_actual, .
     write_f16_call("float32", 0.25);
     cr_assert_eq(check_call(NULL, msg, sizeof msg), EXIT_FAIL, "%s", msg);
 }
+
+/* ---- reports: failures first, one anchor per case, missing grouped by reason ------------------ */
+
+static int argc_ex(const char **argv) { return argc_of(argv); }
+#define EXPORT(...) cmd_export(argc_ex((const char *[]){"conform", "export", __VA_ARGS__, NULL}), (char **)(const char *[]){"conform", "export", __VA_ARGS__, NULL})
+
+/* the path of a case's file from the export's manifest (kind "inputs" or "outputs") */
+static void case_file(const char *ex, const char *id, const char *kind, const char *name, char *buf, size_t len)
+{
+    char p[300];
+    snprintf(p, sizeof p, "%s/manifest.json", ex);
+    cJSON *m = test_json(p);
+    const cJSON *c, *e = NULL;
+    cJSON_ArrayForEach(c, cJSON_GetObjectItem(m, "cases"))
+        if (!strcmp(cJSON_GetObjectItem(c, "id")->valuestring, id)) e = c;
+    cr_assert(e, "%s not exported", id);
+    const cJSON *v = cJSON_GetObjectItem(cJSON_GetObjectItem(e, kind), name);
+    if (cJSON_IsObject(v)) v = cJSON_GetObjectItem(v, "path");
+    snprintf(buf, len, "%s/%s", ex, v->valuestring);
+    cJSON_Delete(m);
+}
+
+static void write_file(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    cr_assert(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+#define FAILED_ID "smoke/fwd_grid/aligned=true,sampling_ratio=2"
+#define ERROR_ID "smoke/fwd_grid/aligned=false,sampling_ratio=2"
+#define SKIPPED_ID "smoke/fwd_grid/aligned=true,sampling_ratio=0"
+#define LOST_ID "smoke/fwd_grid/aligned=false,sampling_ratio=0"
+
+/* the fwd_grid cases with one of each: a wrong output (failed), an input edited since the export
+   (error), an output the runner skipped with a reason and one it did not write (missing) */
+static void mixed_run(void)
+{
+    const char *ex = sub("ex");
+    cr_assert_eq(EXPORT("cases/smoke.json", "--filter", "smoke/fwd_grid", "--out", ex, "--outputs", "optimized"), EXIT_OK);
+    char p[600], err[256];
+    case_file(ex, FAILED_ID, "outputs", "output", p, sizeof p);
+    tensor_t t;
+    cr_assert_eq(npy_read(p, &t, err, sizeof err), 0, "%s", err);
+    t.data[0] += 1;
+    cr_assert_eq(npy_write_dtype(p, &t.shape, dtype_get(CONFORM_DTYPE_FLOAT32), t.data, err, sizeof err), 0);
+    tensor_free(&t);
+    case_file(ex, ERROR_ID, "inputs", "input", p, sizeof p);
+    FILE *f = fopen(p, "ab");
+    fputc(0, f);
+    fclose(f);
+    case_file(ex, SKIPPED_ID, "outputs", "output", p, sizeof p);
+    cr_assert_eq(remove(p), 0);
+    case_file(ex, LOST_ID, "outputs", "output", p, sizeof p);
+    cr_assert_eq(remove(p), 0);
+    snprintf(p, sizeof p, "%s/runner.json", ex);
+    write_file(p, "{\"schema\": \"conform-runner\", \"schema_version\": 1, \"cases\": {\"" SKIPPED_ID
+                  "\": {\"status\": \"skipped\", \"reason\": \"no float16 kernel here\"}}}");
+    char impl[300];
+    snprintf(impl, sizeof impl, "dir:%s", ex);
+    cr_assert_eq(RUN("--impl", impl, "--report-dir", sub("rep"), "--quiet"), EXIT_FAIL);
+}
+
+/* where the row of a case (its anchor) is in an HTML report, -1 when nowhere; and how many */
+static long anchor_at(const char *html, const char *id, int *count)
+{
+    char needle[400];
+    snprintf(needle, sizeof needle, " id=\"%s\"", id);
+    const char *first = strstr(html, needle);
+    *count = 0;
+    for (const char *p = first; p; p = strstr(p + 1, needle)) ++*count;
+    return first ? first - html : -1;
+}
+
+Test(readable, failures_come_first_with_an_anchor_per_case_and_missing_grouped_by_reason, .init = setup, .fini = teardown)
+{
+    mixed_run();
+    char p[300];
+    snprintf(p, sizeof p, "%s/report.html", sub("rep"));
+    char *html = test_slurp(p);
+    int n;
+    long failed = anchor_at(html, FAILED_ID, &n);
+    cr_assert_eq(n, 1, "one anchor per case");
+    long error = anchor_at(html, ERROR_ID, &n);
+    cr_assert_eq(n, 1);
+    long skipped = anchor_at(html, SKIPPED_ID, &n), lost = anchor_at(html, LOST_ID, &n);
+    cr_assert(failed > 0 && failed < error && error < skipped && error < lost, "failed, then error, then missing: %ld %ld %ld %ld",
+              failed, error, skipped, lost);
+    /* every case of the report has exactly one anchor */
+    cJSON *r = test_report(sub("rep"), NULL);
+    const cJSON *c;
+    cJSON_ArrayForEach(c, cJSON_GetObjectItem(r, "cases")) {
+        anchor_at(html, cJSON_GetObjectItem(c, "id")->valuestring, &n);
+        cr_assert_eq(n, 1, "%s has %d anchors", cJSON_GetObjectItem(c, "id")->valuestring, n);
+    }
+    cJSON_Delete(r);
+    cr_assert(strstr(html, "<b>1 missing</b>: no float16 kernel here"), "a group per reason, with its count");
+    cr_assert(strstr(html, "<b>1 missing</b>: no output file written"));
+    free(html);
+    snprintf(p, sizeof p, "%s/report.md", sub("rep"));
+    char *md = test_slurp(p);
+    const char *fm = strstr(md, "<a id=\"" FAILED_ID "\"></a>"), *em = strstr(md, "<a id=\"" ERROR_ID "\"></a>"),
+               *mm = strstr(md, "### Missing outputs, by reason");
+    cr_assert(fm && em && mm && fm < em && em < mm, "report.md: failed, error, then the missing by reason");
+    cr_assert(strstr(md, "| 1 | no float16 kernel here | `" SKIPPED_ID "` |"), "%s", mm);
+    free(md);
+}
+
+/* a failing run with many failures: each heat map drawn once, the first few only */
+Test(readable, a_large_failing_report_stays_small, .init = setup, .fini = teardown)
+{
+    cr_assert_eq(RUN("cases/smoke.json", "--op", "roi_align_v2_backward", "--impl", "plugin:build/plugins/faulty_wrong.so",
+                     "--report-dir", sub("rep"), "--quiet"), EXIT_FAIL);
+    cJSON *r = test_report(sub("rep"), NULL);
+    int with_heat = 0;
+    const cJSON *c, *o;
+    cJSON_ArrayForEach(c, cJSON_GetObjectItem(r, "cases")) {
+        int h = 0;
+        cJSON_ArrayForEach(o, cJSON_GetObjectItem(c, "outputs")) h |= cJSON_GetObjectItem(o, "heatmap") != NULL;
+        with_heat += h;
+    }
+    cJSON_Delete(r);
+    cr_assert_gt(with_heat, 40, "enough failing cases to matter");
+    char p[300];
+    snprintf(p, sizeof p, "%s/report.html", sub("rep"));
+    char *html = test_slurp(p);
+    int maps = 0, figures = 0;
+    for (const char *q = strstr(html, "<svg class=\"heat\""); q; q = strstr(q + 1, "<svg class=\"heat\"")) maps++;
+    (void)figures;
+    cr_assert(maps > 0 && maps <= 20 * 3, "%d heat maps: the first 20 failures' (up to 3 outputs each)", maps);
+    cr_assert(strstr(html, "heat map: in report.json"), "the others say where theirs are");
+    struct stat st;
+    cr_assert_eq(stat(p, &st), 0);
+    cr_assert_lt(st.st_size, 2 << 20, "report.html is %lld bytes", (long long)st.st_size);
+    free(html);
+}
+
+Test(readable, waiver_reasons_and_links_are_in_html_and_markdown, .init = setup, .fini = teardown)
+{
+    write_file(sub("w.json"), "{\"waivers\": [{\"pattern\": \"smoke/bwd_grid*\", \"reason\": \"ticket 123: known scale\", "
+                              "\"link\": \"https://example.com/t/123\"}]}");
+    cr_assert_eq(RUN("cases/smoke.json", "--filter", "smoke/bwd_grid*", "--op", "roi_align_v2_backward", "--impl",
+                     "plugin:build/plugins/faulty_wrong.so", "--waivers", sub("w.json"), "--report-dir", sub("rep"), "--quiet"),
+                 EXIT_OK);
+    char p[300];
+    snprintf(p, sizeof p, "%s/report.html", sub("rep"));
+    char *html = test_slurp(p);
+    cr_assert(strstr(html, "ticket 123: known scale") && strstr(html, "<a href=\"https://example.com/t/123\">"));
+    cr_assert(strstr(html, "<h2 id=\"waived\">Waived</h2>"));
+    free(html);
+    snprintf(p, sizeof p, "%s/report.md", sub("rep"));
+    char *md = test_slurp(p);
+    cr_assert(strstr(md, "| failed | ") && strstr(md, "ticket 123: known scale | <https://example.com/t/123> |"), "%s", md);
+    free(md);
+}
+
+/* a plugin of the RoIAlign ops only: the other ops' refusals pass without it, counted apart */
+Test(readable, validation_cases_are_counted_apart_from_the_implementation, .init = setup, .fini = teardown)
+{
+    cr_assert_eq(RUN("cases/smoke.json", "--op", "deformable_offsets", "--op", "roi_align", "--impl",
+                     "plugin:build/plugins/plugin_roi_align.so", "--report-dir", sub("rep"), "--quiet"), EXIT_OK);
+    cJSON *r = test_report(sub("rep"), NULL);
+    const cJSON *d = cJSON_GetObjectItem(cJSON_GetObjectItem(r, "ops"), "deformable_offsets");
+    double passed = cJSON_GetObjectItem(d, "passed")->valuedouble, validated = cJSON_GetObjectItem(d, "validation_passed")->valuedouble,
+           total = cJSON_GetObjectItem(d, "total")->valuedouble;
+    cr_assert(validated > 0 && validated == passed, "every deformable pass is a refusal: %g of %g", validated, passed);
+    char row[200];
+    snprintf(row, sizeof row, "| deformable_offsets | %.0f | 0 | %.0f |", total, validated);
+    char p[300];
+    snprintf(p, sizeof p, "%s/report.md", sub("rep"));
+    char *md = test_slurp(p);
+    cr_assert(strstr(md, "| op | cases | passed | validated |") && strstr(md, row), "%s\n%s", row, md);
+    cr_assert(strstr(md, "validated: bad inputs the harness refused"));
+    free(md);
+    cJSON_Delete(r);
+}

@@ -399,6 +399,9 @@ cJSON *case_result_json(const case_t *c, const case_result *r, const char *repro
     if (r->message[0]) cJSON_AddStringToObject(j, "message", r->message);
     cJSON_AddNumberToObject(j, "seed", (double)r->seed);
     cJSON_AddStringToObject(j, "repro", repro);
+    /* judged by the harness's validation alone: the implementation never ran (report tables
+       count these apart from the implementation's passes) */
+    if (c->spec && case_expect_error(c)) cJSON_AddTrueToObject(j, "validation");
     cJSON *outs = cJSON_AddArrayToObject(j, "outputs");
     for (int o = 0; o < r->n_out; o++) {
         const output_result *out = &r->out[o];
