@@ -1100,7 +1100,7 @@ static void html_head(buf_t *b, int pass)
     }
     put(b, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>conform report</title>\n<style>\n"
            "body{font-family:system-ui,sans-serif;margin:2em;color:#222}table{border-collapse:collapse;margin:.5em 0}"
-           "td,th{border:1px solid #ccc;padding:3px 8px;font-size:13px;text-align:left;vertical-align:top}"
+           "td,th{border:1px solid #ccc;padding:3px 5px;font-size:13px;text-align:left;vertical-align:top}"
            "th{background:#f2f2f2}%s{background:#fdecea}%s{background:#fff8e1}"
            ".verdict{font-size:1.4em;font-weight:bold;color:%s}figure{display:inline-block;margin:0 2em 1em 0}"
            "figcaption{font-size:12px;color:#555}code{font-size:12px}td code,td.msg{overflow-wrap:anywhere}td:first-child{min-width:14em;max-width:26em}td.st{white-space:nowrap}"
