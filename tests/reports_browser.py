@@ -5,7 +5,10 @@ fails (the faulty plugin that scales the RoIAlign backward's outputs), and one j
 rotated RoIAlign output is missing. For each, report.html is rendered at 1280x800: a screenshot
 goes to OUT/<run>.png, and a copy of the page with a probe script appended gives the text laid out
 inside the first screen and the page's width. Then the first lines of report.md, junit.xml, the
-console's last line and report.json's summary are checked the same way.
+console's last line and report.json's summary are checked the same way. A fourth run holds every
+kind of failure (a wrong output, an edited input, missing outputs): its failing rows must come
+failed first, then error, then missing, every case must have one anchor, and a link to a missing
+case (inside a collapsed group) and to the failed one must show its row.
 
 Standard library only. Skipped, saying so, where chromium is absent (make test-browser installs it).
 usage: /usr/bin/python3 tests/reports_browser.py build/conform OUT
@@ -15,8 +18,10 @@ import json
 import os
 import re
 import shutil
+import struct
 import subprocess
 import sys
+import urllib.parse
 
 CONFORM = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "build/conform")
 OUT = os.path.abspath(sys.argv[2] if len(sys.argv) > 2 else "build/browser")
@@ -97,6 +102,60 @@ def device_dir_with_missing_outputs():
     return d
 
 
+# the order and the anchors of the failures: the statuses of the anchored failing rows in page
+# order, every anchor once, and where the row a link points to is once the page has followed it
+ANCHOR_PROBE = """<script>
+window.addEventListener('load', function () {
+  var failing = ['failed', 'crashed', 'timeout', 'error', 'missing'], order = [], ids = {}, dup = 0, n = 0;
+  document.querySelectorAll('tr[id]').forEach(function (tr) {
+    n++; if (ids[tr.id]) dup++; ids[tr.id] = 1;
+    if (failing.indexOf(tr.className) >= 0) order.push(tr.className);
+  });
+  var t = document.getElementById(decodeURIComponent(location.hash.slice(1))), r = t && t.getBoundingClientRect();
+  var d = t && t.closest('details');
+  var pre = document.createElement('pre'); pre.id = 'anchor-probe';
+  pre.textContent = JSON.stringify({order: order, anchors: n, duplicates: dup, found: !!t,
+                                    closed_group: !!(d && !d.open), top: r ? r.top : -1, height: r ? r.height : 0});
+  document.body.appendChild(pre);
+});
+</script>"""
+
+
+def anchors(exe, html, case_id):
+    """what ANCHOR_PROBE saw in a copy of html opened at #case_id"""
+    probe = html[:-5] + "_anchors.html"
+    with open(html) as f, open(probe, "w") as g:
+        g.write(f.read().replace("</body>", ANCHOR_PROBE + "</body>"))
+    url = "file://" + probe + "#" + urllib.parse.quote(case_id, safe="/=,")
+    dom = browser(exe, "--virtual-time-budget=5000", "--dump-dom", url).stdout
+    m = re.search(r'<pre id="anchor-probe">(.*?)</pre>', dom, re.S)
+    if not m:
+        raise AssertionError("the anchor probe did not run in %s" % probe)
+    return json.loads(m.group(1).replace("&quot;", '"').replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&"))
+
+
+def npy_bump(path):
+    """the first element of a little-endian float32 .npy plus one (standard library only)"""
+    data = bytearray(open(path, "rb").read())
+    start = 10 + struct.unpack_from("<H", data, 8)[0]
+    struct.pack_into("<f", data, start, struct.unpack_from("<f", data, start)[0] + 1.0)
+    open(path, "wb").write(bytes(data))
+
+
+def device_dir_with_every_failure():
+    """RoIAlign's smoke cases with one wrong output (failed), one input edited since the export
+    (error) and the rotated ones' outputs removed (missing): (dir, the failed id, a missing id)"""
+    d = device_dir_with_missing_outputs()
+    manifest = json.load(open(os.path.join(d, "manifest.json")))
+    plain = [c for c in manifest["cases"] if c["op"] == "roi_align" and "outputs" in c and "expect_error" not in c]
+    wrong, edited = plain[0], plain[1]
+    npy_bump(os.path.join(d, wrong["outputs"]["output"]["path"]))
+    with open(os.path.join(d, edited["inputs"]["input"]), "ab") as f:
+        f.write(b"\0")
+    lost = [c for c in manifest["cases"] if c["op"] == "roi_align_rotated" and "outputs" in c]
+    return d, wrong["id"], lost[-1]["id"]
+
+
 def expect(cond, what, seen):
     if not cond:
         raise AssertionError("%s\n  first screen: %s" % (what, seen[:1500]))
@@ -140,8 +199,32 @@ def main():
         want = "%d passed, %d failed" % (summary["passed"], summary["failed"]) + "".join(
             ", %d %s" % (summary[k], k.replace("_", " ")) for k in STATUSES[2:] if summary[k])
         expect(last == want, "%s: the console's last line is '%s', not '%s'" % (name, last, want), last)
+    # every kind of failure: wrong answers first, one anchor per case, a link opens its group
+    ex, failed_id, missing_id = device_dir_with_every_failure()
+    d, rc, last = run("mixed", "--impl", "dir:" + ex)
+    html = os.path.join(d, "report.html")
+    report = json.load(open(os.path.join(d, "report.json")))
+    text, width = first_screen(exe, html)
+    expect(width <= W, "mixed: the page is %d px wide, more than %d" % (width, W), text)
+    got = anchors(exe, html, missing_id)
+    ranks = {"failed": 0, "crashed": 1, "timeout": 2, "error": 3, "missing": 4}
+    order = got["order"]
+    print("mixed run (exit %d): %s\n  failing rows in page order: %s ... %s; %d anchors, %d repeated; #%s: found %s, top %.0f" %
+          (rc, last, order[:3], order[-2:], got["anchors"], got["duplicates"], missing_id, got["found"], got["top"]))
+    expect(rc == 1 and order and order[0] == "failed" and "error" in order and "missing" in order,
+           "mixed: the failures are not failed first, then error and missing: %s" % order, last)
+    expect(all(ranks[a] <= ranks[b] for a, b in zip(order, order[1:])), "mixed: failures out of order: %s" % order, last)
+    expect(got["anchors"] == len(report["cases"]) and got["duplicates"] == 0,
+           "mixed: %d anchors (%d repeated) for %d cases" % (got["anchors"], got["duplicates"], len(report["cases"])), last)
+    on_screen = lambda a: a["found"] and not a["closed_group"] and a["height"] > 0 and a["top"] < H and a["top"] + a["height"] > 0
+    expect(on_screen(got),
+           "mixed: the link to %s does not show its row (inside a closed group, or off screen): %s" % (missing_id, got), last)
+    failed_at = anchors(exe, html, failed_id)
+    expect(on_screen(failed_at), "mixed: the link to %s does not show its row: top %.1f" % (failed_id, failed_at["top"]), last)
+    browser(exe, "--screenshot=" + os.path.join(OUT, "mixed.png"), "file://" + html)
     print("screenshots: " + ", ".join(sorted(glob.glob(os.path.join(OUT, "*.png")))))
-    print("rendered: a passing, a failing and a missing-output run; first screens, widths and every format's first lines checked")
+    print("rendered: a passing, a failing and a missing-output run; first screens, widths and every format's first lines "
+          "checked; a run with every kind of failure: failures first, one anchor per case, links that open their group")
     return 0
 
 

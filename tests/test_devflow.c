@@ -404,26 +404,56 @@ Test(devflow, a_raw_bin_beside_the_npy_is_read_and_its_size_checked, .init = set
     expect_victim(short_bin, EXIT_FAIL, "failed", "output.bin: 4604 bytes, expected 4608 ([16,8,3,3] of float32");
 }
 
-Test(devflow, a_manifest_from_another_suite_gives_a_verdict_per_case, .init = setup, .fini = teardown)
+/* A run of a directory judges what it holds: with no suite named, the export's; with a suite
+   and a selection, the exported cases among them. A selection with no exported case is a usage
+   error naming what the export holds, never a run of errors. */
+Test(devflow, a_run_of_a_directory_judges_what_it_holds, .init = setup, .fini = teardown, .timeout = 300)
 {
-    cr_assert_eq(EXPORT("cases/smoke.json", "--filter", GRID, "--out", sub("ex")), EXIT_OK);
-    char impl[300];
+    cr_assert_eq(EXPORT("--op", "roi_align", "--out", sub("ex")), EXIT_OK);
+    cJSON *m = load(sub("ex/manifest.json"));
+    int exported = cJSON_GetArraySize(cJSON_GetObjectItem(m, "cases"));
+    cr_assert_gt(exported, 100);
+    cr_assert_str_eq(cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetObjectItem(m, "selection"), "ops"), 0)->valuestring,
+                     "roi_align");
+    cJSON_Delete(m);
+    char impl[300], msg[1024];
     snprintf(impl, sizeof impl, "dir:%s", sub("ex"));
-    cr_assert_eq(RUN("cases/conformance.json", "--filter", "conformance/fwd_grid/aligned=true*", "--impl", impl, "--report-dir",
-                     sub("rep"), "--quiet"), EXIT_FAIL);
+    cr_assert_eq(RUN("--impl", impl, "--report-dir", sub("rep"), "--quiet"), EXIT_FAIL);
     cJSON *r = report(sub("rep"));
-    cr_assert_eq(summary(r, "error"), summary(r, "total"));
-    cr_assert_gt(summary(r, "total"), 3);
-    const cJSON *c = cJSON_GetArrayItem(cJSON_GetObjectItem(r, "cases"), 0);
-    const char *m = cJSON_GetObjectItem(c, "message")->valuestring;
-    cr_assert(strstr(m, "manifest.json has no case 'conformance/fwd_grid/") && strstr(m, "suite 'smoke'"), "%s", m);
+    cr_assert_eq(summary(r, "total"), exported, "the run judges the export's cases, no more");
+    cr_assert_eq(summary(r, "error"), 0);
+    cr_assert_gt(summary(r, "missing"), 100, "nothing was written");
     cJSON_Delete(r);
-    /* cases of the same suite that were not exported: the same verdict */
-    cr_assert_eq(RUN("cases/smoke.json", "--op", "roi_align_v2_backward", "--filter", "smoke/bwd_grid", "--impl", impl,
-                     "--report-dir", sub("rep2"), "--quiet"), EXIT_FAIL);
+    /* the run's own selection narrows it */
+    cr_assert_eq(RUN("--impl", impl, "--filter", "conformance/fwd_grid", "--report-dir", sub("rep2"), "--quiet"), EXIT_FAIL);
     r = report(sub("rep2"));
-    cr_assert_eq(summary(r, "error"), summary(r, "total"));
+    cr_assert(summary(r, "total") > 0 && summary(r, "total") < exported);
+    cr_assert_eq(summary(r, "error"), 0);
     cJSON_Delete(r);
+    /* another suite, or ops that were not exported: nothing of it is there */
+    const char *a[] = {"conform", "run", "cases/smoke.json", "--impl", impl, NULL};
+    cr_assert_eq(with_stderr(cmd_run, a, msg, sizeof msg), EXIT_USAGE);
+    cr_assert(strstr(msg, "no selected case is in") && strstr(msg, "--op roi_align"), "%s", msg);
+    const char *b[] = {"conform", "run", "--op", "grid_sampler_2d", "--impl", impl, NULL};
+    cr_assert_eq(with_stderr(cmd_run, b, msg, sizeof msg), EXIT_USAGE);
+}
+
+/* an export of a shard is judged as that shard: its report says I/N for merge */
+Test(devflow, a_run_of_an_exported_shard_is_that_shard, .init = setup, .fini = teardown)
+{
+    cr_assert_eq(EXPORT("cases/smoke.json", "--filter", GRID, "--shard", "2/3", "--out", sub("ex"), "--outputs", "optimized"),
+                 EXIT_OK);
+    char impl[300], msg[1024];
+    snprintf(impl, sizeof impl, "dir:%s", sub("ex"));
+    cr_assert_eq(RUN("--impl", impl, "--report-dir", sub("rep"), "--quiet"), EXIT_OK);
+    cJSON *r = report(sub("rep"));
+    cr_assert_str_eq(cJSON_GetObjectItem(r, "shard")->valuestring, "2/3");
+    cr_assert_gt(summary(r, "passed"), 0);
+    cr_assert_lt(summary(r, "passed"), 8);
+    cJSON_Delete(r);
+    const char *a[] = {"conform", "run", "--impl", impl, "--shard", "1/3", NULL};
+    cr_assert_eq(with_stderr(cmd_run, a, msg, sizeof msg), EXIT_USAGE);
+    cr_assert(strstr(msg, "holds shard 2/3"), "%s", msg);
 }
 
 Test(devflow, dtype_and_seed_of_a_directory_rule, .init = setup, .fini = teardown)

@@ -102,7 +102,7 @@ static void run_sized(int jobs, double budget_mib, job_run_fn run, collected *ou
     for (int i = 0; i < 3; i++) todo[i] = (job_case){&s.cases[i], case_seed(&s.cases[i], s.seed), "repro"};
     impl_t impl;
     cr_assert_eq(impl_open("optimized", NULL, &impl, err, sizeof err), 0, "%s", err);
-    run_env env = {{conform_isa_best(), 1}, &impl, {1, 60.0, &never}, 0};
+    run_env env = {{conform_isa_best(), 1}, &impl, {1, 60.0, &never}, 0, NULL, NULL};
     conform_memory_budget = budget_mib * 1048576.0;
     memset(out, 0, sizeof *out);
     cr_assert_eq(jobs_run(todo, 3, jobs, &env, run, collect, out, stats), 3);

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "dump_case.h"
 #include "help.h"
 #include "npy.h"
 #include "report.h"
@@ -24,6 +25,21 @@ static int wide16_of(const dtype_desc *dt)
     return dt->id == CONFORM_DTYPE_FLOAT16 ? NPY_F16 : dt->id == CONFORM_DTYPE_BFLOAT16 ? NPY_BF16_AS_U2 : 0;
 }
 
+/* The descr of a .npy's header ("<f2"), "" when the file is not one (its reader says why later) */
+static void npy_descr_of(const char *file, char *descr, size_t len)
+{
+    char head[512];
+    descr[0] = '\0';
+    FILE *f = fopen(file, "rb");
+    if (!f) return;
+    size_t n = fread(head, 1, sizeof head - 1, f);
+    fclose(f);
+    head[n] = '\0';
+    for (size_t i = 0; i < n; i++) if (!head[i]) head[i] = ' '; /* the magic's version bytes */
+    const char *d = strstr(head, "'descr'");
+    if (d && (d = strchr(d + 7, '\'')) && strchr(d + 1, '\'')) snprintf(descr, len, "%.*s", (int)(strchr(d + 1, '\'') - d - 1), d + 1);
+}
+
 /* One --actual NAME=FILE: a .npy, or a headerless .bin of the output's shape at the dtype (from
    --dtype, or from a _float16/_float32/_bfloat16/_float64 suffix of the name when --dtype is not given). */
 static int read_actual(const char *arg, const char *file, const shape_t *want, const dtype_desc *dt, int dtype_given,
@@ -39,6 +55,10 @@ static int read_actual(const char *arg, const char *file, const shape_t *want, c
             return usage_error("--actual %s: %s", arg, npy_strip_path(err, file));
         return 0;
     }
+    char descr[16];
+    npy_descr_of(file, descr, sizeof descr);
+    if (!strcmp(descr, "<f2") && dt->itemsize != 2)
+        return usage_error("--actual %s: float16 data ('<f2'), --dtype %s: pass --dtype float16 (or drop --dtype)", arg, dt->name);
     if (npy_read_ex(file, t, wide16_of(dt), err, sizeof err)) return usage_error("--actual %s: %s", arg, npy_strip_path(err, file));
     if (!shape_equal(&t->shape, want))
         return usage_error("check: actual %s has shape %s, the op gives %s", arg, shape_str(&t->shape, b1, sizeof b1),
@@ -51,8 +71,34 @@ typedef struct {
     problem_args a;
     const dtype_desc *dt;
     int dtype_given, gate_mask, n_actual;
-    const char *actual[CONFORM_MAX_TENSORS * 2], *report_dir;
+    const char *actual[CONFORM_MAX_TENSORS * 2], *report_dir, *dump_dir;
 } check_args;
+
+/* Without --dtype, the actuals say it: a raw file's name (out_float16.bin), a .npy's '<f2'
+   (float16); '<u2' could be bfloat16's bits or integers, so it takes --dtype bfloat16. */
+static int infer_dtype(check_args *x)
+{
+    const dtype_desc *from = NULL;
+    const char *from_arg = NULL;
+    for (int k = 0; k < x->n_actual; k++) {
+        const char *file = strchr(x->actual[k], '=') + 1;
+        char descr[16];
+        npy_descr_of(file, descr, sizeof descr);
+        const dtype_desc *named = dtype_from_bin_name(file);
+        if (!named && !strcmp(descr, "<f2")) named = dtype_get(CONFORM_DTYPE_FLOAT16);
+        if (!named && !strcmp(descr, "<u2"))
+            return usage_error("check: --actual %s holds '<u2' data: bfloat16 bits are read with --dtype bfloat16 (pass it)",
+                               x->actual[k]);
+        if (named && from && named != from)
+            return usage_error("check: --actual %s is %s, --actual %s %s: pass --dtype", x->actual[k], named->name, from_arg,
+                               from->name);
+        if (named) {
+            x->dt = from = named;
+            from_arg = x->actual[k];
+        }
+    }
+    return EXIT_OK;
+}
 
 /* the command line; EXIT_OK or EXIT_USAGE after a message */
 static int parse_check_args(int argc, char **argv, check_args *x)
@@ -60,7 +106,7 @@ static int parse_check_args(int argc, char **argv, check_args *x)
     memset(x, 0, sizeof *x);
     if (argc < 3 || argv[2][0] == '-')
         return usage_error("check: usage: conform check OP [--attr N=V]... --input N=F.npy... --actual N=F.npy|F.bin... "
-                           "[--dtype float32|float16|bfloat16|float64] [--report-dir DIR] [--threads N]");
+                           "[--dtype float32|float16|bfloat16|float64] [--report-dir DIR] [--dump-failures DIR] [--threads N]");
     if (!(x->op = op_find(argv[2]))) return cli_unknown_op("check", argv[2]);
     if (cli_once("check", argc, argv)) return EXIT_USAGE;
     x->dt = dtype_get(CONFORM_DTYPE_FLOAT32);
@@ -79,6 +125,9 @@ static int parse_check_args(int argc, char **argv, check_args *x)
         } else if (!strcmp(o, "--report-dir") && v) {
             x->report_dir = v;
             i++;
+        } else if (!strcmp(o, "--dump-failures") && v) {
+            x->dump_dir = v;
+            i++;
         } else if (!strcmp(o, "--threads")) { /* the golden's (default: every core) */
             conform_exec ex = {CONFORM_ISA_AUTO, 0};
             if (parse_threads_arg(v, &ex)) return EXIT_USAGE;
@@ -96,15 +145,11 @@ static int parse_check_args(int argc, char **argv, check_args *x)
     if (x->a.n_shape) return usage_error("check: inputs come from files (--input NAME=FILE.npy)");
     if (x->report_dir && dir_usable(x->report_dir, err, sizeof err)) /* before the golden is computed */
         return usage_error("--report-dir %s: %s", x->report_dir, err);
-    /* without --dtype, a raw file's name may say it: out_float16.bin */
-    const dtype_desc *from_name = NULL;
-    for (int k = 0; k < x->n_actual && !x->dtype_given; k++) {
-        const dtype_desc *named = dtype_from_bin_name(strchr(x->actual[k], '=') + 1);
-        if (named && from_name && named != from_name)
-            return usage_error("check: --actual %s is named %s, another %s", x->actual[k], named->name, from_name->name);
-        if (named) x->dt = from_name = named;
-    }
-    x->a.wide16 = wide16_of(x->dt);
+    if (x->dump_dir && dir_usable(x->dump_dir, err, sizeof err))
+        return usage_error("--dump-failures %s: %s", x->dump_dir, err);
+    if (!x->dtype_given && infer_dtype(x)) return EXIT_USAGE;
+    /* inputs may be float16 whatever the dtype: widening them is exact */
+    x->a.wide16 = x->dt->id == CONFORM_DTYPE_BFLOAT16 ? NPY_BF16_AS_U2 : NPY_F16;
     return EXIT_OK;
 }
 
@@ -189,6 +234,18 @@ static int report_check(int argc, char **argv, const check_args *x, case_result 
     return rc;
 }
 
+/* --dump-failures: the failing call in DIR/check_<op>, as run dumps a case */
+static void dump_check(const check_args *x, const problem_t *p, const judge_ref *j, const tensor_t *got, const case_result *r)
+{
+    char id[96], err[CONFORM_ERR_LEN], folder[1100];
+    const double *vals[CONFORM_MAX_TENSORS] = {0};
+    for (int o = 0; o < x->op->n_outputs; o++) vals[o] = got[o].data;
+    snprintf(id, sizeof id, "check/%s", x->op->name);
+    dump_folder(x->dump_dir, id, folder, sizeof folder);
+    if (dump_case(x->dump_dir, id, p, j, vals, r, err, sizeof err)) fprintf(stderr, "conform: --dump-failures: %s\n", err);
+    else printf("dumped: %s (repro.sh judges it again from there)\n", folder);
+}
+
 int cmd_check(int argc, char **argv)
 {
     check_args x;
@@ -211,6 +268,7 @@ int cmd_check(int argc, char **argv)
         } else {
             judge_actuals(&p, &j, got, &r);
             print_check(x.op, x.dt, &r);
+            if (x.dump_dir && status_fails(r.status)) dump_check(&x, &p, &j, got, &r);
             rc = report_check(argc, argv, &x, &r);
             judge_ref_free(&j);
         }

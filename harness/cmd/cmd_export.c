@@ -3,6 +3,7 @@
  * numbers. `--outputs IMPL` also writes an implementation's outputs where a device would, for a
  * round trip without one. */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -207,8 +208,13 @@ static cJSON *manifest_new(int argc, char **argv, const export_ctx *x, const sui
     cJSON_AddStringToObject(m, "tool_version", CONFORM_VERSION);
     cJSON_AddStringToObject(m, "command", cmd);
     cJSON_AddStringToObject(m, "suite", suites[0].name);
-    cJSON *names = cJSON_AddArrayToObject(m, "suites");
-    for (int s = 0; s < n_suites; s++) cJSON_AddItemToArray(names, cJSON_CreateString(suites[s].name));
+    cJSON *names = cJSON_AddArrayToObject(m, "suites"), *files = cJSON_AddArrayToObject(m, "suite_files");
+    for (int s = 0; s < n_suites; s++) {
+        char real[PATH_MAX];
+        cJSON_AddItemToArray(names, cJSON_CreateString(suites[s].name));
+        /* where `run --impl dir:` finds the suites when none is given (absolute: any cwd) */
+        cJSON_AddItemToArray(files, cJSON_CreateString(realpath(suites[s].path, real) ? real : suites[s].path));
+    }
     cJSON_AddNumberToObject(m, "seed", (double)seed);
     cJSON_AddStringToObject(m, "dtype", x->dt->name);
     cJSON_AddStringToObject(m, "npy_descr", x->dt->npy_descr);
@@ -220,6 +226,21 @@ static cJSON *manifest_new(int argc, char **argv, const export_ctx *x, const sui
     else cJSON_AddNullToObject(m, "outputs_from");
     cJSON_AddArrayToObject(m, "cases");
     return m;
+}
+
+/* The selection the export was made with: `run --impl dir:` judges the cases the manifest lists
+   (that is the selection), and takes the shard from here so its report records I/N for merge. */
+static void add_selection(cJSON *m, const selection *sel)
+{
+    cJSON *o = cJSON_AddObjectToObject(m, "selection"), *ops = cJSON_AddArrayToObject(o, "ops");
+    for (int i = 0; i < sel->n_ops; i++) cJSON_AddItemToArray(ops, cJSON_CreateString(sel->ops[i]));
+    if (sel->filter) cJSON_AddStringToObject(o, "filter", sel->filter);
+    else cJSON_AddNullToObject(o, "filter");
+    if (sel->shard_count > 1) {
+        char shard[32];
+        snprintf(shard, sizeof shard, "%d/%d", sel->shard_index, sel->shard_count);
+        cJSON_AddStringToObject(o, "shard", shard);
+    } else cJSON_AddNullToObject(o, "shard");
 }
 
 /* export's command line */
@@ -284,6 +305,7 @@ static int export_all(int argc, char **argv, const export_args *ea, const export
     /* one seed for every suite, as run uses --seed: the manifest's seed regenerates every case */
     uint64_t run_seed = ea->seed_set ? (uint64_t)ea->seed : loaded[0].seed;
     cJSON *m = manifest_new(argc, argv, x, loaded, ea->n_suites, run_seed), *cases = cJSON_GetObjectItem(m, "cases");
+    add_selection(m, &ea->sel);
     int rc = EXIT_OK;
     for (int s = 0; s < ea->n_suites && rc == EXIT_OK; s++)
         for (int c = 0; c < loaded[s].n_cases && rc == EXIT_OK; c++)
@@ -332,7 +354,12 @@ int cmd_export(int argc, char **argv)
         for (int c = 0; c < loaded[s].n_cases; c++) total += selected(&ea.sel, &loaded[s].cases[c]);
     }
     if (rc == EXIT_OK && suites_distinct(loaded, loaded_n, err, sizeof err)) rc = usage_error("export: %s", err);
-    if (rc == EXIT_OK && !total) rc = usage_error("export: no case matches the selection");
+    if (rc == EXIT_OK && !total) {
+        char hint[700];
+        selection_hint(loaded, loaded_n, &ea.sel, hint, sizeof hint);
+        rc = usage_error("export: no case matches the selection%s%s%s", ea.sel.filter ? " --filter " : "",
+                         ea.sel.filter ? ea.sel.filter : "", hint);
+    }
     if (rc == EXIT_OK) rc = export_all(argc, argv, &ea, &x, loaded, total);
     for (int s = 0; s < loaded_n; s++) suite_free(&loaded[s]);
     free(loaded);

@@ -4,9 +4,11 @@
  * the error against the bound also at least doubled). Verdicts are deterministic for a seed, so
  * no re-measurement is needed for accuracy metrics. A case no longer judged (not_implemented) after
  * a pass is a regression too: see lost_pass. */
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "help.h"
@@ -173,6 +175,27 @@ static void metric_regressed(const cJSON *b, const cJSON *c, char *why, size_t n
         snprintf(why + used, n - used, "; ambiguous elements %.0f -> %.0f: judged now, excused before", nb, nc);
 }
 
+/* No baseline yet: --update makes the current report (or bench file) the first one; without it,
+   the message says how */
+static int first_baseline(int update, const char *base_path, const char *cur_path)
+{
+    if (!update)
+        return usage_error("gate: no baseline at %s (the first one: conform gate --baseline %s --current %s --update)",
+                           base_path, base_path, cur_path);
+    char err[CONFORM_ERR_LEN];
+    cJSON *cur = read_json_file(cur_path, err, sizeof err);
+    if (!cur) return usage_error("gate: %s", err);
+    const char *sc = schema_of(cur);
+    int rc = EXIT_OK;
+    if (strcmp(sc, CONFORM_REPORT_SCHEMA) && strcmp(sc, "conform-bench"))
+        rc = usage_error("gate: %s is not a conform report or bench file", cur_path);
+    else if (write_json_atomic(base_path, cur, err, sizeof err)) rc = usage_error("gate: %s", err);
+    else printf("gate: no baseline at %s: created from %s (%d cases)\n", base_path, cur_path,
+                cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(cur, "cases")));
+    cJSON_Delete(cur);
+    return rc;
+}
+
 int cmd_gate(int argc, char **argv)
 {
     const char *base_path = NULL, *cur_path = NULL;
@@ -186,6 +209,7 @@ int cmd_gate(int argc, char **argv)
     }
     if (!base_path || !cur_path) return usage_error("gate: --baseline FILE and --current FILE are required");
     char err[CONFORM_ERR_LEN];
+    if (access(base_path, F_OK) && errno == ENOENT) return first_baseline(update, base_path, cur_path);
     cJSON *base = read_json_file(base_path, err, sizeof err);
     if (!base) return usage_error("gate: %s", err);
     cJSON *cur = read_json_file(cur_path, err, sizeof err);

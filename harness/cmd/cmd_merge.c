@@ -45,6 +45,10 @@ typedef struct {
     cJSON *proofs_seen; /* "op|what" of the proofs */
     cJSON *stale;       /* pattern -> {count: shards that call it stale, waiver} */
     double duration;
+    int shard_count;         /* N of the shards' I/N (0: none recorded one yet) */
+    const char *shard_dir[256]; /* index I-1 -> the directory that holds shard I */
+    int unsharded;           /* reports that record no shard */
+    const char *first_unsharded, *first_sharded;
 } merge_state;
 
 /* DIR/report.json of shard i, if it is a conform report of the same run as the shards before it;
@@ -116,6 +120,51 @@ static void add_proofs_and_waivers(merge_state *m, const cJSON *r)
     }
 }
 
+/* The I/N shard r records (from dir), or none: two reports of one shard, or shards of different
+   N, are refused naming them */
+static int note_shard(merge_state *m, const cJSON *r, const char *dir)
+{
+    const cJSON *sh = cJSON_GetObjectItemCaseSensitive(r, "shard");
+    int i, n;
+    char tail;
+    if (!cJSON_IsString(sh)) {
+        if (!m->unsharded++) m->first_unsharded = dir;
+        return EXIT_OK;
+    }
+    if (sscanf(sh->valuestring, "%d/%d%c", &i, &n, &tail) != 2 || n < 1 || i < 1 || i > n || n > 256)
+        return usage_error("merge: %s/report.json records shard '%s', not I/N", dir, sh->valuestring);
+    if (!m->first_sharded) m->first_sharded = dir;
+    if (m->shard_count && n != m->shard_count)
+        return usage_error("merge: %s holds shard %s, %s one of %d shards (only shards of one run merge)", dir,
+                           sh->valuestring, m->first_sharded, m->shard_count);
+    m->shard_count = n;
+    if (m->shard_dir[i - 1])
+        return usage_error("merge: shard %d/%d given twice: %s and %s", i, n, m->shard_dir[i - 1], dir);
+    m->shard_dir[i - 1] = dir;
+    return EXIT_OK;
+}
+
+/* Every shard of 1..N there, and no whole run beside them; else a usage error naming the missing */
+static int check_shards(const merge_state *m)
+{
+    if (!m->shard_count) return EXIT_OK;
+    if (m->unsharded)
+        return usage_error("merge: %s records no shard, %s is shard of %d: a whole run does not merge with shards",
+                           m->first_unsharded, m->first_sharded, m->shard_count);
+    char missing[1024] = "";
+    int n_missing = 0;
+    for (int i = 0; i < m->shard_count; i++)
+        if (!m->shard_dir[i] && strlen(missing) + 16 < sizeof missing) {
+            snprintf(missing + strlen(missing), sizeof missing - strlen(missing), "%s%d/%d", n_missing ? ", " : "", i + 1,
+                     m->shard_count);
+            n_missing++;
+        }
+    if (n_missing)
+        return usage_error("merge: shard%s %s missing (%d of %d given): merge every shard of the run", n_missing > 1 ? "s" : "",
+                           missing, m->shard_count - n_missing, m->shard_count);
+    return EXIT_OK;
+}
+
 /* Shard r (from dir) into the merge: the first gives the run's header */
 static int add_shard(merge_state *m, const cJSON *r, const char *dir)
 {
@@ -131,7 +180,9 @@ static int add_shard(merge_state *m, const cJSON *r, const char *dir)
         cJSON_AddArrayToObject(m->merged, "merged_from");
     }
     cJSON_AddItemToArray(cJSON_GetObjectItemCaseSensitive(m->merged, "merged_from"), cJSON_CreateString(dir));
-    int rc = add_cases(m, r);
+    int rc = note_shard(m, r, dir);
+    if (rc) return rc;
+    rc = add_cases(m, r);
     add_proofs_and_waivers(m, r);
     return rc;
 }
@@ -168,7 +219,7 @@ int cmd_merge(int argc, char **argv)
     if (!out_dir || !n) return usage_error("merge: usage: conform merge --report-dir OUT DIR...");
     char err[CONFORM_ERR_LEN];
     if (dir_usable(out_dir, err, sizeof err)) return usage_error("--report-dir %s: %s", out_dir, err);
-    merge_state m = {NULL, cJSON_CreateObject(), cJSON_CreateObject(), cJSON_CreateObject(), 0};
+    merge_state m = {NULL, cJSON_CreateObject(), cJSON_CreateObject(), cJSON_CreateObject(), 0, 0, {0}, 0, NULL, NULL};
     int rc = EXIT_OK;
     for (int i = 0; i < n && rc == EXIT_OK; i++) {
         cJSON *r = read_shard(&m, dirs, i, &rc);
@@ -176,6 +227,7 @@ int cmd_merge(int argc, char **argv)
         rc = add_shard(&m, r, dirs[i]);
         cJSON_Delete(r);
     }
+    if (rc == EXIT_OK) rc = check_shards(&m);
     if (rc == EXIT_OK) rc = write_merged(&m, n, out_dir);
     cJSON_Delete(m.merged);
     cJSON_Delete(m.seen);

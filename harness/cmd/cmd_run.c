@@ -1,5 +1,6 @@
 /* conform run: suites -> cases -> both paths -> verdicts -> reports in every format. */
 #include <fnmatch.h>
+#include <limits.h>
 #include <omp.h>
 #include <signal.h>
 #include <stdio.h>
@@ -10,6 +11,7 @@
 #include "cli.h"
 #include "help.h"
 #include "datadir.h"
+#include "dump_case.h"
 #include "jobs.h"
 #include "report.h"
 #include "runner.h"
@@ -121,12 +123,26 @@ static void waivers_free(waivers_t *w)
 
 typedef struct {
     waivers_t *waivers;
+    const char *dump_dir; /* --dump-failures */
     int quiet, progress, total, done, failed;
     double t_start;
     cJSON *jcases;
     const op_desc *touched[64];
     int n_touched;
 } tally;
+
+/* beside a dumped case, the line that runs it again through the implementation */
+static void note_run_repro(const char *dir, const char *id, const char *repro)
+{
+    char folder[1100], path[1200];
+    dump_folder(dir, id, folder, sizeof folder);
+    snprintf(path, sizeof path, "%s/repro_run.txt", folder);
+    FILE *f = access(folder, F_OK) ? NULL : fopen(path, "w");
+    if (f) {
+        fprintf(f, "%s\n", repro);
+        fclose(f);
+    }
+}
 
 static void record_case(const job_case *jc, cJSON *case_json, void *ctx)
 {
@@ -142,7 +158,9 @@ static void record_case(const job_case *jc, cJSON *case_json, void *ctx)
             cJSON_ReplaceItemInObject(case_json, "status", cJSON_CreateString(status_name(CASE_WAIVED)));
             cJSON_AddItemToObject(case_json, "waiver", cJSON_Duplicate(w, 1));
             cJSON_AddStringToObject(case_json, "waived_status", st);
+            if (t->dump_dir) dump_remove(t->dump_dir, cs->id); /* not a failure to look at */
         } else {
+            if (t->dump_dir) note_run_repro(t->dump_dir, cs->id, jc->repro);
             t->failed++;
             if (!t->quiet) {
                 if (t->progress) fputs("\r\033[K", stderr);
@@ -181,9 +199,11 @@ int cmd_run(int argc, char **argv)
 
 typedef struct {
     const char *suites[MAX_SUITES];
-    int n_suites, seed_set, dry, quiet, shard_set, threads_given, no_proofs;
+    int n_suites, suites_given, seed_set, dry, quiet, shard_set, threads_given, no_proofs;
+    char suite_files[MAX_SUITES][600]; /* dir: the export's suites, when the run names none */
+    const cJSON *manifest; /* dir: the export's */
     long long seed, jobs; /* jobs 0: as many as the cores and the memory budget allow */
-    const char *report_dir, *waiver_path, *rerun_path, *statuses, *impl_spec;
+    const char *report_dir, *waiver_path, *rerun_path, *statuses, *impl_spec, *dump_dir;
     conform_exec ex;
     int gate_mask; /* --gate-on: named standards that decide the verdict instead of the derived bound */
     const dtype_desc *dtype; /* --dtype; NULL: the implementation's own */
@@ -211,6 +231,7 @@ static int take_run_option(run_opts *o, int argc, char **argv, int *i)
     else if (!strcmp(a, "--report-dir") && v) o->report_dir = v;
     else if (!strcmp(a, "--golden-dir") && v) { if (verify_set_golden_dir(v)) return EXIT_USAGE; }
     else if (!strcmp(a, "--waivers") && v) o->waiver_path = v;
+    else if (!strcmp(a, "--dump-failures") && v) o->dump_dir = v;
     else if (!strcmp(a, "--rerun") && v) o->rerun_path = v;
     else if (!strcmp(a, "--status") && v) o->statuses = v;
     else if (!strcmp(a, "--shard")) {
@@ -257,13 +278,50 @@ static int parse_run_args(int argc, char **argv, run_opts *o)
     if (cli_once("run", argc, argv)) return EXIT_USAGE;
     for (int i = 2; i < argc; i++)
         if (take_run_option(o, argc, argv, &i)) return EXIT_USAGE;
+    o->suites_given = o->n_suites > 0;
     if (!o->n_suites) o->suites[o->n_suites++] = "cases/conformance.json";
     if (!o->shard_set && shard_from_environment(&o->sel.shard_index, &o->sel.shard_count)) return EXIT_USAGE;
     o->threads_given = o->ex.threads > 0;
     char err[CONFORM_ERR_LEN];
     if (!o->dry && dir_usable(o->report_dir, err, sizeof err)) /* before any case runs */
         return usage_error("--report-dir %s: %s", o->report_dir, err);
+    if (!o->dry && o->dump_dir && dir_usable(o->dump_dir, err, sizeof err))
+        return usage_error("--dump-failures %s: %s", o->dump_dir, err);
     return resolve_isa(&o->ex) ? EXIT_USAGE : EXIT_OK;
+}
+
+/* A dir: run judges what its export holds: the manifest's cases are the selection (the run's own
+   --op, --filter and --rerun narrow it; a case not exported is not selected, never an error), its
+   suites are the default, and its shard is the run's, so the report records I/N for merge. */
+static int adopt_export_selection(run_opts *o, const impl_t *impl)
+{
+    const cJSON *m = impl_dir_manifest(impl), *f;
+    o->sel.held = impl_dir_held(impl);
+    o->manifest = m;
+    const char *shard = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(m, "selection"), "shard"));
+    int si, sn;
+    if (shard && parse_shard(shard, &si, &sn)) return usage_error("--impl %s: the manifest's shard '%s' is malformed", o->impl_spec, shard);
+    if (shard && o->sel.shard_count > 1 && (si != o->sel.shard_index || sn != o->sel.shard_count))
+        return usage_error("--shard %d/%d, but %s holds shard %s of the export (drop --shard)", o->sel.shard_index,
+                           o->sel.shard_count, o->impl_spec, shard);
+    if (shard) {
+        o->sel.shard_index = si;
+        o->sel.shard_count = sn;
+    }
+    if (o->suites_given) return EXIT_OK;
+    /* the suite files the export recorded; where they are gone (another machine), cases/NAME.json */
+    const cJSON *files = cJSON_GetObjectItemCaseSensitive(m, "suite_files"), *names = cJSON_GetObjectItemCaseSensitive(m, "suites");
+    int n = 0;
+    cJSON_ArrayForEach(f, names) {
+        const char *name = cJSON_GetStringValue(f), *file = cJSON_GetStringValue(cJSON_GetArrayItem(files, n));
+        if (!name || n == MAX_SUITES) break;
+        if (file && !access(file, R_OK)) snprintf(o->suite_files[n], sizeof o->suite_files[n], "%s", file);
+        else snprintf(o->suite_files[n], sizeof o->suite_files[n], "cases/%s.json", name);
+        o->suites[n] = o->suite_files[n];
+        n++;
+    }
+    if (n) o->n_suites = n;
+    return EXIT_OK;
 }
 
 /* the implementation, and the seed a dir: export pins */
@@ -280,6 +338,10 @@ static int open_impl(run_opts *o, impl_t *impl)
         }
         o->seed = (long long)pinned;
         o->seed_set = 1;
+    }
+    if (impl_dir_held(impl) && adopt_export_selection(o, impl)) {
+        impl_close(impl);
+        return EXIT_USAGE;
     }
     return EXIT_OK;
 }
@@ -306,9 +368,17 @@ static int load_suites(const run_opts *o, suite_t *loaded, int *n_loaded, int *t
         for (int c = 0; c < s->n_cases; c++) *total += selected(&o->sel, &s->cases[c]);
     }
     if (suites_distinct(loaded, *n_loaded, err, sizeof err)) return usage_error("run: %s", err);
+    const char *exported = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o->manifest, "command"));
+    if (!*total && o->sel.held)
+        return usage_error("run: no selected case is in %s, which holds %d cases (exported with: %s): run the suite "
+                           "and selection that were exported, or export this one", o->impl_spec,
+                           cJSON_GetArraySize(o->sel.held),
+                           exported ? exported : "?");
+    char hint[700];
+    if (!*total && o->sel.shard_count <= 1) selection_hint(loaded, *n_loaded, &o->sel, hint, sizeof hint);
     if (!*total && o->sel.shard_count <= 1)
-        return usage_error("run: no case matches the selection%s%s", o->sel.filter ? " --filter " : "",
-                           o->sel.filter ? o->sel.filter : "");
+        return usage_error("run: no case matches the selection%s%s%s", o->sel.filter ? " --filter " : "",
+                           o->sel.filter ? o->sel.filter : "", hint);
     return EXIT_OK;
 }
 
@@ -332,11 +402,15 @@ static int plan_cases(const run_opts *o, const suite_t *loaded, const impl_t *im
     if (!o->threads_given) ex->threads = 0;
     *n_jobs = (int)o->jobs;
     jobs_share_cores(todo, n_todo, n_jobs, &ex->threads);
+    /* a directory as an absolute path, so the repro runs from anywhere */
+    char spec[PATH_MAX + 8], real[PATH_MAX];
+    if (impl->kind == &impl_kind_dir && realpath(impl->path, real)) snprintf(spec, sizeof spec, "dir:%s", real);
+    else snprintf(spec, sizeof spec, "%s", o->impl_spec);
     for (int i = 0; i < n_todo; i++) {
         char q1[600], q2[600], q3[600] = "";
         unsigned long long seed = strtoull(todo[i].repro, NULL, 10);
         if (impl->kind != &impl_kind_optimized)
-            snprintf(q3, sizeof q3, " --impl %s%s%s", shell_quote(o->impl_spec, q1, sizeof q1), o->dtype ? " --dtype " : "",
+            snprintf(q3, sizeof q3, " --impl %s%s%s", shell_quote(spec, q1, sizeof q1), o->dtype ? " --dtype " : "",
                      o->dtype ? o->dtype->name : "");
         snprintf((char *)todo[i].repro, REPRO_LEN, "%s run %s --filter %s --seed %llu --isa %s --threads %d%s", conform_program(),
                  shell_quote(todo[i].c->suite_path, q1, sizeof q1), shell_quote(todo[i].c->id, q2, sizeof q2), seed,
@@ -406,7 +480,7 @@ static int finish_report(cJSON *report, const run_opts *o, const tally *t, int d
 static int run_cases(const run_opts *o, const suite_t *loaded, const run_env *env, job_case *todo, int n_todo, int n_jobs,
                      cJSON *report, waivers_t *waivers, int total)
 {
-    tally t = {waivers, o->quiet, !o->quiet && isatty(2) && !getenv("CI"), total, 0, 0, now_seconds(),
+    tally t = {waivers, o->dump_dir, o->quiet, !o->quiet && isatty(2) && !getenv("CI"), total, 0, 0, now_seconds(),
                cJSON_GetObjectItemCaseSensitive(report, "cases"), {0}, 0};
     jobs_stats stats;
     int done = jobs_run(todo, n_todo, n_jobs, env, job_run_case, record_case, &t, &stats);
@@ -428,7 +502,8 @@ static int run_selected(int argc, char **argv, const run_opts *o, const suite_t 
     /* the golden of a case uses every core, also beside other jobs: its threads take work in chunks
        and sleep when idle, so two goldens share the cores as one would, and the last big case of a
        suite gets them all (its numbers are the same for every thread count) */
-    run_env env = {ex, impl, o->policy, o->threads_given ? o->ex.threads : omp_get_max_threads()};
+    run_env env = {ex, impl, o->policy, o->threads_given ? o->ex.threads : omp_get_max_threads(), o->dump_dir,
+                   o->dump_dir ? dump_case_hook : NULL};
     cJSON *report = report_header(argc, argv, o, impl, &ex, loaded);
     int rc = run_cases(o, loaded, &env, todo, n_todo, n_jobs, report, waivers, total);
     cJSON_Delete(report);
@@ -458,7 +533,8 @@ static int run_suites(int argc, char **argv)
             for (int s = 0; s < o.n_suites; s++)
                 for (int c = 0; c < loaded[s].n_cases; c++)
                     if (selected(&o.sel, &loaded[s].cases[c])) printf("%s\n", loaded[s].cases[c].id);
-        } else if (mkdir_p(o.report_dir, err, sizeof err)) rc = usage_error("%s", err);
+        } else if (mkdir_p(o.report_dir, err, sizeof err) || (o.dump_dir && mkdir_p(o.dump_dir, err, sizeof err)))
+            rc = usage_error("%s", err);
         else rc = run_selected(argc, argv, &o, loaded, &impl, &waivers, total);
     }
     for (int s = 0; s < n_loaded; s++) suite_free(&loaded[s]);

@@ -31,6 +31,7 @@ static const cli_option run_opts[] = {
     ISA,
     {"--report-dir", "DIR", "reports/latest", "where report.json, report.md, report.html and junit.xml go"},
     {"--waivers", "FILE", "cases/waivers.json when present", "known failures, each with a reason and a link"},
+    {"--dump-failures", "DIR", "none", "each failing case's inputs, golden, output, tol and err/tol in DIR/<case>/, with a repro.sh"},
     {"--rerun", "REPORT.json", "none", "only the cases that report gave a status in --status"},
     {"--status", "S,...", "failed,error", "the statuses --rerun reruns"},
     GATE_ON,
@@ -68,9 +69,10 @@ static const cli_option check_opts[] = {
     ATTR,
     INPUT,
     {"--actual", "NAME=FILE.npy|FILE.bin", "required, one per output", "an output computed elsewhere"},
-    {"--dtype", "float32|float16|bfloat16|float64", "float32, or what a _float16-style suffix of a .bin names",
+    {"--dtype", "float32|float16|bfloat16|float64", "float32, or float16 for a '<f2' actual, or what a _float16-style suffix of a .bin names",
      "the precision the outputs were computed in"},
     {"--report-dir", "DIR", "none (no report files)", "write report.json, .md, .html and junit.xml there"},
+    {"--dump-failures", "DIR", "none", "a failing call's inputs, golden, output, tol and err/tol in DIR/check_OP/, with a repro.sh"},
     GATE_ON,
     {"--threads", "N", "all cores", "threads of the reference"},
     MAX_MEMORY,
@@ -95,7 +97,7 @@ static const cli_option bench_opts[] = {
 static const cli_option gate_opts[] = {
     {"--baseline", "FILE", "required", "the baseline report or bench file"},
     {"--current", "FILE", "required", "the report or bench file to judge"},
-    {"--update", NULL, "off", "make the current file the new baseline"},
+    {"--update", NULL, "off", "make the current file the new baseline (also the first one, where none is)"},
     END};
 
 static const cli_option merge_opts[] = {

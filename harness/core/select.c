@@ -59,6 +59,7 @@ int selected(const selection *s, const case_t *c)
         if (!ok) return 0;
     }
     if (s->rerun && !cJSON_GetObjectItemCaseSensitive(s->rerun, c->id)) return 0;
+    if (s->held && !cJSON_GetObjectItemCaseSensitive(s->held, c->id)) return 0;
     return s->shard_count <= 1 || in_shard(c->id, s->shard_index, s->shard_count);
 }
 
@@ -101,3 +102,29 @@ int load_rerun(const char *path, const char *statuses, selection *s)
     return 0;
 }
 
+
+/* ---- a selection that matches nothing ---------------------------------------------------- */
+
+void selection_hint(const suite_t *suites, int n, const selection *sel, char *buf, size_t len)
+{
+    buf[0] = '\0';
+    if (!n || !suites[0].n_cases) return;
+    /* ids start with the suite's name: the filter under it may be what was meant */
+    for (int s = 0; s < n && sel->filter; s++) {
+        char cand[300];
+        snprintf(cand, sizeof cand, "%s/%s", suites[s].name, sel->filter);
+        selection again = *sel;
+        again.filter = cand;
+        int hits = 0;
+        const char *example = NULL;
+        for (int c = 0; c < suites[s].n_cases; c++)
+            if (selected(&again, &suites[s].cases[c]) && !hits++) example = suites[s].cases[c].id;
+        if (hits) {
+            snprintf(buf, len, "; did you mean --filter '%s'? (%d cases; ids start with the suite name, e.g. %s)", cand,
+                     hits, example);
+            return;
+        }
+    }
+    snprintf(buf, len, "; ids are SUITE/NAME[/key=value,...], e.g. %s (--list prints the ids a selection takes)",
+             suites[0].cases[0].id);
+}

@@ -95,6 +95,11 @@ exec_status impl_outputs(const impl_t *impl, const case_t *c, const problem_t *p
 /* The run seed a kind pins (dir: the export's), or 0 when it has none. */
 int impl_pinned_seed(const impl_t *impl, uint64_t *seed);
 
+/* dir: the export's cases (id -> manifest entry), the selection a run of it judges; and the
+ * manifest itself. NULL for the other kinds. */
+const cJSON *impl_dir_held(const impl_t *impl);
+const cJSON *impl_dir_manifest(const impl_t *impl);
+
 /* For the kernel kinds: runs fn in a child process (or in place) with outputs in shared memory. */
 typedef int (*impl_kernel_fn)(const impl_t *impl, const problem_t *p, const void **in, void **out, const conform_exec *ex);
 exec_status impl_exec(impl_kernel_fn fn, const impl_t *impl, const problem_t *p, const void **in, void **out,

@@ -454,5 +454,11 @@ static exec_status dir_outputs(const impl_t *impl, const case_t *c, const proble
     return impl_isolated_io(read_outputs, &x, policy, msg, msglen);
 }
 
+/* ---- what the export holds: the default selection of a run ---------------------------------- */
+
+const cJSON *impl_dir_held(const impl_t *impl) { return impl->kind == &impl_kind_dir ? impl->dir->by_id : NULL; }
+
+const cJSON *impl_dir_manifest(const impl_t *impl) { return impl->kind == &impl_kind_dir ? impl->dir->manifest : NULL; }
+
 const impl_kind impl_kind_dir = {"dir:", "dir:DIR", dir_open, dir_close, dir_name, NULL, dir_inputs, dir_outputs,
                                  dir_pinned_seed, dir_why_not, dir_provenance};

@@ -300,6 +300,25 @@ static void judge_case(const case_t *c, const problem_t *p, case_buffers *b, dou
     }
 }
 
+/* env's dump of a failing case, its outputs decoded to double (float32 ones are judged as
+   written, so they are decoded here) */
+static void dump_failure(const run_env *env, const case_t *c, const problem_t *p, case_buffers *b, int have_outputs,
+                         const case_result *r)
+{
+    /* a missing output is the runner's to write, the export holds its inputs already */
+    if (!env->dump || !status_fails(r->status) || r->status == CASE_MISSING) return;
+    const double *got[CONFORM_MAX_TENSORS] = {0};
+    double *mine[CONFORM_MAX_TENSORS] = {0};
+    for (int o = 0; o < p->op->n_outputs && have_outputs; o++) {
+        if (p->out_skipped[o]) continue;
+        if (!b->val[o] && (mine[o] = malloc((size_t)(b->ref.n[o] ? b->ref.n[o] : 1) * sizeof(double))))
+            dtype_decode(b->ref.dt->id, b->got[o], mine[o], b->ref.n[o]);
+        got[o] = b->val[o] ? b->val[o] : mine[o];
+    }
+    env->dump(env->dump_dir, c, p, &b->ref, got, r);
+    for (int o = 0; o < CONFORM_MAX_TENSORS; o++) free(mine[o]);
+}
+
 void run_case(const case_t *c, uint64_t seed, const run_env *env, case_result *r)
 {
     memset(r, 0, sizeof *r);
@@ -317,11 +336,13 @@ void run_case(const case_t *c, uint64_t seed, const run_env *env, case_result *r
         else if (!execute_case(c, &p, env, &b, r)) {
             judge_case(c, &p, &b, exact_ref, r);
             standards_for_case(&p, b.ref.ref, b.val, (float *const *)b.got, env, r);
+            dump_failure(env, c, &p, &b, 1, r);
         } else {
             for (int o = 0; o < r->n_out; o++) { /* named, with nothing compared */
                 judge_output_init(&p, &b.ref, o, &r->out[o]);
                 r->out[o].not_run = 1;
             }
+            dump_failure(env, c, &p, &b, 0, r);
         }
         buffers_free(&b);
     }
@@ -375,6 +396,9 @@ cJSON *case_result_json(const case_t *c, const case_result *r, const char *repro
     if (r->message[0]) cJSON_AddStringToObject(j, "message", r->message);
     cJSON_AddNumberToObject(j, "seed", (double)r->seed);
     cJSON_AddStringToObject(j, "repro", repro);
+    /* judged by the harness's validation alone: the implementation never ran (report tables
+       count these apart from the implementation's passes) */
+    if (c->spec && case_expect_error(c)) cJSON_AddTrueToObject(j, "validation");
     cJSON *outs = cJSON_AddArrayToObject(j, "outputs");
     for (int o = 0; o < r->n_out; o++) {
         const output_result *out = &r->out[o];

@@ -23,6 +23,11 @@ typedef struct {
     const impl_t *impl;
     exec_policy policy;
     int ref_threads; /* the golden's threads (0: ex.threads); its numbers are the same for any count */
+    /* --dump-failures: called for a failing case whose golden was computed, with the outputs
+       decoded (got[o] NULL where the implementation gave none); NULL: nothing dumped */
+    const char *dump_dir;
+    void (*dump)(const char *dir, const case_t *c, const problem_t *p, const judge_ref *j, const double *const *got,
+                 const case_result *r);
 } run_env;
 
 void run_case(const case_t *c, uint64_t seed, const run_env *env, case_result *r);

@@ -116,6 +116,13 @@ static int case_compared(const cJSON *c)
     return 0;
 }
 
+/* 1 for a case the harness's validation judged alone (an expected refusal): the implementation
+   never ran, so its pass is not the implementation's (reports before the flag: the message) */
+static int case_validation(const cJSON *c)
+{
+    return cJSON_IsTrue(item(c, "validation")) || !strncmp(str(c, "message"), "refused as expected", 19);
+}
+
 /* a status as tables and banners spell it */
 static const char *status_label(case_status s)
 {
@@ -171,23 +178,27 @@ static int op_judged(const cJSON *o) { return item(o, "compared") ? num(o, "comp
 static void ops_table(buf_t *b, const cJSON *report, int html)
 {
     const doc_t d = {b, html};
-    const char *cols[CASE_N_STATUS + 5] = {"op", "cases"};
-    char align[CASE_N_STATUS + 5] = "lr";
-    for (int i = 0; i < CASE_N_STATUS; i++) cols[2 + i] = status_label((case_status)i);
-    cols[CASE_N_STATUS + 2] = "ambiguous";
-    cols[CASE_N_STATUS + 3] = "worst err/tol";
-    cols[CASE_N_STATUS + 4] = "max ULP";
-    memset(align + 2, 'r', CASE_N_STATUS + 3);
-    t_head(d, cols, align, CASE_N_STATUS + 5);
+    /* passed: by the implementation; validated: refusals the harness judged without it */
+    const char *cols[CASE_N_STATUS + 6] = {"op", "cases", status_label(CASE_PASSED), "validated"};
+    char align[CASE_N_STATUS + 6] = "lr";
+    for (int i = 1; i < CASE_N_STATUS; i++) cols[3 + i] = status_label((case_status)i);
+    cols[CASE_N_STATUS + 3] = "ambiguous";
+    cols[CASE_N_STATUS + 4] = "worst err/tol";
+    cols[CASE_N_STATUS + 5] = "max ULP";
+    memset(align + 2, 'r', CASE_N_STATUS + 4);
+    t_head(d, cols, align, CASE_N_STATUS + 6);
     const cJSON *o;
-    int any_na = 0;
+    int any_na = 0, any_validated = 0;
     cJSON_ArrayForEach(o, item(report, "ops")) {
         int judged = op_judged(o);
         any_na |= !judged;
+        any_validated |= num(o, "validation_passed") > 0;
         t_row(d, count_failing(o) > 0 ? "failed" : !judged ? "unjudged" : num(o, "waived") > 0 ? "waived" : "passed");
         t_cell(d, "%s", o->string);
         t_cell(d, "%.0f", num(o, "total"));
-        for (int i = 0; i < CASE_N_STATUS; i++) t_cell(d, "%.0f", num(o, status_name((case_status)i)));
+        t_cell(d, "%.0f", num(o, status_name(CASE_PASSED)) - num(o, "validation_passed"));
+        t_cell(d, "%.0f", num(o, "validation_passed"));
+        for (int i = 1; i < CASE_N_STATUS; i++) t_cell(d, "%.0f", num(o, status_name((case_status)i)));
         t_cell(d, "%.0f", num(o, "ambiguous_elements"));
         if (judged) {
             char r[32];
@@ -200,7 +211,9 @@ static void ops_table(buf_t *b, const cJSON *report, int html)
         t_row_end(d);
     }
     t_end(d);
-    put(b, html ? "<p>%s%s.</p>\n" : "\n%s%s.\n",
+    put(b, html ? "<p>%s%s%s.</p>\n" : "\n%s%s%s.\n",
+        any_validated ? "passed: cases the implementation ran and passed; validated: bad inputs the harness refused as "
+                        "the spec says, without running the implementation (counted as passed in report.json). " : "",
         any_na ? "n/a: no output of the op was compared (every case missing, not implemented, crashed, ...). " : "",
         COMPARE_ULP_MEANING);
 }
@@ -338,7 +351,7 @@ void report_set_dtype(cJSON *report, const char *dtype, double u)
 void report_summarize(cJSON *report)
 {
     cJSON *summary = cJSON_CreateObject(), *ops = cJSON_CreateObject();
-    double count[CASE_N_STATUS] = {0}, ambiguous = 0, total = 0;
+    double count[CASE_N_STATUS] = {0}, ambiguous = 0, total = 0, validation = 0;
     const cJSON *c;
     cJSON_ArrayForEach(c, item(report, "cases")) {
         const char *op = str(c, "op");
@@ -351,6 +364,7 @@ void report_summarize(cJSON *report)
             cJSON_AddNumberToObject(o, "max_err_over_tol", 0);
             cJSON_AddNumberToObject(o, "max_ulp", 0);
             cJSON_AddNumberToObject(o, "compared", 0); /* cases with an output compared: the metrics' base */
+            cJSON_AddNumberToObject(o, "validation_passed", 0); /* of passed: refusals, no implementation ran */
         }
         case_status s = case_status_of(c);
         double amb = 0;
@@ -363,6 +377,10 @@ void report_summarize(cJSON *report)
         cJSON_SetNumberValue(cJSON_GetObjectItem(o, status_name(s)), num(o, status_name(s)) + 1);
         cJSON_SetNumberValue(cJSON_GetObjectItem(o, "ambiguous_elements"), num(o, "ambiguous_elements") + amb);
         cJSON_SetNumberValue(cJSON_GetObjectItem(o, "compared"), num(o, "compared") + case_compared(c));
+        if (s == CASE_PASSED && case_validation(c)) {
+            validation++;
+            cJSON_SetNumberValue(cJSON_GetObjectItem(o, "validation_passed"), num(o, "validation_passed") + 1);
+        }
         /* a waived case is a known divergence: its numbers would drown the op's worst */
         if (s == CASE_WAIVED) continue;
         double ratio = case_metric(c, "max_err_over_tol"), ulp = case_metric(c, "max_ulp");
@@ -373,6 +391,7 @@ void report_summarize(cJSON *report)
     cJSON_AddNumberToObject(summary, "total", total);
     for (int i = 0; i < CASE_N_STATUS; i++) cJSON_AddNumberToObject(summary, status_name((case_status)i), count[i]);
     cJSON_AddNumberToObject(summary, "ambiguous_elements", ambiguous);
+    cJSON_AddNumberToObject(summary, "validation_passed", validation);
     int proofs = 0, proofs_failed = 0;
     const cJSON *p;
     cJSON_ArrayForEach(p, item(report, "proofs")) {
@@ -406,10 +425,12 @@ void report_print_summary(const cJSON *report, FILE *f)
     const cJSON *s = item(report, "summary"), *o;
     fprintf(f, "\n%-26s %6s", "op", "cases");
     for (int i = 0; i < CASE_N_STATUS; i++) fprintf(f, " %*s", summary_width(i), summary_head[i]);
-    fprintf(f, " %9s %13s %9s\n", "ambiguous", "worst err/tol", "max ulp");
+    fprintf(f, " %9s %9s %13s %9s\n", "validated", "ambiguous", "worst err/tol", "max ulp");
     cJSON_ArrayForEach(o, item(report, "ops")) {
         fprintf(f, "%-26s %6.0f", o->string, num(o, "total"));
-        for (int i = 0; i < CASE_N_STATUS; i++) fprintf(f, " %*.0f", summary_width(i), num(o, status_name((case_status)i)));
+        for (int i = 0; i < CASE_N_STATUS; i++)
+            fprintf(f, " %*.0f", summary_width(i), num(o, status_name((case_status)i)) - (i == CASE_PASSED ? num(o, "validation_passed") : 0));
+        fprintf(f, " %9.0f", num(o, "validation_passed"));
         char r[32];
         if (op_judged(o))
             fprintf(f, " %9.0f %13s %9.3g\n", num(o, "ambiguous_elements"), ratio_text(num(o, "max_err_over_tol"), r, sizeof r),
@@ -417,9 +438,11 @@ void report_print_summary(const cJSON *report, FILE *f)
         else fprintf(f, " %9.0f %13s %9s\n", num(o, "ambiguous_elements"), "n/a", "n/a");
     }
     fprintf(f, "%-26s %6.0f", "total", num(s, "total"));
-    for (int i = 0; i < CASE_N_STATUS; i++) fprintf(f, " %*.0f", summary_width(i), num(s, status_name((case_status)i)));
-    fprintf(f, " %9.0f\n", num(s, "ambiguous_elements"));
-    fprintf(f, "%s; n/a: no output of the op was compared\n", COMPARE_ULP_MEANING);
+    for (int i = 0; i < CASE_N_STATUS; i++)
+        fprintf(f, " %*.0f", summary_width(i), num(s, status_name((case_status)i)) - (i == CASE_PASSED ? num(s, "validation_passed") : 0));
+    fprintf(f, " %9.0f %9.0f\n", num(s, "validation_passed"), num(s, "ambiguous_elements"));
+    fprintf(f, "%s; n/a: no output of the op was compared; validated: bad inputs refused as the spec says, without the "
+               "implementation (not in passed)\n", COMPARE_ULP_MEANING);
     const cJSON *w;
     cJSON_ArrayForEach(w, item(report, "stale_waivers"))
         fprintf(f, "stale waiver: '%s' matches no failing case any more (%s)\n", str(w, "pattern"), str(w, "link"));
@@ -438,25 +461,198 @@ void report_print_summary(const cJSON *report, FILE *f)
     fprintf(f, "%s\n", counts_text(s, counts, sizeof counts)); /* the last line: every status counted */
 }
 
+/* ---- failures first, one anchor per case ----------------------------------------------------- */
+
+/* The order failures are read in: wrong answers, then no answer (crashed, timeout), then cases
+ * that could not run, then outputs never written; -1 for a case that does not fail. */
+static int fail_rank(case_status s)
+{
+    switch (s) {
+    case CASE_FAILED: return 0;
+    case CASE_CRASHED: return 1;
+    case CASE_TIMEOUT: return 2;
+    case CASE_ERROR: return 3;
+    case CASE_MISSING: return 4;
+    default: return status_fails(s) ? 3 : -1;
+    }
+}
+
+static const case_status rank_status[] = {CASE_FAILED, CASE_CRASHED, CASE_TIMEOUT, CASE_ERROR, CASE_MISSING};
+#define N_RANKS 5
+
+/* Why an output is missing, for grouping: the reason the runner recorded, else that no file was
+ * written (the paths differ case by case, the cause does not), else the message. */
+static void missing_reason(const cJSON *c, char *buf, size_t len)
+{
+    const char *m = str(c, "message"), *tag = "(the runner skipped it: ", *r = strstr(m, tag);
+    if (r) {
+        r += strlen(tag);
+        size_t n = strlen(r);
+        snprintf(buf, len, "%.*s", (int)(n && r[n - 1] == ')' ? n - 1 : n), r);
+    } else if (strstr(m, " not found")) snprintf(buf, len, "no output file written (and no reason recorded in runner.json)");
+    else snprintf(buf, len, "%s", m);
+}
+
+/* a fragment link to a case's anchor: the id percent-encoded where a URL needs it ('#', '%', ' ', '"') */
+static void put_href(buf_t *b, const char *id)
+{
+    put(b, "#");
+    for (const char *p = id; *p; p++) {
+        if (strchr("#%\" <>&'`", *p) || (unsigned char)*p < 0x21) put(b, "%%%02X", (unsigned char)*p);
+        else put(b, "%c", *p);
+    }
+}
+
+/* A waiver's reason and link; the link is a hyperlink only when it is a web address */
+static void put_waiver(buf_t *b, const cJSON *w, int html)
+{
+    const char *link = str(w, "link");
+    size_t scheme = strcspn(link, ":");
+    int web = link[scheme] == ':' && link[scheme + 1] == '/' && link[scheme + 2] == '/' &&
+              ((scheme == 5 && !memcmp(link, "https", 5)) || (scheme == 4 && !memcmp(link, "http", 4)));
+    if (!html) {
+        put_md(b, str(w, "reason"));
+        put(b, " | ");
+        if (web) put(b, "<%s>", link); /* an autolink; a link with '>' or a space is no URL */
+        else put_md(b, link);
+        return;
+    }
+    put(b, "<span class=\"waiver\">waived: ");
+    put_esc(b, str(w, "reason"));
+    put(b, " (");
+    if (web) {
+        put(b, "<a href=\"");
+        put_esc(b, link);
+        put(b, "\">");
+    }
+    put_esc(b, link);
+    put(b, web ? "</a>)</span>" : ")</span>");
+}
+
+/* Missing cases grouped by reason: the reasons in order of first appearance with their counts,
+   at most max (the last holds every further reason); the number of groups */
+typedef struct {
+    char reason[400];
+    int n;
+} reason_group;
+#define MAX_REASONS 32
+
+static int group_of(const reason_group *g, int n, const char *reason)
+{
+    for (int k = 0; k < n; k++)
+        if (!strcmp(g[k].reason, reason)) return k;
+    return n == MAX_REASONS ? MAX_REASONS - 1 : -1;
+}
+
+static int missing_groups(const cJSON *report, reason_group *g)
+{
+    int n = 0;
+    char r[400];
+    const cJSON *c;
+    cJSON_ArrayForEach(c, item(report, "cases")) {
+        if (case_status_of(c) != CASE_MISSING) continue;
+        missing_reason(c, r, sizeof r);
+        int k = group_of(g, n, r);
+        if (k < 0) {
+            k = n++;
+            snprintf(g[k].reason, sizeof g[k].reason, "%s", k == MAX_REASONS - 1 ? "other reasons" : r);
+            g[k].n = 0;
+        }
+        g[k].n++;
+    }
+    /* the largest groups first (stable; "other reasons" stays last) */
+    int sorted = n == MAX_REASONS ? n - 1 : n;
+    for (int i = 1; i < sorted; i++)
+        for (int j = i; j > 0 && g[j].n > g[j - 1].n; j--) {
+            reason_group t = g[j];
+            g[j] = g[j - 1];
+            g[j - 1] = t;
+        }
+    return n;
+}
+
+/* the group a missing case is in (the last one takes what the others do not) */
+static int case_group(const cJSON *c, const reason_group *g, int n)
+{
+    char r[400];
+    missing_reason(c, r, sizeof r);
+    int k = group_of(g, n, r);
+    return k < 0 ? n - 1 : k;
+}
+
 /* ---- Markdown -------------------------------------------------------------------------------- */
 
-static void md_case_rows(buf_t *b, const cJSON *report, const char *want, int limit)
+/* a Markdown row's case cell: an anchor named by the id (GitHub keeps it as user-content-ID and
+   follows #ID to it), then the id as code */
+static void md_case_cell(buf_t *b, const cJSON *c)
+{
+    put(b, "| <a id=\"");
+    put_esc(b, str(c, "id"));
+    put(b, "\"></a>`");
+    put_code(b, str(c, "id"));
+    put(b, "` | ");
+}
+
+/* the failing cases but missing ones, failures first (failed, crashed, timeout, error), at most
+   limit rows */
+static void md_failure_rows(buf_t *b, const cJSON *report, int limit)
 {
     int n = 0, more = 0;
     const cJSON *c;
-    cJSON_ArrayForEach(c, item(report, "cases")) {
-        const char *st = str(c, "status");
-        if (want ? strcmp(st, want) != 0 : !status_fails(case_status_of(c))) continue;
-        if (n++ >= limit) { more++; continue; }
-        put(b, "| `");
-        put_code(b, str(c, "id"));
-        put(b, "` | %s | ", st);
-        put_md(b, str(c, "message"));
-        put(b, " | `");
-        put_code(b, str(c, "repro"));
-        put(b, "` |\n");
+    for (int r = 0; r < N_RANKS - 1; r++)
+        cJSON_ArrayForEach(c, item(report, "cases")) {
+            if (fail_rank(case_status_of(c)) != r) continue;
+            if (n++ >= limit) { more++; continue; }
+            md_case_cell(b, c);
+            put(b, "%s | ", str(c, "status"));
+            put_md(b, str(c, "message"));
+            put(b, " | `");
+            put_code(b, str(c, "repro"));
+            put(b, "` |\n");
+        }
+    if (more) put(b, "\n... and %d more (see report.html or report.json)\n", more);
+}
+
+/* missing outputs: one row per reason with its count and the first cases */
+static void md_missing(buf_t *b, const cJSON *report)
+{
+    reason_group g[MAX_REASONS];
+    int n = missing_groups(report, g);
+    if (!n) return;
+    put(b, "\n### Missing outputs, by reason\n\n| cases | reason | first of them |\n|---:|---|---|\n");
+    for (int k = 0; k < n; k++) {
+        put(b, "| %d | ", g[k].n);
+        put_md(b, g[k].reason);
+        put(b, " | ");
+        int shown = 0;
+        const cJSON *c;
+        cJSON_ArrayForEach(c, item(report, "cases"))
+            if (case_status_of(c) == CASE_MISSING && case_group(c, g, n) == k && shown++ < 3) {
+                put(b, "%s`", shown > 1 ? ", " : "");
+                put_code(b, str(c, "id"));
+                put(b, "`");
+            }
+        put(b, "%s |\n", shown > 3 ? ", ..." : "");
     }
-    if (more) put(b, "\n... and %d more (see report.json)\n", more);
+}
+
+/* waived cases with the waiver's reason and link */
+static void md_waived_rows(buf_t *b, const cJSON *report, int limit)
+{
+    int n = 0, more = 0;
+    const cJSON *c;
+    put(b, "\n## Waived\n\n| case | waived from | why | reason | link |\n|---|---|---|---|---|\n");
+    cJSON_ArrayForEach(c, item(report, "cases")) {
+        if (case_status_of(c) != CASE_WAIVED) continue;
+        if (n++ >= limit) { more++; continue; }
+        md_case_cell(b, c);
+        put(b, "%s | ", str(c, "waived_status"));
+        put_md(b, str(c, "message"));
+        put(b, " | ");
+        put_waiver(b, item(c, "waiver"), 0);
+        put(b, " |\n");
+    }
+    if (more) put(b, "\n... and %d more (see report.html or report.json)\n", more);
 }
 
 /* report.md's first lines: the command, the verdict and what it rests on */
@@ -504,16 +700,15 @@ char *report_markdown(const cJSON *report)
     ops_table(&b, report, 0);
     put(&b, "\n## Failures\n\n");
     if (count_failing(s) == 0) put(&b, "None.\n");
-    else {
-        put(&b, "| case | status | why | repro |\n|---|---|---|---|\n");
-        md_case_rows(&b, report, NULL, 50);
+    else if (count_failing(s) > num(s, "missing")) {
+        put(&b, "Wrong answers first, then crashed, timeout, error; missing outputs after, by reason.\n\n"
+                "| case | status | why | repro |\n|---|---|---|---|\n");
+        md_failure_rows(&b, report, 50);
     }
+    md_missing(&b, report);
     put_owned(&b, report_standards_markdown(report));
     put_owned(&b, report_disagreements(report, 0));
-    if (num(s, "waived") > 0) {
-        put(&b, "\n## Waived\n\n| case | status | why | repro |\n|---|---|---|---|\n");
-        md_case_rows(&b, report, "waived", 50);
-    }
+    if (num(s, "waived") > 0) md_waived_rows(&b, report, 50);
     if (num(s, "stale_waivers") > 0) md_stale_waivers(&b, report);
     put(&b, "\n## Proofs of the references\n\n");
     proofs_table(d, report);
@@ -701,38 +896,130 @@ static void svg_heatmap(buf_t *b, const cJSON *h, const cJSON *out)
     put(b, "</svg></figure>\n");
 }
 
-static void html_case_table(buf_t *b, const cJSON *report, const char *op, int failures_only)
+/* heat maps report.html draws: the first failures' (each is tens of kB of SVG; all are in
+   report.json), so a run with hundreds of failures stays a file a browser opens at once */
+#define HTML_HEATMAPS 20
+
+/* How a row shows its case: anchored (id = the case id) where the case is read (failures, waived,
+ * or an op section for the rest), else linked to that anchor; with the repro, and a heat map
+ * while *heat_left allows (each is tens of kB: a large failing run stays quick to open). */
+typedef struct {
+    int anchored, show_repro;
+    int *heat_left;
+} row_mode;
+
+static void html_case_row(buf_t *b, const cJSON *c, row_mode m)
+{
+    const char *st = str(c, "status"), *id = str(c, "id");
+    double amb = 0;
+    const cJSON *o;
+    cJSON_ArrayForEach(o, item(c, "outputs")) amb += num(o, "n_ambiguous");
+    put(b, "<tr class=\"%s\"", st);
+    if (m.anchored) {
+        put(b, " id=\"");
+        put_esc(b, id);
+        put(b, "\"");
+    }
+    put(b, "><td><a href=\"");
+    put_href(b, id);
+    put(b, "\"><code>");
+    put_esc(b, id);
+    char named[256];
+    report_case_standards_failed(c, named, sizeof named);
+    char worst[32] = "n/a", ulp[32] = "n/a"; /* nothing compared: no number to show */
+    if (case_compared(c)) {
+        snprintf(worst, sizeof worst, "%.3g", case_metric(c, "max_err_over_tol"));
+        snprintf(ulp, sizeof ulp, "%.3g", case_metric(c, "max_ulp"));
+    }
+    put(b, "</code></a></td><td class=\"st\">%s%s</td><td>%s</td><td>%s</td><td>%.0f</td><td>%s</td><td class=\"msg\">", st,
+        case_validation(c) ? " (validated)" : "", worst, ulp, amb, named);
+    put_esc(b, str(c, "message"));
+    if (item(c, "waiver")) {
+        put(b, "<br>");
+        put_waiver(b, item(c, "waiver"), 1);
+    }
+    if (m.show_repro) {
+        put(b, "<br><code>");
+        put_esc(b, str(c, "repro"));
+        put(b, "</code>");
+        int drew = 0;
+        cJSON_ArrayForEach(o, item(c, "outputs"))
+            if (item(o, "heatmap") && m.heat_left && *m.heat_left > 0 && (drew = 1)) svg_heatmap(b, item(o, "heatmap"), o);
+        if (drew) --*m.heat_left;
+        else if (m.heat_left && *m.heat_left <= 0 && case_compared(c))
+            put(b, "<br><small>heat map: in report.json (the first %d failures show theirs here)</small>", HTML_HEATMAPS);
+    }
+    put(b, "</td></tr>\n");
+}
+
+static void html_table_head(buf_t *b);
+
+static void html_missing_groups(buf_t *b, const cJSON *report)
+{
+    reason_group g[MAX_REASONS];
+    int n = missing_groups(report, g), total = 0;
+    for (int k = 0; k < n; k++) total += g[k].n;
+    if (!total) return;
+    put(b, "<h3>missing (%d), by reason</h3>\n", total);
+    for (int k = 0; k < n; k++) {
+        put(b, "<details><summary><b>%d missing</b>: ", g[k].n);
+        put_esc(b, g[k].reason);
+        put(b, "</summary>\n");
+        html_table_head(b);
+        const cJSON *c;
+        cJSON_ArrayForEach(c, item(report, "cases"))
+            if (case_status_of(c) == CASE_MISSING && case_group(c, g, n) == k) html_case_row(b, c, (row_mode){1, 0, NULL});
+        put(b, "</table></details>\n");
+    }
+}
+
+static void html_table_head(buf_t *b)
 {
     put(b, "<table><tr><th>case</th><th>status</th><th>worst err/tol</th><th>max ULP</th><th>ambiguous</th>"
            "<th>named standards failed</th><th>message</th></tr>\n");
+}
+
+/* The failing cases, failures first: failed, crashed, timeout, error (each its own table), then
+ * missing, one collapsed group per reason with its count */
+static void html_failures(buf_t *b, const cJSON *report)
+{
+    int heat_left = HTML_HEATMAPS;
+    const cJSON *c;
+    put(b, "<h2 id=\"failures\">Failures</h2>\n<p>In the order to read them: wrong answers first, then cases that "
+           "crashed, timed out or could not run; missing outputs last, grouped by reason.</p>\n");
+    for (int r = 0; r < N_RANKS - 1; r++) {
+        int n = 0;
+        cJSON_ArrayForEach(c, item(report, "cases")) n += fail_rank(case_status_of(c)) == r;
+        if (!n) continue;
+        put(b, "<h3>%s (%d)</h3>\n", status_label(rank_status[r]), n);
+        html_table_head(b);
+        cJSON_ArrayForEach(c, item(report, "cases"))
+            if (fail_rank(case_status_of(c)) == r) html_case_row(b, c, (row_mode){1, 1, &heat_left});
+        put(b, "</table>\n");
+    }
+    html_missing_groups(b, report);
+}
+
+/* waived cases: each with its reason and link, and the status it was waived from */
+static void html_waived(buf_t *b, const cJSON *report)
+{
+    put(b, "<h2 id=\"waived\">Waived</h2>\n<p>Known divergences a waiver names; each with its reason and link.</p>\n");
+    html_table_head(b);
+    const cJSON *c;
+    cJSON_ArrayForEach(c, item(report, "cases"))
+        if (case_status_of(c) == CASE_WAIVED) html_case_row(b, c, (row_mode){1, 1, NULL});
+    put(b, "</table>\n");
+}
+
+/* one op's cases: anchored here unless the Failures or Waived section holds them (linked then) */
+static void html_case_table(buf_t *b, const cJSON *report, const char *op)
+{
+    html_table_head(b);
     const cJSON *c;
     cJSON_ArrayForEach(c, item(report, "cases")) {
-        const char *st = str(c, "status");
-        int bad = status_fails(status_parse(st));
-        if ((op && strcmp(str(c, "op"), op)) || (failures_only && !bad)) continue;
-        double amb = 0;
-        const cJSON *o;
-        cJSON_ArrayForEach(o, item(c, "outputs")) amb += num(o, "n_ambiguous");
-        put(b, "<tr class=\"%s\"><td><code>", st);
-        put_esc(b, str(c, "id"));
-        char named[256];
-        report_case_standards_failed(c, named, sizeof named);
-        char worst[32] = "n/a", ulp[32] = "n/a"; /* nothing compared: no number to show */
-        if (case_compared(c)) {
-            snprintf(worst, sizeof worst, "%.3g", case_metric(c, "max_err_over_tol"));
-            snprintf(ulp, sizeof ulp, "%.3g", case_metric(c, "max_ulp"));
-        }
-        put(b, "</code></td><td class=\"st\">%s</td><td>%s</td><td>%s</td><td>%.0f</td><td>%s</td><td class=\"msg\">", st, worst,
-            ulp, amb, named);
-        put_esc(b, str(c, "message"));
-        if (bad) {
-            put(b, "<br><code>");
-            put_esc(b, str(c, "repro"));
-            put(b, "</code>");
-            cJSON_ArrayForEach(o, item(c, "outputs"))
-                if (item(o, "heatmap")) svg_heatmap(b, item(o, "heatmap"), o);
-        }
-        put(b, "</td></tr>\n");
+        if (strcmp(str(c, "op"), op)) continue;
+        case_status s = case_status_of(c);
+        html_case_row(b, c, (row_mode){!status_fails(s) && s != CASE_WAIVED, 0, NULL});
     }
     put(b, "</table>\n");
 }
@@ -748,12 +1035,12 @@ static void html_head(buf_t *b, int pass)
     }
     put(b, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>conform report</title>\n<style>\n"
            "body{font-family:system-ui,sans-serif;margin:2em;color:#222}table{border-collapse:collapse;margin:.5em 0}"
-           "td,th{border:1px solid #ccc;padding:3px 8px;font-size:13px;text-align:left;vertical-align:top}"
+           "td,th{border:1px solid #ccc;padding:3px 5px;font-size:13px;text-align:left;vertical-align:top}"
            "th{background:#f2f2f2}%s{background:#fdecea}%s{background:#fff8e1}"
            ".verdict{font-size:1.4em;font-weight:bold;color:%s}figure{display:inline-block;margin:0 2em 1em 0}"
            "figcaption{font-size:12px;color:#555}code{font-size:12px}td code,td.msg{overflow-wrap:anywhere}td:first-child{min-width:14em;max-width:26em}td.st{white-space:nowrap}"
            "details>summary>h2,details>summary>h3{display:inline}svg.heat text{fill:#333}tr.unjudged td{background:#fff3cd}"
-           ".why{font-size:1.1em;font-weight:bold;color:#c0392b}\n</style></head><body>\n",
+           ".why{font-size:1.1em;font-weight:bold;color:#c0392b}.waiver{color:#7d6608}tr:target td{outline:2px solid #2e86c1}\n</style></head><body>\n",
         failing, skipped, pass ? "#1e8449" : "#c0392b");
 }
 
@@ -811,7 +1098,7 @@ static void html_op_sections(buf_t *b, const cJSON *report)
         svg_histogram(b, "error in units of the derived bound", hr, plr, COMPARE_HIST_BINS);
         svg_histogram(b, "error in ULPs (of the dtype) of the element's scale", hu, plu, COMPARE_HIST_BINS);
         put(b, "<details><summary>all %.0f cases</summary>\n", num(o, "total"));
-        html_case_table(b, report, o->string, 0);
+        html_case_table(b, report, o->string);
         put(b, "</details>\n");
     }
 }
@@ -827,10 +1114,8 @@ char *report_html(const cJSON *report)
     put_owned(&b, report_runner_html(report));
     put(&b, "<h2>By op</h2>\n");
     ops_table(&b, report, 1);
-    if (count_failing(s) > 0) {
-        put(&b, "<h2>Failures</h2>\n");
-        html_case_table(&b, report, NULL, 1);
-    }
+    if (count_failing(s) > 0) html_failures(&b, report);
+    if (num(s, "waived") > 0) html_waived(&b, report);
     put_owned(&b, report_standards_html(report));
     put_owned(&b, report_disagreements(report, 1));
     html_op_sections(&b, report);
@@ -840,6 +1125,10 @@ char *report_html(const cJSON *report)
     put(&b, "<h2>Tolerances</h2>\n<p>Per element: <code>%s</code>, u = 2<sup>%d</sup> (%s), eta = 2<sup>%d</sup>; %s.</p>\n",
         CONFORM_TOL_FORMULA, ilogb(dt->u), dt->name, ilogb(dt->eta), CONFORM_TOL_AMBIG);
     tolerances_table(d, report);
+    /* a link to a case inside a closed group opens the group (no network, no other file) */
+    put(&b, "<script>function conformOpen(){var e=document.getElementById(decodeURIComponent(location.hash.slice(1)));"
+            "for(var p=e;p;p=p.parentElement)if(p.tagName==='DETAILS')p.open=true;if(e)e.scrollIntoView();}"
+            "addEventListener('hashchange',conformOpen);if(location.hash)conformOpen();</script>\n");
     put(&b, "</body></html>\n");
     return b.s;
 }
