@@ -1516,3 +1516,14 @@ void f64_grid_sampler_2d_bwd__ref(const ref_grid_sampler_params *p, const double
     }
     free(vmax);
 }
+
+/* ---- the reachable range (range.c) -------------------------------------------------------------- */
+
+void ref_grid_sampler_reach(const ref_grid_sampler_params *p, const double *g, double pos_rel_err, ref_tap_rect *t,
+                            int *past_int32)
+{
+    point pt;
+    point_at(p, g, pos_rel_err, &pt);
+    reach_rect(p, &pt, t);
+    *past_int32 = box_past_int32(&pt);
+}

@@ -403,6 +403,17 @@ cJSON *case_result_json(const case_t *c, const case_result *r, const char *repro
         cJSON_AddNumberToObject(jo, "n_nonfinite_mismatch", (double)m->n_nonfinite_mismatch);
         cJSON_AddBoolToObject(jo, "all_zero", m->all_zero);
         cJSON_AddBoolToObject(jo, "guard_intact", out->guard_ok);
+        if (out->has_range) { /* within tolerance but outside every value a legal evaluation reaches */
+            cJSON_AddNumberToObject(jo, "n_out_of_range", (double)out->n_out_of_range);
+            if (out->range_index >= 0) {
+                cJSON *w = cJSON_AddObjectToObject(jo, "first_out_of_range");
+                cJSON_AddItemToObject(w, "index", index_json(&out->shape, out->range_index));
+                cJSON_AddItemToObject(w, "ref", num(out->range_ref));
+                cJSON_AddItemToObject(w, "got", num(out->range_got));
+                cJSON_AddItemToObject(w, "lo", num(out->range_lo));
+                cJSON_AddItemToObject(w, "hi", num(out->range_hi));
+            }
+        }
         if (m->worst_index >= 0) {
             cJSON *w = cJSON_AddObjectToObject(jo, "worst");
             cJSON_AddItemToObject(w, "index", index_json(&out->shape, m->worst_index));
