@@ -16,7 +16,15 @@ OPT      = -O2 -g
 # names a header by its own name wherever it lives
 HAR_DIRS = harness $(sort $(dir $(wildcard harness/*/*.c harness/*/*.h harness/ops/*/*.c)))
 HAR_INC  = $(patsubst %/,%,$(HAR_DIRS:%=-I%))
-BASE_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARN) $(OPT) -fopenmp -Ireference -Ioptimized $(HAR_INC)
+# Each folder sees only the headers it may use, so a wall is a compile error: reference/ its own,
+# optimized/ its own, the harness (and tests/, tools/, fuzz/) all of them and the packages'
+# (tools/check_walls.py checks the same from the sources, in make test)
+INC_reference = -Ireference
+INC_optimized = -Ioptimized
+INC_HAR = -Ireference -Ioptimized $(HAR_INC) $(PKG_CFLAGS)
+# the include flags of the source $<, by its top folder
+INC = $(or $(INC_$(firstword $(subst /, ,$<))),$(INC_HAR))
+BASE_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARN) $(OPT) -fopenmp
 SAN_FLAGS = -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 
 ifeq ($(SANITIZE),1)
@@ -30,7 +38,7 @@ endif
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   = $(shell pkg-config --libs gsl libcjson 2>/dev/null)
 CRIT_LIBS  = $(shell pkg-config --libs criterion 2>/dev/null)
-CFLAGS  = $(BASE_CFLAGS) $(PKG_CFLAGS)
+CFLAGS  = $(BASE_CFLAGS)
 LDLIBS  = $(PKG_LIBS) -lm -fopenmp $(LDSAN)
 
 REF_SRC  = $(wildcard reference/*.c)
@@ -56,7 +64,8 @@ CONFORM  = $(BUILD)/conform
 TESTS    = $(BUILD)/conform_tests
 
 # the example plugin and the deliberately faulty ones the tests run suites through
-PLUGINS  = $(BUILD)/plugins/plugin_roi_align.so $(foreach f,wrong crash hang overflow abi supports,$(BUILD)/plugins/faulty_$(f).so) \
+FAULTY   = $(foreach f,wrong crash hang overflow abi supports,$(BUILD)/plugins/faulty_$(f).so)
+PLUGINS  = $(BUILD)/plugins/plugin_roi_align.so $(FAULTY) \
            $(BUILD)/plugins/plugin_roi_align_v2.so $(BUILD)/plugins/plugin_roi_align_v2_f64.so \
            $(BUILD)/plugins/faulty_v2_aligned.so $(BUILD)/plugins/faulty_v2_aligned_f64.so
 FAULT_wrong = 0
@@ -84,35 +93,35 @@ APT_INSTALL = tools/apt_install.sh
 deps:
 	@$(APT_INSTALL) required "" $(DEB_PKGS)
 
-$(BUILD)/optimized/ukernels/%__avx2.o: optimized/ukernels/%__avx2.c
-	@mkdir -p $(dir $@)
-	@echo "CC $<"; $(CC) $(CFLAGS) -MMD -MP $(AVX2_FLAGS) -c $< -o $@
-$(BUILD)/optimized/ukernels/%__avx512.o: optimized/ukernels/%__avx512.c
-	@mkdir -p $(dir $@)
-	@echo "CC $<"; $(CC) $(CFLAGS) -MMD -MP $(AVX512_FLAGS) -c $< -o $@
-$(BUILD)/%.o: %.c
-	@mkdir -p $(dir $@)
-	@echo "CC $<"; $(CC) $(CFLAGS) -MMD -MP -c $< -o $@
+# The compile rules of one build: $(1) its folder, $(2) the compiler and its flags (each source adds
+# its folder's include flags, INC); the build and the fuzz build share them
+define COMPILE_RULES
+$(1)/optimized/ukernels/%__avx2.o: optimized/ukernels/%__avx2.c
+	@mkdir -p $$(dir $$@)
+	@echo "CC $$<"; $(2) $$(INC) -MMD -MP $$(AVX2_FLAGS) -c $$< -o $$@
+$(1)/optimized/ukernels/%__avx512.o: optimized/ukernels/%__avx512.c
+	@mkdir -p $$(dir $$@)
+	@echo "CC $$<"; $(2) $$(INC) -MMD -MP $$(AVX512_FLAGS) -c $$< -o $$@
+$(1)/%.o: %.c
+	@mkdir -p $$(dir $$@)
+	@echo "CC $$<"; $(2) $$(INC) -MMD -MP -c $$< -o $$@
+endef
+$(eval $(call COMPILE_RULES,$(BUILD),$$(CC) $$(CFLAGS)))
 
-$(BUILD)/plugins/plugin_roi_align.so: examples/plugin_roi_align.c harness/conform_plugin.h
-	@mkdir -p $(dir $@)
-	@echo "CC $(notdir $@)"; $(CC) $(PLUGIN_CFLAGS) $< -o $@ -lm
-# ABI 2: the example's kernel in float (float32, float16, bfloat16) and in double (float64)
-$(BUILD)/plugins/plugin_roi_align_v2.so: examples/plugin_roi_align_v2.c examples/plugin_roi_align.c harness/conform_plugin.h
-	@mkdir -p $(dir $@)
-	@echo "CC $(notdir $@)"; $(CC) $(PLUGIN_CFLAGS) $< -o $@ -lm
-$(BUILD)/plugins/plugin_roi_align_v2_f64.so: examples/plugin_roi_align_v2.c examples/plugin_roi_align.c harness/conform_plugin.h
-	@mkdir -p $(dir $@)
-	@echo "CC $(notdir $@)"; $(CC) $(PLUGIN_CFLAGS) -DEXAMPLE_REAL=double $< -o $@ -lm
-$(BUILD)/plugins/faulty_v2_aligned.so: tests/plugins/plugin_faulty_v2.c examples/plugin_roi_align_v2.c examples/plugin_roi_align.c harness/conform_plugin.h
-	@mkdir -p $(dir $@)
-	@echo "CC $(notdir $@)"; $(CC) $(PLUGIN_CFLAGS) $< -o $@ -lm
-$(BUILD)/plugins/faulty_v2_aligned_f64.so: tests/plugins/plugin_faulty_v2.c examples/plugin_roi_align_v2.c examples/plugin_roi_align.c harness/conform_plugin.h
-	@mkdir -p $(dir $@)
-	@echo "CC $(notdir $@)"; $(CC) $(PLUGIN_CFLAGS) -DEXAMPLE_REAL=double $< -o $@ -lm
-$(BUILD)/plugins/faulty_%.so: tests/plugins/plugin_faulty.c examples/plugin_roi_align.c harness/conform_plugin.h
-	@mkdir -p $(dir $@)
-	@echo "CC $(notdir $@)"; $(CC) $(PLUGIN_CFLAGS) -DFAULT=$(FAULT_$*) $< -o $@ -lm
+# every plugin: its first prerequisite compiled alone (the example's ABI 2 kernel in float, or in
+# double for the _f64 ones: float64)
+PLUGIN_CC = @mkdir -p $(dir $@); echo "CC $(notdir $@)"; $(CC) $(PLUGIN_CFLAGS) $(PLUGIN_DEFS) $< -o $@ -lm
+PLUGIN_DEPS = examples/plugin_roi_align.c harness/conform_plugin.h
+$(BUILD)/plugins/%_f64.so: PLUGIN_DEFS = -DEXAMPLE_REAL=double
+$(BUILD)/plugins/plugin_roi_align.so: $(PLUGIN_DEPS)
+	$(PLUGIN_CC)
+$(BUILD)/plugins/plugin_roi_align_v2.so $(BUILD)/plugins/plugin_roi_align_v2_f64.so: examples/plugin_roi_align_v2.c $(PLUGIN_DEPS)
+	$(PLUGIN_CC)
+$(BUILD)/plugins/faulty_v2_aligned.so $(BUILD)/plugins/faulty_v2_aligned_f64.so: tests/plugins/plugin_faulty_v2.c \
+  examples/plugin_roi_align_v2.c $(PLUGIN_DEPS)
+	$(PLUGIN_CC)
+$(FAULTY): $(BUILD)/plugins/faulty_%.so: tests/plugins/plugin_faulty.c $(PLUGIN_DEPS)
+	$(PLUGIN_CC) -DFAULT=$(FAULT_$*)
 
 $(BUILD)/zoo/%.so: tests/zoo/zoo_kernels.c tests/zoo/zoo_bugs.h harness/conform_plugin.h
 	@mkdir -p $(dir $@)
@@ -313,7 +322,8 @@ ascend-standin: all
 #   PREFIX/lib/python3.X/site-packages, and PREFIX/bin/python3 is made that prefix's interpreter
 #   (a pyvenv.cfg over $(PYTHON), with the system's packages): run it, no PYTHONPATH needed
 PREFIX ?= /usr/local
-VERSION = 0.1.0
+# the one version, CONFORM_VERSION of harness/report/report.h
+VERSION = $(shell sed -n 's/^\#define CONFORM_VERSION "\(.*\)"/\1/p' harness/report/report.h)
 PY_SITE = $(shell $(PYTHON) tools/python_site.py $(PREFIX))
 install: all
 	@install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/include/conform \
@@ -349,56 +359,40 @@ FUZZ_CC = clang
 # `omp simd` asks for, and gcc-only -W options are unknown to clang
 FUZZ_WARN = $(WARN) -Wno-unknown-warning-option -Wno-pass-failed
 FUZZ_FLAGS = -std=c11 -D_GNU_SOURCE -g -O1 -fopenmp -fsanitize=address,undefined -fno-sanitize-recover=all \
-	-Ireference -Ioptimized $(HAR_INC) $(PKG_CFLAGS) -Wno-unused-command-line-argument $(FUZZ_WARN)
+	-Wno-unused-command-line-argument $(FUZZ_WARN)
 FUZZ_SRC = $(REF_SRC) $(OPT_SRC) $(HAR_SRC)
 FUZZ_OBJ = $(FUZZ_SRC:%.c=build-fuzz/%.o) $(AVX2_SRC:%.c=build-fuzz/%.o) $(AVX512_SRC:%.c=build-fuzz/%.o)
 
 deps-fuzz: deps
 	@$(APT_INSTALL) required "make fuzz" clang libclang-rt-14-dev libomp-14-dev
 
-build-fuzz/optimized/ukernels/%__avx2.o: optimized/ukernels/%__avx2.c
-	@mkdir -p $(dir $@)
-	@$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link $(AVX2_FLAGS) -c $< -o $@
-build-fuzz/optimized/ukernels/%__avx512.o: optimized/ukernels/%__avx512.c
-	@mkdir -p $(dir $@)
-	@$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link $(AVX512_FLAGS) -c $< -o $@
-build-fuzz/%.o: %.c
-	@mkdir -p $(dir $@)
-	@$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
+$(eval $(call COMPILE_RULES,build-fuzz,$$(FUZZ_CC) $$(FUZZ_FLAGS) -fsanitize=fuzzer-no-link))
 .SECONDARY: $(FUZZ_OBJ)
 build-fuzz/fuzz_%: fuzz/fuzz_%.c $(FUZZ_OBJ)
-	@echo "LINK $@"; $(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer $^ -o $@ $(PKG_LIBS) -lm -ldl
+	@echo "LINK $@"; $(FUZZ_CC) $(FUZZ_FLAGS) $(INC_HAR) -fsanitize=fuzzer $^ -o $@ $(PKG_LIBS) -lm -ldl
 
 fuzz-build: deps-fuzz
 	@$(MAKE) --no-print-directory $(FUZZ_TARGETS:%=build-fuzz/fuzz_%)
 
+# one fuzz target's run, for fuzz and fuzz-ci: fuzz_one TARGET CORPUS_DIR "WHAT" LIBFUZZER_ARGS...
+FUZZ_ONE = fuzz_one() { t=$$1 c=build-fuzz/$$2/$$1 w=$$3; shift 3; mkdir -p $$c; echo "fuzz_$$t: $$w"; \
+	  build-fuzz/fuzz_$$t "$$@" -rss_limit_mb=4096 -print_final_stats=1 -artifact_prefix=build-fuzz/fuzz_$$t- \
+	    $$c fuzz/corpus/$$t 2>build-fuzz/fuzz_$$t.log || { tail -40 build-fuzz/fuzz_$$t.log; exit 1; }; \
+	  grep -E "stat::number_of_executed_units|stat::average_exec_per_sec" build-fuzz/fuzz_$$t.log | tr '\n' ' '; echo; }
+
 fuzz: fuzz-build
-	@for t in $(FUZZ_TARGETS); do \
-	  mkdir -p build-fuzz/corpus/$$t; \
-	  echo "fuzz_$$t: $(FUZZ_SECONDS) s"; \
-	  build-fuzz/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) -timeout=20 -rss_limit_mb=4096 -print_final_stats=1 \
-	    -artifact_prefix=build-fuzz/fuzz_$$t- build-fuzz/corpus/$$t fuzz/corpus/$$t 2>build-fuzz/fuzz_$$t.log || \
-	    { tail -40 build-fuzz/fuzz_$$t.log; exit 1; }; \
-	  grep -E "stat::number_of_executed_units|stat::average_exec_per_sec" build-fuzz/fuzz_$$t.log | tr '\n' ' '; echo; \
-	done
+	@$(FUZZ_ONE); $(foreach t,$(FUZZ_TARGETS),fuzz_one $(t) corpus "$(FUZZ_SECONDS) s" -max_total_time=$(FUZZ_SECONDS) -timeout=20 &&) :
 
 # CI: a fixed number of runs from a fixed seed, so the run is the same every time (a time-boxed
-# fuzz run explores differently on every machine and would make CI flaky)
+# fuzz run explores differently on every machine and would make CI flaky); each from an empty corpus
 FUZZ_RUNS_npy = 40000
 FUZZ_RUNS_suite = 20000
 FUZZ_RUNS_attrs = 60000
 FUZZ_RUNS_ops = 1500
 FUZZ_RUNS_manifest = 4000
 fuzz-ci: fuzz-build
-	@for t in $(FUZZ_TARGETS); do \
-	  mkdir -p build-fuzz/corpus-ci/$$t; rm -f build-fuzz/corpus-ci/$$t/*; \
-	  runs=$$(case $$t in npy) echo $(FUZZ_RUNS_npy);; suite) echo $(FUZZ_RUNS_suite);; attrs) echo $(FUZZ_RUNS_attrs);; manifest) echo $(FUZZ_RUNS_manifest);; *) echo $(FUZZ_RUNS_ops);; esac); \
-	  echo "fuzz_$$t: $$runs runs, seed 1"; \
-	  build-fuzz/fuzz_$$t -seed=1 -runs=$$runs -timeout=30 -rss_limit_mb=4096 -print_final_stats=1 \
-	    -artifact_prefix=build-fuzz/fuzz_$$t- build-fuzz/corpus-ci/$$t fuzz/corpus/$$t 2>build-fuzz/fuzz_$$t.log || \
-	    { tail -40 build-fuzz/fuzz_$$t.log; exit 1; }; \
-	  grep -E "stat::number_of_executed_units|stat::average_exec_per_sec" build-fuzz/fuzz_$$t.log | tr '\n' ' '; echo; \
-	done
+	@rm -rf build-fuzz/corpus-ci; $(FUZZ_ONE); \
+	  $(foreach t,$(FUZZ_TARGETS),fuzz_one $(t) corpus-ci "$(FUZZ_RUNS_$(t)) runs, seed 1" -seed=1 -runs=$(FUZZ_RUNS_$(t)) -timeout=30 &&) :
 
 clean:
 	rm -rf build build-san build-fuzz

@@ -835,7 +835,7 @@ typedef double v2d __attribute__((vector_size(2 * sizeof(double))));
 typedef int64_t v2m __attribute__((vector_size(2 * sizeof(double))));
 
 static inline v2d sel(v2m m, v2d a, v2d b) { return (v2d)(((v2m)a & m) | ((v2m)b & ~m)); }
-static inline v2d vabs(v2d a) { return (v2d)((v2m)a & INT64_MAX); }
+static inline v2d v2_abs(v2d a) { return (v2d)((v2m)a & INT64_MAX); }
 /* fmin, fmax as glibc computes them on the quiet NaNs arising here: the other operand when one is
    NaN, the first when both, minsd / maxsd otherwise (a NaN b replaced by a first: two selects, where
    three nested ones make GCC go through general registers) */
@@ -919,7 +919,7 @@ static void bwd_lanes_add(double *tile, const bwd_tap *s, const bwd_neighbour *n
             for (int h = 0; h < HALVES; h++) {
                 /* (go wy wx) / count: a power of 2's exact inverse rounds the same quotient */
                 const v2d t = inv > 0 ? go[h] * s->wy[i] * s->wx[j] * inv : go[h] * s->wy[i] * s->wx[j] / s->count;
-                const v2d at = vabs(t), pe = cap[h] * s->wpe[2 * i + j];
+                const v2d at = v2_abs(t), pe = cap[h] * s->wpe[2 * i + j];
                 if (s->nominal) {
                     p[h] += t;
                     p[HALVES + h] += at;
@@ -938,7 +938,7 @@ static void bwd_lanes_add(double *tile, const bwd_tap *s, const bwd_neighbour *n
         const bwd_neighbour *nb = nbs + s->nb + n;
         px[nb->slot] = nb->te;
         for (int h = 0; h < HALVES; h++) {
-            const v2m fin = vabs(cap[h]) <= DBL_MAX;
+            const v2m fin = v2_abs(cap[h]) <= DBL_MAX;
             pe_px[nb->slot][h] = sel(fin, pe_px[nb->slot][h] + nb->bound, pe_px[nb->slot][h]);
             amb_px[nb->slot][h] = sel(fin, amb_px[nb->slot][h] + 0, amb_px[nb->slot][h]);
         }
@@ -967,7 +967,7 @@ static void bwd_lanes_plain(double *tile, const bwd_tap *s, const v2d *go, const
             const v2d t = inv > 0 ? go[h] * wy * wx * inv : go[h] * wy * wx / s->count;
             const v2d pe = (v2d){0, 0} + cap[h] * wpe;
             p[h] += t;
-            p[HALVES + h] += vabs(t);
+            p[HALVES + h] += v2_abs(t);
             p[2 * HALVES + h] += 1;
             if (finite) p[3 * HALVES + h] += pe;
             else p[3 * HALVES + h] = sel(vmin(pe, cap[h]) > 0, p[3 * HALVES + h] + vmin(pe, cap[h]), p[3 * HALVES + h]);
@@ -1006,7 +1006,7 @@ static void bwd_run_lanes(const roi_ctx *x, int64_t b, int64_t cs, int n, const 
                 count = tp->count;
                 finite = 1;
                 for (int h = 0; h < HALVES; h++) {
-                    cap[h] = vabs(go[h]) / count;
+                    cap[h] = v2_abs(go[h]) / count;
                     finite = finite && cap[h][0] <= DBL_MAX && cap[h][1] <= DBL_MAX;
                 }
                 inv = frexp(count, &e) == 0.5 ? 1 / count : 0;

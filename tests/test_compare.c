@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "compare.h"
+#include "test_files.h"
 
 static const tol_model model = {6, "test", 16, "test"};
 
@@ -312,4 +313,84 @@ Test(compare, vector_blocks_equal_the_element_loop)
             assert_same_result(&v, &s, what);
         }
     }
+}
+
+/* ---- the tolerance formula: one definition, its vector form and its words held to it -------- */
+
+/* an operand of the formula: random magnitudes of every binade, or an edge of the arithmetic
+   (zeros, denormals, huge, NaN, infinities, negatives) */
+static double formula_operand(void)
+{
+    static const double edge[] = {0.0, -0.0, 0x1p-1074, 0x1p-1022, 0x1p-149, 0x1p-150, 1e-300, 1e300, 0x1.fffffffffffffp1023,
+                                  INFINITY, -INFINITY, NAN, -1.0, 1.0, 4.0, 0x1p24};
+    if (next_u64() % 4 == 0) return edge[next_u64() % (sizeof edge / sizeof edge[0])];
+    return (uniform() < 0.1 ? -1 : 1) * ldexp(uniform(), (int)(next_u64() % 2200) - 1100);
+}
+
+/* The comparator's AVX2 lanes compute the tolerance and the scale bit for bit as the one scalar
+   definition does, for every dtype and k_val, at random and edge operands */
+Test(compare, vector_tolerance_is_the_scalar_formula_element_for_element)
+{
+    enum { M = 1027 };
+    static double nt[M], as[M], pe[M], rf[M], tol[M], scale[M];
+    const double k_vals[] = {0, 4, 6, 14, 28, NAN, INFINITY};
+    int ran = 0;
+    for (int round = 0; round < 4 * 7 * 3; round++) {
+        const dtype_desc *dt = dtype_get((conform_dtype)(round % 4));
+        double k_val = k_vals[(round / 4) % 7];
+        for (int i = 0; i < M; i++) {
+            nt[i] = next_u64() % 3 ? (double)(next_u64() % 64) : formula_operand();
+            as[i] = formula_operand();
+            pe[i] = next_u64() % 2 ? 0.0 : formula_operand();
+            rf[i] = formula_operand();
+        }
+        if (!compare_bounds_avx2(dt, k_val, M - round % 4, nt, as, pe, rf, tol, scale)) continue;
+        ran = 1;
+        for (int i = 0; i < M - round % 4; i++) {
+            double t = compare_element_tol(dt, k_val, nt[i], as[i], pe[i]);
+            double s = compare_element_scale(dt, k_val, nt[i], as[i], pe[i], rf[i]);
+            cr_assert(same_bits(tol[i], t), "%s k_val %g element %d (nt %a as %a pe %a): tol %a vs %a", dt->name, k_val, i,
+                      nt[i], as[i], pe[i], tol[i], t);
+            cr_assert(same_bits(scale[i], s), "%s k_val %g element %d (ref %a): scale %a vs %a", dt->name, k_val, i,
+                      rf[i], scale[i], s);
+            cr_assert(!isnan(t), "a NaN tolerance must allow nothing (0)");
+        }
+    }
+    if (!ran) cr_log_info("no AVX2 on this machine or build: the element loop is the only path");
+}
+
+/* The definition is the formula its words say: u, eta, k_val + n_terms, abs_sum, pos_err */
+Test(compare, the_formula_is_u_kk_abs_sum_plus_pos_err_plus_eta_kk)
+{
+    const dtype_desc *f16 = dtype_get(CONFORM_DTYPE_FLOAT16);
+    cr_assert_eq(compare_element_tol(f16, 6, 2, 3, 0.5), 0x1p-11 * 8 * 3 + 0.5 + 0x1p-25 * 8);
+    cr_assert_eq(compare_element_tol(DTYPE_FLOAT32, 0, 0, 0, 0), 0.0);
+    cr_assert_eq(compare_element_tol(DTYPE_FLOAT32, 28, 4, 0, 0), 32 * 0x1p-150, "eta alone, of float32");
+    cr_assert_eq(compare_element_tol(DTYPE_FLOAT32, 6, NAN, 1, 0), 0.0, "a NaN bound allows nothing");
+}
+
+/* The words every report prints and docs/tolerances.md say are the code's: the doc quotes them
+   verbatim, and the formula names the terms the definition adds */
+Test(compare, docs_quote_the_tolerance_formula_verbatim)
+{
+    char *doc = test_slurp("docs/tolerances.md");
+    cr_assert(doc, "docs/tolerances.md not readable (run from the repository root)");
+    cr_assert(strstr(doc, "`" CONFORM_TOL_FORMULA "`"), "docs/tolerances.md must quote `%s`", CONFORM_TOL_FORMULA);
+    cr_assert(strstr(doc, "`" CONFORM_POS_REL_ERR "`"), "docs/tolerances.md must quote `%s`", CONFORM_POS_REL_ERR);
+    cr_assert(strstr(doc, CONFORM_TOL_AMBIG), "docs/tolerances.md must say '%s'", CONFORM_TOL_AMBIG);
+    free(doc);
+    /* and no page of docs/ states the formula any other way */
+    const char *pages[] = {"docs/tolerances.md", "docs/reports.md", "docs/architecture.md", "docs/ops/roi_align.md",
+                           "docs/ops/roi_align_rotated.md", "docs/ops/deformable_offsets.md", "docs/ops/grid_sampler_2d.md",
+                           "docs/ops/grid_sampler_2d_backward.md", "docs/ops/roi_align_v2_backward.md",
+                           "docs/ops/roi_align_rotated_grad.md", "docs/ops/deformable_offsets_grad.md", "README.md"};
+    for (size_t p = 0; p < sizeof pages / sizeof pages[0]; p++) {
+        char *text = test_slurp(pages[p]);
+        for (const char *at = strstr(text, "tol = u"); at; at = strstr(at + 1, "tol = u"))
+            cr_assert(!strncmp(at, CONFORM_TOL_FORMULA, strlen(CONFORM_TOL_FORMULA)), "%s states the formula as '%.60s', not as '%s'",
+                      pages[p], at, CONFORM_TOL_FORMULA);
+        free(text);
+    }
+    const char *terms[] = {"u*", "k_val", "n_terms", "abs_sum", "pos_err", "eta*"};
+    for (int i = 0; i < 6; i++) cr_assert(strstr(CONFORM_TOL_FORMULA, terms[i]), "the formula's words lack %s", terms[i]);
 }

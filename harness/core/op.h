@@ -50,9 +50,10 @@ typedef struct {
     const char *doc; /* shape and meaning, e.g. "[K, 5] (batch_index, x1, y1, x2, y2)" */
 } tensor_spec;
 
-/* The tolerance model of one output: tol = u * (k_val + n_terms) * abs_sum + pos_err, and an
- * ambiguous element additionally gets its ambig term. u is the unit roundoff of the precision
- * under test; pos_rel_err = k_pos * u is handed to the reference to size pos_err and ambig. */
+/* The tolerance model of one output: its two constants and their reasons. The formula they enter
+ * is stated once, in judge/compare.h (CONFORM_TOL_FORMULA, computed by compare_element_tol); k_pos
+ * sizes the position error the reference is handed, CONFORM_POS_REL_ERR there (float32's u, not
+ * the dtype's). */
 typedef struct {
     double k_val;
     const char *k_val_why;

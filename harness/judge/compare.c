@@ -24,21 +24,44 @@ int compare_bin(const double *edges, double v) { return bin_of(edges, v); }
 
 static double at(const double *a, int64_t i) { return a ? a[i] : 0.0; }
 
-static double tolerance(const tol_inputs *t, int64_t i, double *ambig)
+/* The tolerance of one element: the definition (CONFORM_TOL_FORMULA says it in words; the AVX2
+   blocks compute it four lanes at a time, held to this element for element by a test). kk =
+   k_val + n_terms roundings, each at most u relative of abs_sum, and each may also underflow: eta
+   of the dtype u belongs to */
+static inline double tol_formula(double u, double eta, double kk, double abs_sum, double pos_err)
 {
-    double k_val = t->model ? t->model->k_val : 0.0;
-    *ambig = at(t->ambig, i);
-    /* each of the k_val + n_terms roundings may also underflow: eta of the dtype u belongs to */
-    double tol = t->dt->u * (k_val + at(t->n_terms, i)) * at(t->abs_sum, i) + at(t->pos_err, i) +
-                 t->dt->eta * (k_val + at(t->n_terms, i));
+    double tol = u * kk * abs_sum + pos_err + eta * kk;
     /* a bound that is not a number allows nothing: it must never let an element through */
-    if (isnan(*ambig)) *ambig = 0;
     return isnan(tol) ? 0.0 : tol;
+}
+
+/* The scale an element's ULPs are measured in (compare.h): the tolerance is u * kk * (abs_sum +
+   pos_err / (u * kk)), the bracket the magnitude it is built on, position error included; the
+   larger of it and af = |ref|, af where that is not finite (a NaN bracket gives af) */
+static inline double scale_formula(double u, double kk, double abs_sum, double pos_err, double af)
+{
+    double m = abs_sum + (kk > 0 ? pos_err / (u * kk) : 0.0);
+    double s = m > af ? m : af;
+    return isfinite(s) ? s : af;
+}
+
+double compare_element_tol(const dtype_desc *dt, double k_val, double n_terms, double abs_sum, double pos_err)
+{
+    return tol_formula(dt->u, dt->eta, k_val + n_terms, abs_sum, pos_err);
+}
+
+double compare_element_scale(const dtype_desc *dt, double k_val, double n_terms, double abs_sum, double pos_err,
+                             double ref)
+{
+    return scale_formula(dt->u, k_val + n_terms, abs_sum, pos_err, fabs(ref));
 }
 
 double compare_tolerance(const tol_inputs *t, int64_t i, double *ambig)
 {
-    return tolerance(t, i, ambig);
+    *ambig = at(t->ambig, i);
+    if (isnan(*ambig)) *ambig = 0;
+    return compare_element_tol(t->dt, t->model ? t->model->k_val : 0.0, at(t->n_terms, i), at(t->abs_sum, i),
+                               at(t->pos_err, i));
 }
 
 static double ulp_f32(double v)
@@ -54,12 +77,8 @@ double compare_ulps(double ref, double got) { return fabs(got - ref) / ulp_f32(r
 
 double compare_scale(const tol_inputs *t, int64_t i, double ref)
 {
-    /* the tolerance is u * (k_val + n_terms) * (abs_sum + pos_err / (u * (k_val + n_terms))):
-       the bracket is the magnitude it is built on, position error included */
-    double k = (t->model ? t->model->k_val : 0.0) + at(t->n_terms, i), pe = at(t->pos_err, i);
-    double m = at(t->abs_sum, i) + (k > 0 ? pe / (t->dt->u * k) : 0.0);
-    double s = fmax(fabs(ref), m);
-    return isfinite(s) ? s : fabs(ref);
+    return compare_element_scale(t->dt, t->model ? t->model->k_val : 0.0, at(t->n_terms, i), at(t->abs_sum, i),
+                                 at(t->pos_err, i), ref);
 }
 
 static int same_nonfinite(double ref, double got)
@@ -68,8 +87,8 @@ static int same_nonfinite(double ref, double got)
     return got == ref; /* same infinity */
 }
 
-/* The per-call constants of the loop below, hoisted: the same expressions as tolerance(),
-   compare_scale() and the ULP of the dtype compute, in the same order, so every number is the same. */
+/* The per-call constants of the loop below, hoisted: the operands of tol_formula(), scale_formula()
+   and the ULP of the dtype. */
 typedef struct {
     double u, eta, k_val, ulp_ratio, ulp_floor;
 } compare_consts;
@@ -87,20 +106,17 @@ static inline double ulp_f32_fast(double v)
     return v;
 }
 
-/* tolerance() and compare_scale() of element i at once */
+/* the tolerance and the scale of element i at once */
 static inline double element_bounds(const tol_inputs *t, const compare_consts *k, int64_t i, double f, double *ambig,
                                     double *scale)
 {
     double nt = t->n_terms ? t->n_terms[i] : 0.0, as = t->abs_sum ? t->abs_sum[i] : 0.0;
     double pe = t->pos_err ? t->pos_err[i] : 0.0;
     *ambig = t->ambig ? t->ambig[i] : 0.0;
-    double kk = k->k_val + nt;
-    double tol = k->u * kk * as + pe + k->eta * kk;
     if (isnan(*ambig)) *ambig = 0;
-    double m = as + (kk > 0 ? pe / (k->u * kk) : 0.0), af = fabs(f);
-    double s = m > af ? m : af; /* fmax(|f|, m): a NaN m gives |f| */
-    *scale = isfinite(s) ? s : af;
-    return isnan(tol) ? 0.0 : tol;
+    double kk = k->k_val + nt;
+    *scale = scale_formula(k->u, kk, as, pe, fabs(f));
+    return tol_formula(k->u, k->eta, kk, as, pe);
 }
 
 /* The running state of the element loop over its scalar elements: a local struct, so its fields
@@ -241,6 +257,18 @@ AVX2_INLINE __m256i one_hot_bin(__m256d v, const __m256d *edges)
     return _mm256_sllv_epi64(_mm256_set1_epi64x(1), shift);
 }
 
+/* tol_formula() and scale_formula() of four elements: the same operations in the same order
+   (compare_bounds_avx2 holds them to the scalar ones element for element) */
+AVX2_INLINE __m256d vbounds(const vconsts *k, __m256d nt, __m256d as, __m256d pe, __m256d af, __m256d *scale)
+{
+    __m256d kk = _mm256_add_pd(k->k_val, nt), ukk = _mm256_mul_pd(k->u, kk);
+    __m256d tol = _mm256_add_pd(_mm256_add_pd(_mm256_mul_pd(ukk, as), pe), _mm256_mul_pd(k->eta, kk));
+    __m256d m = _mm256_add_pd(as, _mm256_and_pd(_mm256_div_pd(pe, ukk), _mm256_cmp_pd(kk, _mm256_setzero_pd(), _CMP_GT_OQ)));
+    __m256d s = _mm256_max_pd(m, af); /* m > af ? m : af */
+    *scale = _mm256_blendv_pd(af, s, _mm256_cmp_pd(s, _mm256_set1_pd(INFINITY), _CMP_LT_OQ));
+    return _mm256_and_pd(tol, _mm256_cmp_pd(tol, tol, _CMP_ORD_Q)); /* NaN: 0 */
+}
+
 /* the tolerance, ULPs and err/tol of four plain elements, into the lanes */
 AVX2_INLINE void block_plain(lanes *v, const vconsts *k, __m256d f, __m256d g, __m256d nt, __m256d as, __m256d pe,
                              __m256i idx)
@@ -251,12 +279,7 @@ AVX2_INLINE void block_plain(lanes *v, const vconsts *k, __m256d f, __m256d g, _
     v->max_abs = _mm256_max_pd(err, v->max_abs);
     __m256d rel = _mm256_and_pd(_mm256_div_pd(err, af), _mm256_cmp_pd(f, zero, _CMP_NEQ_UQ));
     v->max_rel = _mm256_max_pd(rel, v->max_rel);
-    __m256d kk = _mm256_add_pd(k->k_val, nt), ukk = _mm256_mul_pd(k->u, kk);
-    __m256d tol = _mm256_add_pd(_mm256_add_pd(_mm256_mul_pd(ukk, as), pe), _mm256_mul_pd(k->eta, kk));
-    tol = _mm256_and_pd(tol, _mm256_cmp_pd(tol, tol, _CMP_ORD_Q)); /* NaN: 0 */
-    __m256d m = _mm256_add_pd(as, _mm256_and_pd(_mm256_div_pd(pe, ukk), _mm256_cmp_pd(kk, zero, _CMP_GT_OQ)));
-    __m256d s = _mm256_max_pd(m, af);
-    __m256d scale = _mm256_blendv_pd(af, s, _mm256_cmp_pd(s, inf, _CMP_LT_OQ));
+    __m256d scale, tol = vbounds(k, nt, as, pe, af, &scale);
     __m256d has_ulp = _mm256_cmp_pd(scale, _mm256_set1_pd(FLT_MIN), _CMP_GE_OQ);
     /* ulp_f32_fast: the biased exponent lowered by 23 */
     __m256i e = _mm256_sub_epi64(_mm256_srli_epi64(_mm256_castpd_si256(scale), 52), _mm256_set1_epi64x(23));
@@ -357,6 +380,44 @@ AVX2 static int64_t compare_blocks_avx2(compare_state *st, const double *ref, co
     return i;
 }
 #endif
+
+#ifdef JUDGE_AVX2
+/* vbounds() over n elements, four at a time (the tail padded with zeros) */
+AVX2 static void bounds_avx2(const compare_consts *k, int64_t n, const double *nt, const double *as, const double *pe,
+                             const double *ref, double *tol, double *scale)
+{
+    const vconsts vk = {.u = _mm256_set1_pd(k->u), .eta = _mm256_set1_pd(k->eta), .k_val = _mm256_set1_pd(k->k_val)};
+    for (int64_t i = 0; i < n; i += 4) {
+        double q[4][4] = {{0}}, o[2][4];
+        int64_t m = n - i < 4 ? n - i : 4;
+        for (int64_t l = 0; l < m; l++) {
+            q[0][l] = nt[i + l];
+            q[1][l] = as[i + l];
+            q[2][l] = pe[i + l];
+            q[3][l] = ref[i + l];
+        }
+        __m256d sc, t = vbounds(&vk, _mm256_loadu_pd(q[0]), _mm256_loadu_pd(q[1]), _mm256_loadu_pd(q[2]),
+                                vabs(_mm256_loadu_pd(q[3])), &sc);
+        _mm256_storeu_pd(o[0], t);
+        _mm256_storeu_pd(o[1], sc);
+        memcpy(tol + i, o[0], (size_t)m * sizeof *tol);
+        memcpy(scale + i, o[1], (size_t)m * sizeof *scale);
+    }
+}
+#endif
+
+int compare_bounds_avx2(const dtype_desc *dt, double k_val, int64_t n, const double *nt, const double *as,
+                        const double *pe, const double *ref, double *tol, double *scale)
+{
+#ifdef JUDGE_AVX2
+    if (!judge_cpu_has_avx2()) return 0;
+    const compare_consts k = {dt->u, dt->eta, k_val, 0, 0};
+    bounds_avx2(&k, n, nt, as, pe, ref, tol, scale);
+    return 1;
+#else
+    return 0;
+#endif
+}
 
 static void compare_any(const double *ref, const float *got_f32, const double *got_f64, int64_t n, const tol_inputs *t,
                         compare_result *r)

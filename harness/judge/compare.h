@@ -15,6 +15,18 @@
                             "the magnitude its tolerance is built on (sum of |term|, plus the position error in "\
                             "the same units); ULPs of the dtype under test, no finer than its smallest subnormal"
 
+/* The tolerance formula in words, as compare_element_tol computes it: every report prints it and
+ * docs/tolerances.md quotes it verbatim (tests/test_compare.c checks both). u and eta are the
+ * dtype's unit roundoff and underflow bound (dtype.h); pos_err and ambig are sized by the reference
+ * with CONFORM_POS_REL_ERR. */
+#define CONFORM_TOL_FORMULA "tol = u*(k_val + n_terms)*abs_sum + pos_err + eta*(k_val + n_terms)"
+#define CONFORM_TOL_AMBIG "an ambiguous element is held to tol + ambig"
+/* the two in one line, as report.json holds them */
+#define CONFORM_TOL_RULE CONFORM_TOL_FORMULA "; " CONFORM_TOL_AMBIG
+/* the relative position error the reference sizes pos_err and ambig with (judge.c): float32's u at
+ * every dtype, since sample coordinates stay float32 */
+#define CONFORM_POS_REL_ERR "pos_rel_err = k_pos*2^-24"
+
 /* unit roundoff of float32 (round to nearest) */
 #define CONFORM_U_F32 (1.0 / 16777216.0)
 
@@ -50,13 +62,24 @@ extern const double compare_ratio_edges[COMPARE_HIST_BINS - 1];
 extern const double compare_ulp_edges[COMPARE_HIST_BINS - 1];
 int compare_bin(const double *edges, double v);
 
-/* Tolerance of element i; *ambig receives the widening (0 when the element is not ambiguous). */
+/* The tolerance formula, the one definition (CONFORM_TOL_FORMULA): a NaN result allows nothing (0). */
+double compare_element_tol(const dtype_desc *dt, double k_val, double n_terms, double abs_sum, double pos_err);
+/* The scale an element's ULPs are measured in (see compare_scale); |ref| where that is not finite. */
+double compare_element_scale(const dtype_desc *dt, double k_val, double n_terms, double abs_sum, double pos_err,
+                             double ref);
+/* The comparator's AVX2 lanes' tol and scale of n elements (the arrays all of n), for the test that
+ * holds them bit for bit to the two above; 0 (nothing written) without AVX2 in this build or CPU. */
+int compare_bounds_avx2(const dtype_desc *dt, double k_val, int64_t n, const double *nt, const double *as,
+                        const double *pe, const double *ref, double *tol, double *scale);
+/* Tolerance of element i (compare_element_tol of its bounds); *ambig receives the widening (0 when
+ * the element is not ambiguous). */
 double compare_tolerance(const tol_inputs *t, int64_t i, double *ambig);
 /* Distance in float32 ULPs of the reference value. */
 double compare_ulps(double ref, double got);
 /* The scale an element's ULPs are measured in: max(|ref|, abs_sum + pos_err / (u (k_val + n_terms))),
  * the magnitude its tolerance is built on (tol = u (k_val + n_terms) times that), so an element
- * within its tolerance is within about k_val + n_terms ULPs of it; |ref| alone without bounds. */
+ * within its tolerance is within about k_val + n_terms ULPs of it; |ref| alone without bounds, and
+ * where the maximum is not finite. */
 double compare_scale(const tol_inputs *t, int64_t i, double ref);
 void compare_f32(const double *ref, const float *got, int64_t n, const tol_inputs *t, compare_result *r);
 /* the same for outputs held in double (any dtype, decoded) */

@@ -432,8 +432,9 @@ cJSON *case_result_json(const case_t *c, const case_result *r, const char *repro
                 cJSON_AddItemToArray(cells, cJSON_CreateNumber(round(out->heat[i] * 1e3) / 1e3));
         }
         cJSON *t = cJSON_AddObjectToObject(jo, "tolerance");
-        cJSON_AddStringToObject(t, "formula", "u*(k_val + n_terms)*abs_sum + pos_err, + ambig for ambiguous elements");
+        cJSON_AddStringToObject(t, "formula", CONFORM_TOL_RULE);
         cJSON_AddNumberToObject(t, "u", out->dt ? out->dt->u : CONFORM_U_F32);
+        cJSON_AddNumberToObject(t, "eta", (out->dt ? out->dt : DTYPE_FLOAT32)->eta);
         cJSON_AddNumberToObject(t, "k_val", tm->k_val);
         cJSON_AddNumberToObject(t, "k_pos", tm->k_pos);
         cJSON_AddItemToObject(t, "max_applied", num(m->max_tol));

@@ -362,8 +362,9 @@ cJSON *report_new(const char *command, const char *isa, int threads)
         for (int k = 0; k < op->n_outputs; k++) {
             cJSON *t = cJSON_CreateObject();
             cJSON_AddStringToObject(t, "output", op->outputs[k].name);
-            cJSON_AddStringToObject(t, "formula", "tol = u*(k_val + n_terms)*abs_sum + pos_err; ambiguous: + ambig");
+            cJSON_AddStringToObject(t, "formula", CONFORM_TOL_RULE);
             cJSON_AddNumberToObject(t, "u", CONFORM_U_F32);
+            cJSON_AddNumberToObject(t, "eta", DTYPE_FLOAT32->eta);
             cJSON_AddNumberToObject(t, "k_val", op->tol[k].k_val);
             cJSON_AddStringToObject(t, "k_val_why", op->tol[k].k_val_why);
             cJSON_AddNumberToObject(t, "k_pos", op->tol[k].k_pos);
@@ -599,9 +600,8 @@ char *report_markdown(const cJSON *report)
     put(&b, "\n## Proofs of the references\n\n");
     proofs_table(d, report);
     const dtype_desc *dt = report_dtype(report);
-    put(&b, "\n## Tolerances\n\nPer element: `tol = u*(k_val + n_terms)*abs_sum + pos_err`, `u = 2^%d` (%s); an "
-            "ambiguous element (within rounding of a discontinuity) is held to `tol + ambig`.\n\n",
-        ilogb(dt->u), dt->name);
+    put(&b, "\n## Tolerances\n\nPer element: `%s`, `u = 2^%d`, `eta = 2^%d` (%s); %s (an element within rounding of a "
+            "discontinuity).\n\n", CONFORM_TOL_FORMULA, ilogb(dt->u), ilogb(dt->eta), dt->name, CONFORM_TOL_AMBIG);
     tolerances_table(d, report);
     return b.s;
 }
@@ -919,8 +919,8 @@ char *report_html(const cJSON *report)
     put(&b, "<h2>Proofs of the references</h2>\n");
     proofs_table(d, report);
     const dtype_desc *dt = report_dtype(report);
-    put(&b, "<h2>Tolerances</h2>\n<p>Per element: tol = u&middot;(k_val + n_terms)&middot;abs_sum + pos_err, "
-            "u = 2<sup>%d</sup> (%s); ambiguous elements are held to tol + ambig.</p>\n", ilogb(dt->u), dt->name);
+    put(&b, "<h2>Tolerances</h2>\n<p>Per element: <code>%s</code>, u = 2<sup>%d</sup>, eta = 2<sup>%d</sup> (%s); %s.</p>\n",
+        CONFORM_TOL_FORMULA, ilogb(dt->u), ilogb(dt->eta), dt->name, CONFORM_TOL_AMBIG);
     tolerances_table(d, report);
     put(&b, "</body></html>\n");
     return b.s;

@@ -11,17 +11,16 @@ extern const proof_desc deformable_offsets_proofs[], deformable_offsets_grad_pro
 
 /* ---- tolerance model (every output of both ops) ----------------------------------------- */
 
-#define K_VAL_WHY                                                                                         \
-    "per term: 2 roundings in the corner weight (1-l, hh*hw), 1 for the mask (folded into the weight or "  \
-    "applied to the sum), 1 in weight*value (or the corner difference), 1 in the gradient product, 1 spare " \
-    "for the sum of two interpolated rows; plus 1 per term summed (n_terms), the worst case of any "        \
-    "summation order"
-#define K_POS_WHY                                                                                          \
-    "a sample position is the integer base (wo*sw - pl + j*dw, exact in float32) plus the offset: one "    \
-    "float32 rounding, of |position| in the spec's order (torchvision, mmcv, Ascend) or of "                \
-    "|position + pad| when the pad is subtracted last (nnabla); none when the exact position is a float32 " \
-    "number in both forms (integer offsets, the window lines)"
-#define DEFORMABLE_TOL {.k_val = 6, .k_val_why = K_VAL_WHY, .k_pos = 1, .k_pos_why = K_POS_WHY}
+/* the derivation of both constants: docs/ops/deformable_offsets.md, "Tolerance model" */
+#define DEFORMABLE_TOL {\
+    /* 2 in the corner weight, 1 the mask, 1 weight*value, 1 the gradient product, 1 spare */\
+    .k_val = 6,\
+    .k_val_why = "per term: 2 roundings in the corner weight, 1 for the mask, 1 in weight*value, 1 in the "\
+                 "gradient product, 1 spare; plus 1 per term summed (docs/ops/deformable_offsets.md)",\
+    /* the integer base is exact in float32: one rounding when the offset is added */\
+    .k_pos = 1,\
+    .k_pos_why = "one float32 rounding of the position, the exact integer base plus the offset "\
+                 "(docs/ops/deformable_offsets.md)"}
 
 static const tol_model deformable_tol[2] = {DEFORMABLE_TOL, DEFORMABLE_TOL}; /* the forward reads the first */
 

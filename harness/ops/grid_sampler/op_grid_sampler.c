@@ -11,24 +11,19 @@ extern const proof_desc grid_sampler_proofs[], grid_sampler_bwd_proofs[];
 
 /* ---- tolerance model (every output) ------------------------------------------------------ */
 
+/* the derivation of both constants: docs/ops/grid_sampler_2d.md, "Tolerance" */
 #define GRID_SAMPLER_TOL {\
+    /* 12 roundings in a bicubic weight relative to its polynomial's sum of |term| M, on two axes,
+       plus 1 each in w_y*w_x, *value, *grad_output, *the coordinate multiplier */\
     .k_val = 28,\
-    .k_val_why = "per term w_y w_x v (g), relative to (M_y |w_x| + |w_y| M_x) / 2, M the sum of |term| of a "\
-                 "weight's polynomial as the spec writes it (bicubic: cc1, cc2 at t+1, t, 1-t, 2-t; "\
-                 "derivatives for grid_grad; bilinear, nearest: M = |w|): up to 12 roundings in a bicubic "\
-                 "weight (6 in cc2's Horner or power form, 2 in an argument like (1-t)+1 worth 3 each), 8 in "\
-                 "a derivative (4 + 2x2), so 12 M_y |w_x| + 12 |w_y| M_x = 24 of that magnitude, and 1 each in "\
-                 "w_y x w_x, x value, x grad_output, x the coordinate multiplier: 28 (bilinear needs 4); plus "\
-                 "1 per term summed (n_terms), any summation order or nesting",\
+    .k_val_why = "roundings per term relative to the weights' polynomial magnitudes: 12 per bicubic weight "\
+                 "on each axis, 1 each in w_y*w_x, *value, *grad_output, *multiplier (bilinear needs 4); "\
+                 "plus 1 per term summed (docs/ops/grid_sampler_2d.md)",\
+    /* pos_rel_err = u: ref_grid_sampler_box charges each rounding of the position at its own magnitude */\
     .k_pos = 1,\
-    .k_pos_why = "pos_rel_err = u: the reference (ref_grid_sampler_box) charges each rounding at its own "\
-                 "magnitude, d = (1+8u)(u ((|c|+1)*S + |i| + 1/2 [weights; not nearest] + |i+1/2| "\
-                 "[reflection's i-mn, without align_corners]) + fold): unnormalize's c+1, *S, -1 (or "\
-                 "(c+1)/2*(S-1)); the weights' or cubic fraction's i-floor(i) below |i| = 1; reflection's "\
-                 "fold count from t*(1/span), fold = 2u t (align_corners) or 2u t - 1/2 past a fold "\
-                 "(bicubic: at its farthest tap, where a fold is 1/2 or 1 away; x+1/2 exact below 2^23); "\
-                 "span-extra, +mn, fmod and the clip are exact; beyond t = 2^24 the whole row; (1+8u): "\
-                 "second order",}
+    .k_pos_why = "pos_rel_err = u: the reference's position box (ref_grid_sampler_box) charges each rounding of "\
+                 "unnormalize, the weights' fraction and reflection's folds at its own magnitude "\
+                 "(docs/ops/grid_sampler_2d.md)",}
 
 static const tol_model grid_sampler_tol[2] = {GRID_SAMPLER_TOL, GRID_SAMPLER_TOL}; /* the forward reads the first */
 

@@ -11,23 +11,16 @@ extern const proof_desc roi_align_proofs[], roi_align_bwd_proofs[];
 
 /* ---- tolerance model (both ops, both directions) ---------------------------------------- */
 
+/* the derivation of both constants: docs/ops/roi_align.md, "Tolerance" */
 static const tol_model roi_align_tol = {
+    /* 3 in the weight, 1 weight*value, 2 the 1/count scale */
     .k_val = 6,
-    .k_val_why = "per term: 3 roundings in the weight (1-l, hy*hx), 1 in weight*value, 2 in the 1/count "
-                 "scale; plus 1 per term summed (n_terms), the worst case of any summation order",
-    /* y = (y1 s - off) + ph bin + (iy + 0.5) bin / g, bin = max((y2 + plus) s - off - (y1 s - off), 1) / PH:
-       every rounding is at most u times mag = |y1 s| + |y2 s| + plus s + off (or |y|), and those of
-       the extent enter the position scaled by (ph + (iy + 0.5) / g) / PH < 1. At first order: the
-       start 2; the extent 6 (start 2, end 3, the difference 1) and / PH 1; ph bin 1 (at most
-       (PH - 1) / PH of mag) with (iy + 0.5) bin and / g (each at most mag / PH): 2 together, as ph
-       bin is exact for PH = 1; the two additions 2. 13 roundings: gamma_13 = 13u / (1 - 13u) < 14u.
-       (A fused or refactored form, (ph + (iy + 0.5) / g) bin, has no more.) */
+    .k_val_why = "per term: 3 roundings in the weight, 1 in weight*value, 2 in the 1/count scale; plus 1 per "
+                 "term summed (docs/ops/roi_align.md)",
+    /* 13 roundings in a sample position at first order, gamma_13 < 14u */
     .k_pos = 14,
-    .k_pos_why = "float32 roundings in a sample position (y1*s-off) + ph*bin + (iy+0.5)*bin/g, each at most u times "
-                 "|y1*s|+|y2*s|+offset(+s for the end's +1)+|y|: the start 2; the extent 6 (start 2, end 3, "
-                 "ex-sx 1) and /pooled 1, entering scaled by less than 1; ph*bin, (iy+0.5)*bin and /g 2 together "
-                 "(ph*bin is at most (pooled-1)/pooled of it, the others 1/pooled each); two additions 2: 13, "
-                 "and gamma_13 = 13u/(1-13u) < 14u",
+    .k_pos_why = "13 float32 roundings in a sample position, each at most u times its magnitude, and "
+                 "gamma_13 = 13u/(1-13u) < 14u (docs/ops/roi_align.md)",
 };
 
 static void params(const problem_t *p, ref_roi_align_params *r);

@@ -15,24 +15,16 @@ extern const proof_desc roi_align_rotated_proofs[], roi_align_rotated_grad_proof
 
 /* ---- tolerance model (both ops) ----------------------------------------------------------- */
 
+/* the derivation of both constants: docs/ops/roi_align_rotated.md, "Tolerance model" */
 static const tol_model rotated_tol = {
+    /* 3 in the weight, 1 weight*value, 2 the 1/count scale and merged pixels */
     .k_val = 6,
-    .k_val_why = "per term: 3 roundings in the weight (1-l, hy*hx, *1/count), 1 in weight*value, 2 for the "
-                 "1/count scale and merging equal pixels of a bin; plus 1 per term summed (n_terms), the worst "
-                 "case of any summation order",
-    /* y = yy cos - xx sin + Cy, yy = -Hr/2 + ph bin + (iy + 0.5) bin / g, Hr = h s, bin = Hr / PH (x
-       alike): every rounding is at most u times mag = |cy s| + offset + |Hr| + |Wr| + |y|. The yy
-       and xx chains run in parallel, a rounding in each entering y times |cos| and |sin|: together
-       at most u (|Hr| + |Wr|), so a pair counts once. At first order: the centre 2 (cy s, - offset);
-       the chains 7 (h s, / PH, ph bin, (iy + 0.5) bin, / g, two additions); cos and sin of the
-       float32 angle 1; the products 1; the difference 1; + Cy 1. 13 roundings:
-       gamma_13 = 13u / (1 - 13u) < 14u. */
+    .k_val_why = "per term: 3 roundings in the weight, 1 in weight*value, 2 for the 1/count scale and merging "
+                 "equal pixels of a bin; plus 1 per term summed (docs/ops/roi_align_rotated.md)",
+    /* 13 roundings in a rotated sample position at first order, gamma_13 < 14u */
     .k_pos = 14,
-    .k_pos_why = "float32 roundings in y = yy*cos - xx*sin + Cy, each at most u times |cy*s|+offset+|Hr|+|Wr|+|y| "
-                 "(the yy and xx chains in parallel: a rounding in both counts once): 2 in the centre (cy*s, "
-                 "-offset), 7 in the chains (h*s, /pooled, *bin index, (i+0.5)*bin, /samples, two additions), 1 in "
-                 "cos and sin of the float32 angle, 1 in the products, 1 in the difference, 1 in + Cy: 13, and "
-                 "gamma_13 = 13u/(1-13u) < 14u",
+    .k_pos_why = "13 float32 roundings in a rotated sample position, each at most u times its magnitude, and "
+                 "gamma_13 = 13u/(1-13u) < 14u (docs/ops/roi_align_rotated.md)",
 };
 
 static void params(const problem_t *p, ref_roi_align_rotated_params *r);
