@@ -110,8 +110,9 @@ static void heat_map(output_result *out, const double *ref, const float *got_f32
    already beyond their tolerance or NaN/Inf are judged there, not counted again. */
 static void range_interval(const tol_inputs *t, const double *const range[3], int64_t i, double *lo, double *hi)
 {
-    double k = (t->model ? t->model->k_val : 0.0) + (t->n_terms ? t->n_terms[i] : 0.0);
-    double slack = t->dt->u * k * range[2][i] + t->dt->eta * k;
+    /* the tolerance's value part at the range's magnitude: the one formula, no position term */
+    double slack = compare_element_tol(t->dt, t->model ? t->model->k_val : 0.0, t->n_terms ? t->n_terms[i] : 0.0,
+                                       range[2][i], 0.0);
     *lo = range[0][i] - slack;
     *hi = range[1][i] + slack;
 }
