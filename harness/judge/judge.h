@@ -17,6 +17,7 @@ typedef struct {
     const dtype_desc *dt; /* the dtype its tolerance was derived for */
     compare_result cmp;
     int guard_ok;
+    int64_t n_unwritten, unwritten_index; /* elements still holding the poison (dtype_poison), the first */
     int64_t guard_offset; /* element offset of the first guard write (negative: before the buffer) */
     /* where the errors sit, for failing outputs: the tensor seen as [rows, cols] (leading dims x
        last two dims), folded into at most HEAT x HEAT cells holding the largest err/tol */
