@@ -162,10 +162,14 @@ static int judge_any(const tol_inputs *t, const double *const range[3], const do
         snprintf(msg, len, "%s: %lld elements NaN/Inf on one side only (first at %s: ref %.9g, got %.9g)", out->name,
                  (long long)m->n_nonfinite_mismatch, index_str(&out->shape, m->worst_index, at, sizeof at), m->worst_ref,
                  m->worst_got);
+    else if (m->n_over && m->worst_only_zero)
+        snprintf(msg, len, "%s: %lld of %lld elements beyond tolerance (worst at %s: ref exactly 0, got %.9g: nothing "
+                 "is summed into it, only 0 is legal; err/tol inf)", out->name, (long long)m->n_over, (long long)m->n,
+                 index_str(&out->shape, m->worst_index, at, sizeof at), m->worst_got);
     else if (m->n_over)
-        snprintf(msg, len, "%s: %lld of %lld elements beyond tolerance (worst at %s: ref %.9g, got %.9g, tol %.3g)",
+        snprintf(msg, len, "%s: %lld of %lld elements beyond tolerance (worst at %s: ref %s%.9g, got %.9g, tol %.3g)",
                  out->name, (long long)m->n_over, (long long)m->n, index_str(&out->shape, m->worst_index, at, sizeof at),
-                 m->worst_ref, m->worst_got, m->worst_tol);
+                 m->worst_ref == 0 ? "exactly " : "", m->worst_ref, m->worst_got, m->worst_tol);
     else if (out->n_out_of_range)
         snprintf(msg, len, "%s: %lld of %lld elements outside the values any legal position can give, within "
                  "tolerance (first at %s: ref %.9g, got %.9g, reachable [%.9g, %.9g])", out->name,

@@ -408,6 +408,7 @@ cJSON *case_result_json(const case_t *c, const case_result *r, const char *repro
         cJSON_AddNumberToObject(jo, "n_over_tol", (double)m->n_over);
         cJSON_AddNumberToObject(jo, "n_ambiguous", (double)m->n_ambiguous);
         cJSON_AddItemToObject(jo, "ambiguous_max_err_over_tol", num(m->ambiguous_max_err_over_tol));
+        cJSON_AddItemToObject(jo, "plain_max_err_over_tol", num(m->plain_max_err_over_tol));
         cJSON_AddNumberToObject(jo, "n_nonfinite_mismatch", (double)m->n_nonfinite_mismatch);
         cJSON_AddBoolToObject(jo, "all_zero", m->all_zero);
         cJSON_AddBoolToObject(jo, "guard_intact", out->guard_ok);
@@ -429,6 +430,7 @@ cJSON *case_result_json(const case_t *c, const case_result *r, const char *repro
             cJSON_AddItemToObject(w, "ref", num(m->worst_ref));
             cJSON_AddItemToObject(w, "got", num(m->worst_got));
             cJSON_AddItemToObject(w, "tol", num(m->worst_tol));
+            if (m->worst_only_zero) cJSON_AddBoolToObject(w, "ref_exactly_zero", 1); /* only 0 legal: err/tol inf */
         }
         cJSON_AddItemToObject(jo, "hist_err_over_tol", hist_json(m->hist_ratio));
         cJSON_AddItemToObject(jo, "hist_ulp", hist_json(m->hist_ulp));
