@@ -82,7 +82,7 @@ PLUGIN_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARN) -O2 -fPIC -shared -Iharness
 ZOO_IDS = $(shell grep -o '^ZOO_BUG.[a-z0-9_]*' tests/zoo/zoo_bugs.h | cut -c9-)
 ZOO_PLUGINS = $(BUILD)/zoo/none.so $(ZOO_IDS:%=$(BUILD)/zoo/%.so)
 
-.PHONY: forms-wide ascend-plugin ascend-standin all build-all test-browser deps deps-test test zoo zoo-docs zoo-mutants zoo-mutants-docs zoo-mutants-list models device-torch test-unit test-san conformance verify bench bench-contention bench-scaling bench-bound clean install install-check fuzz fuzz-ci fuzz-build deps-fuzz test-valgrind check-ops
+.PHONY: forms-wide ascend-plugin ascend-standin all build-all test-browser deps deps-test test zoo zoo-docs zoo-mutants zoo-mutants-docs zoo-mutants-list models device-torch test-unit test-san conformance verify bench bench-contention bench-scaling bench-bound clean install install-check fuzz fuzz-ci fuzz-build deps-fuzz test-valgrind check-ops check-walls
 all: deps
 	@$(MAKE) --no-print-directory build-all
 build-all: $(CONFORM) $(TESTS) $(PLUGINS)
@@ -162,6 +162,7 @@ test: all deps-test
 	  "zoo mutants list" "$(PYTHON) tools/zoo_mutants.py --conform $(CONFORM) --check-list" \
 	  "report rendering" "$(PYTHON) tests/reports_browser.py $(CONFORM) $(BUILD)/browser" \
 	  "repository paths" "tests/repo_paths.sh" \
+	  "walls" "$(PYTHON) tools/check_walls.py" \
 	  "op obligations" "$(MAKE) --no-print-directory check-ops"
 
 # the float32 forms test (tests/python/test_float32_forms.py; make test runs it on the smoke suite)
@@ -178,6 +179,11 @@ test-unit: all
 # a zoo bug, a runner route or a stated reason): tools/check_ops.py names what is missing
 check-ops: all
 	$(PYTHON) tools/check_ops.py --conform $(CONFORM)
+
+# reference/ and optimized/ include only their own headers; no include cycle between files or
+# rooms (tools/check_walls.py; make test runs it)
+check-walls:
+	$(PYTHON) tools/check_walls.py
 
 # the reports' first screens in headless Chromium (tests/reports_browser.py; screenshots in
 # $(BUILD)/browser/). make test runs it where chromium is installed and skips it, saying so,
@@ -323,8 +329,8 @@ ascend-standin: all
 #   PREFIX/lib/python3.X/site-packages, and PREFIX/bin/python3 is made that prefix's interpreter
 #   (a pyvenv.cfg over $(PYTHON), with the system's packages): run it, no PYTHONPATH needed
 PREFIX ?= /usr/local
-# the one version, CONFORM_VERSION of harness/report/report.h
-VERSION = $(shell sed -n 's/^\#define CONFORM_VERSION "\(.*\)"/\1/p' harness/report/report.h)
+# the one version, CONFORM_VERSION of harness/core/version.h
+VERSION = $(shell sed -n 's/^\#define CONFORM_VERSION "\(.*\)"/\1/p' harness/core/version.h)
 PY_SITE = $(shell $(PYTHON) tools/python_site.py $(PREFIX))
 install: all
 	@install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/include/conform \

@@ -1,5 +1,6 @@
 /* Run-time ISA detection and names, and the microkernel table of each ISA. The only place an ISA
- * is chosen. */
+ * is chosen for the kernels, and the one place the CPU is asked (the judge's vector blocks ask it
+ * here too: harness/judge/judge_avx2.h). */
 #include "opt_internal.h"
 
 #include <string.h>

@@ -4,7 +4,9 @@
  * the kernel serves one direction; layout helpers such as transpose have none); each family has
  * one signature, implemented once per ISA in optimized/ukernels/<dtype>_<op>[_<dir>]__<isa>.c. The __avx2 files are
  * compiled with -mavx2 -mfma, the __avx512 files with -mavx512f/bw/dq/vl -mfma; nothing outside
- * them may use those instructions. Every kernel handles any channel count (masked tails). */
+ * them may use those instructions. Every kernel handles any channel count (masked tails). Each
+ * signature is written once, as DECLARE_<DTYPE>_<OP>_UKERNEL_FUNCTION(fn) (XNNPACK's style): the
+ * table's function-pointer type and every ISA's prototype are made from it. */
 #ifndef CONFORM_OPT_INTERNAL_H
 #define CONFORM_OPT_INTERNAL_H
 
@@ -21,34 +23,24 @@ int conform_opt_resolve_isa(const conform_exec *ex, conform_isa *isa);
  *   out[j] = sum_{r < nr} sum_{c < nc} (wy[r] * wx[c]) * in[roff[r] + coff[c] + j],  j < channels
  * (the weight is rounded to float as wy[r] * wx[c]; taps are summed in (r, c) order, one fused
  * multiply-add per tap in the SIMD kernels). nr == 0 or nc == 0 writes zeros. */
-typedef void (*f32_bilerp_bin_fwd_fn)(size_t channels, size_t nr, const int64_t *roff, const float *wy,
-                                  size_t nc, const int64_t *coff, const float *wx,
-                                  const float *in, float *out);
-void f32_bilerp_bin_fwd_ukernel__scalar(size_t channels, size_t nr, const int64_t *roff, const float *wy,
-                                    size_t nc, const int64_t *coff, const float *wx,
-                                    const float *in, float *out);
-void f32_bilerp_bin_fwd_ukernel__avx2(size_t channels, size_t nr, const int64_t *roff, const float *wy,
-                                  size_t nc, const int64_t *coff, const float *wx,
-                                  const float *in, float *out);
-void f32_bilerp_bin_fwd_ukernel__avx512(size_t channels, size_t nr, const int64_t *roff, const float *wy,
-                                    size_t nc, const int64_t *coff, const float *wx,
-                                    const float *in, float *out);
+#define DECLARE_F32_BILERP_BIN_FWD_UKERNEL_FUNCTION(fn) void fn(size_t channels, size_t nr, \
+    const int64_t *roff, const float *wy, size_t nc, const int64_t *coff, const float *wx, const float *in, \
+    float *out)
+typedef DECLARE_F32_BILERP_BIN_FWD_UKERNEL_FUNCTION((*f32_bilerp_bin_fwd_fn));
+DECLARE_F32_BILERP_BIN_FWD_UKERNEL_FUNCTION(f32_bilerp_bin_fwd_ukernel__scalar);
+DECLARE_F32_BILERP_BIN_FWD_UKERNEL_FUNCTION(f32_bilerp_bin_fwd_ukernel__avx2);
+DECLARE_F32_BILERP_BIN_FWD_UKERNEL_FUNCTION(f32_bilerp_bin_fwd_ukernel__avx512);
 
 /* Adjoint of f32_bilerp_bin_fwd: scatter-add of one bin's gradient vector into an NHWC plane,
  *   io[roff[r] + coff[c] + j] += (wy[r] * wx[c]) * g[j],  in (r, c) order.
  * The (r, c) taps of one call must address distinct pixels. */
-typedef void (*f32_bilerp_bin_bwd_fn)(size_t channels, size_t nr, const int64_t *roff,
-                                          const float *wy, size_t nc, const int64_t *coff,
-                                          const float *wx, const float *g, float *io);
-void f32_bilerp_bin_bwd_ukernel__scalar(size_t channels, size_t nr, const int64_t *roff,
-                                            const float *wy, size_t nc, const int64_t *coff,
-                                            const float *wx, const float *g, float *io);
-void f32_bilerp_bin_bwd_ukernel__avx2(size_t channels, size_t nr, const int64_t *roff,
-                                          const float *wy, size_t nc, const int64_t *coff,
-                                          const float *wx, const float *g, float *io);
-void f32_bilerp_bin_bwd_ukernel__avx512(size_t channels, size_t nr, const int64_t *roff,
-                                            const float *wy, size_t nc, const int64_t *coff,
-                                            const float *wx, const float *g, float *io);
+#define DECLARE_F32_BILERP_BIN_BWD_UKERNEL_FUNCTION(fn) void fn(size_t channels, size_t nr, \
+    const int64_t *roff, const float *wy, size_t nc, const int64_t *coff, const float *wx, const float *g, \
+    float *io)
+typedef DECLARE_F32_BILERP_BIN_BWD_UKERNEL_FUNCTION((*f32_bilerp_bin_bwd_fn));
+DECLARE_F32_BILERP_BIN_BWD_UKERNEL_FUNCTION(f32_bilerp_bin_bwd_ukernel__scalar);
+DECLARE_F32_BILERP_BIN_BWD_UKERNEL_FUNCTION(f32_bilerp_bin_bwd_ukernel__avx2);
+DECLARE_F32_BILERP_BIN_BWD_UKERNEL_FUNCTION(f32_bilerp_bin_bwd_ukernel__avx512);
 
 /* Scatter of one pooled row of a roi (the backward of a separable bin row, one read-modify-write
  * per touched pixel instead of one per bin and tap): column i < ncol of the row's bins has the
@@ -56,28 +48,21 @@ void f32_bilerp_bin_bwd_ukernel__avx512(size_t channels, size_t nr, const int64_
  *   T_i[j] = sum_e cw[e] * g[goff[e] + j]                   (e ascending, from 0)
  *   io[roff[r] + coff[i] + j] += wy[r] * T_i[j]              (i, then r ascending; j < channels)
  * FMAs in the SIMD kernels. Pixels (r, i) may repeat (they are then added one after the other). */
-typedef void (*f32_bilerp_row_bwd_fn)(size_t channels, size_t nr, const int64_t *roff, const float *wy,
-                                      size_t ncol, const int64_t *coff, const size_t *cs, const int64_t *goff,
-                                      const float *cw, const float *g, float *io);
-void f32_bilerp_row_bwd_ukernel__scalar(size_t channels, size_t nr, const int64_t *roff, const float *wy,
-                                        size_t ncol, const int64_t *coff, const size_t *cs, const int64_t *goff,
-                                        const float *cw, const float *g, float *io);
-void f32_bilerp_row_bwd_ukernel__avx2(size_t channels, size_t nr, const int64_t *roff, const float *wy,
-                                      size_t ncol, const int64_t *coff, const size_t *cs, const int64_t *goff,
-                                      const float *cw, const float *g, float *io);
-void f32_bilerp_row_bwd_ukernel__avx512(size_t channels, size_t nr, const int64_t *roff, const float *wy,
-                                        size_t ncol, const int64_t *coff, const size_t *cs, const int64_t *goff,
-                                        const float *cw, const float *g, float *io);
+#define DECLARE_F32_BILERP_ROW_BWD_UKERNEL_FUNCTION(fn) void fn(size_t channels, size_t nr, \
+    const int64_t *roff, const float *wy, size_t ncol, const int64_t *coff, const size_t *cs, \
+    const int64_t *goff, const float *cw, const float *g, float *io)
+typedef DECLARE_F32_BILERP_ROW_BWD_UKERNEL_FUNCTION((*f32_bilerp_row_bwd_fn));
+DECLARE_F32_BILERP_ROW_BWD_UKERNEL_FUNCTION(f32_bilerp_row_bwd_ukernel__scalar);
+DECLARE_F32_BILERP_ROW_BWD_UKERNEL_FUNCTION(f32_bilerp_row_bwd_ukernel__avx2);
+DECLARE_F32_BILERP_ROW_BWD_UKERNEL_FUNCTION(f32_bilerp_row_bwd_ukernel__avx512);
 
 /* 2-D transpose: dst[j * dst_stride + i] = src[i * src_stride + j] for i < rows, j < cols. */
-typedef void (*f32_transpose_fn)(size_t rows, size_t cols, const float *src, size_t src_stride,
-                                 float *dst, size_t dst_stride);
-void f32_transpose_ukernel__scalar(size_t rows, size_t cols, const float *src, size_t src_stride,
-                                   float *dst, size_t dst_stride);
-void f32_transpose_ukernel__avx2(size_t rows, size_t cols, const float *src, size_t src_stride,
-                                 float *dst, size_t dst_stride);
-void f32_transpose_ukernel__avx512(size_t rows, size_t cols, const float *src, size_t src_stride, float *dst,
-                                   size_t dst_stride);
+#define DECLARE_F32_TRANSPOSE_UKERNEL_FUNCTION(fn) void fn(size_t rows, size_t cols, const float *src, \
+    size_t src_stride, float *dst, size_t dst_stride)
+typedef DECLARE_F32_TRANSPOSE_UKERNEL_FUNCTION((*f32_transpose_fn));
+DECLARE_F32_TRANSPOSE_UKERNEL_FUNCTION(f32_transpose_ukernel__scalar);
+DECLARE_F32_TRANSPOSE_UKERNEL_FUNCTION(f32_transpose_ukernel__avx2);
+DECLARE_F32_TRANSPOSE_UKERNEL_FUNCTION(f32_transpose_ukernel__avx512);
 
 /* Tuning knob for tests and benchmarks: channels per work unit (rounded to a multiple of 16);
  * 0 (the default) picks it from the plane size. Not thread-safe; set it before calling. */
@@ -90,12 +75,14 @@ extern int64_t conform_opt_roi_align_rotated_chunk;
  * plane point at a zero vector):
  *   out[j] = w[0]*v[0][j] + w[1]*v[1][j] + w[2]*v[2][j] + w[3]*v[3][j],  j < channels
  * (w already holds mask * corner weight; taps added in corner order, FMA in the SIMD kernels). */
-typedef void (*f32_deform_fwd_fn)(size_t channels, const float *const *v, const float *w, float *out);
+#define DECLARE_F32_DEFORM_FWD_UKERNEL_FUNCTION(fn) void fn(size_t channels, const float *const *v, \
+    const float *w, float *out)
+typedef DECLARE_F32_DEFORM_FWD_UKERNEL_FUNCTION((*f32_deform_fwd_fn));
 /* (the SIMD kernels stream out when it starts a 64-byte line and channels is a multiple of 16: the
  * caller runs stream_fence before its region ends) */
-void f32_deform_fwd_ukernel__scalar(size_t channels, const float *const *v, const float *w, float *out);
-void f32_deform_fwd_ukernel__avx2(size_t channels, const float *const *v, const float *w, float *out);
-void f32_deform_fwd_ukernel__avx512(size_t channels, const float *const *v, const float *w, float *out);
+DECLARE_F32_DEFORM_FWD_UKERNEL_FUNCTION(f32_deform_fwd_ukernel__scalar);
+DECLARE_F32_DEFORM_FWD_UKERNEL_FUNCTION(f32_deform_fwd_ukernel__avx2);
+DECLARE_F32_DEFORM_FWD_UKERNEL_FUNCTION(f32_deform_fwd_ukernel__avx512);
 
 /* Backward of one sample over a channel vector (spec 6): the four corners' read-modify-writes
  *   io[k][j] += wg[k] * g[j]            (wg = mask * corner weight; io[k] distinct or a sink)
@@ -105,14 +92,12 @@ void f32_deform_fwd_ukernel__avx512(size_t channels, const float *const *v, cons
  *   acc[2] = sum_j g[j] * (hh*(hw*v0 + lw*v1) + lh*(hw*v2 + lw*v3))       (mask)
  * with v = the corner vectors (zero vector outside the plane). The lane order of the sums is
  * fixed per ISA, so results do not depend on threads. */
-typedef void (*f32_deform_bwd_fn)(size_t channels, const float *g, const float *const *v, float *const *io,
-                                  const float *wg, const float *cf, float *acc);
-void f32_deform_bwd_ukernel__scalar(size_t channels, const float *g, const float *const *v, float *const *io,
-                                    const float *wg, const float *cf, float *acc);
-void f32_deform_bwd_ukernel__avx2(size_t channels, const float *g, const float *const *v, float *const *io,
-                                  const float *wg, const float *cf, float *acc);
-void f32_deform_bwd_ukernel__avx512(size_t channels, const float *g, const float *const *v, float *const *io,
-                                    const float *wg, const float *cf, float *acc);
+#define DECLARE_F32_DEFORM_BWD_UKERNEL_FUNCTION(fn) void fn(size_t channels, const float *g, \
+    const float *const *v, float *const *io, const float *wg, const float *cf, float *acc)
+typedef DECLARE_F32_DEFORM_BWD_UKERNEL_FUNCTION((*f32_deform_bwd_fn));
+DECLARE_F32_DEFORM_BWD_UKERNEL_FUNCTION(f32_deform_bwd_ukernel__scalar);
+DECLARE_F32_DEFORM_BWD_UKERNEL_FUNCTION(f32_deform_bwd_ukernel__avx2);
+DECLARE_F32_DEFORM_BWD_UKERNEL_FUNCTION(f32_deform_bwd_ukernel__avx512);
 
 /* Backward of one grid-sampler point over a channels-last plane, taps (r, c) of a separable
  * stencil with weights wy[r] * wx[c]:
@@ -121,22 +106,13 @@ void f32_deform_bwd_ukernel__avx512(size_t channels, const float *g, const float
  *   gxy[1] = sum_j g[j] * sum_{r,c} (dwy[r] * wx[c]) * in[roff[r] + coff[c] + j]
  * Taps are taken in (r, c) order; taps addressing the same pixel are added one after the other.
  * nr <= 4, nc <= 4; nr == 0 or nc == 0 gives gxy = 0 and leaves io alone. */
-typedef void (*f32_grid_bwd_fn)(size_t channels, size_t nr, const int64_t *roff, const float *wy,
-                                const float *dwy, size_t nc, const int64_t *coff, const float *wx,
-                                const float *dwx, const float *in, const float *g, float *io,
-                                float *gxy);
-void f32_grid_bwd_ukernel__scalar(size_t channels, size_t nr, const int64_t *roff, const float *wy,
-                                  const float *dwy, size_t nc, const int64_t *coff, const float *wx,
-                                  const float *dwx, const float *in, const float *g, float *io,
-                                  float *gxy);
-void f32_grid_bwd_ukernel__avx2(size_t channels, size_t nr, const int64_t *roff, const float *wy,
-                                const float *dwy, size_t nc, const int64_t *coff, const float *wx,
-                                const float *dwx, const float *in, const float *g, float *io,
-                                float *gxy);
-void f32_grid_bwd_ukernel__avx512(size_t channels, size_t nr, const int64_t *roff, const float *wy,
-                                  const float *dwy, size_t nc, const int64_t *coff, const float *wx,
-                                  const float *dwx, const float *in, const float *g, float *io,
-                                  float *gxy);
+#define DECLARE_F32_GRID_BWD_UKERNEL_FUNCTION(fn) void fn(size_t channels, size_t nr, const int64_t *roff, \
+    const float *wy, const float *dwy, size_t nc, const int64_t *coff, const float *wx, const float *dwx, \
+    const float *in, const float *g, float *io, float *gxy)
+typedef DECLARE_F32_GRID_BWD_UKERNEL_FUNCTION((*f32_grid_bwd_fn));
+DECLARE_F32_GRID_BWD_UKERNEL_FUNCTION(f32_grid_bwd_ukernel__scalar);
+DECLARE_F32_GRID_BWD_UKERNEL_FUNCTION(f32_grid_bwd_ukernel__avx2);
+DECLARE_F32_GRID_BWD_UKERNEL_FUNCTION(f32_grid_bwd_ukernel__avx512);
 
 /* Tuning knob of the grid sampler for tests and benchmarks: channels per work unit (rounded up to
  * a multiple of 16); 0 (the default) picks it from the plane size. Not thread-safe. */
@@ -168,14 +144,12 @@ static inline void f32_grid_pt_weights(const f32_grid_pt *pt, float w[4])
     w[2] = pt->ly * ax;
     w[3] = pt->ly * pt->lx;
 }
-typedef void (*f32_grid_bilinear_bwd_fn)(size_t npts, const f32_grid_pt *pts, size_t cs, ptrdiff_t next_row,
-                                         const float *go, const float *in, float *io, float *acc);
-void f32_grid_bilinear_bwd_ukernel__scalar(size_t npts, const f32_grid_pt *pts, size_t cs, ptrdiff_t next_row,
-                                           const float *go, const float *in, float *io, float *acc);
-void f32_grid_bilinear_bwd_ukernel__avx2(size_t npts, const f32_grid_pt *pts, size_t cs, ptrdiff_t next_row,
-                                         const float *go, const float *in, float *io, float *acc);
-void f32_grid_bilinear_bwd_ukernel__avx512(size_t npts, const f32_grid_pt *pts, size_t cs, ptrdiff_t next_row,
-                                           const float *go, const float *in, float *io, float *acc);
+#define DECLARE_F32_GRID_BILINEAR_BWD_UKERNEL_FUNCTION(fn) void fn(size_t npts, const f32_grid_pt *pts, \
+    size_t cs, ptrdiff_t next_row, const float *go, const float *in, float *io, float *acc)
+typedef DECLARE_F32_GRID_BILINEAR_BWD_UKERNEL_FUNCTION((*f32_grid_bilinear_bwd_fn));
+DECLARE_F32_GRID_BILINEAR_BWD_UKERNEL_FUNCTION(f32_grid_bilinear_bwd_ukernel__scalar);
+DECLARE_F32_GRID_BILINEAR_BWD_UKERNEL_FUNCTION(f32_grid_bilinear_bwd_ukernel__avx2);
+DECLARE_F32_GRID_BILINEAR_BWD_UKERNEL_FUNCTION(f32_grid_bilinear_bwd_ukernel__avx512);
 
 /* Bilinear grid-sampler forward over a channels-last plane ([pixel][cs], cs a multiple of 16): a
  * point whose four taps are inside is pts[k] = {off = y0 W + x0, q = its output slot, lx, ly};
@@ -183,14 +157,12 @@ void f32_grid_bilinear_bwd_ukernel__avx512(size_t npts, const f32_grid_pt *pts, 
  * + next_row + cs:
  *   out[cs q + c] = ((w_0 v_0 + w_1 v_1) + w_2 v_2) + w_3 v_3      c < cs (FMAs where the ISA has them)
  */
-typedef void (*f32_grid_bilinear_fwd_fn)(size_t npts, const f32_grid_pt *pts, size_t cs, ptrdiff_t next_row,
-                                         const float *in, float *out);
-void f32_grid_bilinear_fwd_ukernel__scalar(size_t npts, const f32_grid_pt *pts, size_t cs, ptrdiff_t next_row,
-                                           const float *in, float *out);
-void f32_grid_bilinear_fwd_ukernel__avx2(size_t npts, const f32_grid_pt *pts, size_t cs, ptrdiff_t next_row,
-                                         const float *in, float *out);
-void f32_grid_bilinear_fwd_ukernel__avx512(size_t npts, const f32_grid_pt *pts, size_t cs, ptrdiff_t next_row,
-                                           const float *in, float *out);
+#define DECLARE_F32_GRID_BILINEAR_FWD_UKERNEL_FUNCTION(fn) void fn(size_t npts, const f32_grid_pt *pts, \
+    size_t cs, ptrdiff_t next_row, const float *in, float *out)
+typedef DECLARE_F32_GRID_BILINEAR_FWD_UKERNEL_FUNCTION((*f32_grid_bilinear_fwd_fn));
+DECLARE_F32_GRID_BILINEAR_FWD_UKERNEL_FUNCTION(f32_grid_bilinear_fwd_ukernel__scalar);
+DECLARE_F32_GRID_BILINEAR_FWD_UKERNEL_FUNCTION(f32_grid_bilinear_fwd_ukernel__avx2);
+DECLARE_F32_GRID_BILINEAR_FWD_UKERNEL_FUNCTION(f32_grid_bilinear_fwd_ukernel__avx512);
 
 /* Tap lists of one rotated roi whose bins have at most 4 samples (gh * gw <= 4): for bin
  * i = ph PW + pw, its samples in (iy, ix) order, each sample's four corners in the order
@@ -233,9 +205,11 @@ static inline int f32_rotated_corners(float yy, float xx, const f32_rotated_roi 
     w[3] = ly * lx * g->inv_count;
     return 1;
 }
-typedef size_t (*f32_rotated_taps_fn)(const f32_rotated_roi *g, size_t base, size_t *starts, int32_t *pix, float *w);
-size_t f32_rotated_taps_ukernel__scalar(const f32_rotated_roi *g, size_t base, size_t *starts, int32_t *pix, float *w);
-size_t f32_rotated_taps_ukernel__avx512(const f32_rotated_roi *g, size_t base, size_t *starts, int32_t *pix, float *w);
+#define DECLARE_F32_ROTATED_TAPS_UKERNEL_FUNCTION(fn) size_t fn(const f32_rotated_roi *g, size_t base, \
+    size_t *starts, int32_t *pix, float *w)
+typedef DECLARE_F32_ROTATED_TAPS_UKERNEL_FUNCTION((*f32_rotated_taps_fn));
+DECLARE_F32_ROTATED_TAPS_UKERNEL_FUNCTION(f32_rotated_taps_ukernel__scalar);
+DECLARE_F32_ROTATED_TAPS_UKERNEL_FUNCTION(f32_rotated_taps_ukernel__avx512);
 /* (AVX2 uses the portable kernel: the merge needs AVX-512's conflict detection) */
 
 /* Keys of the bilinear backward's point table under zeros padding: for q < n, with (gx, gy) =
@@ -249,49 +223,43 @@ typedef struct {
     int align_corners;
     int32_t xb, xshift;
 } f32_grid_keys_params;
-typedef void (*f32_grid_bilinear_keys_fn)(size_t n, const float *grid, const f32_grid_keys_params *kp, int32_t *key,
-                                          int32_t *x0, float *lx, float *ly);
-void f32_grid_bilinear_keys_ukernel__scalar(size_t n, const float *grid, const f32_grid_keys_params *kp, int32_t *key,
-                                            int32_t *x0, float *lx, float *ly);
-void f32_grid_bilinear_keys_ukernel__avx2(size_t n, const float *grid, const f32_grid_keys_params *kp, int32_t *key,
-                                          int32_t *x0, float *lx, float *ly);
-void f32_grid_bilinear_keys_ukernel__avx512(size_t n, const float *grid, const f32_grid_keys_params *kp, int32_t *key,
-                                            int32_t *x0, float *lx, float *ly);
+#define DECLARE_F32_GRID_BILINEAR_KEYS_UKERNEL_FUNCTION(fn) void fn(size_t n, const float *grid, \
+    const f32_grid_keys_params *kp, int32_t *key, int32_t *x0, float *lx, float *ly)
+typedef DECLARE_F32_GRID_BILINEAR_KEYS_UKERNEL_FUNCTION((*f32_grid_bilinear_keys_fn));
+DECLARE_F32_GRID_BILINEAR_KEYS_UKERNEL_FUNCTION(f32_grid_bilinear_keys_ukernel__scalar);
+DECLARE_F32_GRID_BILINEAR_KEYS_UKERNEL_FUNCTION(f32_grid_bilinear_keys_ukernel__avx2);
+DECLARE_F32_GRID_BILINEAR_KEYS_UKERNEL_FUNCTION(f32_grid_bilinear_keys_ukernel__avx512);
 
 /* Row copy dst[r * dst_stride + j] = src[r * src_stride + j] (r < rows, j < n) for an output
  * written once and not read back soon: streaming stores where a row is aligned (no read for
  * ownership of the destination), plain stores elsewhere. */
-typedef void (*f32_copy_rows_stream_fn)(size_t rows, size_t n, const float *src, size_t src_stride, float *dst,
-                                        size_t dst_stride);
-void f32_copy_rows_stream_ukernel__scalar(size_t rows, size_t n, const float *src, size_t src_stride, float *dst,
-                                          size_t dst_stride);
-void f32_copy_rows_stream_ukernel__avx2(size_t rows, size_t n, const float *src, size_t src_stride, float *dst,
-                                        size_t dst_stride);
-void f32_copy_rows_stream_ukernel__avx512(size_t rows, size_t n, const float *src, size_t src_stride, float *dst,
-                                          size_t dst_stride);
+#define DECLARE_F32_COPY_ROWS_STREAM_UKERNEL_FUNCTION(fn) void fn(size_t rows, size_t n, const float *src, \
+    size_t src_stride, float *dst, size_t dst_stride)
+typedef DECLARE_F32_COPY_ROWS_STREAM_UKERNEL_FUNCTION((*f32_copy_rows_stream_fn));
+DECLARE_F32_COPY_ROWS_STREAM_UKERNEL_FUNCTION(f32_copy_rows_stream_ukernel__scalar);
+DECLARE_F32_COPY_ROWS_STREAM_UKERNEL_FUNCTION(f32_copy_rows_stream_ukernel__avx2);
+DECLARE_F32_COPY_ROWS_STREAM_UKERNEL_FUNCTION(f32_copy_rows_stream_ukernel__avx512);
 
 /* f32_transpose (same contract) for a destination written once and not read back soon:
  * streaming stores of whole destination lines when dst_stride is a multiple of 16 floats,
  * plain stores elsewhere. */
-void f32_transpose_stream_ukernel__scalar(size_t rows, size_t cols, const float *src, size_t src_stride,
-                                          float *dst, size_t dst_stride);
-void f32_transpose_stream_ukernel__avx2(size_t rows, size_t cols, const float *src, size_t src_stride,
-                                        float *dst, size_t dst_stride);
+DECLARE_F32_TRANSPOSE_UKERNEL_FUNCTION(f32_transpose_stream_ukernel__scalar);
+DECLARE_F32_TRANSPOSE_UKERNEL_FUNCTION(f32_transpose_stream_ukernel__avx2);
 /* (AVX-512 dispatches to the AVX2 kernel, as f32_transpose) */
 /* f32_transpose_stream that also zeroes the rows x cols elements of src it read: an accumulator
  * written out and cleared for its next use in one visit, while its lines are in L1 */
-typedef void (*f32_transpose_zero_fn)(size_t rows, size_t cols, float *src, size_t src_stride, float *dst,
-                                      size_t dst_stride);
-void f32_transpose_stream_zero_ukernel__scalar(size_t rows, size_t cols, float *src, size_t src_stride, float *dst,
-                                               size_t dst_stride);
-void f32_transpose_stream_zero_ukernel__avx2(size_t rows, size_t cols, float *src, size_t src_stride, float *dst,
-                                             size_t dst_stride);
+#define DECLARE_F32_TRANSPOSE_ZERO_UKERNEL_FUNCTION(fn) void fn(size_t rows, size_t cols, float *src, \
+    size_t src_stride, float *dst, size_t dst_stride)
+typedef DECLARE_F32_TRANSPOSE_ZERO_UKERNEL_FUNCTION((*f32_transpose_zero_fn));
+DECLARE_F32_TRANSPOSE_ZERO_UKERNEL_FUNCTION(f32_transpose_stream_zero_ukernel__scalar);
+DECLARE_F32_TRANSPOSE_ZERO_UKERNEL_FUNCTION(f32_transpose_stream_zero_ukernel__avx2);
 
 /* Orders the streaming stores of the kernels called before it (the SIMD kernels that stream
  * without fencing themselves say so); AVX-512 takes the AVX2 one. */
-typedef void (*f32_stream_fence_fn)(void);
-void f32_stream_fence_ukernel__scalar(void);
-void f32_stream_fence_ukernel__avx2(void);
+#define DECLARE_F32_STREAM_FENCE_UKERNEL_FUNCTION(fn) void fn(void)
+typedef DECLARE_F32_STREAM_FENCE_UKERNEL_FUNCTION((*f32_stream_fence_fn));
+DECLARE_F32_STREAM_FENCE_UKERNEL_FUNCTION(f32_stream_fence_ukernel__scalar);
+DECLARE_F32_STREAM_FENCE_UKERNEL_FUNCTION(f32_stream_fence_ukernel__avx2);
 
 /* Every microkernel of one ISA: the one table the drivers take their kernels from (isa.c).
  * Where a wider variant would not be faster the table names the narrower one. */
@@ -330,6 +298,8 @@ size_t conform_opt_scratch_kept(void);
  * left there), and the smallest block kept (default 64 KiB; 0 keeps every one). Not thread-safe;
  * set the knob before calling. */
 void conform_scratch_poison(unsigned char byte);
+/* (a knob of the process-wide scratch cache, as the cache itself is: the kernels' public API takes
+   no context to carry it, and only a test moves it) */
 extern size_t conform_opt_scratch_keep_min;
 
 /* n floats of scratch (conform_scratch_alloc: free with conform_scratch_free) */

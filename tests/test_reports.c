@@ -2,6 +2,7 @@
  * seeds that reproduce reports whatever the threads, waivers, and a bench gate that re-measures. */
 #include <criterion/criterion.h>
 #include <criterion/redirect.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -221,6 +222,10 @@ Test(reports, the_tolerances_paragraph_gives_the_runs_u)
         char *html = report_html(r), *md = report_markdown(r);
         cr_assert(strstr(html, html_u[i]), "html for %s: wants %s", dtypes[i], html_u[i]);
         cr_assert(strstr(md, md_u[i]), "markdown for %s: wants %s", dtypes[i], md_u[i]);
+        char eta[64]; /* and the formula the code computes, with the dtype's eta */
+        snprintf(eta, sizeof eta, "`" CONFORM_TOL_FORMULA "`, `u = 2^%d` (%s), `eta = 2^%d`", ilogb(dtype_find(dtypes[i])->u),
+                 dtypes[i], ilogb(dtype_find(dtypes[i])->eta));
+        cr_assert(strstr(md, eta), "markdown for %s: wants %s", dtypes[i], eta);
         free(html);
         free(md);
         cJSON_Delete(r);

@@ -16,7 +16,7 @@ static std_result judge(const char *name, conform_dtype dt, int64_t n, int with_
 {
     int s = standard_index(name);
     cr_assert(s >= 0, "%s is not in the table", name);
-    std_input in = {g, a, with_bench ? b : NULL, n, dt, NULL, NULL};
+    std_input in = {g, a, with_bench ? b : NULL, n, dt, NULL, NULL, 0};
     std_result r;
     memset(&r, 0, sizeof r);
     conform_standards[s].evaluate(&in, &r);
@@ -256,7 +256,7 @@ Test(standards, undefined_dtype_judges_nothing)
 {
     fill(4, 1.0, 5.0);
     for (int s = 0; s < N_STANDARDS; s++) {
-        std_input in = {g, a, b, 4, CONFORM_DTYPE_FLOAT64, NULL, NULL};
+        std_input in = {g, a, b, 4, CONFORM_DTYPE_FLOAT64, NULL, NULL, 0};
         std_result r;
         memset(&r, 0, sizeof r);
         conform_standards[s].evaluate(&in, &r);
@@ -280,7 +280,7 @@ Test(standards, float32_values_in_place)
     }
     g[3] = a[3] = af[3] = INFINITY, g[4] = NAN, a[4] = af[4] = 1; /* the non-finite paths too */
     for (int s = 0; s < N_STANDARDS; s++) {
-        std_input in64 = {g, a, b, n, CONFORM_DTYPE_FLOAT32, NULL, NULL}, in32 = {g, NULL, NULL, n, CONFORM_DTYPE_FLOAT32, af, bf};
+        std_input in64 = {g, a, b, n, CONFORM_DTYPE_FLOAT32, NULL, NULL, 0}, in32 = {g, NULL, NULL, n, CONFORM_DTYPE_FLOAT32, af, bf, 0};
         std_result r64, r32;
         memset(&r64, 0, sizeof r64);
         memset(&r32, 0, sizeof r32);
@@ -302,7 +302,7 @@ Test(standards, commercial_self_benchmark_is_its_copy)
     for (int64_t i = 0; i < n; i++) g[i] = 1 + 1e-3 * (double)(i % 17), a[i] = b[i] = g[i] * (1 + 3e-7 * (double)(i % 3));
     g[7] = NAN, a[7] = b[7] = 2, g[8] = a[8] = b[8] = -INFINITY, g[9] = 1e-6; /* and a small value */
     int s = standard_index("commercial-ratio");
-    std_input self = {g, a, a, n, CONFORM_DTYPE_FLOAT32, NULL, NULL}, copy = {g, a, b, n, CONFORM_DTYPE_FLOAT32, NULL, NULL};
+    std_input self = {g, a, a, n, CONFORM_DTYPE_FLOAT32, NULL, NULL, 0}, copy = {g, a, b, n, CONFORM_DTYPE_FLOAT32, NULL, NULL, 0};
     std_result r1, r2;
     memset(&r1, 0, sizeof r1);
     memset(&r2, 0, sizeof r2);
@@ -383,14 +383,13 @@ Test(standards, vector_blocks_equal_the_element_loops)
         }
         int64_t n = round < 60 ? N_MAX : (int64_t)(next_u64() % N_MAX);
         conform_dtype dt = (conform_dtype)(round % 4);
-        std_input forms[4] = {{g, a, b, n, dt, NULL, NULL}, {g, a, a, n, dt, NULL, NULL}, {g, NULL, NULL, n, dt, a32, a32},
-                              {g, NULL, b, n, dt, a32, NULL}};
+        std_input forms[4] = {{g, a, b, n, dt, NULL, NULL, 0}, {g, a, a, n, dt, NULL, NULL, 0}, {g, NULL, NULL, n, dt, a32, a32, 0},
+                              {g, NULL, b, n, dt, a32, NULL, 0}};
         for (int f = 0; f < 4; f++) {
             std_result v[N_STANDARDS], s[N_STANDARDS];
             standards_evaluate_all(&forms[f], v);
-            standards_vector_allowed = 0;
+            forms[f].scalar_only = 1;
             standards_evaluate_all(&forms[f], s);
-            standards_vector_allowed = 1;
             char what[64];
             snprintf(what, sizeof what, "round %d, form %d, dtype %d, n %lld", round, f, (int)dt, (long long)n);
             assert_same_results(v, s, what);

@@ -111,6 +111,10 @@ struct op_desc {
     const proof_desc *proofs; /* ends with an entry whose kind is NULL */
 };
 
+/* In a function with char *err and size_t errlen (validate, a generator, a suite reader): the
+ * message into err, then return -1. */
+#define FAIL(...) do { snprintf(err, errlen, __VA_ARGS__); return -1; } while (0)
+
 /* An op's tensors and attributes with their counts, in an op_desc initializer. */
 #define CONFORM_LEN(a) ((int)(sizeof(a) / sizeof((a)[0])))
 #define OP_TENSORS(in, out) .n_inputs = CONFORM_LEN(in), .inputs = in, .n_outputs = CONFORM_LEN(out), .outputs = out
@@ -143,14 +147,18 @@ double problem_float(const problem_t *p, const char *name);
  * reference, its four bound arrays and the float result. */
 double problem_bytes(const problem_t *p);
 /* The memory budget in bytes (--max-memory); a problem over it is refused, not attempted.
- * Default: half the machine's physical memory. */
+ * Default: half the machine's physical memory. This and conform_sample_budget are settings of the
+ * process, as the environment is: set from the command line before any case is built (tests and
+ * fuzz targets set them once), read wherever a problem is checked, by every op's validate among
+ * others (a parameter would run through each of them). */
 extern double conform_memory_budget;
 double memory_budget(void); /* in bytes, the default resolved; shared by the jobs of a run */
 /* 0 when p fits the budget, else -1 with a message naming the sizes. */
 int problem_check_budget(const problem_t *p, char *err, size_t errlen);
 
 /* Work budget: the sample evaluations a problem may need (rois with adaptive sampling can ask
- * for any number); a problem over it is refused with the count (--max-samples). */
+ * for any number); a problem over it is refused with the count (--max-samples). A setting of the
+ * process, as conform_memory_budget. */
 extern double conform_sample_budget;
 int problem_check_samples(const char *op, double samples, char *err, size_t errlen);
 

@@ -7,7 +7,8 @@
 
 #include "cli.h"
 #include "status.h"
-#include "report.h"
+#include "fsio.h"
+#include "version.h"
 
 /* ---- shards: a deterministic partition of the cases by id ---------------------------------- */
 

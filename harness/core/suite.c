@@ -9,8 +9,6 @@
 
 #include "fill.h"
 
-#define FAIL(...) do { snprintf(err, errlen, __VA_ARGS__); return -1; } while (0)
-
 static char *read_text(const char *path, char *err, size_t errlen)
 {
     FILE *f = fopen(path, "rb");

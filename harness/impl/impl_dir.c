@@ -20,7 +20,7 @@
 #include "export.h"
 #include "impl.h"
 #include "npy.h"
-#include "report.h"
+#include "fsio.h"
 
 struct impl_dir {
     cJSON *manifest;

@@ -411,7 +411,7 @@ int compare_bounds_avx2(const dtype_desc *dt, double k_val, int64_t n, const dou
                         const double *pe, const double *ref, double *tol, double *scale)
 {
 #ifdef JUDGE_AVX2
-    if (!judge_cpu_has_avx2()) return 0;
+    if (!judge_use_avx2(0)) return 0;
     const compare_consts k = {dt->u, dt->eta, k_val, 0, 0};
     bounds_avx2(&k, n, nt, as, pe, ref, tol, scale);
     return 1;
@@ -445,7 +445,7 @@ static void only_zero_rule(compare_state *st, const double *ref, const float *go
 }
 
 static void compare_any(const double *ref, const float *got_f32, const double *got_f64, int64_t n, const tol_inputs *t,
-                        compare_result *r)
+                        int loop_only, compare_result *r)
 {
     compare_state st;
     memset(&st, 0, sizeof st);
@@ -457,7 +457,7 @@ static void compare_any(const double *ref, const float *got_f32, const double *g
                               2.0 * t->dt->eta};
     int64_t i = 0;
 #ifdef JUDGE_AVX2
-    if (compare_vector_allowed && judge_cpu_has_avx2() && reciprocal_exact(&k)) i = compare_blocks_avx2(&st, ref, got_f32, got_f64, n, t, &k);
+    if (judge_use_avx2(loop_only) && reciprocal_exact(&k)) i = compare_blocks_avx2(&st, ref, got_f32, got_f64, n, t, &k);
 #endif
     for (; i < n; i++) element_scalar(&st, ref, got_f32, got_f64, i, t, &k);
     compare_result *a = &st.a;
@@ -479,14 +479,22 @@ static void compare_any(const double *ref, const float *got_f32, const double *g
     *r = *a;
 }
 
-int compare_vector_allowed = 1;
-
 void compare_f32(const double *ref, const float *got, int64_t n, const tol_inputs *t, compare_result *r)
 {
-    compare_any(ref, got, NULL, n, t, r);
+    compare_any(ref, got, NULL, n, t, 0, r);
 }
 
 void compare_f64(const double *ref, const double *got, int64_t n, const tol_inputs *t, compare_result *r)
 {
-    compare_any(ref, NULL, got, n, t, r);
+    compare_any(ref, NULL, got, n, t, 0, r);
+}
+
+void compare_f32_loop(const double *ref, const float *got, int64_t n, const tol_inputs *t, compare_result *r)
+{
+    compare_any(ref, got, NULL, n, t, 1, r);
+}
+
+void compare_f64_loop(const double *ref, const double *got, int64_t n, const tol_inputs *t, compare_result *r)
+{
+    compare_any(ref, NULL, got, n, t, 1, r);
 }

@@ -86,11 +86,13 @@ double compare_ulps(double ref, double got);
  * within its tolerance is within about k_val + n_terms ULPs of it; |ref| alone without bounds, and
  * where the maximum is not finite. */
 double compare_scale(const tol_inputs *t, int64_t i, double ref);
+/* Blocks of elements in the CPU's vector unit where the judge uses AVX2 (judge_avx2.h), with
+ * results bit for bit those of the element loop. */
 void compare_f32(const double *ref, const float *got, int64_t n, const tol_inputs *t, compare_result *r);
 /* the same for outputs held in double (any dtype, decoded) */
 void compare_f64(const double *ref, const double *got, int64_t n, const tol_inputs *t, compare_result *r);
-/* 1 (the default): blocks of elements in the CPU's vector unit where it has AVX2, with results
- * bit for bit those of the element loop; 0: the element loop only (a test compares the two) */
-extern int compare_vector_allowed;
+/* the two by the element loop alone (a test holds the vector blocks to it) */
+void compare_f32_loop(const double *ref, const float *got, int64_t n, const tol_inputs *t, compare_result *r);
+void compare_f64_loop(const double *ref, const double *got, int64_t n, const tol_inputs *t, compare_result *r);
 
 #endif

@@ -2,6 +2,7 @@
 
 #include <math.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -68,13 +69,17 @@ void guarded_free(void *buf)
     if (buf) bigbuf_free((unsigned char *)buf - GUARD_BYTES);
 }
 
-static void set_status(case_result *r, case_status status, const char *fmt, const char *msg)
+/* The one place a case's status is set: the first failure reason wins; a later error, crash or
+   timeout outranks a failure. A passed case may also take a message (a refusal expected). */
+__attribute__((format(printf, 3, 4))) static void set_status(case_result *r, case_status status, const char *fmt, ...)
 {
-    /* the first failure reason wins; a later error, crash or timeout outranks a failure */
     int severe = status != CASE_FAILED;
     if (r->status == CASE_PASSED || (severe && r->status == CASE_FAILED)) {
         r->status = status;
-        snprintf(r->message, sizeof r->message, fmt, msg);
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(r->message, sizeof r->message, fmt, ap);
+        va_end(ap);
     }
 }
 
@@ -176,39 +181,31 @@ static int prepare_case(const case_t *c, uint64_t seed, const run_env *env, prob
     const char *expect_error = case_expect_error(c);
     const int has_expect = cJSON_GetObjectItemCaseSensitive(c->spec, "expect") != NULL;
     int rc = case_build(c, seed, p, err, sizeof err);
-    if (!rc && !expect_error && case_inputs_overflow(p, env->impl->dtype, r->message, sizeof r->message)) {
-        r->status = CASE_NOT_APPLICABLE;
+    if (!rc && !expect_error && case_inputs_overflow(p, env->impl->dtype, err, sizeof err)) {
+        set_status(r, CASE_NOT_APPLICABLE, "%s", err);
         return 1;
     }
     if (!rc) round_inputs(p, env->impl->dtype, has_expect ? exact_in : NULL);
     if (!rc) rc = op->validate(p, err, sizeof err);
     if (rc) {
-        if (expect_error && strstr(err, expect_error)) snprintf(r->message, sizeof r->message, "refused as expected: %s", err);
-        else if (expect_error) {
-            r->status = CASE_FAILED;
-            snprintf(r->message, sizeof r->message, "refused with '%s', expected a message containing '%s'", err, expect_error);
-        } else {
-            r->status = CASE_ERROR;
-            snprintf(r->message, sizeof r->message, "%s", err);
-        }
+        if (expect_error && strstr(err, expect_error)) set_status(r, CASE_PASSED, "refused as expected: %s", err);
+        else if (expect_error) set_status(r, CASE_FAILED, "refused with '%s', expected a message containing '%s'", err, expect_error);
+        else set_status(r, CASE_ERROR, "%s", err);
         return 1;
     }
     if (!impl_supports(env->impl, op)) {
         const char *why = impl_why_not(env->impl, op);
-        r->status = CASE_NOT_IMPLEMENTED;
-        if (why) snprintf(r->message, sizeof r->message, "%s: not run on this device: %s", op->name, why);
-        else snprintf(r->message, sizeof r->message, "%s does not implement %s", impl_name(env->impl), op->name);
+        if (why) set_status(r, CASE_NOT_IMPLEMENTED, "%s: not run on this device: %s", op->name, why);
+        else set_status(r, CASE_NOT_IMPLEMENTED, "%s does not implement %s", impl_name(env->impl), op->name);
         return 1;
     }
     if (expect_error) {
-        r->status = CASE_FAILED;
-        snprintf(r->message, sizeof r->message, "accepted, but the case expects a refusal containing '%s'", expect_error);
+        set_status(r, CASE_FAILED, "accepted, but the case expects a refusal containing '%s'", expect_error);
         return 1;
     }
     exec_status in = impl_inputs(env->impl, c, p, &env->policy, err, sizeof err);
     if (in != EXEC_OK || op->validate(p, err, sizeof err)) {
-        r->status = in == EXEC_TIMEOUT ? CASE_TIMEOUT : CASE_ERROR;
-        snprintf(r->message, sizeof r->message, "%s", err);
+        set_status(r, in == EXEC_TIMEOUT ? CASE_TIMEOUT : CASE_ERROR, "%s", err);
         return 1;
     }
     return 0;

@@ -53,10 +53,9 @@ static double ulp_of(conform_dtype dt, double x)
    element loop, without FMA. Counts and maxima are order-free (max_pd(x, m) is x > m ? x : m, the
    loop's "if (x > m) m = x"); a sum is added lane by lane in index order, as the loop adds it. Any
    other block goes to the element loop whole. */
-int standards_vector_allowed = 1;
 
 #ifdef JUDGE_AVX2
-static int use_avx2(void) { return standards_vector_allowed && judge_cpu_has_avx2(); }
+static int use_avx2(const std_input *in) { return judge_use_avx2(in->scalar_only); }
 
 /* the golden and actual values of four elements from i; 1 when all eight are finite */
 AVX2_INLINE int load_pair(const std_input *in, int64_t i, __m256d *g, __m256d *a)
@@ -159,7 +158,7 @@ static void ascend_v2_mixed(const std_input *in, std_result *r)
     v2_acc s = {rtol, atol, cap, 0, 0, 0, 0};
     int64_t i = 0;
 #ifdef JUDGE_AVX2
-    if (use_avx2()) i = v2_blocks(in, &s);
+    if (use_avx2(in)) i = v2_blocks(in, &s);
 #endif
     for (; i < in->n; i++) v2_element(in, i, &s);
     int64_t matched = s.matched, over_cap = s.over_cap;
@@ -230,7 +229,7 @@ static void ascend_v1_mere_mare(const std_input *in, std_result *r)
     v1_acc s = {0, 0, 0};
     int64_t i = 0;
 #ifdef JUDGE_AVX2
-    if (use_avx2()) i = v1_blocks(in, &s);
+    if (use_avx2(in)) i = v1_blocks(in, &s);
 #endif
     for (; i < in->n; i++) v1_element(in, i, &s);
     double sum = s.sum, mare = s.mare;
@@ -298,7 +297,7 @@ static void double_thousandth(const std_input *in, std_result *r)
     dt_acc s = {p, m, 0, 0, 0};
     int64_t i = 0;
 #ifdef JUDGE_AVX2
-    if (use_avx2()) i = dt_blocks(in, &s);
+    if (use_avx2(in)) i = dt_blocks(in, &s);
 #endif
     for (; i < in->n; i++) dt_element(in, i, &s);
     int64_t over_rel = s.over_rel, over_abs = s.over_abs, nan_mismatch = s.nan_mismatch;
@@ -416,7 +415,7 @@ static void commercial_ratio(const std_input *in, std_result *r)
     const int self = in->bench == in->actual && in->bench_f32 == in->actual_f32;
     int64_t i = 0;
 #ifdef JUDGE_AVX2
-    if (use_avx2()) i = commercial_blocks(in, self, thr, err, &k, &b, &nonfinite_errors);
+    if (use_avx2(in)) i = commercial_blocks(in, self, thr, err, &k, &b, &nonfinite_errors);
 #endif
     for (; i < in->n; i++) commercial_element(in, i, self, thr, err, &k, &b, &nonfinite_errors);
     if (self) b = k;
@@ -497,7 +496,7 @@ static void torch_assert_close(const std_input *in, std_result *r)
     torch_acc s = {rtol, atol, 0, 0};
     int64_t i = 0;
 #ifdef JUDGE_AVX2
-    if (use_avx2()) i = torch_blocks(in, &s);
+    if (use_avx2(in)) i = torch_blocks(in, &s);
 #endif
     for (; i < in->n; i++) torch_element(in, i, &s);
     int64_t mismatched = s.mismatched;

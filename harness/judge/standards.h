@@ -21,6 +21,9 @@ typedef struct {
     /* float32 outputs as the implementation wrote them, read in place of actual / bench when
        those are NULL (no decoded copy of a big output) */
     const float *actual_f32, *bench_f32;
+    /* 0 (the default): blocks of elements in the CPU's vector unit where it has AVX2, with results
+       bit for bit those of the element loops; 1: the element loops only (a test compares the two) */
+    int scalar_only;
 } std_input;
 
 #define STD_MAX_FIGURES 13
@@ -53,9 +56,6 @@ int standard_index(const char *name);
 /* "a,b,..." -> bit mask of standards; -1 with err naming the unknown one and the valid names. */
 int standards_parse_list(const char *list, char *err, size_t errlen);
 void standards_evaluate_all(const std_input *in, std_result *out);
-/* 1 (the default): blocks of elements in the CPU's vector unit where it has AVX2, with results
- * bit for bit those of the element loops; 0: the element loops only (a test compares the two) */
-extern int standards_vector_allowed;
 cJSON *std_result_json(const std_result *r);
 
 #endif

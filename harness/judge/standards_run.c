@@ -40,7 +40,7 @@ void standards_attach(const problem_t *p, double *const *ref, double *const *act
         const float *a32 = a || !actual_f32 ? NULL : actual_f32[o];
         if (out->skipped || (!a && !a32)) continue;
         std_input in = {ref[o], a, bench_is_self ? a : bench ? bench[o] : NULL, shape_numel(&p->out_shape[o]),
-                        out->dt ? out->dt->id : CONFORM_DTYPE_FLOAT32, a32, bench_is_self ? a32 : NULL};
+                        out->dt ? out->dt->id : CONFORM_DTYPE_FLOAT32, a32, bench_is_self ? a32 : NULL, 0};
         standards_evaluate_all(&in, out->standards);
         out->has_standards = 1;
         out->bench_is_self = bench_is_self;

@@ -15,7 +15,11 @@
 #include "suite.h"
 
 const char *const proof_kinds[PROOF_KINDS] = {"adjoint", "finite difference", "metamorphic", "golden"};
-const char *verify_golden_dir; /* NULL: the data directory's cases/golden */
+/* --golden-dir, set once by verify_set_golden_dir before any proof runs: a setting of the process,
+   as the data directory is, read by the golden proofs at the end of the proof_desc.run calls (a
+   parameter would run through every op's proofs for one of four kinds); NULL: the data
+   directory's cases/golden */
+static const char *verify_golden_dir;
 
 int verify_set_golden_dir(const char *dir)
 {

@@ -12,9 +12,9 @@
 
 #define PROOF_KINDS 4
 extern const char *const proof_kinds[PROOF_KINDS];
-extern const char *verify_golden_dir; /* --golden-dir; NULL: cases/golden of the data directory (datadir.h) */
-/* --golden-dir DIR: 0, or EXIT_USAGE after a message when DIR is not a folder (a path that is not
-   there would otherwise fail the golden proofs: a verdict on a typo) */
+/* --golden-dir DIR (default: cases/golden of the data directory, datadir.h): 0, or EXIT_USAGE after
+   a message when DIR is not a folder (a path that is not there would otherwise fail the golden
+   proofs: a verdict on a typo) */
 int verify_set_golden_dir(const char *dir);
 
 /* Runs every proof of op; prints a line per proof unless quiet; returns the number violated

@@ -26,7 +26,6 @@ static const tol_model deformable_tol[2] = {DEFORMABLE_TOL, DEFORMABLE_TOL}; /* 
 
 /* ---- attributes shared by both ops -------------------------------------------------------- */
 
-#define FAIL(...) do { snprintf(err, errlen, __VA_ARGS__); return -1; } while (0)
 #define HARNESS_LIMIT (1 << 20) /* attribute values beyond this are refused (overflow safety) */
 
 static const attr_spec deformable_attrs[] = {

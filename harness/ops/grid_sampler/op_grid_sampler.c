@@ -92,8 +92,6 @@ static int fill_grid(tensor_t *grid, const cJSON *g, gsl_rng *rng, int64_t H, in
 
 /* ---- shared checks ------------------------------------------------------------------------ */
 
-#define FAIL(...) do { snprintf(err, errlen, __VA_ARGS__); return -1; } while (0)
-
 enum { GA_INTERP, GA_PAD, GA_AC, GA_MASK };
 
 static const attr_spec grid_sampler_attrs[] = {

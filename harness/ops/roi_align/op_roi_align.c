@@ -85,8 +85,6 @@ static int fill_rois(problem_t *p, int index, const cJSON *g, gsl_rng *rng, char
 
 /* ---- shared checks ------------------------------------------------------------------------ */
 
-#define FAIL(...) do { snprintf(err, errlen, __VA_ARGS__); return -1; } while (0)
-
 static int check_common_attrs(const char *op, const char *ph_name, int64_t PH, const char *pw_name, int64_t PW,
                               double s, int64_t sr, char *err, size_t errlen)
 {

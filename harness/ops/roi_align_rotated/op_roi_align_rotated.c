@@ -103,8 +103,6 @@ static int fill_rois(problem_t *prob, int index, const cJSON *g, gsl_rng *rng, c
 
 /* ---- shared checks ------------------------------------------------------------------------ */
 
-#define FAIL(...) do { snprintf(err, errlen, __VA_ARGS__); return -1; } while (0)
-
 static int parse_format(const char *op, const char *v, int *nhwc, char *err, size_t errlen)
 {
     if (!strcmp(v, "NCHW")) *nhwc = 0;

@@ -1,4 +1,4 @@
-#include "report.h"
+#include "fsio.h"
 
 #include "npy.h"
 
