@@ -65,8 +65,10 @@ class Verdict:
             if "max_abs_err" not in o:  # not computed (output_mask) or not compared
                 lines.append("  %s: %s" % (name, o.get("status", "not compared")))
                 continue
+            # report.json spells an infinity or NaN as a string ("inf"): float() reads both
             lines.append("  %s: max_abs_err %.3g, max_ulp %.3g, worst err/tol %.3g, %d over tolerance"
-                         % (name, o["max_abs_err"], o["max_ulp"], o["max_err_over_tol"], o["n_over_tol"]))
+                         % (name, float(o["max_abs_err"]), float(o["max_ulp"]), float(o["max_err_over_tol"]),
+                            o["n_over_tol"]))
         lines.append("repro: " + self.command)
         return "\n".join(lines)
 

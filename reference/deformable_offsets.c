@@ -497,3 +497,13 @@ void f64_deformable_offsets_bwd__ref(const ref_deformable_params *p, const doubl
     b.nb = (p->C + b.cb - 1) / b.cb;
     ref_parallel_for(p->N * b.nb, backward_grad_x_block, &b);
 }
+
+/* ---- the reachable range (range.c) -------------------------------------------------------------- */
+
+void ref_deformable_sample_at(const ref_deformable_params *p, const double *off_n, int64_t ho, int64_t wo, int64_t g,
+                              int64_t i, int64_t j, double pos_rel_err, ref_deformable_sample *s)
+{
+    sample_pos(p, off_n, ho, wo, g, i, j, &s->py, &s->px, &s->m);
+    s->dy = deform_pos_error(s->py, p->pt, pos_rel_err);
+    s->dx = deform_pos_error(s->px, p->pl, pos_rel_err);
+}

@@ -766,3 +766,13 @@ void f64_grid_sampler_2d_bwd__ref(const ref_grid_sampler_params *p, const double
     free(vmax);
 }
 
+/* ---- the reachable range (range.c) -------------------------------------------------------------- */
+
+void ref_grid_sampler_reach(const ref_grid_sampler_params *p, const double *g, double pos_rel_err, ref_tap_rect *t,
+                            int *past_int32)
+{
+    point pt;
+    grid_point_at(p, g, pos_rel_err, &pt);
+    grid_reach_rect(p, &pt, t);
+    *past_int32 = grid_box_past_int32(&pt);
+}

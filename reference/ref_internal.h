@@ -153,4 +153,21 @@ void ref_parallel_for(int64_t n, ref_item_fn body, void *ctx);
  * thread count. */
 int64_t ref_channel_block(int64_t N, int64_t C);
 
+/* ---- hooks of the reachable ranges (range.c, conform_range.h) ------------------------------- */
+
+/* the taps grid point g's float32 rounding box reaches (the rectangle its value_reach uses), and
+ * whether the box passes the int32 range of an unpadded coordinate (bicubic may then sample 0) */
+void ref_grid_sampler_reach(const ref_grid_sampler_params *p, const double *g, double pos_rel_err, ref_tap_rect *t,
+                            int *past_int32);
+/* the family descriptions of roi_align and roi_align_rotated (nhwc set from p) */
+ref_roi_op ref_roi_align_family(const ref_roi_align_params *p);
+ref_roi_op ref_roi_align_rotated_family(const ref_roi_align_rotated_params *p);
+/* deformable sample (g, i, j) of output pixel (ho, wo) of the image whose offsets start at off_n:
+ * its position, mask and position errors, as the forward computes them */
+typedef struct {
+    double py, px, m, dy, dx;
+} ref_deformable_sample;
+void ref_deformable_sample_at(const ref_deformable_params *p, const double *off_n, int64_t ho, int64_t wo, int64_t g,
+                              int64_t i, int64_t j, double pos_rel_err, ref_deformable_sample *s);
+
 #endif

@@ -93,3 +93,5 @@ void f64_roi_align_bwd__ref(const ref_roi_align_params *p, const double *grad_ou
     const ref_roi_op op = family_op(p);
     ref_roi_backward(&op, grad_output, rois, grad_input, bounds);
 }
+
+ref_roi_op ref_roi_align_family(const ref_roi_align_params *p) { return family_op(p); }

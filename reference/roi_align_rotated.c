@@ -138,3 +138,10 @@ void f64_roi_align_rotated_bwd__ref(const ref_roi_align_rotated_params *p, const
     if (!p->nhwc) backward_nchw(p, x_grad, rois, y_grad, bounds);
     else run_nhwc(p, x_grad, rois, y_grad, bounds, 0);
 }
+
+ref_roi_op ref_roi_align_rotated_family(const ref_roi_align_rotated_params *p)
+{
+    ref_roi_op op = family_op(p);
+    op.nhwc = p->nhwc;
+    return op;
+}

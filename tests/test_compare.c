@@ -81,7 +81,44 @@ Test(compare, ambiguous_element_is_counted_not_failed)
     cr_assert(fabs(r.max_abs_err - 0.4) < 1e-6, "max_abs_err %g covers the ambiguous element", r.max_abs_err);
     cr_assert(r.max_ulp > 0);
     cr_assert(r.ambiguous_max_err_over_tol > 0.7 && r.ambiguous_max_err_over_tol <= 1.0);
-    cr_assert(r.max_err_over_tol < 0.5, "err/tol of the plain elements leaves it out: %g", r.max_err_over_tol);
+    /* the worst err/tol counts it as the verdict does, against tol + ambig: within 1, as n_over is 0 */
+    cr_assert_eq(r.max_err_over_tol, r.ambiguous_max_err_over_tol, "worst err/tol %g", r.max_err_over_tol);
+}
+
+/* The numbers agree with the verdict: with every element ambiguous, an all-zero output is named as
+   such, and the worst err/tol passes 1 where elements are counted beyond tolerance (a new user's
+   roi with integer bin sizes showed "8 of 8 beyond tolerance" beside "worst err/tol 0") */
+Test(compare, all_ambiguous_all_zero_output_is_caught_with_agreeing_numbers)
+{
+    tol_inputs t = inputs();
+    float got[N] = {0};
+    compare_result r;
+    for (int i = 0; i < N; i++) ambig[i] = 1e-3 * fabs(ref[i]) + 1e-9;
+    compare_f32(ref, got, N, &t, &r);
+    cr_assert_eq(r.n_ambiguous, N);
+    cr_assert(r.all_zero, "the all-zero rule did not fire");
+    cr_assert_eq(r.n_over, N - 1); /* all but the reference of 0 */
+    cr_assert(r.max_err_over_tol > 1, "worst err/tol %g beside %lld over", r.max_err_over_tol, (long long)r.n_over);
+}
+
+/* a reference of exactly 0 nothing is summed into: only 0 is legal, a number there is err/tol inf
+   (not err over the underflow floor, 1e40 and more) and the worst element */
+Test(compare, exact_zero_reference_with_nothing_summed_is_infinitely_wrong)
+{
+    tol_inputs t = inputs();
+    float got[N];
+    compare_result r;
+    as_float(got);
+    got[3] = 1e-3f; /* ref[3] is 0 with abs_sum 0 */
+    got[0] = 2.0f;  /* a plain element off by 1: a finite ratio, smaller than inf */
+    compare_f32(ref, got, N, &t, &r);
+    cr_assert_eq(r.n_over, 2);
+    cr_assert(isinf(r.max_err_over_tol), "worst err/tol %g", r.max_err_over_tol);
+    cr_assert_eq(r.worst_index, 3);
+    cr_assert(r.worst_only_zero);
+    abs_sum[3] = 1.0; /* terms that cancelled to 0: a tolerance of their size, a finite ratio */
+    compare_f32(ref, got, N, &t, &r);
+    cr_assert(isfinite(r.max_err_over_tol) && !r.worst_only_zero);
 }
 
 Test(compare, ambiguity_does_not_hide_a_real_mismatch)

@@ -1,4 +1,5 @@
 #include <criterion/criterion.h>
+#include <math.h>
 
 #include "dtype.h"
 #include "runner.h"
@@ -56,4 +57,33 @@ Test(guard, store_past_the_end_is_seen)
     cr_assert_eq(guarded_check(buf, 4, f32, &bad), 0);
     cr_assert_eq(bad, 4 + 63);
     guarded_free(buf);
+}
+
+/* The poison (dtype_poison) is a NaN no computed value equals: the default NaNs of arithmetic and of
+ * the encoder, and the poison of float32 narrowed or widened, are never counted as unwritten, while a
+ * buffer left alone is counted whole, at every dtype */
+Test(guard, poison_is_no_nan_a_computation_gives)
+{
+    volatile double zero = 0.0, inf = INFINITY;
+    const double nans[4] = {NAN, -NAN, zero * inf, inf - inf};
+    for (int id = 0; id < 4; id++) {
+        const dtype_desc *dt = dtype_get((conform_dtype)id);
+        unsigned char enc[4 * 8];
+        dtype_encode(dt->id, nans, enc, 4);
+        int64_t first;
+        cr_assert_eq(dtype_count_poison(dt->id, enc, 4, &first), 0, "%s: an encoded NaN reads as poison", dt->name);
+        cr_assert_eq(first, -1);
+        unsigned char *buf = guarded_alloc(5, dt);
+        cr_assert_eq(dtype_count_poison(dt->id, buf, 5, &first), 5, "%s", dt->name);
+        cr_assert_eq(first, 0);
+        /* float32's poison carried into another format (a float32 kernel's output rounded) is not
+           that format's poison: its narrowing drops the payload's low bits */
+        float p32;
+        dtype_poison(CONFORM_DTYPE_FLOAT32, &p32);
+        const double wide = (double)p32;
+        dtype_encode(dt->id, &wide, buf, 1);
+        cr_assert_eq(dtype_count_poison(dt->id, buf, 5, &first), id == CONFORM_DTYPE_FLOAT32 ? 5 : 4, "%s", dt->name);
+        cr_assert_eq(first, id == CONFORM_DTYPE_FLOAT32 ? 0 : 1, "%s", dt->name);
+        guarded_free(buf);
+    }
 }

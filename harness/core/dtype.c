@@ -150,6 +150,39 @@ void dtype_nan(conform_dtype id, void *dst)
     dtype_encode(id, &nan, dst, 1);
 }
 
+/* little-endian, itemsize bytes */
+static const unsigned char poison_f32[4] = {0xad, 0xde, 0xc0, 0x7f}, poison_f64[8] = {0xad, 0xde, 0xad, 0xde, 0, 0, 0xf8, 0x7f},
+                           poison_f16[2] = {0x5d, 0x7e}, poison_bf16[2] = {0xdd, 0x7f};
+
+static const unsigned char *poison_of(conform_dtype id)
+{
+    switch (id) {
+    case CONFORM_DTYPE_FLOAT64: return poison_f64;
+    case CONFORM_DTYPE_FLOAT16: return poison_f16;
+    case CONFORM_DTYPE_BFLOAT16: return poison_bf16;
+    default: return poison_f32;
+    }
+}
+
+void dtype_poison(conform_dtype id, void *dst) { memcpy(dst, poison_of(id), (size_t)dtype_get(id)->itemsize); }
+
+int64_t dtype_count_poison(conform_dtype id, const void *src, int64_t n, int64_t *first)
+{
+    const unsigned char *p = poison_of(id), *s = src;
+    const size_t size = (size_t)dtype_get(id)->itemsize;
+    int64_t count = 0;
+    *first = -1;
+    uint64_t want = 0, v = 0;
+    memcpy(&want, p, size);
+    for (int64_t i = 0; i < n; i++) { /* constant-size copies per width: no memcmp call an element */
+        if (size == 4) { uint32_t w; memcpy(&w, s + 4 * i, 4); v = w; }
+        else if (size == 2) { uint16_t w; memcpy(&w, s + 2 * i, 2); v = w; }
+        else memcpy(&v, s + 8 * i, 8);
+        if (v == want && !count++) *first = i;
+    }
+    return count;
+}
+
 const dtype_desc *dtype_from_bin_name(const char *path)
 {
     size_t n = strlen(path);

@@ -36,8 +36,17 @@ void dtype_round_array(conform_dtype id, double *a, int64_t n);
 /* n values (each already representable, else rounded) stored little-endian at dst. */
 void dtype_encode(conform_dtype id, const double *src, void *dst, int64_t n);
 void dtype_decode(conform_dtype id, const void *src, double *dst, int64_t n);
-/* the bit pattern of a quiet NaN of the format, itemsize bytes, for poisoning output buffers */
+/* the bit pattern of a quiet NaN of the format, itemsize bytes */
 void dtype_nan(conform_dtype id, void *dst);
+/* The poison output buffers are filled with: a quiet NaN whose payload no reference, input or IEEE
+ * operation of conform's gives (float32 0x7fc0dead, float64 0x7ff80000deaddead, float16 0x7e5d,
+ * bfloat16 0x7fdd; the default NaNs are 0x7fc00000 / 0xffc00000 and their like, and a float32 NaN
+ * narrowed to 16 bits keeps only its top payload bits), so an element still holding it was never
+ * written, even where the reference is NaN. A kernel that accumulates into it (x86 keeps the
+ * payload of a NaN operand) has not written it either. */
+void dtype_poison(conform_dtype id, void *dst);
+/* how many of the n elements at src are the poison, and the first (-1: none) */
+int64_t dtype_count_poison(conform_dtype id, const void *src, int64_t n, int64_t *first);
 
 /* The dtype a raw file's name gives by a suffix before ".bin" (out_float16.bin), else NULL. */
 const dtype_desc *dtype_from_bin_name(const char *path);

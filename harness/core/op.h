@@ -8,6 +8,7 @@
 #include <cJSON.h>
 
 #include "conform_opt.h"
+#include "conform_range.h"
 #include "conform_ref.h"
 #include "tensor.h"
 
@@ -105,6 +106,10 @@ struct op_desc {
     void (*plain)(const problem_t *p, double **out, ref_bounds *bounds);
     /* Optimized outputs from float32 inputs. Returns a CONFORM_* status. */
     int (*optimized)(const problem_t *p, const float **in, float **out, const conform_exec *ex);
+    /* Optional: the range every legal evaluation of output o's elements can reach (conform_range.h,
+     * r's arrays sized to the output, pos_rel_err set); 0 when it filled them, -1 when output o has
+     * none. NULL: no output has one. An element outside it fails even within its tolerance. */
+    int (*range)(const problem_t *p, int o, ref_range *r);
     const tol_model *tol; /* one per output */
     const proof_desc *proofs; /* ends with an entry whose kind is NULL */
 };

@@ -245,7 +245,9 @@ double problem_bytes(const problem_t *p)
 {
     double bytes = 0;
     for (int i = 0; i < p->op->n_inputs; i++) bytes += 12.0 * (double)shape_numel(&p->in[i].shape);
-    for (int o = 0; o < p->op->n_outputs; o++) bytes += 44.0 * (double)shape_numel(&p->out_shape[o]);
+    /* reference, four bounds, the float result; with a range entry its lo, hi and mag too */
+    const double per_out = p->op->range ? 68.0 : 44.0;
+    for (int o = 0; o < p->op->n_outputs; o++) bytes += per_out * (double)shape_numel(&p->out_shape[o]);
     return bytes;
 }
 

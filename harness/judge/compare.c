@@ -169,17 +169,18 @@ static inline void element_scalar(compare_state *st, const double *ref, const fl
         a->hist_ulp[bin_of(compare_ulp_edges, ulps)]++;
     }
     if (ambig > 0) {
-        /* judged against tol + ambig, and reported apart: count and worst err/(tol + ambig) */
+        /* judged against tol + ambig, in the worst err/tol, the count beyond tolerance and the
+           all-zero rule alike (their numbers agree with the verdict), and reported apart too: count
+           and worst err/(tol + ambig) */
         a->n_ambiguous++;
-        double ratio = err == 0 ? 0 : err / (tol + ambig);
-        if (ratio > a->ambiguous_max_err_over_tol) a->ambiguous_max_err_over_tol = ratio;
+        const double w = tol + ambig, ratio = err == 0 ? 0 : err / w;
+        if (ratio > a->ambiguous_max_err_over_tol) a->ambiguous_max_err_over_tol = ratio; /* joins the worst below */
+        if (fabs(f) > w) st->ref_clearly_nonzero = 1;
         a->hist_ratio[bin_of(compare_ratio_edges, ratio)]++;
-        if (err > tol + ambig) {
-            a->n_over++;
-            if (ratio > st->worst_ratio) {
-                st->worst_ratio = ratio;
-                a->worst_index = i;
-            }
+        if (err > w) a->n_over++;
+        if (ratio > st->worst_ratio) {
+            st->worst_ratio = ratio;
+            a->worst_index = i;
         }
         return;
     }
@@ -419,6 +420,30 @@ int compare_bounds_avx2(const dtype_desc *dt, double k_val, int64_t n, const dou
 #endif
 }
 
+/* A reference of exactly 0 into which nothing is summed (abs_sum, pos_err and ambig all 0): 0 is its
+   only legal value and its tolerance is the underflow floor eta (k_val + n_terms) alone, so an element
+   beyond it has an infinite err/tol (not err over a few subnormals, a number like 1e43 that reads as a
+   fault of the tool), and is the worst unless a NaN mismatch came first. Only a failing output is
+   scanned. */
+static void only_zero_rule(compare_state *st, const double *ref, const float *got_f32, const double *got_f64, int64_t n,
+                           const tol_inputs *t, const compare_consts *k)
+{
+    compare_result *a = &st->a;
+    for (int64_t i = 0; i < n; i++) {
+        double g = got_f32 ? (double)got_f32[i] : got_f64[i], ambig, scale;
+        if (ref[i] != 0 || !isfinite(g)) continue;
+        if ((t->abs_sum && t->abs_sum[i] != 0) || (t->pos_err && t->pos_err[i] != 0)) continue;
+        double tol = element_bounds(t, k, i, ref[i], &ambig, &scale);
+        if (ambig != 0 || !(fabs(g) > tol)) continue;
+        a->max_err_over_tol = a->plain_max_err_over_tol = INFINITY;
+        if (st->worst_ratio < INFINITY) {
+            st->worst_ratio = INFINITY;
+            a->worst_index = i;
+        }
+        return;
+    }
+}
+
 static void compare_any(const double *ref, const float *got_f32, const double *got_f64, int64_t n, const tol_inputs *t,
                         int loop_only, compare_result *r)
 {
@@ -436,6 +461,11 @@ static void compare_any(const double *ref, const float *got_f32, const double *g
 #endif
     for (; i < n; i++) element_scalar(&st, ref, got_f32, got_f64, i, t, &k);
     compare_result *a = &st.a;
+    /* the loops kept the plain elements' worst (the vector lanes see only those); the worst err/tol
+       is over every element, an ambiguous one against tol + ambig, as n_over counts them */
+    a->plain_max_err_over_tol = a->max_err_over_tol;
+    if (a->ambiguous_max_err_over_tol > a->max_err_over_tol) a->max_err_over_tol = a->ambiguous_max_err_over_tol;
+    if (a->n_over) only_zero_rule(&st, ref, got_f32, got_f64, n, t, &k);
     if (a->worst_index >= 0) { /* its numbers, as judged: the widened tolerance but for a plain element */
         int64_t w = a->worst_index;
         double ambig, scale, tol = element_bounds(t, &k, w, ref[w], &ambig, &scale);
@@ -443,6 +473,7 @@ static void compare_any(const double *ref, const float *got_f32, const double *g
         a->worst_got = got_f32 ? (double)got_f32[w] : got_f64[w];
         int plain = isfinite(a->worst_ref) && isfinite(a->worst_got) && !(ambig > 0);
         a->worst_tol = plain ? tol : tol + ambig;
+        a->worst_only_zero = st.worst_ratio == INFINITY && a->worst_ref == 0 && isfinite(a->worst_got);
     }
     a->all_zero = n > 0 && st.got_all_zero && st.ref_clearly_nonzero;
     *r = *a;

@@ -41,15 +41,20 @@ typedef struct {
     int64_t n_over;        /* beyond their tolerance (ambiguous ones beyond the widened one) */
     int64_t n_ambiguous;   /* within rounding of a discontinuity of the rule */
     int64_t n_nonfinite_mismatch; /* NaN/Inf on one side only, or different infinities */
-    /* over every finite element, ambiguous ones included (max_err_over_tol: the non-ambiguous
-       ones, and infinite when any element is a NaN/Inf mismatch); max_ulp is |got - ref| in ULPs
+    /* over every finite element, ambiguous ones included (max_err_over_tol: an ambiguous one against
+       tol + ambig, the same elements and bounds n_over counts, so it passes 1 exactly when n_over
+       counts some; infinite when any element is a NaN/Inf mismatch or an exact-0 reference nothing
+       reaches is not 0); max_ulp is |got - ref| in ULPs
        (of the precision under test) of the element's scale (compare_scale), over elements whose
        scale is a normal float32 number: */
     double max_abs_err, max_rel_err, max_ulp, max_err_over_tol;
-    /* over the ambiguous elements, against their widened tolerance: */
-    double ambiguous_max_err_over_tol;
+    /* over the ambiguous elements, against their widened tolerance; over the others (what the
+       worst err/tol is when no element is ambiguous: how near the plain elements come to their bound): */
+    double ambiguous_max_err_over_tol, plain_max_err_over_tol;
     int64_t worst_index;   /* the element with the largest err/tol (or the first non-finite mismatch) */
     double worst_ref, worst_got, worst_tol;
+    int worst_only_zero;   /* the worst is a reference of exactly 0 nothing is summed into (only 0 is legal):
+                              its err/tol is infinite, printed "ref exactly 0, got X" */
     double max_tol;        /* the largest tolerance applied (non-ambiguous) */
     int all_zero;          /* every got is 0 while some reference element is clearly not */
     /* histograms over every finite element, err/tol of an ambiguous one against tol + ambig (bin edges: compare_hist_edges) */

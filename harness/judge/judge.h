@@ -17,11 +17,17 @@ typedef struct {
     const dtype_desc *dt; /* the dtype its tolerance was derived for */
     compare_result cmp;
     int guard_ok;
+    int64_t n_unwritten, unwritten_index; /* elements still holding the poison (dtype_poison), the first */
     int64_t guard_offset; /* element offset of the first guard write (negative: before the buffer) */
     /* where the errors sit, for failing outputs: the tensor seen as [rows, cols] (leading dims x
        last two dims), folded into at most HEAT x HEAT cells holding the largest err/tol */
     int heat_rows, heat_cols;
     float *heat;
+    /* elements within their tolerance but outside the range every legal evaluation can reach
+       (the op's range entry, plus a real kernel's rounding of it); the first of them */
+    int has_range;
+    int64_t n_out_of_range, range_index;
+    double range_ref, range_got, range_lo, range_hi;
     int has_expect;
     double expect_max_abs_err;
     int expect_ok;
@@ -40,6 +46,8 @@ typedef struct {
     double *ref[CONFORM_MAX_TENSORS];
     double *bound[CONFORM_MAX_TENSORS][4];
     ref_bounds bounds[CONFORM_MAX_TENSORS];
+    /* the reachable range of each output (lo, hi, mag; NULL: none), conform_range.h */
+    double *range[CONFORM_MAX_TENSORS][3];
 } judge_ref;
 
 /* Allocates the reference and its bounds for p's outputs; -1 when memory runs out (nothing kept). */
@@ -53,6 +61,11 @@ int judge_reference(const problem_t *p, const dtype_desc *dt, judge_ref *j);
 void judge_ref_free(judge_ref *j);
 /* the tolerance inputs of output o */
 tol_inputs judge_tol(const judge_ref *j, int o);
+
+/* [*lo, *hi]: what element i of output o may be, its reachable range (conform_range.h) widened by a
+ * real kernel's rounding, u (k_val + n_terms) mag (+ eta per rounding); 0 when output o has none.
+ * An element within tol + ambig of the reference but outside it fails. */
+int judge_range_interval(const judge_ref *j, int o, int64_t i, double *lo, double *hi);
 
 /* An output's result before it is judged: its name, shape, whether it was computed, its dtype. */
 void judge_output_init(const problem_t *p, const judge_ref *j, int o, output_result *out);

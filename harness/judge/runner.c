@@ -36,7 +36,7 @@ void *guarded_alloc(int64_t n, const dtype_desc *dt)
     if (!raw) return NULL;
     for (int64_t i = 0; i < GUARD_BYTES; i++) raw[i] = raw[GUARD_BYTES + body + i] = guard_byte(i);
     unsigned char nan[8];
-    dtype_nan(dt->id, nan); /* once, then copied: encoding is per element work */
+    dtype_poison(dt->id, nan); /* once, then copied; a NaN no reference gives: an element left so was never written */
     unsigned char *body_at = raw + GUARD_BYTES;
     if (dt->itemsize == 4) { /* float32's: a copy of a constant size, not a memcpy call per element */
         for (int64_t i = 0; i < n; i++) memcpy(body_at + 4 * i, nan, 4);
@@ -294,6 +294,14 @@ static void judge_case(const case_t *c, const problem_t *p, case_buffers *b, dou
                      (long long)out->guard_offset);
             set_status(r, CASE_FAILED, "%s", m);
         }
+        out->n_unwritten = dtype_count_poison(dt->id, b->got[o], b->ref.n[o], &out->unwritten_index);
+        if (out->n_unwritten) { /* before the comparison's message: a NaN golden would let it pass */
+            char at[96];
+            snprintf(m, sizeof m, "%s: %lld of %lld elements never written (still conform's poison NaN; first at %s)",
+                     out->name, (long long)out->n_unwritten, (long long)b->ref.n[o],
+                     index_str(&out->shape, out->unwritten_index, at, sizeof at));
+            set_status(r, CASE_FAILED, "%s", m);
+        }
         if (b->val[o] ? judge_output(&b->ref, o, b->val[o], out, m, sizeof m)
                       : judge_output_f32(&b->ref, o, b->got[o], out, m, sizeof m))
             set_status(r, CASE_FAILED, "%s", m);
@@ -421,15 +429,29 @@ cJSON *case_result_json(const case_t *c, const case_result *r, const char *repro
         cJSON_AddNumberToObject(jo, "n_over_tol", (double)m->n_over);
         cJSON_AddNumberToObject(jo, "n_ambiguous", (double)m->n_ambiguous);
         cJSON_AddItemToObject(jo, "ambiguous_max_err_over_tol", num(m->ambiguous_max_err_over_tol));
+        cJSON_AddItemToObject(jo, "plain_max_err_over_tol", num(m->plain_max_err_over_tol));
         cJSON_AddNumberToObject(jo, "n_nonfinite_mismatch", (double)m->n_nonfinite_mismatch);
         cJSON_AddBoolToObject(jo, "all_zero", m->all_zero);
         cJSON_AddBoolToObject(jo, "guard_intact", out->guard_ok);
+        cJSON_AddNumberToObject(jo, "n_unwritten", (double)out->n_unwritten);
+        if (out->has_range) { /* within tolerance but outside every value a legal evaluation reaches */
+            cJSON_AddNumberToObject(jo, "n_out_of_range", (double)out->n_out_of_range);
+            if (out->range_index >= 0) {
+                cJSON *w = cJSON_AddObjectToObject(jo, "first_out_of_range");
+                cJSON_AddItemToObject(w, "index", index_json(&out->shape, out->range_index));
+                cJSON_AddItemToObject(w, "ref", num(out->range_ref));
+                cJSON_AddItemToObject(w, "got", num(out->range_got));
+                cJSON_AddItemToObject(w, "lo", num(out->range_lo));
+                cJSON_AddItemToObject(w, "hi", num(out->range_hi));
+            }
+        }
         if (m->worst_index >= 0) {
             cJSON *w = cJSON_AddObjectToObject(jo, "worst");
             cJSON_AddItemToObject(w, "index", index_json(&out->shape, m->worst_index));
             cJSON_AddItemToObject(w, "ref", num(m->worst_ref));
             cJSON_AddItemToObject(w, "got", num(m->worst_got));
             cJSON_AddItemToObject(w, "tol", num(m->worst_tol));
+            if (m->worst_only_zero) cJSON_AddBoolToObject(w, "ref_exactly_zero", 1); /* only 0 legal: err/tol inf */
         }
         cJSON_AddItemToObject(jo, "hist_err_over_tol", hist_json(m->hist_ratio));
         cJSON_AddItemToObject(jo, "hist_ulp", hist_json(m->hist_ulp));

@@ -351,7 +351,7 @@ void report_set_dtype(cJSON *report, const char *dtype, double u)
 void report_summarize(cJSON *report)
 {
     cJSON *summary = cJSON_CreateObject(), *ops = cJSON_CreateObject();
-    double count[CASE_N_STATUS] = {0}, ambiguous = 0, total = 0, validation = 0;
+    double count[CASE_N_STATUS] = {0}, ambiguous = 0, total = 0, validation = 0, out_of_range = 0;
     const cJSON *c;
     cJSON_ArrayForEach(c, item(report, "cases")) {
         const char *op = str(c, "op");
@@ -361,15 +361,21 @@ void report_summarize(cJSON *report)
             cJSON_AddNumberToObject(o, "total", 0);
             for (int i = 0; i < CASE_N_STATUS; i++) cJSON_AddNumberToObject(o, status_name((case_status)i), 0);
             cJSON_AddNumberToObject(o, "ambiguous_elements", 0);
+            cJSON_AddNumberToObject(o, "out_of_range_elements", 0);
             cJSON_AddNumberToObject(o, "max_err_over_tol", 0);
             cJSON_AddNumberToObject(o, "max_ulp", 0);
             cJSON_AddNumberToObject(o, "compared", 0); /* cases with an output compared: the metrics' base */
             cJSON_AddNumberToObject(o, "validation_passed", 0); /* of passed: refusals, no implementation ran */
         }
         case_status s = case_status_of(c);
-        double amb = 0;
+        double amb = 0, oor = 0;
         const cJSON *out;
-        cJSON_ArrayForEach(out, item(c, "outputs")) amb += num(out, "n_ambiguous");
+        cJSON_ArrayForEach(out, item(c, "outputs")) {
+            amb += num(out, "n_ambiguous");
+            oor += num(out, "n_out_of_range");
+        }
+        out_of_range += oor;
+        cJSON_SetNumberValue(cJSON_GetObjectItem(o, "out_of_range_elements"), num(o, "out_of_range_elements") + oor);
         total++;
         count[s]++;
         ambiguous += amb;
@@ -392,6 +398,7 @@ void report_summarize(cJSON *report)
     for (int i = 0; i < CASE_N_STATUS; i++) cJSON_AddNumberToObject(summary, status_name((case_status)i), count[i]);
     cJSON_AddNumberToObject(summary, "ambiguous_elements", ambiguous);
     cJSON_AddNumberToObject(summary, "validation_passed", validation);
+    cJSON_AddNumberToObject(summary, "out_of_range_elements", out_of_range);
     int proofs = 0, proofs_failed = 0;
     const cJSON *p;
     cJSON_ArrayForEach(p, item(report, "proofs")) {
@@ -413,6 +420,15 @@ int report_all_passed(const cJSON *report)
     if (cJSON_IsTrue(item(report, "interrupted")) || nothing_judged(s)) return 0;
     if (report_gated(report)) return num(s, "gate_failed") == 0 && num(s, "proofs_failed") == 0;
     return count_failing(s) == 0 && num(s, "proofs_failed") == 0;
+}
+
+/* the count of elements failed by the reachable range alone, one line for the text and markdown summaries */
+static const char *range_line(const cJSON *s)
+{
+    static _Thread_local char line[160];
+    snprintf(line, sizeof line, "%.0f elements within tolerance failed by the reachable range alone (a value no legal "
+             "position can give)", num(s, "out_of_range_elements"));
+    return line;
 }
 
 /* the terminal summary's status columns: short names, each column as wide as its name (7 at least) */
@@ -441,6 +457,7 @@ void report_print_summary(const cJSON *report, FILE *f)
     for (int i = 0; i < CASE_N_STATUS; i++)
         fprintf(f, " %*.0f", summary_width(i), num(s, status_name((case_status)i)) - (i == CASE_PASSED ? num(s, "validation_passed") : 0));
     fprintf(f, " %9.0f %9.0f\n", num(s, "validation_passed"), num(s, "ambiguous_elements"));
+    fprintf(f, "%s\n", range_line(s));
     fprintf(f, "%s; n/a: no output of the op was compared; validated: bad inputs refused as the spec says, without the "
                "implementation (not in passed)\n", COMPARE_ULP_MEANING);
     const cJSON *w;
@@ -669,8 +686,8 @@ static void md_summary(buf_t *b, const cJSON *report)
     put(b, "**%s: %.0f cases: %s**  \n", report_all_passed(report) ? "PASS" : "FAIL", num(s, "total"),
         counts_text(s, counts, sizeof counts));
     if (failed_on_text(report, why, sizeof why)[0]) put(b, "**The run fails on: %s.**  \n", why);
-    put(b, "%.0f ambiguous elements; proofs of the references %.0f/%.0f\n\n", num(s, "ambiguous_elements"),
-        num(s, "proofs") - num(s, "proofs_failed"), num(s, "proofs"));
+    put(b, "%.0f ambiguous elements; proofs of the references %.0f/%.0f  \n%s\n\n", num(s, "ambiguous_elements"),
+        num(s, "proofs") - num(s, "proofs_failed"), num(s, "proofs"), range_line(s));
     suite_power((doc_t){b, 0}, report);
 }
 

@@ -4,7 +4,8 @@
  *   HANG      roi_align never returns
  *   OVERFLOW  roi_align writes one element past its output
  *   ABI       declares an ABI version this conform does not speak
- *   SUPPORTS  supports("grid_sampler_2d") dies on SIGSEGV (a call conform makes in its own process) */
+ *   SUPPORTS  supports("grid_sampler_2d") dies on SIGSEGV (a call conform makes in its own process)
+ *   UNWRITTEN roi_align leaves every element it computes as NaN unwritten (what the buffer held) */
 #include <signal.h>
 #include <stdlib.h>
 
@@ -22,9 +23,22 @@ static int faulty_run(const char *op, int na, const conform_plugin_attr *a, int 
 #elif FAULT == 2 /* HANG */
     if (fwd) for (volatile int forever = 1; forever;) {}
 #endif
-    int rc = run(op, na, a, ni, in, no, out);
     int64_t n = 1;
     for (int d = 0; d < out[0].rank; d++) n *= out[0].dims[d];
+#if FAULT == 6 /* UNWRITTEN: computed aside, then only the numbers copied */
+    if (fwd) {
+        float *mine = malloc(sizeof(float) * (size_t)(n + 1)), *theirs = out[0].data;
+        if (!mine) return 1;
+        out[0].data = mine;
+        int rc6 = run(op, na, a, ni, in, no, out);
+        out[0].data = theirs;
+        for (int64_t i = 0; i < n; i++)
+            if (mine[i] == mine[i]) theirs[i] = mine[i];
+        free(mine);
+        return rc6;
+    }
+#endif
+    int rc = run(op, na, a, ni, in, no, out);
 #if FAULT == 0 /* WRONG */
     if (!fwd)
         for (int64_t i = 0; i < n; i++) out[0].data[i] *= 1.001f;

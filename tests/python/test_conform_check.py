@@ -105,6 +105,41 @@ class ConformCheckTest(unittest.TestCase):
         self.assertTrue(np.isnan((conform_check.round_to_bfloat16_bits(np.array([np.nan], np.float32))
                                   .astype(np.uint32) << 16).view(np.float32)[0]))
 
+    def test_all_zero_output_of_an_all_ambiguous_roi_is_named_with_numbers_that_agree(self):
+        # a new user's first try: a roi with integer bin sizes (adaptive counts within rounding of
+        # an integer: every element ambiguous) and an all-zero output. The all-zero rule fires
+        # whatever the ambiguity, and the worst err/tol counts the same elements as "over"
+        rng = np.random.default_rng(1)
+        inputs = {"input": rng.uniform(1, 2, (1, 2, 8, 8)).astype(np.float32),
+                  "rois": np.array([[0, 0, 0, 4, 4]], np.float32)}
+        attrs = {"pooled_h": 2, "pooled_w": 2}
+        v = conform_check.judge("roi_align", attrs, inputs, {"output": np.zeros((1, 2, 2, 2), np.float32)}, **self.kw)
+        self.assertFalse(v.passed)
+        self.assertIn("all zeros where the reference is not", v.message)
+        out = v.outputs["output"]
+        self.assertEqual(out["n_ambiguous"], 8)
+        self.assertEqual(out["n_over_tol"], 8)
+        self.assertTrue(out["all_zero"])
+        self.assertGreater(float(out["max_err_over_tol"]), 1.0)
+        self.assertIn("8 over tolerance", v.summary())
+
+    def test_a_reference_of_exactly_zero_reads_as_such(self):
+        # every sample of the roi lies off the plane: nothing is summed into its elements, 0 is the
+        # only legal value, and a 0.5 there is "ref exactly 0, got 0.5" with err/tol inf everywhere
+        rng = np.random.default_rng(2)
+        inputs = {"input": rng.uniform(1, 2, (1, 1, 8, 8)).astype(np.float32),
+                  "rois": np.array([[0, 100, 100, 104, 104]], np.float32)}
+        attrs = {"pooled_h": 2, "pooled_w": 2, "sampling_ratio": 2}
+        got = np.zeros((1, 1, 2, 2), np.float32)
+        got.flat[3] = 0.5
+        v = conform_check.judge("roi_align", attrs, inputs, {"output": got}, **self.kw)
+        self.assertFalse(v.passed)
+        self.assertIn("ref exactly 0, got 0.5", v.message)
+        out = v.outputs["output"]
+        self.assertEqual(float(out["max_err_over_tol"]), float("inf"))
+        self.assertTrue(out["worst"]["ref_exactly_zero"])
+        self.assertIn("worst err/tol inf", v.summary())
+
     def test_bad_usage_raises_value_error_naming_the_problem(self):
         inputs = roi_problem()
         with self.assertRaises(ValueError) as ctx:

@@ -142,6 +142,9 @@ def edge_cases():
     out += both("truncating_division", [1, 10, 9, 4], A(3, 2, s=(3, 4), d=(2, 1)))
     out += both("kernel_fills_input", [1, 4, 5, 3], A(2, 3, d=(2, 2), pads=(0, 0, 0, 0)))
     out += both("plane_1x1_padded", [1, 1, 1, 4], A(3, 3, pads=(1, 1, 1, 1)))
+    # one pixel high, nine wide: ONNX's reference DeformConv normalizes positions by (H - 1) for its
+    # GridSample and divides by 0 here (ops.md 10); the spec samples the row as any other
+    out += both("plane_one_row", [1, 1, 9, 4], A(3, 3, pads=(1, 1, 1, 1)), {"spread": 2})
     out += both("kh1_kw7", [1, 5, 12, 3], A(1, 7, pads=(0, 0, 3, 3)))
     # NaN in x propagates exactly as in the reference
     out += both("nan_features", [1, 6, 6, 4], k3, x={"dist": "uniform", "nan_frac": 0.05})

@@ -143,6 +143,12 @@ def edge_cases():
     # NaN in the input propagates where it is sampled
     out += both("nan_input", [1, 3, 6, 6], 4, 4, {}, values={"dist": "uniform", "nan_frac": 0.05},
                 grid={"interpolation_mode": MODES})
+    # bicubic just beyond the plane's edges (|grid| 1.02 .. 1.6) with border and reflection: each of
+    # the four taps is padded on its own (spec 7.5), the coordinate never clamped first; ONNX's
+    # reference GridSample clamps (or reflects) the coordinate before taking its taps (ops.md 10)
+    out += both("bicubic_beyond_edge", [1, 2, 5, 6], 6, 6, {}, {"dist": "log_uniform", "lo": 1.02, "hi": 1.6},
+                values={"dist": "uniform", "lo": -2, "hi": 2},
+                grid={"interpolation_mode": [2], "padding_mode": [1, 2], "align_corners": [False, True]})
     return out
 
 

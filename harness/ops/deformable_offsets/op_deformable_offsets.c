@@ -222,6 +222,16 @@ static void plain(const problem_t *p, double **out, ref_bounds *bounds)
                                            bounds ? &bounds[1] : NULL);
 }
 
+/* the forward's reachable range (conform_range.h): the mask times its taps' range */
+static int range(const problem_t *p, int o, ref_range *rg)
+{
+    ref_deformable_params r;
+    if (backward(p) || o != 0) return -1;
+    geometry(p, 0, &r);
+    f64_deformable_offsets_fwd__range(&r, p->in[0].data, p->in[1].data, rg);
+    return 0;
+}
+
 static int optimized(const problem_t *p, const float **in, float **out, const conform_exec *ex)
 {
     ref_deformable_params r;
@@ -258,6 +268,7 @@ static int deformable_validate(problem_t *p, char *err, size_t errlen)
 
 const op_desc op_deformable_offsets = {
     .name = "deformable_offsets",
+    .range = range,
     .summary = "DeformableOffsets: modulated deformable sampling of kernel patches (NHWC)",
     .spec = "ops.md sections 0, 5",
     OP_TENSORS(deformable_inputs, deformable_outputs),

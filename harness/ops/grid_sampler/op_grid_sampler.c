@@ -173,6 +173,16 @@ static void plain(const problem_t *p, double **out, ref_bounds *bounds)
     else f64_grid_sampler_2d_bwd__plain(&r, a, b, p->in[2].data, out[0], out[1], bounds);
 }
 
+/* the forward's reachable range (conform_range.h): the taps its position box reaches */
+static int range(const problem_t *p, int o, ref_range *rg)
+{
+    ref_grid_sampler_params r;
+    if (backward(p) || o != 0) return -1;
+    params_of(p, &p->in[0].shape, &p->in[1].shape, &r);
+    f64_grid_sampler_2d_fwd__range(&r, p->in[0].data, p->in[1].data, rg);
+    return 0;
+}
+
 static int optimized(const problem_t *p, const float **in, float **out, const conform_exec *ex)
 {
     ref_grid_sampler_params r;
@@ -216,7 +226,7 @@ const op_desc op_grid_sampler_2d = {
     .spec = "ops.md sections 0, 7",
     OP_TENSORS(grid_sampler_inputs, grid_sampler_outputs),
     .n_attrs = 3, .attrs = grid_sampler_attrs, /* output_mask is the backward's */
-    .validate = grid_sampler_validate, .proofs = grid_sampler_proofs,
+    .validate = grid_sampler_validate, .proofs = grid_sampler_proofs, .range = range,
     GRID_SAMPLER_FAMILY,
 };
 

@@ -187,6 +187,16 @@ static void plain(const problem_t *p, double **out, ref_bounds *bounds)
     (backward(p) ? f64_roi_align_bwd__plain : f64_roi_align_fwd__plain)(&r, p->in[R_DATA].data, p->in[R_ROIS].data, out[0], bounds);
 }
 
+/* the forward's reachable range (conform_range.h): the mean of its samples' tap ranges */
+static int range(const problem_t *p, int o, ref_range *rg)
+{
+    ref_roi_align_params r;
+    if (backward(p) || o != 0) return -1;
+    params(p, &r);
+    f64_roi_align_fwd__range(&r, p->in[R_DATA].data, p->in[R_ROIS].data, rg);
+    return 0;
+}
+
 static int optimized(const problem_t *p, const float **in, float **out, const conform_exec *ex)
 {
     ref_roi_align_params r;
@@ -240,6 +250,7 @@ static int roi_align_validate(problem_t *p, char *err, size_t errlen)
 
 const op_desc op_roi_align = {
     .name = "roi_align",
+    .range = range,
     .summary = "RoIAlign forward (torch_npu ROIAlign, aclnnRoiAlignV2 forward)",
     .spec = "ops.md sections 0, A, 1",
     OP_TENSORS(roi_align_inputs, roi_align_outputs),

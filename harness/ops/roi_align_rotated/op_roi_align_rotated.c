@@ -219,6 +219,16 @@ static void plain(const problem_t *p, double **out, ref_bounds *bounds)
     (backward(p) ? f64_roi_align_rotated_bwd__plain : f64_roi_align_rotated_fwd__plain)(&r, p->in[RF_X].data, p->in[RF_ROIS].data, out[0], bounds);
 }
 
+/* the forward's reachable range (conform_range.h): the mean of its samples' tap ranges */
+static int range(const problem_t *p, int o, ref_range *rg)
+{
+    ref_roi_align_rotated_params r;
+    if (backward(p) || o != 0) return -1;
+    params(p, &r);
+    f64_roi_align_rotated_fwd__range(&r, p->in[RF_X].data, p->in[RF_ROIS].data, rg);
+    return 0;
+}
+
 static int optimized(const problem_t *p, const float **in, float **out, const conform_exec *ex)
 {
     ref_roi_align_rotated_params r;
@@ -258,6 +268,7 @@ static int fwd_validate(problem_t *p, char *err, size_t errlen)
 
 const op_desc op_roi_align_rotated = {
     .name = "roi_align_rotated",
+    .range = range,
     .summary = "rotated RoIAlign forward (mmcv RoIAlignRotated, Ascend RoiAlignRotated); known divergences (ops.md 10): "
                "batch index floor + skip (Ascend rounds half to even, mmcv truncates), layout NCHW/[n,6] as documented "
                "vs NHWC/[6,n] as the Ascend kernel implements (attribute data_format)",
