@@ -145,7 +145,8 @@ $(CHECK_GOLDEN): $(BUILD)/tools/check_golden.o $(HAR_OBJ) $(LIBOPT) $(LIBREF)
 $(BUILD)/golden_hash: $(BUILD)/tools/golden_hash.o $(HAR_OBJ) $(LIBOPT) $(LIBREF)
 	@echo "LD $@"; $(CC) $(OPT) -o $@ $^ $(LDLIBS) -ldl
 
--include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
+# the fuzz build's too: the two share the compile rules and their -MMD
+-include $(shell find $(BUILD) build-fuzz -name '*.d' 2>/dev/null)
 
 # Unit tests (Criterion), then the reference proofs and the smoke suite.
 # numpy and pytest for the Python tests of make test (the helper, the conform package and its
