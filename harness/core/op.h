@@ -60,6 +60,7 @@ typedef struct {
 } tol_model;
 
 typedef struct op_desc op_desc;
+typedef struct hunt_desc hunt_desc; /* hunt.h: how conform hunt draws and shrinks the op's problems */
 
 /* A proof that the op's reference is right, by a check that does not trust it (see verify.h). */
 typedef struct {
@@ -103,6 +104,7 @@ struct op_desc {
     int (*optimized)(const problem_t *p, const float **in, float **out, const conform_exec *ex);
     const tol_model *tol; /* one per output */
     const proof_desc *proofs; /* ends with an entry whose kind is NULL */
+    const hunt_desc *hunt;    /* ops/<family>/hunt_<family>.c */
 };
 
 /* An op's tensors and attributes with their counts, in an op_desc initializer. */

@@ -8,6 +8,7 @@
 #include "op.h"
 
 extern const proof_desc grid_sampler_proofs[], grid_sampler_bwd_proofs[];
+extern const hunt_desc hunt_grid_sampler, hunt_grid_sampler_bwd; /* hunt_<family>.c */
 
 /* ---- tolerance model (every output) ------------------------------------------------------ */
 
@@ -211,7 +212,7 @@ const op_desc op_grid_sampler_2d = {
     .spec = "ops.md sections 0, 7",
     OP_TENSORS(grid_sampler_inputs, grid_sampler_outputs),
     .n_attrs = 3, .attrs = grid_sampler_attrs, /* output_mask is the backward's */
-    .validate = grid_sampler_validate, .proofs = grid_sampler_proofs,
+    .validate = grid_sampler_validate, .proofs = grid_sampler_proofs, .hunt = &hunt_grid_sampler,
     GRID_SAMPLER_FAMILY,
 };
 
@@ -263,6 +264,6 @@ const op_desc op_grid_sampler_2d_backward = {
     .spec = "ops.md sections 0, 7",
     OP_TENSORS(grid_sampler_bwd_inputs, grid_sampler_bwd_outputs),
     OP_ATTRS(grid_sampler_attrs),
-    .validate = grid_sampler_bwd_validate, .proofs = grid_sampler_bwd_proofs,
+    .validate = grid_sampler_bwd_validate, .proofs = grid_sampler_bwd_proofs, .hunt = &hunt_grid_sampler_bwd,
     GRID_SAMPLER_FAMILY,
 };
