@@ -80,6 +80,36 @@ static void take_from(cJSON *obj, const cJSON *from, const char *key)
     if (v) cJSON_AddItemToObject(obj, key, cJSON_Duplicate(v, 1));
 }
 
+#define EDGE_VALUES_FRAC 0.3 /* the share of draws with a few values set to edges */
+
+/* A few values of the drawn case set to the edges of the problem: 0, +-0.5, +-1, and n - 1, n - 0.5,
+   n, n + 0.5, n + 1 for one of its dims n (a batch index at or beyond the ends, a position on a
+   window line or a pixel centre, a corner on the plane's last row); mostly in the input with its
+   own generator (rois, offsets, grid). */
+static void set_edge_values(hunt_t *h, hunt_sketch *s)
+{
+    cJSON *c = hunt_sketch_case(h, s);
+    char err[CONFORM_ERR_LEN];
+    cJSON *m = c ? hunt_materialize(h->op, c, s->seed, err, sizeof err) : NULL;
+    cJSON_Delete(c);
+    if (!m) return;
+    const op_desc *op = h->op;
+    for (int k = 0, n = 1 + (int)gsl_rng_uniform_int(h->rng, 3); k < n; k++) {
+        int i = op->gen.input && fill_pick(h->rng, 0.6) ? op_input_index(op, op->gen.input)
+                                                        : (int)gsl_rng_uniform_int(h->rng, (unsigned long)op->n_inputs);
+        cJSON *d = cJSON_GetObjectItemCaseSensitive(
+            cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(m, "gen"), op->inputs[i].name), "data");
+        int len = cJSON_GetArraySize(d);
+        if (len < 1) continue;
+        double dim = (double)s->d[gsl_rng_uniform_int(h->rng, (unsigned long)op->hunt->n_dims)];
+        static const double base[] = {0, -0.5, -1, 0.5, 1}, off[] = {-1, -0.5, 0, 0.5, 1};
+        unsigned long pick = gsl_rng_uniform_int(h->rng, 10);
+        double v = pick < 5 ? base[pick] : dim + off[pick - 5];
+        cJSON_ReplaceItemInArray(d, (int)gsl_rng_uniform_int(h->rng, (unsigned long)len), cJSON_CreateNumber(v));
+    }
+    s->exact = m;
+}
+
 /* --finite: a generator's NaN and infinity knobs (nan_frac, inf_frac, nan_pixels, ...) dropped */
 static void strip_nonfinite(cJSON *g)
 {
@@ -115,10 +145,13 @@ static void draw_sketch(hunt_t *h, hunt_sketch *s)
         cJSON_AddNumberToObject(g, fill_pick(h->rng, 0.5) ? "nan_frac" : "inf_frac", 0.05);
     }
     s->seed = gsl_rng_get(h->rng) & 0xffffffffUL;
+    s->exact = NULL;
+    if (fill_pick(h->rng, EDGE_VALUES_FRAC)) set_edge_values(h, s);
 }
 
 cJSON *hunt_sketch_case(const hunt_t *h, const hunt_sketch *s)
 {
+    if (s->exact) return cJSON_Duplicate(s->exact, 1);
     cJSON *c = cJSON_CreateObject();
     cJSON_AddStringToObject(c, "name", "hunt");
     cJSON_AddStringToObject(c, "op", h->op->name);
@@ -367,6 +400,7 @@ static void shrink_and_report(hunt_t *h, hunt_sketch *s, const hunt_sig *sig)
 /* ---- the search ----------------------------------------------------------------------------- */
 
 #define MAX_BATCH 256
+#define HUNT_SAMPLE_BUDGET 4e6 /* sample evaluations per drawn problem: a few ms of the reference */
 #define DUP_STREAK_STOP 3 /* failures that keep shrinking to known cases: the bugs are saturated */
 
 static int hunt_done(const hunt_t *h)
@@ -405,6 +439,7 @@ static int search_round(hunt_t *h)
         cJSON_Delete(cases[i]);
         cJSON_Delete(s[i].attrs);
         cJSON_Delete(s[i].gen);
+        cJSON_Delete(s[i].exact);
     }
     hunt_progress(h, 0);
     return rc == -2 ? -1 : 0;
@@ -437,6 +472,9 @@ static int hunt_open(hunt_t *h, const hunt_opts *o)
     conform_exec ex = {CONFORM_ISA_AUTO, o->threads > 0 ? o->threads : 1};
     if (resolve_isa(&ex)) return EXIT_USAGE;
     h->env = (run_env){ex, &h->impl, {isolate, o->timeout_s, &hunt_stop}, ex.threads};
+    /* small problems: a drawn roi that asks for millions of adaptive samples is refused (a refusal
+       is no finding), so one draw cannot take the hunt's time */
+    if (conform_sample_budget > HUNT_SAMPLE_BUDGET) conform_sample_budget = HUNT_SAMPLE_BUDGET;
     h->rng = conform_rng((unsigned long)o->seed);
     h->found = cJSON_CreateArray();
     return load_templates(h);

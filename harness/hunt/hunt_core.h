@@ -20,6 +20,7 @@ typedef struct {
     int64_t d[HUNT_MAX_DIMS];
     cJSON *attrs, *gen;
     uint64_t seed;
+    cJSON *exact; /* the drawn case with exact data, some values set to edges; NULL: drawn from knobs */
 } hunt_sketch;
 
 typedef struct {

@@ -51,6 +51,7 @@ static int shrink_over(const hunt_t *h, double until) { return now_seconds() > u
 static hunt_sketch sketch_copy(const hunt_sketch *s)
 {
     hunt_sketch t = *s;
+    t.exact = NULL;
     t.attrs = cJSON_Duplicate(s->attrs, 1);
     t.gen = cJSON_Duplicate(s->gen, 1);
     return t;
@@ -286,7 +287,7 @@ cJSON *hunt_shrink(hunt_t *h, hunt_sketch *s, const hunt_sig *sig)
     /* a share of the hunt's time per failure, so one failure cannot take the whole hunt */
     double budget = h->o->seconds > 0 ? fmin(fmax(h->o->seconds / 4, 3.0), 60.0) : 60.0;
     double t0 = now_seconds();
-    shrink_sketch(h, s, sig, t0 + budget / 2);
+    if (!s->exact) shrink_sketch(h, s, sig, t0 + budget / 2); /* edge values: their data is the point */
     cJSON *c = hunt_sketch_case(h, s);
     char err[CONFORM_ERR_LEN];
     cJSON *m = c ? hunt_materialize(h->op, c, s->seed, err, sizeof err) : NULL;
