@@ -253,7 +253,7 @@ static int run_round(hunt_t *h, const char *dir, const char *suite, int k, const
 {
     char cmd[4096], xdir[600], runner[3000];
     snprintf(xdir, sizeof xdir, "%s/x", dir);
-    snprintf(cmd, sizeof cmd, "'/proc/self/exe' export '%s' --out '%s' --dtype %s > '%s/export.log' 2>&1", suite, xdir,
+    snprintf(cmd, sizeof cmd, "'%s' export '%s' --out '%s' --dtype %s > '%s/export.log' 2>&1", h->exe, suite, xdir,
              h->o->dtype_name ? h->o->dtype_name : "float32", dir);
     if (sh(cmd)) { fprintf(stderr, "conform: hunt: export of %s failed (see %s/export.log)\n", suite, dir); return -2; }
     substitute(h->o->runner, xdir, runner, sizeof runner);
@@ -374,9 +374,14 @@ static void report_found(hunt_t *h, cJSON *m)
     shapes_text(m, shapes, sizeof shapes);
     const cJSON *name = cJSON_GetObjectItemCaseSensitive(m, "name");
     char *attrs = cJSON_PrintUnformatted(cJSON_GetObjectItemCaseSensitive(m, "attrs"));
-    fprintf(stderr, "\nhunt: found %d (%s): %s\n  shapes: %s\n  attrs: %s\n  worst: %s\n  repro: %s run %s --impl %s --filter hunt/%s\n",
-            cJSON_GetArraySize(h->found), status_name(h->last.status), name->valuestring, shapes, attrs ? attrs : "{}", worst,
-            conform_program(), h->o->out_path, h->o->impl_spec, name->valuestring);
+    fprintf(stderr, "\nhunt: found %d (%s): %s\n  shapes: %s\n  attrs: %s\n  worst: %s\n", cJSON_GetArraySize(h->found),
+            status_name(h->last.status), name->valuestring, shapes, attrs ? attrs : "{}", worst);
+    if (h->dir_mode) /* the device runs the found suite's export as it ran the rounds */
+        fprintf(stderr, "  repro: %s export %s --out D; %s (with {dir} = D); %s run %s --impl dir:D --filter hunt/%s\n",
+                conform_program(), h->o->out_path, h->o->runner, conform_program(), h->o->out_path, name->valuestring);
+    else
+        fprintf(stderr, "  repro: %s run %s --impl %s --filter hunt/%s\n", conform_program(), h->o->out_path, h->o->impl_spec,
+                name->valuestring);
     free(attrs);
     hunt_write_found(h->found, h->o->seed, h->o->out_path);
 }
@@ -459,6 +464,9 @@ static int hunt_open(hunt_t *h, const hunt_opts *o)
     if (h->dir_mode) {
         if (!o->runner) return usage_error("hunt --impl %s: a dir: hunt needs --runner CMD ({dir}: the exported round)", o->impl_spec);
         snprintf(h->tmp, sizeof h->tmp, "%s", o->impl_spec + 4);
+        ssize_t n = readlink("/proc/self/exe", h->exe, sizeof h->exe - 1);
+        if (n <= 0) return usage_error("hunt: cannot find this program (/proc/self/exe) for the rounds' exports");
+        h->exe[n] = 0;
         if (!h->tmp[0] || (mkdir(h->tmp, 0755) && access(h->tmp, W_OK)))
             return usage_error("hunt --impl %s: cannot create or write the directory '%s'", o->impl_spec, h->tmp);
     } else {

@@ -30,6 +30,7 @@ typedef struct {
     run_env env;
     int dir_mode;
     char tmp[512];             /* dir: the rounds' work directory */
+    char exe[1024];            /* this program, for the rounds' exports */
     cJSON *tmpl;               /* the default suite's cases of the op: [{"attrs", "gen"}, ...] */
     gsl_rng *rng;
     long long tried, steps, rounds, raw_failures;
