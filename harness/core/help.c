@@ -114,6 +114,7 @@ static const cli_option list_opts[] = {
 static const cli_option hunt_opts[] = {
     {"--impl", "optimized|plugin:PATH.so|dir:DIR", "optimized", "what is hunted; dir:DIR: each round is exported under DIR and run by --runner"},
     {"--runner", "CMD", "none", "dir: the device's command for each round, {dir} replaced by the round's export"},
+    {"--baseline", "optimized|plugin:PATH.so", "none", "a failure counts only where this implementation passes"},
     {"--seconds", "N", "60 (unless --cases)", "how long to hunt"},
     {"--cases", "N", "none", "how many problems to draw instead"},
     {"--seed", "N", "1", "the draws and the shrinking follow from it"},

@@ -199,6 +199,17 @@ static int judge_one(hunt_t *h, const case_t *c, uint64_t seed, const hunt_sig *
     run_case(c, seed, &h->env, &r);
     h->judged++;
     sig_of(&r, sig);
+    if (sig->finding && h->has_base) { /* a failure the baseline shares is the reference's or the spec's */
+        case_result b;
+        hunt_sig bs;
+        run_case(c, seed, &h->base_env, &b);
+        sig_of(&b, &bs);
+        case_result_free(&b);
+        if (bs.finding) {
+            sig->finding = 0;
+            h->shared++;
+        }
+    }
     int hit = want ? hunt_same(sig, want) : sig->finding;
     if (hit) keep_result(h, &r);
     else case_result_free(&r);
@@ -480,6 +491,14 @@ static int hunt_open(hunt_t *h, const hunt_opts *o)
     conform_exec ex = {CONFORM_ISA_AUTO, o->threads > 0 ? o->threads : 1};
     if (resolve_isa(&ex)) return EXIT_USAGE;
     h->env = (run_env){ex, &h->impl, {isolate, o->timeout_s, &hunt_stop}, ex.threads};
+    if (o->baseline) {
+        if (!strncmp(o->baseline, "dir:", 4)) return usage_error("hunt --baseline %s: optimized or plugin:PATH.so", o->baseline);
+        if (impl_open_as("--baseline", o->baseline, dt, &h->base, err, sizeof err)) return usage_error("%s", err);
+        h->has_base = 1;
+        h->base_env = h->env;
+        h->base_env.impl = &h->base;
+        h->base_env.policy.isolate = !strncmp(o->baseline, "plugin:", 7);
+    }
     /* small problems: a drawn roi that asks for millions of adaptive samples is refused (a refusal
        is no finding), so one draw cannot take the hunt's time */
     if (conform_sample_budget > HUNT_SAMPLE_BUDGET) conform_sample_budget = HUNT_SAMPLE_BUDGET;
@@ -491,6 +510,7 @@ static int hunt_open(hunt_t *h, const hunt_opts *o)
 static void hunt_close(hunt_t *h)
 {
     if (h->impl_opened) impl_close(&h->impl);
+    if (h->has_base) impl_close(&h->base);
     if (h->has_last) case_result_free(&h->last);
     if (h->rng) gsl_rng_free(h->rng);
     cJSON_Delete(h->tmpl);
@@ -513,6 +533,7 @@ int hunt_run(const hunt_opts *o)
     fprintf(stderr, "hunt %s on %s, seed %llu: %lld cases in %.1f s (%.0f judged/s), %lld failing, %d distinct minimal "
             "failures%s%s, %lld shrinking steps", h.op->name, o->impl_spec, (unsigned long long)o->seed, h.tried, el,
             el > 0 ? (double)h.judged / el : 0.0, h.raw_failures, nf, nf ? " in " : "", nf ? o->out_path : "", h.steps);
+    if (h.has_base) fprintf(stderr, "; %lld failures shared with --baseline %s, not counted", h.shared, o->baseline);
     if (h.first_fail_s >= 0) fprintf(stderr, "; first failure after %.2f s", h.first_fail_s);
     fprintf(stderr, "%s\n", hunt_stop ? " (interrupted)" : h.dup_streak >= DUP_STREAK_STOP ? " (stopped: the failures keep shrinking to cases found before)" : "");
     hunt_close(&h);

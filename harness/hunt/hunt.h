@@ -62,6 +62,7 @@ void hunt_set_attr_list(cJSON *c, const char *name, int n, const int64_t *v);
 /* ---- the hunt ----------------------------------------------------------------------------- */
 typedef struct {
     const char *op_name, *impl_spec, *runner, *out_path, *dtype_name;
+    const char *baseline; /* optimized or plugin:: a failure counts only where this passes */
     double seconds;   /* 0: until cases */
     long long cases;  /* 0: until seconds */
     uint64_t seed;

@@ -41,6 +41,10 @@ typedef struct {
     case_result last;          /* the result of the case hunt_judge returned */
     int has_last;
     int impl_opened;
+    impl_t base;               /* --baseline: a failure counts only where it passes */
+    run_env base_env;
+    int has_base;
+    long long shared;          /* failures the baseline shares, not counted */
 } hunt_t;
 
 /* hunt.c */

@@ -10,7 +10,8 @@
 
 #define SEEDS_PER_STEP 3   /* a smaller sketch draws other data: a few draws per step */
 #define MAX_CANDS 512      /* candidates judged in one step (one exported round for dir:) */
-#define ELEMENTWISE_MAX 512 /* tensors up to this many elements shrink value by value */
+#define ELEMENTWISE_MAX 512
+#define SHRINK_ROUNDS 4     /* axes then values, again while either changes the case */ /* tensors up to this many elements shrink value by value */
 
 typedef struct {
     cJSON *c[MAX_CANDS];
@@ -214,6 +215,31 @@ static cJSON *shrink_axes(hunt_t *h, cJSON *c, const hunt_sig *want, double unti
     return c;
 }
 
+/* every attribute with a default dropped (set to its default) while the failure stays */
+static cJSON *shrink_attrs(hunt_t *h, cJSON *c, const hunt_sig *want, double until)
+{
+    for (int progress = 1; progress && !shrink_over(h, until);) {
+        cands_t cs = {.n = 0};
+        const cJSON *a;
+        cJSON_ArrayForEach(a, cJSON_GetObjectItemCaseSensitive(c, "attrs")) {
+            int ai = op_attr_index(h->op, a->string);
+            if (ai < 0 || !h->op->attrs[ai].def) continue;
+            cJSON *t = cJSON_Duplicate(c, 1);
+            cJSON_DeleteItemFromObjectCaseSensitive(cJSON_GetObjectItemCaseSensitive(t, "attrs"), a->string);
+            cands_add(&cs, t, 1, 0);
+        }
+        int f = cands_first(h, &cs, want);
+        progress = f >= 0;
+        if (progress) {
+            cJSON_Delete(c);
+            c = cs.c[f];
+            cs.c[f] = NULL;
+        }
+        cands_free(&cs);
+    }
+    return c;
+}
+
 /* the binary digits after the point of v: 0 for an integer, 99 for a non-dyadic or non-finite one */
 static int depth(double v)
 {
@@ -223,7 +249,8 @@ static int depth(double v)
     return 99;
 }
 
-/* the simpler values of v, simplest first: 0, then v at 1, 1/2, 1/4, 1/16, 1/256, then a smaller integer */
+/* the simpler values of v, simplest first: 0, then v at 1, 1/2, 1/4, 1/16, 1/256, then +-1 for a
+   fraction or half an integer */
 static int simpler(double v, double *out)
 {
     int n = 0, dv = depth(v);
@@ -234,6 +261,7 @@ static int simpler(double v, double *out)
         double s = ldexp(1.0, ks[i]), r = nearbyint(v * s) / s;
         if (r != v && r != 0 && depth(r) < dv) out[n++] = r;
     }
+    if (dv > 0 && fabs(v) < 1) out[n++] = copysign(1.0, v); /* a fraction toward the unit */
     if (dv == 0 && fabs(v) >= 2) out[n++] = trunc(v / 2);
     return n;
 }
@@ -258,8 +286,8 @@ static cJSON *shrink_values(hunt_t *h, cJSON *c, const hunt_sig *want, double un
         if (!v || n > ELEMENTWISE_MAX) { free(v); continue; }
         while (e < n && !shrink_over(h, until)) {
             cands_t cs = {.n = 0};
-            for (int64_t k = e; k < n && cs.n + 8 <= MAX_CANDS; k++) {
-                double s[8];
+            for (int64_t k = e; k < n && cs.n + 9 <= MAX_CANDS; k++) {
+                double s[9];
                 int ns = simpler(v[k], s);
                 for (int j = 0; j < ns; j++) cands_add(&cs, with_value(c, in, k, s[j]), 1, (int)k);
                 if (!ns) cands_add(&cs, NULL, 1, (int)k);
@@ -300,6 +328,16 @@ cJSON *hunt_shrink(hunt_t *h, hunt_sketch *s, const hunt_sig *sig)
                 got.finding ? "it fails another way" : "it passes");
         return m;
     }
-    m = shrink_axes(h, m, sig, t0 + budget);
-    return shrink_values(h, m, sig, t0 + budget);
+    /* simpler values can free indices (a roi moved to the origin lets the plane shrink), and fewer
+       indices make the values cheaper to try: both again while either changes anything */
+    for (int round = 0; round < SHRINK_ROUNDS && !shrink_over(h, t0 + budget); round++) {
+        char *before = hunt_key(m);
+        m = shrink_values(h, shrink_attrs(h, shrink_axes(h, m, sig, t0 + budget), sig, t0 + budget), sig, t0 + budget);
+        char *after = hunt_key(m);
+        int same = !strcmp(before, after);
+        free(before);
+        free(after);
+        if (same) break;
+    }
+    return m;
 }
