@@ -198,7 +198,15 @@ static int judge_one(hunt_t *h, const case_t *c, uint64_t seed, const hunt_sig *
     case_result r;
     run_case(c, seed, &h->env, &r);
     h->judged++;
+    h->t_ref += r.time_ref_s;
+    h->t_impl += r.time_opt_s;
     sig_of(&r, sig);
+    /* dir: a case the runner declined, saying why (impl_dir.c appends its reason so), is the device's
+       stated refusal (a batch index torch cannot take), not a wrong answer */
+    if (sig->finding && r.status == CASE_MISSING && strstr(r.message, "(the runner skipped it:")) {
+        sig->finding = 0;
+        h->runner_skips++;
+    }
     if (sig->finding && h->has_base) { /* a failure the baseline shares is the reference's or the spec's */
         case_result b;
         hunt_sig bs;
@@ -533,6 +541,10 @@ int hunt_run(const hunt_opts *o)
     fprintf(stderr, "hunt %s on %s, seed %llu: %lld cases in %.1f s (%.0f judged/s), %lld failing, %d distinct minimal "
             "failures%s%s, %lld shrinking steps", h.op->name, o->impl_spec, (unsigned long long)o->seed, h.tried, el,
             el > 0 ? (double)h.judged / el : 0.0, h.raw_failures, nf, nf ? " in " : "", nf ? o->out_path : "", h.steps);
+    if (el > 0) /* what bounds the rate */
+        fprintf(stderr, "; time: reference %.0f%%, implementation %.0f%%, the rest (drawing, building, judging, shrinking) %.0f%%",
+                100 * h.t_ref / el, 100 * h.t_impl / el, 100 * (el - h.t_ref - h.t_impl) / el);
+    if (h.runner_skips) fprintf(stderr, "; %lld cases the runner declined with a reason, not counted", h.runner_skips);
     if (h.has_base) fprintf(stderr, "; %lld failures shared with --baseline %s, not counted", h.shared, o->baseline);
     if (h.first_fail_s >= 0) fprintf(stderr, "; first failure after %.2f s", h.first_fail_s);
     fprintf(stderr, "%s\n", hunt_stop ? " (interrupted)" : h.dup_streak >= DUP_STREAK_STOP ? " (stopped: the failures keep shrinking to cases found before)" : "");

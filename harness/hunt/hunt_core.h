@@ -38,6 +38,7 @@ typedef struct {
     cJSON *found;              /* the distinct minimal cases */
     int dup_streak;
     long long judged;
+    double t_ref, t_impl;      /* seconds in the reference and in the implementation */
     case_result last;          /* the result of the case hunt_judge returned */
     int has_last;
     int impl_opened;
@@ -45,6 +46,7 @@ typedef struct {
     run_env base_env;
     int has_base;
     long long shared;          /* failures the baseline shares, not counted */
+    long long runner_skips;    /* dir: cases the runner declined with a reason, not counted */
 } hunt_t;
 
 /* hunt.c */

@@ -11,6 +11,7 @@
 #define SEEDS_PER_STEP 3   /* a smaller sketch draws other data: a few draws per step */
 #define MAX_CANDS 512      /* candidates judged in one step (one exported round for dir:) */
 #define ELEMENTWISE_MAX 512
+#define DIR_SHRINK_S 180.0 /* dir: each step is a round on the device (a runner's start: seconds) */
 #define SHRINK_ROUNDS 4     /* axes then values, again while either changes the case */ /* tensors up to this many elements shrink value by value */
 
 typedef struct {
@@ -96,10 +97,12 @@ static int sketch_steps(const hunt_t *h, const hunt_sketch *s, hunt_sketch *out,
     return n;
 }
 
-static void shrink_sketch(hunt_t *h, hunt_sketch *s, const hunt_sig *want, double until)
+/* the number of steps taken */
+static int shrink_sketch(hunt_t *h, hunt_sketch *s, const hunt_sig *want, double until)
 {
     enum { MAX_STEPS = MAX_CANDS / SEEDS_PER_STEP };
     hunt_sketch st[MAX_STEPS];
+    int taken = 0;
     for (int progress = 1; progress && !shrink_over(h, until);) {
         int n = sketch_steps(h, s, st, MAX_STEPS);
         cands_t cs = {.n = 0};
@@ -116,10 +119,27 @@ static void shrink_sketch(hunt_t *h, hunt_sketch *s, const hunt_sig *want, doubl
             *s = st[i];
             s->seed = cs.seed[f];
             st[i].attrs = st[i].gen = NULL;
+            taken++;
         }
         for (int i = 0; i < n; i++) sketch_free(&st[i]);
         cands_free(&cs);
     }
+    return taken;
+}
+
+/* a draw with edge values: its sketch without them, shrunk, when a smaller one fails the same way
+   from its knobs alone (the plane of an op whose output size follows from it shrinks only so);
+   else the exact case as drawn */
+static void shrink_exact(hunt_t *h, hunt_sketch *s, const hunt_sig *want, double until)
+{
+    hunt_sketch t = sketch_copy(s);
+    if (!shrink_sketch(h, &t, want, until)) {
+        sketch_free(&t);
+        return;
+    }
+    sketch_free(s);
+    cJSON_Delete(s->exact);
+    *s = t;
 }
 
 /* ---- level 2: the exact data ----------------------------------------------------------------- */
@@ -314,8 +334,10 @@ cJSON *hunt_shrink(hunt_t *h, hunt_sketch *s, const hunt_sig *sig)
 {
     /* a share of the hunt's time per failure, so one failure cannot take the whole hunt */
     double budget = h->o->seconds > 0 ? fmin(fmax(h->o->seconds / 4, 3.0), 60.0) : 60.0;
+    if (h->dir_mode) budget = fmax(budget, DIR_SHRINK_S); /* a round is an export and a runner's start */
     double t0 = now_seconds();
-    if (!s->exact) shrink_sketch(h, s, sig, t0 + budget / 2); /* edge values: their data is the point */
+    if (s->exact) shrink_exact(h, s, sig, t0 + budget / 2);
+    else shrink_sketch(h, s, sig, t0 + budget / 2);
     cJSON *c = hunt_sketch_case(h, s);
     char err[CONFORM_ERR_LEN];
     cJSON *m = c ? hunt_materialize(h->op, c, s->seed, err, sizeof err) : NULL;
