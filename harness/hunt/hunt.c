@@ -18,6 +18,7 @@
 
 static volatile sig_atomic_t hunt_stop;
 static void on_signal(int sig) { hunt_stop = sig; }
+int hunt_interrupted(void) { return hunt_stop != 0; }
 
 /* ---- what the suites use: each default-suite case of the op as {"attrs", "gen"} ------------- */
 
@@ -313,6 +314,7 @@ static int judge_round(hunt_t *h, cJSON *const *cases, const uint64_t *seeds, in
 int hunt_judge(hunt_t *h, cJSON *const *cases, const uint64_t *seeds, int n, const hunt_sig *want, hunt_sig *sig)
 {
     for (int i = 0; i < n; i++) memset(&sig[i], 0, sizeof sig[i]);
+    if (hunt_stop) return -1;
     if (h->dir_mode) return judge_round(h, cases, seeds, n, want, sig);
     int first = -1;
     for (int i = 0; i < n && !hunt_stop; i++) {

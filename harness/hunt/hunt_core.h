@@ -50,6 +50,7 @@ typedef struct {
 } hunt_t;
 
 /* hunt.c */
+int hunt_interrupted(void); /* SIGINT or SIGTERM: finish nothing more */
 void hunt_progress(hunt_t *h, int force);
 /* judges n cases (case seeds seeds[i]) into sig[i]; dir: one exported round. With want, stops at
    (and returns) the first whose signature matches it; without, judges all and returns the first

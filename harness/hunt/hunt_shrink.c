@@ -46,7 +46,7 @@ static int cands_first(hunt_t *h, cands_t *cs, const hunt_sig *want)
     return i >= 0 ? i : -1;
 }
 
-static int shrink_over(const hunt_t *h, double until) { return now_seconds() > until; }
+static int shrink_over(const hunt_t *h, double until) { return hunt_interrupted() || now_seconds() > until; }
 
 /* ---- level 1: the sketch ------------------------------------------------------------------- */
 
