@@ -429,12 +429,16 @@ static void shrink_and_report(hunt_t *h, hunt_sketch *s, const hunt_sig *sig)
 #define HUNT_SAMPLE_BUDGET 4e6 /* sample evaluations per drawn problem: a few ms of the reference */
 #define DUP_STREAK_STOP 3 /* failures that keep shrinking to known cases: the bugs are saturated */
 
+/* enough found: interrupted, --max-found distinct cases, or the failures keep shrinking to known ones */
+static int hunt_enough(const hunt_t *h)
+{
+    return hunt_stop || cJSON_GetArraySize(h->found) >= h->o->max_found || h->dup_streak >= DUP_STREAK_STOP;
+}
+
 static int hunt_done(const hunt_t *h)
 {
     const hunt_opts *o = h->o;
-    return hunt_stop || (o->cases > 0 && h->tried >= o->cases) ||
-           (o->seconds > 0 && now_seconds() - h->t0 >= o->seconds) || cJSON_GetArraySize(h->found) >= o->max_found ||
-           h->dup_streak >= DUP_STREAK_STOP;
+    return hunt_enough(h) || (o->cases > 0 && h->tried >= o->cases) || (o->seconds > 0 && now_seconds() - h->t0 >= o->seconds);
 }
 
 /* one round: a batch drawn (one case in process, --batch for dir:), judged, failures shrunk */
@@ -456,7 +460,7 @@ static int search_round(hunt_t *h)
     for (int i = 0; i < n && rc != -2; i++) {
         int seen = 0; /* a batch's failures of one kind shrink once */
         for (int j = 0; j < shrunk; j++) seen |= hunt_same(&done[j], &sig[i]);
-        if (sig[i].finding && !seen && !hunt_done(h)) {
+        if (sig[i].finding && !seen && !hunt_enough(h)) { /* a failure drawn in time is shrunk, even past it */
             done[shrunk++] = sig[i];
             shrink_and_report(h, &s[i], &sig[i]);
         } else if (sig[i].finding) h->raw_failures++;
