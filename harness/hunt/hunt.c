@@ -201,6 +201,7 @@ static int judge_one(hunt_t *h, const case_t *c, uint64_t seed, const hunt_sig *
     h->judged++;
     h->t_ref += r.time_ref_s;
     h->t_impl += r.time_opt_s;
+    h->not_impl += r.status == CASE_NOT_IMPLEMENTED;
     sig_of(&r, sig);
     /* dir: a case the runner declined, saying why (impl_dir.c appends its reason so), is the device's
        stated refusal (a batch index torch cannot take), not a wrong answer */
@@ -550,6 +551,7 @@ int hunt_run(const hunt_opts *o)
     if (el > 0) /* what bounds the rate */
         fprintf(stderr, "; time: reference %.0f%%, implementation %.0f%%, the rest (drawing, building, judging, shrinking) %.0f%%",
                 100 * h.t_ref / el, 100 * h.t_impl / el, 100 * (el - h.t_ref - h.t_impl) / el);
+    if (h.not_impl) fprintf(stderr, "; %lld cases not implemented (nothing judged in them)", h.not_impl);
     if (h.runner_skips) fprintf(stderr, "; %lld cases the runner declined with a reason, not counted", h.runner_skips);
     if (h.has_base) fprintf(stderr, "; %lld failures shared with --baseline %s, not counted", h.shared, o->baseline);
     if (h.first_fail_s >= 0) fprintf(stderr, "; first failure after %.2f s", h.first_fail_s);

@@ -46,6 +46,7 @@ typedef struct {
     run_env base_env;
     int has_base;
     long long shared;          /* failures the baseline shares, not counted */
+    long long not_impl;        /* cases the implementation does not provide (dir: declared unsupported) */
     long long runner_skips;    /* dir: cases the runner declined with a reason, not counted */
 } hunt_t;
 
