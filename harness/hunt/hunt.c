@@ -254,6 +254,7 @@ static int write_round(hunt_t *h, cJSON *const *cases, const uint64_t *seeds, in
     int k = 0;
     for (int i = 0; i < n; i++) {
         char err[CONFORM_ERR_LEN], name[32];
+        if (!cases[i]) continue; /* dims that give no valid problem */
         cJSON *m = hunt_materialize(h->op, cases[i], seeds[i], err, sizeof err);
         if (!m) continue; /* refused by validation: not a problem of the op */
         snprintf(name, sizeof name, "r%d", i);
