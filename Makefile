@@ -84,7 +84,7 @@ PLUGIN_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARN) -O2 -fPIC -shared -Iharness
 ZOO_IDS = $(shell grep -o '^ZOO_BUG.[a-z0-9_]*' tests/zoo/zoo_bugs.h | cut -c9-)
 ZOO_PLUGINS = $(BUILD)/zoo/none.so $(ZOO_IDS:%=$(BUILD)/zoo/%.so)
 
-.PHONY: forms-wide ascend-plugin ascend-standin all build-all test-browser deps deps-test test zoo zoo-docs zoo-mutants zoo-mutants-docs zoo-mutants-list models device-torch test-unit test-san conformance verify bench bench-contention bench-scaling bench-bound clean install install-check package-check package-check-full fuzz fuzz-ci fuzz-build deps-fuzz test-valgrind check-ops check-walls check-golden check-golden-full check-golden-planted
+.PHONY: forms-wide ascend-plugin ascend-standin all build-all test-browser deps deps-test test zoo zoo-docs zoo-mutants zoo-mutants-docs zoo-mutants-list models device-torch test-unit test-san conformance verify bench bench-contention bench-scaling bench-bound clean install install-check package-check package-check-full fuzz fuzz-ci fuzz-build deps-fuzz test-valgrind check-ops check-walls check-golden check-golden-full check-golden-planted hunt hunt-long bench-hunt
 all: deps
 	@$(MAKE) --no-print-directory build-all
 build-all: $(CONFORM) $(TESTS) $(PLUGINS) $(CHECK_GOLDEN)
@@ -126,6 +126,10 @@ $(BUILD)/plugins/faulty_v2_aligned.so $(BUILD)/plugins/faulty_v2_aligned_f64.so:
 $(FAULTY): $(BUILD)/plugins/faulty_%.so: tests/plugins/plugin_faulty.c $(PLUGIN_DEPS)
 	$(PLUGIN_CC) -DFAULT=$(FAULT_$*)
 
+# bugs outside the table, for conform hunt's tests only (tests/zoo/zoo_kernels.c, docs/hunt.md)
+$(BUILD)/zoo_hunt/cell_w_for_h.so: tests/zoo/zoo_kernels.c tests/zoo/zoo_bugs.h harness/conform_plugin.h
+	@mkdir -p $(@D)
+	@echo "CC zoo hunt cell_w_for_h"; $(CC) $(PLUGIN_CFLAGS) -Itests/zoo -DZOO_HUNT_CELL_W_FOR_H=1 $< -o $@ -lm
 $(BUILD)/zoo/%.so: tests/zoo/zoo_kernels.c tests/zoo/zoo_bugs.h harness/conform_plugin.h
 	@mkdir -p $(dir $@)
 	@echo "CC zoo $*"; $(CC) $(PLUGIN_CFLAGS) -Itests/zoo -DZOO_BUG_ID=ZOO_$* $< -o $@ -lm
@@ -168,6 +172,7 @@ test: all deps-test
 	  "python" "tests/python/run.sh $(CONFORM)" \
 	  "ascend stand-in" "$(MAKE) --no-print-directory ascend-standin" \
 	  "zoo" "$(MAKE) --no-print-directory zoo" \
+	  "hunt" "$(MAKE) --no-print-directory hunt" \
 	  "zoo mutants list" "$(PYTHON) tools/zoo_mutants.py --conform $(CONFORM) --check-list" \
 	  "report rendering" "$(PYTHON) tests/reports_browser.py $(CONFORM) $(BUILD)/browser" \
 	  "repository paths" "tests/repo_paths.sh" \
@@ -219,6 +224,17 @@ check-walls:
 test-browser: all
 	@command -v chromium >/dev/null || $(APT_INSTALL) required "make test-browser" chromium
 	$(PYTHON) tests/reports_browser.py $(CONFORM) $(BUILD)/browser
+
+# conform hunt (docs/hunt.md): short fixed-seed hunts find and shrink a few zoo bugs, replayed with
+# run; the bug-free build and the optimized path give nothing. hunt-long: longer hunts, for CI or by
+# hand; bench-hunt: cases judged per second, in process and isolated
+HUNT_ZOO = $(foreach b,none ra_aligned_ignored rb_batch_truncated rr_angle_degrees df_xy_swapped gf_reflect_once gb_grid_grad_xy_swapped,$(BUILD)/zoo/$(b).so) $(BUILD)/zoo_hunt/cell_w_for_h.so
+hunt: all $(HUNT_ZOO)
+	@tests/hunt.sh $(CONFORM) $(BUILD)/zoo
+hunt-long: all $(HUNT_ZOO)
+	SECONDS_EACH=30 tests/hunt.sh $(CONFORM) $(BUILD)/zoo
+bench-hunt: all
+	@tools/bench_hunt.sh $(CONFORM)
 
 # every faulty kernel of the zoo fails its own op and no other; the bug-free build passes all
 zoo: all

@@ -14,7 +14,7 @@ static const struct {
     int (*run)(int, char **);
 } dispatch[] = {{"list", cmd_list},   {"run", cmd_run},     {"eval", cmd_eval},   {"bench", cmd_bench},
                 {"gate", cmd_gate},   {"verify", cmd_verify}, {"merge", cmd_merge}, {"check", cmd_check},
-                {"export", cmd_export}};
+                {"export", cmd_export}, {"hunt", cmd_hunt}};
 
 static int is_help(const char *a) { return !strcmp(a, "--help") || !strcmp(a, "-h"); }
 

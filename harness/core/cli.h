@@ -18,6 +18,7 @@ int cmd_verify(int argc, char **argv);
 int cmd_merge(int argc, char **argv);
 int cmd_check(int argc, char **argv);
 int cmd_export(int argc, char **argv);
+int cmd_hunt(int argc, char **argv);
 
 /* Prints "conform: <msg>" on stderr and returns EXIT_USAGE. */
 int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

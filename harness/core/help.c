@@ -114,6 +114,26 @@ static const cli_option list_opts[] = {
     {"--json", NULL, "off", "machine-readable"},
     END};
 
+static const cli_option hunt_opts[] = {
+    {"--impl", "optimized|plugin:PATH.so|dir:DIR", "optimized", "what is hunted; dir:DIR: each round is exported under DIR and run by --runner"},
+    {"--runner", "CMD", "none", "dir: the device's command for each round, {dir} replaced by the round's export"},
+    {"--baseline", "optimized|plugin:PATH.so", "none", "a failure counts only where this implementation passes"},
+    {"--seconds", "N", "60 (unless --cases)", "how long to hunt"},
+    {"--cases", "N", "none", "how many problems to draw instead"},
+    {"--seed", "N", "1", "the draws and the shrinking follow from it"},
+    {"--dtype", "float32|float16|bfloat16|float64", "the implementation's own", "the precision hunted"},
+    {"--out", "FOUND.json", "FOUND.json", "the distinct minimal failures, a suite that run replays"},
+    {"--combine", NULL, "off", "combine the FOUND files that follow into --out, duplicates removed"},
+    {"--max-found", "N", "20", "stop after this many distinct failures"},
+    {"--batch", "N", "64", "dir: problems per exported round"},
+    {"--timeout", "SECONDS", "10", "per case when isolated: a hang past it is a finding"},
+    {"--isolate", NULL, "plugins", "run each case in a child process (a crash is a finding)"},
+    {"--no-isolate", NULL, "optimized", "run in process"},
+    {"--threads", "N", "1", "threads of the kernels (small problems: one is fastest)"},
+    {"--finite", NULL, "off", "no NaN or infinity among the drawn inputs"},
+    {"--quiet", NULL, "off", "no progress line, only findings and the summary"},
+    END};
+
 static const cli_command commands[] = {
     {"run", "[SUITE.json ...] [options]", "run suites (default cases/conformance.json) and judge the implementation", run_opts},
     {"check", "OP --attr NAME=VALUE... --input NAME=FILE.npy... --actual NAME=FILE... [options]",
@@ -127,6 +147,8 @@ static const cli_command commands[] = {
     {"gate", "--baseline FILE --current FILE [--update]", "regression gate between two reports or bench files", gate_opts},
     {"merge", "--report-dir OUT DIR...", "shard reports combined into one, in every format", merge_opts},
     {"verify", "[options]", "prove the references: adjoint, finite difference, metamorphic, golden", verify_opts},
+    {"hunt", "OP [--impl IMPL] [--seconds N | --cases N] [--seed S] [--out FOUND.json] [options]",
+     "search the op's problems for failures and shrink each to a minimal case", hunt_opts},
     {"list", "[--json]", "the ops, their tensors and attributes", list_opts},
     {NULL, NULL, NULL, NULL}};
 

@@ -62,6 +62,7 @@ typedef struct {
 } tol_model;
 
 typedef struct op_desc op_desc;
+typedef struct hunt_desc hunt_desc; /* hunt.h: how conform hunt draws and shrinks the op's problems */
 
 /* A proof that the op's reference is right, by a check that does not trust it (see verify.h). */
 typedef struct {
@@ -112,6 +113,7 @@ struct op_desc {
     int (*range)(const problem_t *p, int o, ref_range *r);
     const tol_model *tol; /* one per output */
     const proof_desc *proofs; /* ends with an entry whose kind is NULL */
+    const hunt_desc *hunt;    /* ops/<family>/hunt_<family>.c */
 };
 
 /* In a function with char *err and size_t errlen (validate, a generator, a suite reader): the

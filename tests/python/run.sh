@@ -33,9 +33,11 @@ skip() {   # skip WHAT WHY
 if py=$(find_python "import numpy"); then
   run "python helper test" "$here/test_conform_check.py"
   run "float32 forms test" "$here/test_float32_forms.py" "$CONFORM"
+  run "hunt from python test" "$here/test_hunt.py" "$CONFORM"
 else
   skip "python helper test (tests/python/test_conform_check.py)" "no python3 with numpy"
   skip "float32 forms test (tests/python/test_float32_forms.py)" "no python3 with numpy"
+  skip "hunt from python test (tests/python/test_hunt.py)" "no python3 with numpy"
 fi
 
 # make check-ops, shown failing for each piece an op needs when it is removed (python3 only)

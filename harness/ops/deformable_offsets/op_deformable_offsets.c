@@ -9,6 +9,7 @@
 #include "plain/conform_plain.h"
 
 extern const proof_desc deformable_offsets_proofs[], deformable_offsets_grad_proofs[];
+extern const hunt_desc hunt_deformable_offsets, hunt_deformable_offsets_grad; /* hunt_<family>.c */
 
 /* ---- tolerance model (every output of both ops) ----------------------------------------- */
 
@@ -273,7 +274,7 @@ const op_desc op_deformable_offsets = {
     .spec = "ops.md sections 0, 5",
     OP_TENSORS(deformable_inputs, deformable_outputs),
     OP_ATTRS(deformable_attrs),
-    .validate = deformable_validate, .proofs = deformable_offsets_proofs,
+    .validate = deformable_validate, .proofs = deformable_offsets_proofs, .hunt = &hunt_deformable_offsets,
     DEFORMABLE_FAMILY,
 };
 
@@ -312,6 +313,6 @@ const op_desc op_deformable_offsets_grad = {
     .spec = "ops.md sections 0, 5, 6",
     OP_TENSORS(deformable_grad_inputs, deformable_grad_outputs),
     OP_ATTRS(deformable_attrs),
-    .validate = deformable_grad_validate, .proofs = deformable_offsets_grad_proofs,
+    .validate = deformable_grad_validate, .proofs = deformable_offsets_grad_proofs, .hunt = &hunt_deformable_offsets_grad,
     DEFORMABLE_FAMILY,
 };

@@ -9,6 +9,7 @@
 #include "plain/conform_plain.h"
 
 extern const proof_desc grid_sampler_proofs[], grid_sampler_bwd_proofs[];
+extern const hunt_desc hunt_grid_sampler, hunt_grid_sampler_bwd; /* hunt_<family>.c */
 
 /* ---- tolerance model (every output) ------------------------------------------------------ */
 
@@ -227,6 +228,7 @@ const op_desc op_grid_sampler_2d = {
     OP_TENSORS(grid_sampler_inputs, grid_sampler_outputs),
     .n_attrs = 3, .attrs = grid_sampler_attrs, /* output_mask is the backward's */
     .validate = grid_sampler_validate, .proofs = grid_sampler_proofs, .range = range,
+    .hunt = &hunt_grid_sampler,
     GRID_SAMPLER_FAMILY,
 };
 
@@ -278,6 +280,6 @@ const op_desc op_grid_sampler_2d_backward = {
     .spec = "ops.md sections 0, 7",
     OP_TENSORS(grid_sampler_bwd_inputs, grid_sampler_bwd_outputs),
     OP_ATTRS(grid_sampler_attrs),
-    .validate = grid_sampler_bwd_validate, .proofs = grid_sampler_bwd_proofs,
+    .validate = grid_sampler_bwd_validate, .proofs = grid_sampler_bwd_proofs, .hunt = &hunt_grid_sampler_bwd,
     GRID_SAMPLER_FAMILY,
 };

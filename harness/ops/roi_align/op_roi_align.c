@@ -9,6 +9,7 @@
 #include "plain/conform_plain.h"
 
 extern const proof_desc roi_align_proofs[], roi_align_bwd_proofs[];
+extern const hunt_desc hunt_roi_align, hunt_roi_align_bwd; /* hunt_<family>.c */
 
 /* ---- tolerance model (both ops, both directions) ---------------------------------------- */
 
@@ -256,7 +257,7 @@ const op_desc op_roi_align = {
     OP_TENSORS(roi_align_inputs, roi_align_outputs),
     OP_ATTRS(roi_align_attrs),
     .gen = {"rois", fill_rois},
-    .validate = roi_align_validate, .proofs = roi_align_proofs,
+    .validate = roi_align_validate, .proofs = roi_align_proofs, .hunt = &hunt_roi_align,
     ROI_ALIGN_FAMILY,
 };
 
@@ -318,6 +319,6 @@ const op_desc op_roi_align_v2_backward = {
     OP_TENSORS(roi_align_bwd_inputs, roi_align_bwd_outputs),
     OP_ATTRS(roi_align_bwd_attrs),
     .gen = {"boxes", fill_rois},
-    .validate = roi_align_bwd_validate, .proofs = roi_align_bwd_proofs,
+    .validate = roi_align_bwd_validate, .proofs = roi_align_bwd_proofs, .hunt = &hunt_roi_align_bwd,
     ROI_ALIGN_FAMILY,
 };

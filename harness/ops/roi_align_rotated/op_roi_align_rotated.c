@@ -11,6 +11,7 @@
 #include "plain/conform_plain.h"
 
 extern const proof_desc roi_align_rotated_proofs[], roi_align_rotated_grad_proofs[];
+extern const hunt_desc hunt_roi_align_rotated, hunt_roi_align_rotated_grad; /* hunt_<family>.c */
 
 #define DOC_LIMIT 1024 /* C, pooled_h, pooled_w: the documented limits of RoiAlignRotatedGrad */
 
@@ -275,7 +276,7 @@ const op_desc op_roi_align_rotated = {
     .spec = "ops.md sections 0, A, 3",
     OP_TENSORS(fwd_inputs, fwd_outputs),
     OP_ATTRS(fwd_attrs),
-    .validate = fwd_validate, .proofs = roi_align_rotated_proofs,
+    .validate = fwd_validate, .proofs = roi_align_rotated_proofs, .hunt = &hunt_roi_align_rotated,
     ROTATED_FAMILY,
 };
 
@@ -338,6 +339,6 @@ const op_desc op_roi_align_rotated_grad = {
     .spec = "ops.md sections 0, A, 4",
     OP_TENSORS(grad_inputs, grad_outputs),
     OP_ATTRS(grad_attrs),
-    .validate = grad_validate, .proofs = roi_align_rotated_grad_proofs,
+    .validate = grad_validate, .proofs = roi_align_rotated_grad_proofs, .hunt = &hunt_roi_align_rotated_grad,
     ROTATED_FAMILY,
 };

@@ -1,0 +1,131 @@
+"""conform hunt over a Python kernel: hunt(kernel, op=..., seconds=...).
+
+The kernel is any callable kernel(op, inputs, attrs) -> {output name: array}, with inputs a dict of
+float32 numpy arrays by the op's input names and attrs the case's attributes (`conform list`). The
+hunt runs `conform hunt OP --impl dir:WORK --runner ...`: each round conform exports its
+candidates, and the runner (this file with --relay) hands the round's directory to the Python
+process that called hunt(), which runs the kernel on every case and writes its outputs where the
+manifest says; conform then judges, shrinks and writes the minimal failures to FOUND.json.
+
+    from conform_hunt import hunt
+    found = hunt(my_roi_align, op="roi_align", seconds=30)   # [] when nothing was found
+
+numpy only. `conform` is found as $CONFORM, on PATH, or build/conform beside python/.
+"""
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def _conform_binary(conform):
+    if conform:
+        return conform
+    if os.environ.get("CONFORM"):
+        return os.environ["CONFORM"]
+    built = os.path.join(HERE, "..", "build", "conform")
+    if os.path.exists(built):
+        return os.path.abspath(built)
+    found = shutil.which("conform")
+    if not found:
+        raise FileNotFoundError("conform not found: set $CONFORM, put conform on PATH or build it (make)")
+    return found
+
+
+def _save(path, arr):
+    import numpy as np
+    tmp = path + ".tmp.npy"
+    np.save(tmp, np.ascontiguousarray(arr, dtype=np.float32))
+    os.replace(tmp, path)
+
+
+def run_round(kernel, root):
+    """Runs kernel on every case of the export in root; a case the kernel raises on writes nothing
+    (conform reports its outputs missing, a finding)."""
+    import numpy as np
+    with open(os.path.join(root, "manifest.json")) as f:
+        manifest = json.load(f)
+    for case in manifest.get("cases", []):
+        if "expect_error" in case or "not_applicable" in case or "invalid" in case:
+            continue
+        inputs = {n: np.load(os.path.join(root, rel)) for n, rel in case.get("inputs", {}).items()}
+        try:
+            got = kernel(case["op"], inputs, case.get("attrs", {}))
+        except Exception as e:  # the kernel's own failure: reported by conform as missing outputs
+            sys.stderr.write("conform_hunt: %s: %s: %s\n" % (case.get("id"), type(e).__name__, e))
+            continue
+        for name, o in case.get("outputs", {}).items():
+            if o.get("computed", True) and name in got:
+                _save(os.path.join(root, o["path"]), got[name])
+
+
+def _serve(kernel, sock, proc, errors):
+    sock.settimeout(0.2)
+    while proc.poll() is None:
+        try:
+            conn, _ = sock.accept()
+        except socket.timeout:
+            continue
+        with conn:
+            root = conn.makefile("r").readline().strip()
+            try:
+                run_round(kernel, root)
+                conn.sendall(b"0\n")
+            except Exception as e:  # a broken round ends the hunt with the reason
+                errors.append("%s: %s" % (type(e).__name__, e))
+                conn.sendall(b"1\n")
+
+
+def hunt(kernel, op, seconds=10, seed=1, out=None, conform=None, batch=64, finite=False, extra=()):
+    """Hunts kernel over op for seconds; returns the minimal failing cases (the suite entries of
+    FOUND.json, written to out when given). Raises RuntimeError on bad usage of conform."""
+    work = tempfile.mkdtemp(prefix="conform_hunt_")
+    out = out or os.path.join(work, "FOUND.json")
+    path = os.path.join(work, "relay.sock")
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.bind(path)
+    sock.listen(1)
+    runner = "%s %s --relay %s {dir}" % (sys.executable, os.path.abspath(__file__), path)
+    cmd = [_conform_binary(conform), "hunt", op, "--impl", "dir:" + os.path.join(work, "rounds"), "--runner", runner,
+           "--seconds", str(seconds), "--seed", str(seed), "--batch", str(batch), "--out", out, "--quiet"]
+    cmd += ["--finite"] if finite else []
+    cmd += list(extra)
+    proc = subprocess.Popen(cmd, stderr=subprocess.PIPE, text=True)
+    errors = []
+    server = threading.Thread(target=_serve, args=(kernel, sock, proc, errors), daemon=True)
+    server.start()
+    _, err = proc.communicate()
+    server.join()
+    sock.close()
+    sys.stderr.write(err)
+    if proc.returncode == 2 or errors:
+        raise RuntimeError("conform hunt failed: %s" % ("; ".join(errors) or err.strip().splitlines()[-1:]))
+    found = []
+    if proc.returncode == 1 and os.path.exists(out):
+        with open(out) as f:
+            found = json.load(f)["cases"]
+    if not out.startswith(work):
+        shutil.rmtree(work, ignore_errors=True)
+    return found
+
+
+def _relay(path, root):
+    """--relay SOCKET DIR: the runner conform starts each round; waits for the hunting process."""
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.connect(path)
+    s.sendall((root + "\n").encode())
+    reply = s.makefile("r").readline().strip()
+    return 0 if reply == "0" else 1
+
+
+if __name__ == "__main__":
+    if len(sys.argv) == 4 and sys.argv[1] == "--relay":
+        sys.exit(_relay(sys.argv[2], sys.argv[3]))
+    sys.stderr.write("usage: conform_hunt.py --relay SOCKET DIR (started by conform hunt; use hunt() from Python)\n")
+    sys.exit(2)

@@ -1,0 +1,69 @@
+#!/bin/sh
+# make hunt: short fixed-seed hunts that must find and shrink a few zoo bugs (their FOUND suites
+# replayed with conform run must fail), and find nothing in the bug-free zoo build and the
+# optimized path. SECONDS_EACH (default 3) bounds each hunt; make hunt-long raises it.
+set -u
+CONFORM=${1:-build/conform}
+ZOO=${2:-build/zoo}
+EACH=${SECONDS_EACH:-3}
+T=${TMPDIR:-/tmp}/conform-hunt.$$
+mkdir -p "$T"
+trap 'rm -rf "$T"' EXIT
+fail=0
+say() { printf '%s\n' "$*"; }
+
+# bug op plugin: found within EACH seconds from seed 1, shrunk small, replayed failing
+for spec in ra_aligned_ignored:roi_align rb_batch_truncated:roi_align_v2_backward \
+            rr_angle_degrees:roi_align_rotated df_xy_swapped:deformable_offsets \
+            gf_reflect_once:grid_sampler_2d gb_grid_grad_xy_swapped:grid_sampler_2d_backward \
+            cell_w_for_h:deformable_offsets; do
+    id=${spec%%:*}; op=${spec##*:}
+    so=$ZOO/$id.so
+    [ "$id" = cell_w_for_h ] && so=${ZOO}_hunt/cell_w_for_h.so
+    out=$T/$id.json
+    "$CONFORM" hunt "$op" --impl "plugin:$so" --finite --seed 1 --seconds "$EACH" --max-found 1 --quiet --out "$out" \
+        > "$T/$id.log" 2>&1
+    rc=$?
+    if [ $rc -ne 1 ]; then say "FAIL $id: hunt exited $rc, expected 1 (found)"; cat "$T/$id.log"; fail=1; continue; fi
+    # a few rois or grid points, planes of a few pixels: every input of the minimal case is small
+    size=$(/usr/bin/python3 - "$out" <<'PY'
+import json, sys
+from functools import reduce
+c = json.load(open(sys.argv[1]))["cases"][0]
+n = {k: reduce(lambda a, b: a * b, v, 1) for k, v in c["shapes"].items()}
+big = [k for k, v in n.items() if v > 64]
+rois = [v[0] if v[-1] in (5, 6) and len(v) == 2 else None for v in c["shapes"].values()]
+print(("too large: %s" % big) if big else "ok " + " ".join("%s=%s" % (k, v) for k, v in sorted(c["shapes"].items())))
+PY
+)
+    case $size in ok*) ;; *) say "FAIL $id: shrunk case $size"; fail=1; continue;; esac
+    "$CONFORM" run "$out" --impl "plugin:$so" --report-dir "$T/rep_$id" --quiet > "$T/run_$id.log" 2>&1
+    rc=$?
+    if [ $rc -ne 1 ]; then say "FAIL $id: conform run of the found suite exited $rc, expected 1"; fail=1; continue; fi
+    say "ok   $id: found, shrunk to $size, replays failing"
+done
+
+# nothing to find: the bug-free zoo build and the optimized path (finite inputs; docs/hunt.md)
+for op in roi_align deformable_offsets grid_sampler_2d; do
+    for impl in "plugin:$ZOO/none.so" optimized; do
+        "$CONFORM" hunt "$op" --impl "$impl" --finite --seed 1 --seconds 2 --quiet --out "$T/none.json" > "$T/none.log" 2>&1
+        rc=$?
+        if [ $rc -ne 0 ]; then say "FAIL $op on $impl: hunt exited $rc, expected 0 (nothing found)"; cat "$T/none.log"; fail=1
+        else say "ok   $op on $impl: nothing found ($(tail -1 "$T/none.log" | sed 's/.*: \([0-9]* cases\).*/\1/'))"; fi
+    done
+done
+
+# bad usage is exit 2
+"$CONFORM" hunt no_such_op > /dev/null 2>&1; rc=$?
+[ $rc -eq 2 ] || { say "FAIL hunt no_such_op exited $rc, expected 2"; fail=1; }
+"$CONFORM" hunt roi_align --seconds 1 --cases 5 > /dev/null 2>&1; rc=$?
+[ $rc -eq 2 ] || { say "FAIL hunt --seconds with --cases exited $rc, expected 2"; fail=1; }
+
+# two found suites combine without duplicates
+"$CONFORM" hunt --combine "$T/ra_aligned_ignored.json" "$T/ra_aligned_ignored.json" "$T/df_xy_swapped.json" \
+    --out "$T/combined.json" > /dev/null 2>&1
+n=$(/usr/bin/python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["cases"]))' "$T/combined.json" 2>/dev/null)
+[ "$n" = 2 ] || { say "FAIL hunt --combine: $n cases, expected 2"; fail=1; }
+
+[ $fail -eq 0 ] && say "hunt: all passed"
+exit $fail

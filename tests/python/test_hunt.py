@@ -1,0 +1,38 @@
+"""conform.hunt from Python (python/conform_hunt.py): a faulty numpy kernel is found through dir:
+and a runner that calls back into this process, and shrunk to a case of a few elements."""
+import os
+import sys
+import unittest
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "python"))
+from conform_hunt import hunt  # noqa: E402
+
+CONFORM = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else os.environ.get("CONFORM", "build/conform"))
+
+
+def zeros_grid_sampler(op, inputs, attrs):
+    """A grid sampler that writes zeros: wrong wherever a sample reads a non-zero pixel."""
+    x, g = inputs["input"], inputs["grid"]
+    return {"output": np.zeros((x.shape[0], x.shape[1], g.shape[1], g.shape[2]), np.float32)}
+
+
+class HuntFromPython(unittest.TestCase):
+    def test_faulty_kernel_found_and_shrunk(self):
+        found = hunt(zeros_grid_sampler, op="grid_sampler_2d", seconds=3, seed=1, conform=CONFORM, finite=True,
+                     batch=16, extra=["--max-found", "1"])
+        self.assertEqual(len(found), 1)
+        sizes = {k: int(np.prod(v)) for k, v in found[0]["shapes"].items()}
+        self.assertLessEqual(sizes["grid"], 2 * 2, sizes)   # a grid point or two
+        self.assertLessEqual(sizes["input"], 4, sizes)      # a plane of a few pixels
+        self.assertEqual(found[0]["found"]["status"], "failed")
+
+    def test_bad_usage_raises(self):
+        with self.assertRaises(RuntimeError):
+            hunt(zeros_grid_sampler, op="no_such_op", seconds=1, conform=CONFORM)
+
+
+if __name__ == "__main__":
+    unittest.main(argv=sys.argv[:1])
