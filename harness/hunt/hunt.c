@@ -506,7 +506,7 @@ static int hunt_open(hunt_t *h, const hunt_opts *o)
     int isolate = o->isolate >= 0 ? o->isolate : !strncmp(o->impl_spec, "plugin:", 7);
     conform_exec ex = {CONFORM_ISA_AUTO, o->threads > 0 ? o->threads : 1};
     if (resolve_isa(&ex)) return EXIT_USAGE;
-    h->env = (run_env){ex, &h->impl, {isolate, o->timeout_s, &hunt_stop}, ex.threads};
+    h->env = (run_env){ex, &h->impl, {isolate, o->timeout_s, &hunt_stop}, ex.threads, NULL, NULL};
     if (o->baseline) {
         if (!strncmp(o->baseline, "dir:", 4)) return usage_error("hunt --baseline %s: optimized or plugin:PATH.so", o->baseline);
         if (impl_open_as("--baseline", o->baseline, dt, &h->base, err, sizeof err)) return usage_error("%s", err);
