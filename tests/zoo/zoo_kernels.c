@@ -19,12 +19,6 @@ enum {
 #define ZOO_BUG_ID ZOO_none
 #endif
 #define BUG(id) (ZOO_BUG_ID == ZOO_##id)
-/* Bugs outside the table, built only for conform hunt's tests (build/zoo_hunt/, docs/hunt.md): a
-   fault the default suite passed until it gained cases made for it, which the hunt must find from
-   its own draws. ZOO_HUNT_CELL_W_FOR_H: the deformable cell clamp takes W where it should take H. */
-#ifndef ZOO_HUNT_CELL_W_FOR_H
-#define ZOO_HUNT_CELL_W_FOR_H 0
-#endif
 
 /* ---- plumbing -------------------------------------------------------------------------------- */
 
@@ -619,7 +613,7 @@ static df_sample df_sample_at(const df_params *p, const float *o, int64_t ho, in
     s.m = o[2 * dgK + k];
     s.finite = isfinite(s.px) && isfinite(s.py);
     if (!s.finite) return s;
-    s.h0 = cell_of(s.py, ZOO_HUNT_CELL_W_FOR_H ? p->W : p->H);
+    s.h0 = cell_of(s.py, p->H);
     s.w0 = cell_of(s.px, p->W);
     s.lh = s.py - floorf(s.py); s.lw = s.px - floorf(s.px);
     s.hh = 1 - s.lh; s.hw = 1 - s.lw;
