@@ -1235,3 +1235,23 @@ Test(devflow, a_runner_record_that_is_a_link_is_never_followed, .init = setup, .
               cJSON_IsString(note) ? note->valuestring : "no note");
     cJSON_Delete(r);
 }
+
+/* a manifest's suite names a suite of conform's own data, never a path: '../x' is refused, unread */
+Test(devflow, a_manifest_suite_name_that_is_a_path_is_refused, .init = setup, .fini = teardown)
+{
+    cr_assert_eq(EXPORT("cases/smoke.json", "--filter", GRID, "--out", sub("ex")), EXIT_OK);
+    cJSON *m = load(sub("ex/manifest.json"));
+    cJSON_ReplaceItemInArray(cJSON_GetObjectItem(m, "suites"), 0, cJSON_CreateString("../../etc/passwd"));
+    char *text = cJSON_Print(m);
+    FILE *f = fopen(sub("ex/manifest.json"), "w");
+    cr_assert(f);
+    fputs(text, f);
+    fclose(f);
+    free(text);
+    cJSON_Delete(m);
+    char impl[300], msg[1024];
+    snprintf(impl, sizeof impl, "dir:%s", sub("ex"));
+    const char *a[] = {"conform", "run", "--impl", impl, NULL};
+    cr_assert_eq(with_stderr(cmd_run, a, msg, sizeof msg), EXIT_USAGE);
+    cr_assert(strstr(msg, "'../../etc/passwd' is not a name"), "%s", msg);
+}

@@ -208,13 +208,8 @@ static cJSON *manifest_new(int argc, char **argv, const export_ctx *x, const sui
     cJSON_AddStringToObject(m, "tool_version", CONFORM_VERSION);
     cJSON_AddStringToObject(m, "command", cmd);
     cJSON_AddStringToObject(m, "suite", suites[0].name);
-    cJSON *names = cJSON_AddArrayToObject(m, "suites"), *files = cJSON_AddArrayToObject(m, "suite_files");
-    for (int s = 0; s < n_suites; s++) {
-        char real[PATH_MAX];
-        cJSON_AddItemToArray(names, cJSON_CreateString(suites[s].name));
-        /* where `run --impl dir:` finds the suites when none is given (absolute: any cwd) */
-        cJSON_AddItemToArray(files, cJSON_CreateString(realpath(suites[s].path, real) ? real : suites[s].path));
-    }
+    cJSON *names = cJSON_AddArrayToObject(m, "suites");
+    for (int s = 0; s < n_suites; s++) cJSON_AddItemToArray(names, cJSON_CreateString(suites[s].name));
     cJSON_AddNumberToObject(m, "seed", (double)seed);
     cJSON_AddStringToObject(m, "dtype", x->dt->name);
     cJSON_AddStringToObject(m, "npy_descr", x->dt->npy_descr);

@@ -309,14 +309,19 @@ static int adopt_export_selection(run_opts *o, const impl_t *impl)
         o->sel.shard_count = sn;
     }
     if (o->suites_given) return EXIT_OK;
-    /* the suite files the export recorded; where they are gone (another machine), cases/NAME.json */
-    const cJSON *files = cJSON_GetObjectItemCaseSensitive(m, "suite_files"), *names = cJSON_GetObjectItemCaseSensitive(m, "suites");
+    /* the export's suites by name, from conform's own data (cases/NAME.json): a path the manifest
+       names is never read, since a device directory is untrusted input */
+    const cJSON *names = cJSON_GetObjectItemCaseSensitive(m, "suites");
     int n = 0;
     cJSON_ArrayForEach(f, names) {
-        const char *name = cJSON_GetStringValue(f), *file = cJSON_GetStringValue(cJSON_GetArrayItem(files, n));
+        const char *name = cJSON_GetStringValue(f);
         if (!name || n == MAX_SUITES) break;
-        if (file && !access(file, R_OK)) snprintf(o->suite_files[n], sizeof o->suite_files[n], "%s", file);
-        else snprintf(o->suite_files[n], sizeof o->suite_files[n], "cases/%s.json", name);
+        if (!*name || strspn(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-") != strlen(name))
+            return usage_error("--impl %s: the manifest's suite name '%s' is not a name of letters, digits, '_' and '-' "
+                               "(name the suite: conform run SUITE --impl %s)", o->impl_spec, name, o->impl_spec);
+        char rel[200], found[600];
+        snprintf(rel, sizeof rel, "cases/%s.json", name);
+        snprintf(o->suite_files[n], sizeof o->suite_files[n], "%s", conform_suite_path(rel, found, sizeof found));
         o->suites[n] = o->suite_files[n];
         n++;
     }
