@@ -21,6 +21,7 @@
 
 #include "scratch.h"
 #include "test_files.h"
+#include "cmd_argv.h"
 #include "cli.h"
 #include "dtype.h"
 #include "impl.h"
@@ -35,24 +36,8 @@ static void setup(void) { scratch_make_quiet(dir, sizeof dir, "devflow"); }
 
 static void teardown(void) { scratch_remove(dir); }
 
-static int argc_of(const char **argv)
-{
-    int n = 0;
-    while (argv[n]) n++;
-    return n;
-}
 
-#define RUN(...) cmd_run(argc_of((const char *[]){"conform", "run", __VA_ARGS__, NULL}), (char **)(const char *[]){"conform", "run", __VA_ARGS__, NULL})
-#define EXPORT(...) cmd_export(argc_of((const char *[]){"conform", "export", __VA_ARGS__, NULL}), (char **)(const char *[]){"conform", "export", __VA_ARGS__, NULL})
-
-static const char *sub(const char *name)
-{
-    static char buf[8][256];
-    static int k;
-    k = (k + 1) % 8;
-    snprintf(buf[k], sizeof buf[k], "%s/%s", dir, name);
-    return buf[k];
-}
+static const char *sub(const char *name) { return sub_of(dir, name); }
 
 static cJSON *load(const char *path) { return test_json(path); }
 

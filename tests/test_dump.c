@@ -11,6 +11,7 @@
 
 #include "scratch.h"
 #include "test_files.h"
+#include "cmd_argv.h"
 #include "cli.h"
 #include "npy.h"
 #include "report.h"
@@ -21,28 +22,12 @@ static void setup(void) { scratch_make_quiet(dir, sizeof dir, "dump"); }
 
 static void teardown(void) { scratch_remove(dir); }
 
-static int argc_of(const char **argv)
-{
-    int n = 0;
-    while (argv[n]) n++;
-    return n;
-}
-
-#define RUN(...) cmd_run(argc_of((const char *[]){"conform", "run", __VA_ARGS__, NULL}), (char **)(const char *[]){"conform", "run", __VA_ARGS__, NULL})
-#define EXPORT(...) cmd_export(argc_of((const char *[]){"conform", "export", __VA_ARGS__, NULL}), (char **)(const char *[]){"conform", "export", __VA_ARGS__, NULL})
 
 #define GRID "smoke/fwd_grid"
 #define VICTIM "smoke/fwd_grid/aligned=true,sampling_ratio=2"
 #define FOLDER "smoke_fwd_grid_aligned=true,sampling_ratio=2"
 
-static const char *sub(const char *name)
-{
-    static char buf[8][512];
-    static int k;
-    k = (k + 1) % 8;
-    snprintf(buf[k], sizeof buf[k], "%s/%s", dir, name);
-    return buf[k];
-}
+static const char *sub(const char *name) { return sub_of(dir, name); }
 
 /* the victim's output in the export, one element moved by 0.5 */
 static void spoil_victim(const char *ex)

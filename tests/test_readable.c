@@ -13,6 +13,7 @@
 
 #include "scratch.h"
 #include "test_files.h"
+#include "cmd_argv.h"
 #include "cli.h"
 #include "npy.h"
 #include "report.h"
@@ -23,23 +24,8 @@ static void setup(void) { scratch_make_quiet(dir, sizeof dir, "readable"); }
 
 static void teardown(void) { scratch_remove(dir); }
 
-static int argc_of(const char **argv)
-{
-    int n = 0;
-    while (argv[n]) n++;
-    return n;
-}
 
-#define RUN(...) cmd_run(argc_of((const char *[]){"conform", "run", __VA_ARGS__, NULL}), (char **)(const char *[]){"conform", "run", __VA_ARGS__, NULL})
-
-static const char *sub(const char *name)
-{
-    static char buf[8][256];
-    static int k;
-    k = (k + 1) % 8;
-    snprintf(buf[k], sizeof buf[k], "%s/%s", dir, name);
-    return buf[k];
-}
+static const char *sub(const char *name) { return sub_of(dir, name); }
 
 /* stderr of one command, through a file */
 static int with_stderr(int (*cmd)(int, char **), const char **argv, char *buf, size_t len)
@@ -189,9 +175,6 @@ Test(readable, check_takes_float16_inputs_and_reads_the_dtype_from_the_actual, .
 }
 
 /* ---- reports: failures first, one anchor per case, missing grouped by reason ------------------ */
-
-static int argc_ex(const char **argv) { return argc_of(argv); }
-#define EXPORT(...) cmd_export(argc_ex((const char *[]){"conform", "export", __VA_ARGS__, NULL}), (char **)(const char *[]){"conform", "export", __VA_ARGS__, NULL})
 
 /* the path of a case's file from the export's manifest (kind "inputs" or "outputs") */
 static void case_file(const char *ex, const char *id, const char *kind, const char *name, char *buf, size_t len)
