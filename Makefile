@@ -84,9 +84,13 @@ PLUGIN_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARN) -O2 -fPIC -shared -Iharness
 ZOO_IDS = $(shell grep -o '^ZOO_BUG.[a-z0-9_]*' tests/zoo/zoo_bugs.h | cut -c9-)
 ZOO_PLUGINS = $(BUILD)/zoo/none.so $(ZOO_IDS:%=$(BUILD)/zoo/%.so)
 
-.PHONY: forms-wide ascend-plugin ascend-standin all build-all test-browser deps deps-test test zoo zoo-docs zoo-mutants zoo-mutants-docs zoo-mutants-list models device-torch test-unit test-san conformance verify bench bench-contention bench-scaling bench-bound clean install install-check package-check package-check-full fuzz fuzz-ci fuzz-build deps-fuzz test-valgrind check-ops check-walls check-golden check-golden-full check-golden-planted hunt hunt-long bench-hunt
+.PHONY: forms-wide ascend-plugin ascend-standin all build-all build-test test-browser deps deps-test test zoo zoo-docs zoo-mutants zoo-mutants-docs zoo-mutants-list models device-torch test-unit test-san conformance verify bench bench-contention bench-scaling bench-bound clean install install-check package-check package-check-full fuzz fuzz-ci fuzz-build deps-fuzz test-valgrind check-ops check-walls check-golden check-golden-full check-golden-planted hunt hunt-long bench-hunt
+# the builds run in parallel on every core unless the caller gave -j itself (the jobserver is then
+# in MAKEFLAGS, read when the recipe runs: at parse time it is not there yet)
+BUILD_JOBS ?= $(shell nproc)
+PAR = $(if $(filter -j%,$(MAKEFLAGS)),,-j$(BUILD_JOBS))
 all: deps
-	@$(MAKE) --no-print-directory build-all
+	@$(MAKE) --no-print-directory $(PAR) build-all
 build-all: $(CONFORM) $(TESTS) $(PLUGINS) $(CHECK_GOLDEN)
 	@:
 
@@ -164,11 +168,17 @@ deps-test:
 	@$(APT_INSTALL) optional "the numpy tests are skipped" python3-numpy
 	@$(APT_INSTALL) optional "the pytest integration tests are skipped" python3-pytest
 
+# the unit tests' OpenMP threads wait passively, as conform's do (harness/main.c: a spinning idle
+# thread takes its core from the tests running beside it); the caller's policy, if any, stands
+TESTS_RUN = OMP_WAIT_POLICY=$${OMP_WAIT_POLICY:-passive} $(TESTS) --jobs $(THREADS)
+
 # one line per part with its time and count (tests/parts.sh; logs in $(BUILD)/test-logs), then
 # "N passed, N failed" alone on the last line
-test: all deps-test
+# Everything the parts run is built first, in one parallel step (build-test, at the end of this file)
+test: deps deps-test
+	@$(MAKE) --no-print-directory $(PAR) build-test
 	@tests/parts.sh $(BUILD)/test-logs \
-	  "unit tests" "$(TESTS) --jobs $(THREADS)" \
+	  "unit tests" "$(TESTS_RUN)" \
 	  "install" "$(MAKE) --no-print-directory install-check" \
 	  "python package" "$(MAKE) --no-print-directory package-check" \
 	  "reference proofs" "$(CONFORM) verify" \
@@ -209,7 +219,7 @@ forms-wide: all
 
 # the fast unit tests alone (Criterion), for iterating; make test runs them and everything else
 test-unit: all
-	$(TESTS) --jobs $(THREADS)
+	$(TESTS_RUN)
 
 # what every op of the table needs outside its C code (docs/ops page, suite cases, golden vectors,
 # a zoo bug, a runner route or a stated reason): tools/check_ops.py names what is missing
@@ -272,7 +282,7 @@ verify: all
 
 test-san:
 	@$(MAKE) --no-print-directory SANITIZE=1 all
-	LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp build-san/conform_tests --jobs $(THREADS)
+	LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp OMP_WAIT_POLICY=$${OMP_WAIT_POLICY:-passive} build-san/conform_tests --jobs $(THREADS)
 	build-san/conform verify
 	build-san/conform run cases/smoke.json --report-dir build-san/smoke-report --threads $(THREADS) --quiet
 
@@ -464,6 +474,11 @@ FUZZ_RUNS_manifest = 4000
 fuzz-ci: fuzz-build
 	@rm -rf build-fuzz/corpus-ci; $(FUZZ_ONE); \
 	  $(foreach t,$(FUZZ_TARGETS),fuzz_one $(t) corpus-ci "$(FUZZ_RUNS_$(t)) runs, seed 1" -seed=1 -runs=$(FUZZ_RUNS_$(t)) -timeout=30 &&) :
+
+# what make test runs, all of it built before its first part: all's, and the zoo's, the Ascend
+# stand-in's and the hunt's plugins (here, below the lists it names)
+build-test: build-all $(ZOO_PLUGINS) $(STANDIN_PLUGINS) $(HUNT_ZOO)
+	@:
 
 clean:
 	rm -rf build build-san build-fuzz

@@ -40,7 +40,8 @@ def run(cmd, quiet=False):
 
 
 def judge(exp, ops, rep, suite="cases/smoke.json", seed=None, only=None):
-    cmd = [CONFORM, "run", suite, "--impl", "dir:" + exp, "--threads", "2", "--quiet", "--report-dir", rep]
+    # the cases' statuses are what is checked; the reference proofs are make test's own part
+    cmd = [CONFORM, "run", suite, "--impl", "dir:" + exp, "--threads", "2", "--quiet", "--no-proofs", "--report-dir", rep]
     cmd += ["--seed", str(seed)] if seed is not None else []
     cmd += ["--filter", only] if only else []
     for op in ops:
@@ -146,7 +147,8 @@ def window_lines(exp, tmp, suite, seed, judged):
     rotated_float32_order.bilinear_taps = strict
     try:
         bad = os.path.join(tmp, "rot-strict")
-        rotated_float32_order.main([exp, bad])
+        # only the window-line cases are judged below: the emulation of the others is not needed
+        rotated_float32_order.main([exp, bad], only=lambda i: "samples_on_window_lines" in i)
     finally:
         rotated_float32_order.bilinear_taps = taps
     ids = [c["id"] for c in lines]
