@@ -84,7 +84,7 @@ PLUGIN_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARN) -O2 -fPIC -shared -Iharness
 ZOO_IDS = $(shell grep -o '^ZOO_BUG.[a-z0-9_]*' tests/zoo/zoo_bugs.h | cut -c9-)
 ZOO_PLUGINS = $(BUILD)/zoo/none.so $(ZOO_IDS:%=$(BUILD)/zoo/%.so)
 
-.PHONY: forms-wide ascend-plugin ascend-standin all build-all build-test test-browser deps deps-test test zoo zoo-docs zoo-mutants zoo-mutants-docs zoo-mutants-list models device-torch test-unit test-san conformance verify bench bench-contention bench-scaling bench-bound clean install install-check package-check package-check-full fuzz fuzz-ci fuzz-build deps-fuzz test-valgrind check-ops check-walls check-golden check-golden-full check-golden-planted hunt hunt-long bench-hunt
+.PHONY: forms-wide ascend-plugin ascend-standin all build-all build-test test-browser deps deps-test test zoo zoo-docs zoo-mutants zoo-mutants-docs zoo-mutants-list models device-torch test-unit test-san conformance verify bench bench-contention bench-scaling bench-bound clean install install-check package-check package-check-full fuzz fuzz-ci fuzz-build deps-fuzz test-valgrind check-ops check-walls check-golden check-golden-full check-golden-planted hunt hunt-long bench-hunt hunt-mutants
 # the builds run in parallel on every core unless the caller gave -j itself (the jobserver is then
 # in MAKEFLAGS, read when the recipe runs: at parse time it is not there yet)
 BUILD_JOBS ?= $(shell nproc)
@@ -272,6 +272,17 @@ zoo-mutants: all
 # the same, then the table into docs/zoo_mutants.json, docs/zoo_power.json and docs/zoo.md (commit them)
 zoo-mutants-docs: all
 	nice -n 10 $(PYTHON) tools/zoo_mutants.py --conform $(CONFORM) --out $(BUILD)/zoo_mutants --jobs $(MUTANT_JOBS) --write-docs
+
+# the hunt against the generated zoo's weakly killed mutants (docs/hunt.md, docs/hunt_mutants.json):
+# every HUNT_MUTANTS_EVERY-th killed (mutant, op) pair's failing cases counted over the whole suite
+# (cached in $(BUILD)/zoo_mutants/failing.json), then each pair killed by 1 to 11 cases hunted from
+# seeds 1, 2 and 3 for 60 s each
+HUNT_MUTANTS_EVERY ?= 10
+hunt-mutants: all $(BUILD)/zoo/none.so
+	nice -n 10 $(PYTHON) tools/zoo_mutants.py --conform $(CONFORM) --out $(BUILD)/zoo_mutants --jobs $(MUTANT_JOBS) \
+	  --count-failing --every $(HUNT_MUTANTS_EVERY)
+	nice -n 10 $(PYTHON) tools/hunt_zoo.py --conform $(CONFORM) --zoo-dir $(BUILD)/zoo --seconds 60 \
+	  --mutants $(BUILD)/zoo_mutants/failing.json --json docs/hunt_mutants.json
 
 # make test's fast part: the generator's list of mutants is the committed table's
 zoo-mutants-list: all

@@ -643,17 +643,17 @@ def replay(args, m, obj, out, objs, op):
     return sorted(changed.values()), done + 1, how
 
 
-def conform_cases(args, m, so, not_failures, op, case_ids):
+def conform_cases(args, m, so, not_failures, op, case_ids, extra=(), jobs=1):
     """conform's own verdict on some cases (or every case of op when case_ids is None), isolated:
     (cases run, [(id, status)] of those not passed)"""
-    rdir = os.path.join(args.out, "reports", m["hash"])
+    rdir = os.path.join(args.out, "reports", m["hash"] + "-" + op)
     shutil.rmtree(rdir, ignore_errors=True)
     os.makedirs(rdir)
-    cmd = [args.conform, "run", args.suite, "--impl", "plugin:" + so, "--quiet", "--threads", "1", "--jobs", "1",
+    cmd = [args.conform, "run", args.suite, "--impl", "plugin:" + so, "--quiet", "--threads", "1", "--jobs", str(jobs),
            "--timeout", str(args.timeout), "--waivers", args.waivers, "--report-dir", rdir, "--op", op]
     for c in case_ids or []:
         cmd += ["--filter", c]
-    p = subprocess.run(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    p = subprocess.run(cmd + list(extra), cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     if p.returncode not in (0, 1):
         return 0, [("?", f"conform exited {p.returncode}: {p.stderr.strip()[:200]}")]
     with open(os.path.join(ROOT, rdir, "report.json")) as fh:
@@ -733,6 +733,86 @@ def measure(args, src, mutants, not_failures, ops):
                 print(f"zoo_mutants: {done} of {len(mutants)} measured", flush=True)
                 write(os.path.join(out, "partial.json"), json.dumps(results) + "\n")
     return results
+
+
+# ---- how many cases kill a killed mutant (for docs/hunt.md) -------------------------------------
+
+def killed_pairs(every):
+    """the killed (mutant id, op) pairs of the committed table in its order; every k-th of them
+    (the 1st, (k+1)-th, ...) for a deterministic sample"""
+    with open(os.path.join(ROOT, TABLE)) as fh:
+        doc = json.load(fh)
+    pairs = [(r["id"], op) for r in doc["mutants"] for op, v in r["per_op"].items() if v["verdict"] == "killed"]
+    return pairs[::max(1, every)], len(pairs)
+
+
+def count_failing(args, src, mutants, not_failures):
+    """--count-failing: per killed pair, how many of the suite's cases of the op do not pass, over
+    every case of the op (the measurement stops at the first). Cached per pair in
+    OUT/failing.json under the source digest; each mutant's plugin stays in OUT/plugins/ for
+    tools/hunt_zoo.py --mutants."""
+    out = os.path.join(ROOT, args.out)
+    path = os.path.join(out, "failing.json")
+    digest, (pairs, n_killed) = source_digest(), killed_pairs(args.every)
+    doc = {}
+    if os.path.exists(path):
+        with open(path) as fh:
+            doc = json.load(fh)
+    if doc.get("source_sha256") != digest or doc.get("suite") != args.suite:
+        doc = {"source_sha256": digest, "suite": args.suite, "pairs": {}}
+    doc.update(killed_pairs=n_killed, every=args.every, sample=[f"{mid}\t{op}" for mid, op in pairs])
+    os.makedirs(os.path.join(out, "plugins"), exist_ok=True)
+    objs = build_common(out)
+    by_id = {m["id"]: m for m in mutants}
+    todo = {}
+    for mid, op in pairs:
+        r = doc["pairs"].get(f"{mid}\t{op}", {})
+        if r.get("first") and r["first"][0] == "?":  # an older cache's count of a run that did not finish
+            doc["pairs"][f"{mid}\t{op}"] = {"hash": r["hash"], "error": r["first"][1]}
+        if f"{mid}\t{op}" not in doc["pairs"] or "error" in doc["pairs"][f"{mid}\t{op}"]:
+            todo.setdefault(mid, []).append(op)
+
+    def one(mid):
+        m = by_id[mid]
+        so = os.path.join(out, "plugins", m["hash"] + ".so")
+        rows = {}
+        if not os.path.exists(so):
+            state, obj = build_mutant(src, m, out, objs)
+            p = cc(["-shared", "-o", so, obj, objs["plugin.o"]], link=True) if state == "ok" else None
+            if state == "ok":
+                os.remove(obj)
+            if state != "ok" or p.returncode:
+                return mid, {op: {"error": f"build: {state}"} for op in todo[mid]}
+        for op in todo[mid]:
+            n, failed = conform_cases(args, m, so, not_failures, op, None, ("--no-proofs",))
+            rows[op] = {"hash": m["hash"], "cases": n, "failing": len(failed), "first": failed[0] if failed else None}
+            if failed and failed[0][0] == "?":
+                # conform --jobs 1 itself aborts (SIGABRT) on some plugins that crash in many cases;
+                # with two jobs it judges every case (a crash is a case's status), so count from that
+                n, again = conform_cases(args, m, so, not_failures, op, None, ("--no-proofs",), jobs=2)
+                rows[op] = {"hash": m["hash"], "cases": n, "failing": len(again), "first": again[0] if again else None,
+                            "jobs_1": failed[0][1]}
+                if again and again[0][0] == "?":  # conform did not finish either way: no count
+                    rows[op] = {"hash": m["hash"], "error": again[0][1]}
+        return mid, rows
+
+    done, c0, cpu0 = 0, os.times(), doc.get("cpu_s", 0.0)
+    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+        for mid, rows in pool.map(one, list(todo)):
+            for op, r in rows.items():
+                doc["pairs"][f"{mid}\t{op}"] = r
+            done += 1
+            c1 = os.times()  # the compilers' and conform's CPU, summed over every run that filled the cache
+            doc["cpu_s"] = round(cpu0 + c1.children_user + c1.children_system - c0.children_user - c0.children_system, 1)
+            write(path, json.dumps(doc, indent=1) + "\n")
+            if done % 10 == 0 or done == len(todo):
+                print(f"zoo_mutants: failing cases counted for {done} of {len(todo)} mutants", flush=True)
+    write(path, json.dumps(doc, indent=1) + "\n")  # the sample, also when every pair was cached
+    counted = [doc["pairs"][k] for k in doc["sample"] if "failing" in doc["pairs"].get(k, {})]
+    weak = [r for r in counted if 0 < r["failing"] < 12]
+    print(f"zoo_mutants: {len(counted)} of {len(pairs)} sampled killed pairs counted ({n_killed} killed pairs, every "
+          f"{args.every}); {len(weak)} killed by 1 to 11 cases; {path}")
+    return 0
 
 
 # ---- verdicts and tables ----------------------------------------------------------------------
@@ -1014,6 +1094,10 @@ def main():
     ap.add_argument("--write-docs", action="store_true", help="write docs/zoo_mutants.json, zoo_power.json, zoo.md")
     ap.add_argument("--allow-partial", action="store_true",
                     help="with --write-docs: count the mutants a cut-short run did not reach as not measured")
+    ap.add_argument("--count-failing", action="store_true",
+                    help="count the failing cases of the killed (mutant, op) pairs over the whole suite into OUT/failing.json "
+                         "(for tools/hunt_zoo.py --mutants)")
+    ap.add_argument("--every", type=int, default=1, help="with --count-failing: every k-th killed pair of the table only")
     ap.add_argument("--carry-over", nargs=2, metavar=("OLD_SOURCE", "OLD_RESULTS"),
                     help="reuse the kills of an earlier run (its zoo_kernels.c and results): a mutant killed on every op "
                          "there, in a function whose text has not changed, is not run again (its killing cases still exist)")
@@ -1032,6 +1116,8 @@ def main():
         return check_list(mutants)
     if args.prune_docs:
         return prune_docs(mutants)
+    if args.count_failing:
+        return count_failing(args, src, mutants, not_failures)
     rules = read_reasons()
     results_path = os.path.join(ROOT, args.out, "results.json")
     if args.from_results:
