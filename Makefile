@@ -371,7 +371,7 @@ ascend-standin: all
 #                                   docs/zoo_power.json (the suites' measured power)
 #   lib/, include/conform/, lib/pkgconfig/   the two kernel libraries, headers, pkg-config files
 #   bin/conform-torch               tools/torch_runner.py, run by the interpreter below
-#   <site>/conform/ (the package), conform_check.py, conform_pytest.py and a dist-info naming the
+#   <site>/conform/ (the package), conform_check.py, conform_pytest.py, conform_hunt.py and a dist-info naming the
 #   pytest plugins, where
 #   <site> is the folder of PREFIX that $(PYTHON) already reads (/usr: /usr/lib/python3/dist-packages,
 #   /usr/local: /usr/local/lib/python3.X/dist-packages); for any other PREFIX it is
@@ -393,7 +393,7 @@ install: all
 	  sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' tools/pkgconfig/$$p.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/$$p.pc; \
 	done
 	@$(PYTHON) tools/python_site.py $(PREFIX) --install "$(DESTDIR)" --version $(VERSION) \
-	  --command conform-torch=tools/torch_runner.py python/conform_check.py python/conform_pytest.py python/conform
+	  --command conform-torch=tools/torch_runner.py python/conform_check.py python/conform_pytest.py python/conform_hunt.py python/conform
 	@echo "installed conform $(VERSION) into $(DESTDIR)$(PREFIX) (Python package conform and helper: $(PY_SITE))"
 	@echo "put $(PREFIX)/bin on PATH for conform and conform-torch$(if $(filter /usr /usr/local,$(PREFIX)),, (its python3 imports the package))"
 
