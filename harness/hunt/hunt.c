@@ -415,11 +415,16 @@ static void report_found(hunt_t *h, cJSON *m)
 /* a minimal case a waiver covers: counted, kept once with its waiver, not a finding */
 static void report_waived(hunt_t *h, cJSON *m, const cJSON *w)
 {
+    char worst[600];
     h->n_waived++;
+    cJSON_AddItemToObject(m, "found", finding_json(h, &h->last, worst, sizeof worst));
     cJSON_AddItemToObject(m, "waiver", cJSON_Duplicate(w, 1));
     const char *reason = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(w, "reason"));
     if (!hunt_add_found(h->waived, m)) { cJSON_Delete(m); return; }
-    if (!h->o->quiet) fprintf(stderr, "\nhunt: waived (%s): %.160s\n", cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(m, "name")), reason);
+    if (!h->o->quiet)
+        fprintf(stderr, "\nhunt: waived %d (%s): %s\n  worst: %s\n  waiver: %s\n", cJSON_GetArraySize(h->waived),
+                cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(m, "name")), reason, worst,
+                cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(w, "pattern")));
     hunt_write_found(h->found, h->waived, h->o->seed, h->o->out_path);
 }
 

@@ -50,13 +50,27 @@ static const char *bad_when(const cJSON *w)
     return NULL;
 }
 
-/* 1 when some "when" of waiver it names op (a waiver without "when" is no hunt's) */
-static int when_names_op(const cJSON *it, const char *op)
+/* 1 when the "when" w of this op reads what the op has: its "input", or x and offsets for a window line */
+static int reads_inputs_of(const cJSON *w, const op_desc *op)
+{
+    const cJSON *in = cJSON_GetObjectItemCaseSensitive(w, "input");
+    if (cJSON_IsString(in)) return op_input_index(op, in->valuestring) >= 0;
+    return op_input_index(op, "x") >= 0 && op_input_index(op, "offsets") >= 0;
+}
+
+/* 1 when some "when" of waiver it names op (a waiver without "when" is no hunt's); -1 when one
+   that names it reads an input the op does not have */
+static int when_names_op(const cJSON *it, const op_desc *op)
 {
     const cJSON *w = cJSON_GetObjectItemCaseSensitive(it, "when"), *e;
-    if (cJSON_IsObject(w)) return lists(w, "ops", op) == 1;
-    cJSON_ArrayForEach(e, w) if (lists(e, "ops", op) == 1) return 1;
-    return 0;
+    int names = 0;
+    if (cJSON_IsObject(w)) return lists(w, "ops", op->name) != 1 ? 0 : reads_inputs_of(w, op) ? 1 : -1;
+    cJSON_ArrayForEach(e, w) {
+        if (lists(e, "ops", op->name) != 1) continue;
+        if (!reads_inputs_of(e, op)) return -1;
+        names = 1;
+    }
+    return names;
 }
 
 static int check_when(const char *path, int i, const cJSON *it)
@@ -86,7 +100,11 @@ int hunt_waivers_load(hunt_t *h, const char *path, const char *dtype)
             return usage_error("%s: waivers[%d]: \"dtypes\" and \"outputs\" are arrays of names", path, i);
         if (check_when(path, i, it)) return EXIT_USAGE;
         i++;
-        if (!when_names_op(it, h->op->name) || lists(it, "dtypes", dtype) != 1) continue;
+        int names = when_names_op(it, h->op);
+        if (names < 0)
+            return usage_error("%s: waivers[%d]: \"when\" for %s reads an input %s does not have (see conform help %s)", path,
+                               i - 1, h->op->name, h->op->name, h->op->name);
+        if (!names || lists(it, "dtypes", dtype) != 1) continue;
         if (h->n_waivers == MAX_WAIVERS) return usage_error("%s: more than %d hunt waivers for %s", path, MAX_WAIVERS, h->op->name);
         h->waiver[h->n_waivers++] = it;
     }
