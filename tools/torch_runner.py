@@ -262,6 +262,8 @@ def hunt(args):
             main([root] + own)
     # conform hunt's own defaults for seconds, seed and batch hold unless the pass-through names them
     rest = args.hunt_args + (["--quiet"] if args.quiet else [])   # --quiet: this runner's and conform's
+    # the repro lines name this runner on the found suite's export, not the hunt's relay
+    rest += ["--runner-repro", " ".join([sys.executable, os.path.abspath(__file__), "{dir}"] + own)]
     rc, _ = conform_hunt.hunt_rounds(serve, args.hunt, seconds=None, seed=None, batch=None, out="FOUND.json",
                                      extra=rest, stream=True)
     return rc

@@ -14,6 +14,7 @@ static int take_value(hunt_opts *o, const char *a, const char *v)
     long long n;
     if (!strcmp(a, "--impl")) o->impl_spec = v;
     else if (!strcmp(a, "--runner")) o->runner = v;
+    else if (!strcmp(a, "--runner-repro")) o->runner_repro = v;
     else if (!strcmp(a, "--baseline")) o->baseline = v;
     else if (!strcmp(a, "--out")) o->out_path = v;
     else if (!strcmp(a, "--waivers")) o->waivers_path = v;

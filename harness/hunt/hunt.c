@@ -404,7 +404,8 @@ static void report_found(hunt_t *h, cJSON *m)
             status_name(h->last.status), name->valuestring, shapes, attrs ? attrs : "{}", worst);
     if (h->dir_mode) /* the device runs the found suite's export as it ran the rounds */
         fprintf(stderr, "  repro: %s export %s --out D; %s (with {dir} = D); %s run %s --impl dir:D --filter hunt/%s\n",
-                conform_program(), h->o->out_path, h->o->runner, conform_program(), h->o->out_path, name->valuestring);
+                conform_program(), h->o->out_path, h->o->runner_repro ? h->o->runner_repro : h->o->runner, conform_program(),
+                h->o->out_path, name->valuestring);
     else
         fprintf(stderr, "  repro: %s run %s --impl %s --isa %s --filter hunt/%s\n", conform_program(), h->o->out_path,
                 h->o->impl_spec, conform_isa_name(h->env.ex.isa), name->valuestring);

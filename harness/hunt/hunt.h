@@ -62,6 +62,7 @@ void hunt_set_attr_list(cJSON *c, const char *name, int n, const int64_t *v);
 /* ---- the hunt ----------------------------------------------------------------------------- */
 typedef struct {
     const char *op_name, *impl_spec, *runner, *out_path, *dtype_name;
+    const char *runner_repro; /* dir: the runner the repro lines name (NULL: runner), when runner relays */
     const char *baseline; /* optimized or plugin:: a failure counts only where this passes */
     const char *waivers_path; /* --waivers: a failure a waiver's "when" covers is waived, not found */
     double seconds;   /* 0: until cases */

@@ -124,18 +124,23 @@ static double *data_of(const cJSON *c, const char *input, int64_t *n)
     return hunt_data_read(cJSON_GetObjectItemCaseSensitive(g, "data"), n);
 }
 
-/* "in" or "nonfinite": some value of the input (of its last axis' entry "column", if given) lies in
-   the open interval, or is NaN or infinite */
+/* "in" or "nonfinite": some value of the input (of its last axis' entry "column", if given; at
+   [..., 0, 0] of its last two axes with "plane_origin") lies in the open interval, or is NaN or
+   infinite */
 static int value_holds(const cJSON *w, const cJSON *c)
 {
     const char *input = cJSON_GetObjectItemCaseSensitive(w, "input")->valuestring;
     const cJSON *shape = shape_of(c, input), *col = cJSON_GetObjectItemCaseSensitive(w, "column"),
                 *range = cJSON_GetObjectItemCaseSensitive(w, "in");
     int64_t n = 0, last = cJSON_GetArraySize(shape) ? (int64_t)cJSON_GetArrayItem(shape, cJSON_GetArraySize(shape) - 1)->valuedouble : 1;
+    const int ns = cJSON_GetArraySize(shape);
+    const int64_t plane = ns >= 2 ? (int64_t)(cJSON_GetArrayItem(shape, ns - 1)->valuedouble * cJSON_GetArrayItem(shape, ns - 2)->valuedouble) : 0;
+    const int origin = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(w, "plane_origin"));
     double *v = data_of(c, input, &n);
     int holds = 0;
     for (int64_t e = 0; v && e < n && !holds; e++) {
         if (col && (last <= 0 || e % last != (int64_t)col->valuedouble)) continue;
+        if (origin && (plane <= 0 || e % plane)) continue; /* only [..., 0, 0] of the last two axes */
         holds = range ? v[e] > cJSON_GetArrayItem(range, 0)->valuedouble && v[e] < cJSON_GetArrayItem(range, 1)->valuedouble
                       : !isfinite(v[e]);
     }
