@@ -232,7 +232,7 @@ test-browser: all
 # conform hunt (docs/hunt.md): short fixed-seed hunts find and shrink a few zoo bugs, replayed with
 # run; the bug-free build and the optimized path give nothing. hunt-long: longer hunts, for CI or by
 # hand; bench-hunt: cases judged per second, in process and isolated
-HUNT_ZOO = $(foreach b,none ra_aligned_ignored rb_batch_truncated rr_angle_degrees df_xy_swapped gf_reflect_once gb_grid_grad_xy_swapped,$(BUILD)/zoo/$(b).so) $(BUILD)/zoo_hunt/cell_w_for_h.so
+HUNT_ZOO = $(foreach b,none ra_aligned_ignored rb_batch_truncated dg_window_open rr_angle_degrees df_xy_swapped gf_reflect_once gb_grid_grad_xy_swapped,$(BUILD)/zoo/$(b).so) $(BUILD)/zoo_hunt/cell_w_for_h.so
 hunt: all $(HUNT_ZOO)
 	@tests/hunt.sh $(CONFORM) $(BUILD)/zoo
 hunt-long: all $(HUNT_ZOO)
