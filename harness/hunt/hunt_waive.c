@@ -31,16 +31,29 @@ static int lists(const cJSON *it, const char *key, const char *name)
     return found;
 }
 
+/* "sample_on_window_line": true (any of the four lines) or "low" (py = -1 or px = -1 only); 0: absent */
+static int line_kind(const cJSON *w)
+{
+    const cJSON *l = cJSON_GetObjectItemCaseSensitive(w, "sample_on_window_line");
+    return cJSON_IsTrue(l) ? 1 : cJSON_IsString(l) && !strcmp(l->valuestring, "low") ? 2 : 0;
+}
+
 /* what is wrong with one "when" predicate, or NULL */
 static const char *bad_when(const cJSON *w)
 {
     if (!cJSON_IsObject(w)) return "\"when\" is an object or an array of objects";
     if (lists(w, "ops", NULL) < 0 || lists(w, "outputs", NULL) < 0) return "\"ops\" and \"outputs\" are arrays of names";
+    const cJSON *all = cJSON_GetObjectItemCaseSensitive(w, "all"), *e;
+    if (all) { /* every one of them holds */
+        if (!cJSON_IsArray(all) || !cJSON_GetArraySize(all)) return "\"all\" is a non-empty array of predicates";
+        cJSON_ArrayForEach(e, all) if (bad_when(e)) return bad_when(e);
+        return NULL;
+    }
     const cJSON *in = cJSON_GetObjectItemCaseSensitive(w, "input"), *range = cJSON_GetObjectItemCaseSensitive(w, "in");
-    int kinds = !!range + cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(w, "nonfinite")) +
-                cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(w, "sample_on_window_line"));
-    if (kinds != 1) return "needs one of \"in\": [lo, hi], \"nonfinite\": true, \"sample_on_window_line\": true";
-    if (!cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(w, "sample_on_window_line")) && !cJSON_IsString(in))
+    int kinds = !!range + cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(w, "nonfinite")) + !!line_kind(w);
+    if (kinds != 1)
+        return "needs one of \"in\": [lo, hi], \"nonfinite\": true, \"sample_on_window_line\": true or \"low\", \"all\": [...]";
+    if (!line_kind(w) && !cJSON_IsString(in))
         return "\"in\" and \"nonfinite\" need \"input\": the input's name";
     if (range && (cJSON_GetArraySize(range) != 2 || !cJSON_IsNumber(cJSON_GetArrayItem(range, 0)) ||
                   !cJSON_IsNumber(cJSON_GetArrayItem(range, 1))))
@@ -53,7 +66,11 @@ static const char *bad_when(const cJSON *w)
 /* 1 when the "when" w of this op reads what the op has: its "input", or x and offsets for a window line */
 static int reads_inputs_of(const cJSON *w, const op_desc *op)
 {
-    const cJSON *in = cJSON_GetObjectItemCaseSensitive(w, "input");
+    const cJSON *in = cJSON_GetObjectItemCaseSensitive(w, "input"), *e;
+    if (cJSON_GetObjectItemCaseSensitive(w, "all")) {
+        cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(w, "all")) if (!reads_inputs_of(e, op)) return 0;
+        return 1;
+    }
     if (cJSON_IsString(in)) return op_input_index(op, in->valuestring) >= 0;
     return op_input_index(op, "x") >= 0 && op_input_index(op, "offsets") >= 0;
 }
@@ -151,7 +168,7 @@ static int value_holds(const cJSON *w, const cJSON *c)
 /* deformable ops: a sample exactly on a window line (py = -1 or H with px in [-1, W], or px = -1 or
    W with py in [-1, H]), its position the float32 sum of the integer base and the offset as spec 5
    computes it; offsets [N, Ho, Wo, 3 dg K]: x offsets, then y offsets, then the masks */
-static int on_window_line(const cJSON *c)
+static int on_window_line(const cJSON *c, int low_only)
 {
     const cJSON *xs = shape_of(c, "x"), *os = shape_of(c, "offsets");
     if (cJSON_GetArraySize(xs) != 4 || cJSON_GetArraySize(os) != 4) return 0;
@@ -173,7 +190,8 @@ static int on_window_line(const cJSON *c)
             const int64_t ho = p / Wo % Ho, wo = p % Wo, i = k % (kh * kw) / kw, j = k % kw;
             const float px = (float)((double)(wo * sw - pl + j * dw) + off[p * L + k]),
                         py = (float)((double)(ho * sh - pt + i * dh) + off[p * L + dgK + k]);
-            hit = ((px == -1 || px == W) && py >= -1 && py <= H) || ((py == -1 || py == H) && px >= -1 && px <= W);
+            const int on_x = px == -1 || (!low_only && px == W), on_y = py == -1 || (!low_only && py == H);
+            hit = (on_x && py >= -1 && py <= H) || (on_y && px >= -1 && px <= W);
         }
     free(off);
     return hit;
@@ -181,8 +199,13 @@ static int on_window_line(const cJSON *c)
 
 static int when_holds(const cJSON *w, const char *op, const cJSON *c)
 {
+    const cJSON *all = cJSON_GetObjectItemCaseSensitive(w, "all"), *e;
     if (lists(w, "ops", op) != 1) return 0;
-    return cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(w, "sample_on_window_line")) ? on_window_line(c) : value_holds(w, c);
+    if (all) {
+        cJSON_ArrayForEach(e, all) if (!when_holds(e, op, c)) return 0;
+        return 1;
+    }
+    return line_kind(w) ? on_window_line(c, line_kind(w) == 2) : value_holds(w, c);
 }
 
 uint64_t hunt_waivers_holding(const hunt_t *h, const cJSON *c)
