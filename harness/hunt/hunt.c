@@ -407,8 +407,9 @@ static void report_found(hunt_t *h, cJSON *m)
                 conform_program(), h->o->out_path, h->o->runner_repro ? h->o->runner_repro : h->o->runner, conform_program(),
                 h->o->out_path, name->valuestring);
     else
-        fprintf(stderr, "  repro: %s run %s --impl %s --isa %s --filter hunt/%s\n", conform_program(), h->o->out_path,
-                h->o->impl_spec, conform_isa_name(h->env.ex.isa), name->valuestring);
+        fprintf(stderr, "  repro: %s run %s --impl %s%s%s --filter hunt/%s\n", conform_program(), h->o->out_path,
+                h->o->impl_spec, h->is_optimized ? " --isa " : "", h->is_optimized ? conform_isa_name(h->env.ex.isa) : "",
+                name->valuestring);
     free(attrs);
     hunt_write_found(h->found, h->waived, h->o->seed, h->o->out_path);
 }
@@ -425,7 +426,8 @@ static void report_waived(hunt_t *h, cJSON *m, const cJSON *w)
     if (!h->o->quiet)
         fprintf(stderr, "\nhunt: waived %d (%s): %s\n  worst: %s\n  waiver: %s\n", cJSON_GetArraySize(h->waived),
                 cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(m, "name")), reason, worst,
-                cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(w, "pattern")));
+                cJSON_IsString(cJSON_GetObjectItemCaseSensitive(w, "pattern"))
+                    ? cJSON_GetObjectItemCaseSensitive(w, "pattern")->valuestring : "(a hunt's alone: no pattern)");
     hunt_write_found(h->found, h->waived, h->o->seed, h->o->out_path);
 }
 
@@ -534,6 +536,7 @@ static int hunt_open(hunt_t *h, const hunt_opts *o)
             return usage_error("hunt: %s does not implement %s", impl_name(&h->impl), h->op->name);
     }
     int isolate = o->isolate >= 0 ? o->isolate : !strncmp(o->impl_spec, "plugin:", 7);
+    h->is_optimized = !strcmp(o->impl_spec, "optimized");
     conform_exec ex = {o->isa, o->threads > 0 ? o->threads : 1};
     if (resolve_isa(&ex)) return EXIT_USAGE;
     h->env = (run_env){ex, &h->impl, {isolate, o->timeout_s, &hunt_stop}, ex.threads, NULL, NULL};
@@ -581,8 +584,10 @@ int hunt_run(const hunt_opts *o)
     hunt_progress(&h, 1);
     double el = now_seconds() - h.t0;
     int nf = cJSON_GetArraySize(h.found);
-    fprintf(stderr, "hunt %s on %s (isa %s), seed %llu: %lld cases in %.1f s (%.0f judged/s), %lld failing, %d distinct minimal "
-            "failures%s%s, %lld shrinking steps", h.op->name, o->impl_spec, conform_isa_name(h.env.ex.isa), (unsigned long long)o->seed, h.tried, el,
+    char isa[32] = ""; /* the SIMD level judged: the optimized path's alone */
+    if (h.is_optimized) snprintf(isa, sizeof isa, " (isa %s)", conform_isa_name(h.env.ex.isa));
+    fprintf(stderr, "hunt %s on %s%s, seed %llu: %lld cases in %.1f s (%.0f judged/s), %lld failing, %d distinct minimal "
+            "failures%s%s, %lld shrinking steps", h.op->name, o->impl_spec, isa, (unsigned long long)o->seed, h.tried, el,
             el > 0 ? (double)h.judged / el : 0.0, h.raw_failures, nf, nf ? " in " : "", nf ? o->out_path : "", h.steps);
     if (el > 0) /* what bounds the rate */
         fprintf(stderr, "; time: reference %.0f%%, implementation %.0f%%, the rest (drawing, building, judging, shrinking) %.0f%%",

@@ -29,6 +29,7 @@ typedef struct {
     impl_t impl;
     run_env env;
     int dir_mode;
+    int is_optimized;          /* --impl optimized: --isa picks its SIMD level */
     char tmp[512];             /* dir: the rounds' work directory */
     char exe[1024];            /* this program, for the rounds' exports */
     cJSON *tmpl;               /* the default suite's cases of the op: [{"attrs", "gen"}, ...] */
