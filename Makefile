@@ -242,7 +242,7 @@ test-browser: all
 # conform hunt (docs/hunt.md): short fixed-seed hunts find and shrink a few zoo bugs, replayed with
 # run; the bug-free build and the optimized path give nothing. hunt-long: longer hunts, for CI or by
 # hand; bench-hunt: cases judged per second, in process and isolated
-HUNT_ZOO = $(foreach b,none ra_aligned_ignored rb_batch_truncated rr_angle_degrees df_xy_swapped gf_reflect_once gb_grid_grad_xy_swapped,$(BUILD)/zoo/$(b).so) $(BUILD)/zoo_hunt/cell_w_for_h.so
+HUNT_ZOO = $(foreach b,none ra_aligned_ignored rb_batch_truncated dg_window_open rr_angle_degrees df_xy_swapped gf_reflect_once gb_grid_grad_xy_swapped,$(BUILD)/zoo/$(b).so) $(BUILD)/zoo_hunt/cell_w_for_h.so
 hunt: all $(HUNT_ZOO)
 	@tests/hunt.sh $(CONFORM) $(BUILD)/zoo
 hunt-long: all $(HUNT_ZOO)
@@ -392,7 +392,7 @@ ascend-standin: all
 #                                   docs/zoo_power.json (the suites' measured power)
 #   lib/, include/conform/, lib/pkgconfig/   the two kernel libraries, headers, pkg-config files
 #   bin/conform-torch               tools/torch_runner.py, run by the interpreter below
-#   <site>/conform/ (the package), conform_check.py, conform_pytest.py and a dist-info naming the
+#   <site>/conform/ (the package), conform_check.py, conform_pytest.py, conform_hunt.py and a dist-info naming the
 #   pytest plugins, where
 #   <site> is the folder of PREFIX that $(PYTHON) already reads (/usr: /usr/lib/python3/dist-packages,
 #   /usr/local: /usr/local/lib/python3.X/dist-packages); for any other PREFIX it is
@@ -414,7 +414,7 @@ install: all
 	  sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' tools/pkgconfig/$$p.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/$$p.pc; \
 	done
 	@$(PYTHON) tools/python_site.py $(PREFIX) --install "$(DESTDIR)" --version $(VERSION) \
-	  --command conform-torch=tools/torch_runner.py python/conform_check.py python/conform_pytest.py python/conform
+	  --command conform-torch=tools/torch_runner.py python/conform_check.py python/conform_pytest.py python/conform_hunt.py python/conform
 	@echo "installed conform $(VERSION) into $(DESTDIR)$(PREFIX) (Python package conform and helper: $(PY_SITE))"
 	@echo "put $(PREFIX)/bin on PATH for conform and conform-torch$(if $(filter /usr /usr/local,$(PREFIX)),, (its python3 imports the package))"
 

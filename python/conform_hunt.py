@@ -65,7 +65,7 @@ def run_round(kernel, root):
                 _save(os.path.join(root, o["path"]), got[name])
 
 
-def _serve(kernel, sock, proc, errors):
+def _serve(serve_round, sock, proc, errors):
     sock.settimeout(0.2)
     while proc.poll() is None:
         try:
@@ -75,17 +75,25 @@ def _serve(kernel, sock, proc, errors):
         with conn:
             root = conn.makefile("r").readline().strip()
             try:
-                run_round(kernel, root)
+                serve_round(root)
                 conn.sendall(b"0\n")
             except Exception as e:  # a broken round ends the hunt with the reason
                 errors.append("%s: %s" % (type(e).__name__, e))
                 conn.sendall(b"1\n")
 
 
-def hunt(kernel, op, seconds=10, seed=1, out=None, conform=None, batch=64, finite=False, extra=()):
-    """Hunts kernel over op for seconds; returns the minimal failing cases (the suite entries of
-    FOUND.json, written to out when given). Raises RuntimeError on bad usage of conform."""
+def hunt_rounds(serve_round, op, seconds=10, seed=1, out=None, conform=None, batch=64, finite=False, extra=(),
+                waivers=None, stream=False):
+    """The hunt loop of hunt() for any round server: serve_round(root) runs every case of the export
+    in root and writes its outputs (a runner in this process, so whatever it imports is imported
+    once); seconds, seed or batch None: conform hunt's default (or one extra names). Returns
+    (conform's exit status, the found cases). stream: conform's progress and findings
+    go to this process's stderr as they come (else they are printed at the end, with --quiet)."""
     work = tempfile.mkdtemp(prefix="conform_hunt_")
+    extra = list(extra)
+    if "--out" in extra[:-1]:   # the caller's --out among conform's options
+        out = extra.pop(extra.index("--out") + 1)
+        extra.remove("--out")
     out = out or os.path.join(work, "FOUND.json")
     path = os.path.join(work, "relay.sock")
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -93,25 +101,41 @@ def hunt(kernel, op, seconds=10, seed=1, out=None, conform=None, batch=64, finit
     sock.listen(1)
     runner = "%s %s --relay %s {dir}" % (sys.executable, os.path.abspath(__file__), path)
     cmd = [_conform_binary(conform), "hunt", op, "--impl", "dir:" + os.path.join(work, "rounds"), "--runner", runner,
-           "--seconds", str(seconds), "--seed", str(seed), "--batch", str(batch), "--out", out, "--quiet"]
+           "--out", out]
+    for opt, v in (("--seconds", seconds), ("--seed", seed), ("--batch", batch)):   # None: conform's default
+        cmd += [opt, str(v)] if v is not None else []
+    cmd += [] if stream else ["--quiet"]
     cmd += ["--finite"] if finite else []
+    cmd += ["--waivers", waivers] if waivers else []
     cmd += list(extra)
-    proc = subprocess.Popen(cmd, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(cmd, stderr=None if stream else subprocess.PIPE, text=True)
     errors = []
-    server = threading.Thread(target=_serve, args=(kernel, sock, proc, errors), daemon=True)
+    server = threading.Thread(target=_serve, args=(serve_round, sock, proc, errors), daemon=True)
     server.start()
     _, err = proc.communicate()
     server.join()
     sock.close()
-    sys.stderr.write(err)
-    if proc.returncode == 2 or errors:
-        raise RuntimeError("conform hunt failed: %s" % ("; ".join(errors) or err.strip().splitlines()[-1:]))
+    if err:
+        sys.stderr.write(err)
+    if errors:
+        raise RuntimeError("conform hunt failed: %s" % "; ".join(errors))
     found = []
     if proc.returncode == 1 and os.path.exists(out):
         with open(out) as f:
             found = json.load(f)["cases"]
     if not out.startswith(work):
         shutil.rmtree(work, ignore_errors=True)
+    return proc.returncode, found
+
+
+def hunt(kernel, op, seconds=10, seed=1, out=None, conform=None, batch=64, finite=False, extra=(), waivers=None):
+    """Hunts kernel over op for seconds; returns the minimal failing cases (the suite entries of
+    FOUND.json, written to out when given). waivers: a waiver file (docs/hunt.md, "Waivers"); a
+    waived find is not returned. Raises RuntimeError on bad usage of conform."""
+    rc, found = hunt_rounds(lambda root: run_round(kernel, root), op, seconds, seed, out, conform, batch, finite,
+                            extra, waivers)
+    if rc == 2:
+        raise RuntimeError("conform hunt failed: bad usage (its message is above)")
     return found
 
 

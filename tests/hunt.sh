@@ -53,6 +53,52 @@ for op in roi_align deformable_offsets grid_sampler_2d; do
     done
 done
 
+# --isa: run's values through the one ISA choice point; the summary names the ISA judged; a name
+# that is none, or an ISA this CPU lacks, is exit 2
+"$CONFORM" hunt roi_align --isa scalar --finite --seed 1 --seconds 1 --quiet --out "$T/isa.json" > "$T/isa.log" 2>&1
+rc=$?
+if [ $rc -ne 0 ] || ! grep -q 'optimized (isa scalar)' "$T/isa.log"; then
+    say "FAIL hunt --isa scalar: exit $rc, expected 0 and 'isa scalar' in the summary"; cat "$T/isa.log"; fail=1
+else say "ok   hunt --isa scalar"; fi
+"$CONFORM" hunt roi_align --isa sse9 --seconds 1 > /dev/null 2>&1; rc=$?
+[ $rc -eq 2 ] || { say "FAIL hunt --isa sse9 exited $rc, expected 2"; fail=1; }
+
+# --waivers: rb_batch_truncated truncates a batch index in (-1, 0) to image 0, which is PyTorch's
+# documented divergence: with the PyTorch waivers every find is waived (exit 0, none in "cases",
+# each waived case keeps a batch index in (-1, 0)); a waiver whose "when" does not hold on it
+# leaves the bug found (exit 1); a bad "when" is exit 2
+W="$T/waived.json"
+"$CONFORM" hunt roi_align_v2_backward --impl "plugin:$ZOO/rb_batch_truncated.so" --finite --seed 1 \
+    --seconds $((EACH * 2)) --max-found 1 --quiet --waivers cases/waivers_pytorch_cpu.json --out "$W" > "$T/w.log" 2>&1
+rc=$?
+check=$(/usr/bin/python3 - "$W" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+w = d.get("waived", [])
+bad = [c["name"] for c in w if not any(-1 < r < 0 for r in c["gen"]["boxes"]["data"][0::5]) or "waiver" not in c]
+print("ok %d waived" % len(w) if w and not d["cases"] and not bad else "cases %d, waived %d, bad %s" % (len(d["cases"]), len(w), bad))
+PY
+)
+case "$rc $check" in "0 ok"*) say "ok   hunt --waivers: rb_batch_truncated $check";;
+    *) say "FAIL hunt --waivers: exit $rc, $check"; cat "$T/w.log"; fail=1;; esac
+# dg_window_open's offset gradient on the window lines is torchvision's one-sided one: every find
+# has a sample exactly on a line (the sample_on_window_line "when"), so all are waived
+"$CONFORM" hunt deformable_offsets_grad --impl "plugin:$ZOO/dg_window_open.so" --finite --seed 1 --seconds "$EACH" \
+    --quiet --waivers cases/waivers_pytorch_cpu.json --out "$T/dg.json" > "$T/dg.log" 2>&1
+rc=$?
+nw=$(/usr/bin/python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(len(d.get("waived", [])) if not d["cases"] else -1)' "$T/dg.json" 2>/dev/null)
+if [ $rc -eq 0 ] && [ "${nw:-0}" -ge 1 ]; then say "ok   hunt --waivers: dg_window_open, $nw waived on window lines"
+else say "FAIL hunt --waivers: dg_window_open exit $rc, waived ${nw:-none} (-1: a find not waived)"; cat "$T/dg.log"; fail=1; fi
+printf '%s\n' '{"waivers": [{"pattern": "*/x", "reason": "a fraction in (0.25, 0.75)", "link": "docs/hunt.md",' \
+    ' "when": {"ops": ["roi_align_v2_backward"], "input": "boxes", "column": 0, "in": [0.25, 0.75]}}]}' > "$T/other.json"
+"$CONFORM" hunt roi_align_v2_backward --impl "plugin:$ZOO/rb_batch_truncated.so" --finite --seed 1 --seconds "$EACH" \
+    --max-found 1 --quiet --waivers "$T/other.json" --out "$T/other_found.json" > "$T/o.log" 2>&1
+rc=$?
+[ $rc -eq 1 ] || { say "FAIL hunt --waivers with a waiver that does not hold: exit $rc, expected 1"; cat "$T/o.log"; fail=1; }
+sed 's/"in": \[0.25, 0.75\]/"in": [1]/' "$T/other.json" > "$T/bad.json"
+"$CONFORM" hunt roi_align_v2_backward --waivers "$T/bad.json" --seconds 1 > "$T/b.log" 2>&1; rc=$?
+[ $rc -eq 2 ] && grep -q '"in" is \[lo, hi\]' "$T/b.log" || { say "FAIL hunt --waivers with a bad \"when\" exited $rc, expected 2"; fail=1; }
+
 # bad usage is exit 2
 "$CONFORM" hunt no_such_op > /dev/null 2>&1; rc=$?
 [ $rc -eq 2 ] || { say "FAIL hunt no_such_op exited $rc, expected 2"; fail=1; }

@@ -188,7 +188,9 @@ Test(reports, waivers_turn_expected_failures_into_waived_and_stale_ones_are_repo
     char waivers[256];
     snprintf(waivers, sizeof waivers, "%s", write_file("waivers.json",
         "{\"waivers\": [{\"pattern\": \"w/wrong_*\", \"reason\": \"documented vector is wrong\", \"link\": \"https://example.invalid/1\"},"
-        " {\"pattern\": \"w/fixed_long_ago\", \"reason\": \"was broken\", \"link\": \"https://example.invalid/2\"}]}"));
+        " {\"pattern\": \"w/fixed_long_ago\", \"reason\": \"was broken\", \"link\": \"https://example.invalid/2\"},"
+        /* a hunt's alone (a "when", no "pattern"): run neither applies it nor calls it stale */
+        " {\"when\": {\"ops\": [\"roi_align\"], \"input\": \"rois\", \"nonfinite\": true}, \"reason\": \"h\", \"link\": \"l\"}]}"));
     const char *waived[] = {"conform", "run", suite, "--waivers", waivers, "--report-dir", rep, "--quiet"};
     cr_assert_eq(run(waived, 8), EXIT_OK);
     cJSON *r = load("w");

@@ -107,7 +107,13 @@ def write_json_atomic(path, obj):
 
 def parse_args(argv):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("dir", help="a directory written by conform export (DIR/manifest.json)")
+    hunting = any(a == "--hunt" or a.startswith("--hunt=") for a in (sys.argv[1:] if argv is None else argv))
+    if not hunting:   # a hunt has no directory: its rounds' are conform's
+        p.add_argument("dir", help="a directory written by conform export (DIR/manifest.json)")
+    p.add_argument("--hunt", metavar="OP",
+                   help="run `conform hunt OP` against this device, torch imported once for all its rounds; "
+                        "the options this runner does not know (--seconds, --seed, --finite, --waivers, --out, "
+                        "--batch, ...) go to conform hunt (docs/hunt.md)")
     p.add_argument("--device", default="cpu", choices=("cpu", "cuda", "npu"))
     p.add_argument("--compute-dtype", choices=sorted(DTYPES),
                    help="compute in this dtype and round the outputs to the manifest's "
@@ -121,7 +127,11 @@ def parse_args(argv):
                         "string cannot tell; releases up to 2.2.0 pass the wrong layouts to RoiAlignRotated)")
     p.add_argument("--no-isolate", action="store_true",
                    help="run in this process (a crashing torch kernel then ends the run)")
-    return p.parse_args(argv)
+    if not hunting:
+        return p.parse_args(argv)
+    args, args.hunt_args = p.parse_known_args(argv)   # the rest, in order, is conform hunt's
+    args.dir = None
+    return args
 
 
 def selected(m, args):
@@ -235,8 +245,34 @@ def print_skip_groups(per_case, cases, args, unsupported):
             print("          fix: %s" % fix)
 
 
+def hunt(args):
+    """--hunt OP: conform hunt through conform_hunt's relay; each round's export is run here by
+    main() (its cases in forked children, as a round from a fresh runner would be), so torch and
+    the device are loaded once for the whole hunt, not once per round. conform hunt's exit status."""
+    import contextlib
+    import io
+    import conform_hunt
+    own = ["--device", args.device, "--quiet"] + (["--threads", str(args.threads)] if args.threads else [])
+    own += ["--compute-dtype", args.compute_dtype] if args.compute_dtype else []
+    own += ["--mmcv-from-main"] if args.mmcv_from_main else []
+    own += ["--no-isolate"] if args.no_isolate else []
+
+    def serve(root):
+        with contextlib.redirect_stdout(io.StringIO()):   # the per-round tables: runner.json has them
+            main([root] + own)
+    # conform hunt's own defaults for seconds, seed and batch hold unless the pass-through names them
+    rest = args.hunt_args + (["--quiet"] if args.quiet else [])   # --quiet: this runner's and conform's
+    # the repro lines name this runner on the found suite's export, not the hunt's relay
+    rest += ["--runner-repro", " ".join([sys.executable, os.path.abspath(__file__), "{dir}"] + own)]
+    rc, _ = conform_hunt.hunt_rounds(serve, args.hunt, seconds=None, seed=None, batch=None, out="FOUND.json",
+                                     extra=rest, stream=True)
+    return rc
+
+
 def main(argv=None):
     args = parse_args(argv)
+    if args.hunt is not None:
+        return hunt(args)
     m = load_manifest(args.dir)
     cases = selected(m, args)
     record = os.path.join(args.dir, "runner.json")

@@ -14,10 +14,16 @@ static int take_value(hunt_opts *o, const char *a, const char *v)
     long long n;
     if (!strcmp(a, "--impl")) o->impl_spec = v;
     else if (!strcmp(a, "--runner")) o->runner = v;
+    else if (!strcmp(a, "--runner-repro")) o->runner_repro = v;
     else if (!strcmp(a, "--baseline")) o->baseline = v;
     else if (!strcmp(a, "--out")) o->out_path = v;
+    else if (!strcmp(a, "--waivers")) o->waivers_path = v;
     else if (!strcmp(a, "--dtype")) o->dtype_name = v;
-    else if (!strcmp(a, "--seconds")) {
+    else if (!strcmp(a, "--isa")) {
+        conform_exec ex = {CONFORM_ISA_AUTO, 0};
+        if (parse_isa_arg(v, &ex)) return EXIT_USAGE;
+        o->isa = ex.isa;
+    } else if (!strcmp(a, "--seconds")) {
         if (parse_int_arg(a, v, 1, 86400 * 7, &n)) return EXIT_USAGE;
         o->seconds = (double)n;
     } else if (!strcmp(a, "--cases")) { if (parse_int_arg(a, v, 1, 1LL << 40, &o->cases)) return EXIT_USAGE; }
@@ -43,7 +49,7 @@ static int take_value(hunt_opts *o, const char *a, const char *v)
 static int parse_hunt(int argc, char **argv, hunt_opts *o, const char **combine, int *n_combine)
 {
     *o = (hunt_opts){.impl_spec = "optimized", .out_path = "FOUND.json", .seed = 1, .isolate = -1, .timeout_s = 10,
-                     .max_found = 20, .batch = 64};
+                     .max_found = 20, .batch = 64, .isa = CONFORM_ISA_AUTO};
     int comb = 0;
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;

@@ -69,6 +69,7 @@ static int waivers_load(const char *path, const dtype_desc *dt, waivers_t *w)
     cJSON_ArrayForEach(it, list) {
         const cJSON *p = cJSON_GetObjectItemCaseSensitive(it, "pattern"), *r = cJSON_GetObjectItemCaseSensitive(it, "reason"),
                     *l = cJSON_GetObjectItemCaseSensitive(it, "link"), *d;
+        if (!p && cJSON_GetObjectItemCaseSensitive(it, "when")) { i++; continue; } /* a hunt's alone (docs/hunt.md) */
         if (!cJSON_IsString(p) || !cJSON_IsString(r) || !r->valuestring[0] || !cJSON_IsString(l) || !l->valuestring[0])
             return usage_error("%s: waivers[%d] needs a \"pattern\", a non-empty \"reason\" and a \"link\"", path, i);
         if (waiver_lists(it, "dtypes", NULL) < 0 || waiver_lists(it, "outputs", NULL) < 0)

@@ -221,6 +221,9 @@ static int judge_one(hunt_t *h, const case_t *c, uint64_t seed, const hunt_sig *
         }
     }
     int hit = want ? hunt_same(sig, want) : sig->finding;
+    /* a shrinking step that makes another waiver's "when" hold walked the failure onto a documented
+       divergence: not the same failure */
+    if (hit && h->shrinking && h->n_waivers && (hunt_waivers_holding_spec(h, c->spec, seed) & ~h->allowed)) hit = 0;
     if (hit) keep_result(h, &r);
     else case_result_free(&r);
     return hit;
@@ -401,20 +404,42 @@ static void report_found(hunt_t *h, cJSON *m)
             status_name(h->last.status), name->valuestring, shapes, attrs ? attrs : "{}", worst);
     if (h->dir_mode) /* the device runs the found suite's export as it ran the rounds */
         fprintf(stderr, "  repro: %s export %s --out D; %s (with {dir} = D); %s run %s --impl dir:D --filter hunt/%s\n",
-                conform_program(), h->o->out_path, h->o->runner, conform_program(), h->o->out_path, name->valuestring);
+                conform_program(), h->o->out_path, h->o->runner_repro ? h->o->runner_repro : h->o->runner, conform_program(),
+                h->o->out_path, name->valuestring);
     else
-        fprintf(stderr, "  repro: %s run %s --impl %s --filter hunt/%s\n", conform_program(), h->o->out_path, h->o->impl_spec,
+        fprintf(stderr, "  repro: %s run %s --impl %s%s%s --filter hunt/%s\n", conform_program(), h->o->out_path,
+                h->o->impl_spec, h->is_optimized ? " --isa " : "", h->is_optimized ? conform_isa_name(h->env.ex.isa) : "",
                 name->valuestring);
     free(attrs);
-    hunt_write_found(h->found, h->o->seed, h->o->out_path);
+    hunt_write_found(h->found, h->waived, h->o->seed, h->o->out_path);
+}
+
+/* a minimal case a waiver covers: counted, kept once with its waiver, not a finding */
+static void report_waived(hunt_t *h, cJSON *m, const cJSON *w)
+{
+    char worst[600];
+    h->n_waived++;
+    cJSON_AddItemToObject(m, "found", finding_json(h, &h->last, worst, sizeof worst));
+    cJSON_AddItemToObject(m, "waiver", cJSON_Duplicate(w, 1));
+    const char *reason = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(w, "reason"));
+    if (!hunt_add_found(h->waived, m)) { cJSON_Delete(m); return; }
+    if (!h->o->quiet)
+        fprintf(stderr, "\nhunt: waived %d (%s): %s\n  worst: %s\n  waiver: %s\n", cJSON_GetArraySize(h->waived),
+                cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(m, "name")), reason, worst,
+                cJSON_IsString(cJSON_GetObjectItemCaseSensitive(w, "pattern"))
+                    ? cJSON_GetObjectItemCaseSensitive(w, "pattern")->valuestring : "(a hunt's alone: no pattern)");
+    hunt_write_found(h->found, h->waived, h->o->seed, h->o->out_path);
 }
 
 /* a failing draw shrunk, then its minimal case judged once more for what it shows */
-static void shrink_and_report(hunt_t *h, hunt_sketch *s, const hunt_sig *sig)
+static void shrink_and_report(hunt_t *h, hunt_sketch *s, const hunt_sig *sig, uint64_t allowed)
 {
     if (h->first_fail_s < 0) h->first_fail_s = now_seconds() - h->t0;
     h->raw_failures++;
+    h->allowed = allowed;
+    h->shrinking = 1;
     cJSON *m = hunt_shrink(h, s, sig);
+    h->shrinking = 0;
     hunt_sig got;
     uint64_t one = 1;
     if (!m || hunt_judge(h, &m, &one, 1, sig, &got) != 0) {
@@ -422,7 +447,9 @@ static void shrink_and_report(hunt_t *h, hunt_sketch *s, const hunt_sig *sig)
         cJSON_Delete(m);
         return;
     }
-    report_found(h, m);
+    const cJSON *w = h->allowed ? hunt_waiver_for(h, m, &h->last, sig) : NULL;
+    if (w) report_waived(h, m, w);
+    else report_found(h, m);
 }
 
 /* ---- the search ----------------------------------------------------------------------------- */
@@ -452,6 +479,7 @@ static int search_round(hunt_t *h)
     cJSON *cases[MAX_BATCH];
     uint64_t seeds[MAX_BATCH];
     hunt_sig sig[MAX_BATCH], done[MAX_BATCH];
+    uint64_t done_held[MAX_BATCH];
     for (int i = 0; i < n; i++) {
         draw_sketch(h, &s[i]);
         cases[i] = hunt_sketch_case(h, &s[i]);
@@ -460,11 +488,15 @@ static int search_round(hunt_t *h)
     int rc = hunt_judge(h, cases, seeds, n, NULL, sig);
     h->tried += n;
     for (int i = 0; i < n && rc != -2; i++) {
-        int seen = 0; /* a batch's failures of one kind shrink once */
-        for (int j = 0; j < shrunk; j++) seen |= hunt_same(&done[j], &sig[i]);
+        /* a batch's failures of one kind shrink once; with waivers, of one kind and the same waivers'
+           "when" holding, so that a waived failure never hides a failure no waiver's "when" holds on */
+        uint64_t held = sig[i].finding && h->n_waivers ? hunt_waivers_holding_spec(h, cases[i], seeds[i]) : 0;
+        int seen = 0;
+        for (int j = 0; j < shrunk; j++) seen |= hunt_same(&done[j], &sig[i]) && done_held[j] == held;
         if (sig[i].finding && !seen && !hunt_enough(h)) { /* a failure drawn in time is shrunk, even past it */
+            done_held[shrunk] = held;
             done[shrunk++] = sig[i];
-            shrink_and_report(h, &s[i], &sig[i]);
+            shrink_and_report(h, &s[i], &sig[i], held);
         } else if (sig[i].finding) h->raw_failures++;
     }
     for (int i = 0; i < n; i++) {
@@ -504,7 +536,8 @@ static int hunt_open(hunt_t *h, const hunt_opts *o)
             return usage_error("hunt: %s does not implement %s", impl_name(&h->impl), h->op->name);
     }
     int isolate = o->isolate >= 0 ? o->isolate : !strncmp(o->impl_spec, "plugin:", 7);
-    conform_exec ex = {CONFORM_ISA_AUTO, o->threads > 0 ? o->threads : 1};
+    h->is_optimized = !strcmp(o->impl_spec, "optimized");
+    conform_exec ex = {o->isa, o->threads > 0 ? o->threads : 1};
     if (resolve_isa(&ex)) return EXIT_USAGE;
     h->env = (run_env){ex, &h->impl, {isolate, o->timeout_s, &hunt_stop}, ex.threads, NULL, NULL};
     if (o->baseline) {
@@ -520,6 +553,9 @@ static int hunt_open(hunt_t *h, const hunt_opts *o)
     if (conform_sample_budget > HUNT_SAMPLE_BUDGET) conform_sample_budget = HUNT_SAMPLE_BUDGET;
     h->rng = conform_rng((unsigned long)o->seed);
     h->found = cJSON_CreateArray();
+    h->waived = cJSON_CreateArray();
+    const char *dtype = o->dtype_name ? o->dtype_name : h->impl_opened ? h->impl.dtype->name : "float32";
+    if (o->waivers_path && hunt_waivers_load(h, o->waivers_path, dtype)) return EXIT_USAGE;
     return load_templates(h);
 }
 
@@ -531,6 +567,8 @@ static void hunt_close(hunt_t *h)
     if (h->rng) gsl_rng_free(h->rng);
     cJSON_Delete(h->tmpl);
     cJSON_Delete(h->found);
+    cJSON_Delete(h->waived);
+    cJSON_Delete(h->waivers);
 }
 
 int hunt_run(const hunt_opts *o)
@@ -546,14 +584,20 @@ int hunt_run(const hunt_opts *o)
     hunt_progress(&h, 1);
     double el = now_seconds() - h.t0;
     int nf = cJSON_GetArraySize(h.found);
-    fprintf(stderr, "hunt %s on %s, seed %llu: %lld cases in %.1f s (%.0f judged/s), %lld failing, %d distinct minimal "
-            "failures%s%s, %lld shrinking steps", h.op->name, o->impl_spec, (unsigned long long)o->seed, h.tried, el,
+    char isa[32] = ""; /* the SIMD level judged: the optimized path's alone */
+    if (h.is_optimized) snprintf(isa, sizeof isa, " (isa %s)", conform_isa_name(h.env.ex.isa));
+    fprintf(stderr, "hunt %s on %s%s, seed %llu: %lld cases in %.1f s (%.0f judged/s), %lld failing, %d distinct minimal "
+            "failures%s%s, %lld shrinking steps", h.op->name, o->impl_spec, isa, (unsigned long long)o->seed, h.tried, el,
             el > 0 ? (double)h.judged / el : 0.0, h.raw_failures, nf, nf ? " in " : "", nf ? o->out_path : "", h.steps);
     if (el > 0) /* what bounds the rate */
         fprintf(stderr, "; time: reference %.0f%%, implementation %.0f%%, the rest (drawing, building, judging, shrinking) %.0f%%",
                 100 * h.t_ref / el, 100 * h.t_impl / el, 100 * (el - h.t_ref - h.t_impl) / el);
     if (h.not_impl) fprintf(stderr, "; %lld cases not implemented (nothing judged in them)", h.not_impl);
     if (h.runner_skips) fprintf(stderr, "; %lld cases the runner declined with a reason, not counted", h.runner_skips);
+    if (o->waivers_path)
+        fprintf(stderr, "; %lld failures waived (%d distinct minimal cases%s%s; %d waivers of %s apply to %s)", h.n_waived,
+                cJSON_GetArraySize(h.waived), cJSON_GetArraySize(h.waived) ? ", in " : "",
+                cJSON_GetArraySize(h.waived) ? o->out_path : "", h.n_waivers, o->waivers_path, h.op->name);
     if (h.has_base) fprintf(stderr, "; %lld failures shared with --baseline %s, not counted", h.shared, o->baseline);
     if (h.first_fail_s >= 0) fprintf(stderr, "; first failure after %.2f s", h.first_fail_s);
     fprintf(stderr, "%s\n", hunt_stop ? " (interrupted)" : h.dup_streak >= DUP_STREAK_STOP ? " (stopped: the failures keep shrinking to cases found before)" : "");

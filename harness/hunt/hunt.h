@@ -62,7 +62,9 @@ void hunt_set_attr_list(cJSON *c, const char *name, int n, const int64_t *v);
 /* ---- the hunt ----------------------------------------------------------------------------- */
 typedef struct {
     const char *op_name, *impl_spec, *runner, *out_path, *dtype_name;
+    const char *runner_repro; /* dir: the runner the repro lines name (NULL: runner), when runner relays */
     const char *baseline; /* optimized or plugin:: a failure counts only where this passes */
+    const char *waivers_path; /* --waivers: a failure a waiver's "when" covers is waived, not found */
     double seconds;   /* 0: until cases */
     long long cases;  /* 0: until seconds */
     uint64_t seed;
@@ -73,6 +75,7 @@ typedef struct {
     int quiet;
     int finite;       /* no NaN or infinity in the inputs */
     int threads;
+    int isa;          /* conform_isa: --isa, as run takes it (CONFORM_ISA_AUTO: the best here) */
 } hunt_opts;
 
 /* Runs the hunt; EXIT_OK (nothing found), EXIT_FAIL (found, written to out_path), EXIT_USAGE. */

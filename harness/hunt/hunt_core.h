@@ -29,6 +29,7 @@ typedef struct {
     impl_t impl;
     run_env env;
     int dir_mode;
+    int is_optimized;          /* --impl optimized: --isa picks its SIMD level */
     char tmp[512];             /* dir: the rounds' work directory */
     char exe[1024];            /* this program, for the rounds' exports */
     cJSON *tmpl;               /* the default suite's cases of the op: [{"attrs", "gen"}, ...] */
@@ -48,6 +49,13 @@ typedef struct {
     long long shared;          /* failures the baseline shares, not counted */
     long long not_impl;        /* cases the implementation does not provide (dir: declared unsupported) */
     long long runner_skips;    /* dir: cases the runner declined with a reason, not counted */
+    cJSON *waivers;            /* --waivers: the file; waiver[]: its entries with a "when" for this op */
+    const cJSON *waiver[64];
+    int n_waivers;
+    uint64_t allowed;          /* the waivers whose "when" held on the drawn case being shrunk */
+    int shrinking;             /* a shrink step may not make another waiver's "when" hold */
+    cJSON *waived;             /* the distinct minimal cases a waiver covers */
+    long long n_waived;        /* failures waived (each shrunk first) */
 } hunt_t;
 
 /* hunt.c */
@@ -64,6 +72,16 @@ int hunt_same(const hunt_sig *a, const hunt_sig *b);
 /* hunt_shrink.c: the minimal case (a new object with exact data) of a failing sketch */
 cJSON *hunt_shrink(hunt_t *h, hunt_sketch *s, const hunt_sig *sig);
 
+/* hunt_waive.c: --waivers (docs/hunt.md, "Waivers") */
+/* loads the waivers of path whose "when" names this op and that hold at dtype; EXIT_USAGE on a bad file */
+int hunt_waivers_load(hunt_t *h, const char *path, const char *dtype);
+/* the waivers (bit i: waiver[i]) whose "when" holds on case c with exact data */
+uint64_t hunt_waivers_holding(const hunt_t *h, const cJSON *c);
+/* the same for a case spec (a sketch's case or one with data), its inputs built from seed */
+uint64_t hunt_waivers_holding_spec(const hunt_t *h, const cJSON *spec, uint64_t seed);
+/* the waiver that covers the failure r (signature sig) of the minimal case c, or NULL */
+const cJSON *hunt_waiver_for(const hunt_t *h, const cJSON *c, const case_result *r, const hunt_sig *sig);
+
 /* hunt_util.c */
 /* the case with its inputs, built from seed, written out as exact data (a new object); NULL when
    it cannot be built (err says why) */
@@ -76,8 +94,8 @@ double *hunt_data_read(const cJSON *data, int64_t *n);
 char *hunt_key(const cJSON *c);
 /* 64-bit FNV-1a of a string */
 uint64_t hunt_hash(const char *s);
-/* found cases to path as a suite conform run replays */
-int hunt_write_found(const cJSON *found, uint64_t seed, const char *path);
+/* found cases to path as a suite conform run replays, the waived ones (if any) beside it */
+int hunt_write_found(const cJSON *found, const cJSON *waived, uint64_t seed, const char *path);
 /* appends c to found unless an equal case is there; 1 when added */
 int hunt_add_found(cJSON *found, cJSON *c);
 

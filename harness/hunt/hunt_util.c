@@ -164,12 +164,14 @@ int hunt_add_found(cJSON *found, cJSON *c)
     return !dup;
 }
 
-int hunt_write_found(const cJSON *found, uint64_t seed, const char *path)
+int hunt_write_found(const cJSON *found, const cJSON *waived, uint64_t seed, const char *path)
 {
     cJSON *s = cJSON_CreateObject();
     cJSON_AddStringToObject(s, "suite", "hunt");
     cJSON_AddNumberToObject(s, "seed", (double)seed);
     cJSON_AddItemToObject(s, "cases", cJSON_Duplicate(found, 1));
+    /* beside the suite's cases, so that run replays only the findings: each with its "waiver" */
+    if (cJSON_GetArraySize(waived)) cJSON_AddItemToObject(s, "waived", cJSON_Duplicate(waived, 1));
     char err[CONFORM_ERR_LEN];
     int rc = write_json_atomic(path, s, err, sizeof err);
     cJSON_Delete(s);
@@ -197,7 +199,7 @@ int hunt_combine(const char *const *paths, int n, const char *out)
         }
         cJSON_Delete(root);
     }
-    if (rc == EXIT_OK && hunt_write_found(found, 1, out)) rc = EXIT_USAGE;
+    if (rc == EXIT_OK && hunt_write_found(found, NULL, 1, out)) rc = EXIT_USAGE;
     if (rc == EXIT_OK)
         fprintf(stderr, "hunt: %d cases from %d files, %d distinct, written to %s\n", total, n, cJSON_GetArraySize(found), out);
     cJSON_Delete(found);

@@ -52,9 +52,11 @@ fi
 
 if py=$(find_python "import numpy, torch, torchvision"); then
   run "torch runner test" "$here/test_torch_runner.py" "$CONFORM"
+  run "torch hunt test, rounds relayed to one runner process" "$here/test_torch_hunt.py" "$CONFORM"
   run "torch runner npu table test, through a recording stand-in for torch_npu" "$here/test_torch_npu_routes.py" "$CONFORM"
 else
   skip "torch runner test (tests/python/test_torch_runner.py)" "no python3 with numpy, torch and torchvision"
+  skip "torch hunt test (tests/python/test_torch_hunt.py)" "no python3 with numpy, torch and torchvision"
   skip "torch runner npu table test (tests/python/test_torch_npu_routes.py)" "no python3 with numpy, torch and torchvision"
 fi
 echo "python: $scripts scripts passed ($tests unittest tests in them), $skipped skipped"

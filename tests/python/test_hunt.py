@@ -29,6 +29,25 @@ class HuntFromPython(unittest.TestCase):
         self.assertLessEqual(sizes["input"], 4, sizes)      # a plane of a few pixels
         self.assertEqual(found[0]["found"]["status"], "failed")
 
+    def test_waived_failures_are_not_returned(self):
+        """waivers=: a waiver whose "when" holds on every finite grid waives every find: none is
+        returned, and FOUND.json keeps them under "waived" with the waiver"""
+        import json
+        import tempfile
+        work = tempfile.mkdtemp(prefix="test_hunt_")
+        wf, out = os.path.join(work, "w.json"), os.path.join(work, "FOUND.json")
+        with open(wf, "w") as f:
+            json.dump({"waivers": [{"pattern": "*/none", "reason": "every finite grid", "link": "docs/hunt.md",
+                                    "when": {"ops": ["grid_sampler_2d"], "input": "grid", "in": [-1e38, 1e38]}}]}, f)
+        found = hunt(zeros_grid_sampler, op="grid_sampler_2d", seconds=3, seed=1, conform=CONFORM, finite=True,
+                     batch=16, out=out, waivers=wf)
+        self.assertEqual(found, [])
+        with open(out) as f:
+            d = json.load(f)
+        self.assertEqual(d["cases"], [])
+        self.assertGreaterEqual(len(d["waived"]), 1)
+        self.assertEqual(d["waived"][0]["waiver"]["reason"], "every finite grid")
+
     def test_bad_usage_raises(self):
         with self.assertRaises(RuntimeError):
             hunt(zeros_grid_sampler, op="no_such_op", seconds=1, conform=CONFORM)
