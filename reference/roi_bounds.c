@@ -116,6 +116,9 @@ void ref_roi_fwd_acc(int inside, int ambiguous, int far, double dy, double dx, d
     if (ambiguous) {
         double reach0 = isnan(hi - lo) ? INFINITY : fmax(hi, 0) - fmin(lo, 0);
         a->ambig += fmin(av + pe, inside ? fmax(reach0 - pe, 0) : reach0);
+        /* kept or dropped, the bin is non-finite on one branch and not on the other (an infinite
+           or NaN tap, also under a corner of weight 0: 0 * inf is NaN): unbounded */
+        if (!isfinite(v) || !isfinite(lo) || !isfinite(hi)) a->ambig += INFINITY;
     }
 }
 
@@ -226,6 +229,36 @@ static void bwd_far_bounds(const ref_plane_out *o, const ref_bwd_tap *s, const i
         }
 }
 
+/* A sample with an infinite or NaN gradient gives a pixel +-inf where its weight is > 0, NaN where
+ * it is 0 (0 * inf) or the gradient NaN, nothing where it does not reach: where rounding decides
+ * which (the sample kept or dropped; a weight within its position bound of 0; a pixel across an
+ * edge or of a far box), no value is owed, and the pixel's ambiguity is unbounded. Setting it to
+ * INFINITY commutes with every later addition, so the goldens may do it in any order. */
+static void bwd_nonfinite(const ref_plane_out *o, const ref_bwd_tap *s, const ref_bwd_neighbour *nb)
+{
+    int64_t px[16];
+    double w[16], wb[16];
+    for (int k = 0; k < s->n_slots; k++) px[k] = -1, w[k] = wb[k] = 0;
+    for (int c = 0; c < 4; c++) {
+        px[s->slot[c]] = s->e[c] * o->ps;
+        w[s->slot[c]] += s->wy[c >> 1] * s->wx[c & 1];
+        wb[s->slot[c]] += s->wpe[c];
+    }
+    for (size_t n = 0; n < s->n_nb; n++) {
+        px[nb[n].slot] = nb[n].e * o->ps;
+        wb[nb[n].slot] += nb[n].bound;
+    }
+    for (int k = 0; k < s->n_slots; k++)
+        if (px[k] >= 0 && (s->widen || (wb[k] > 0 && w[k] <= wb[k]))) o->ambig[px[k]] = INFINITY;
+    for (int64_t r = s->reach[0]; s->far && r <= s->reach[1]; r++)
+        for (int64_t c = s->reach[2]; c <= s->reach[3]; c++) {
+            const int64_t e = (r * o->W + c) * o->ps;
+            int k = 0;
+            while (k < s->n_slots && px[k] != e) k++;
+            if (k == s->n_slots) o->ambig[e] = INFINITY;
+        }
+}
+
 void ref_roi_bwd_bounds(const ref_plane_out *o, const ref_bwd_tap *s, const ref_bwd_neighbour *nb, double go)
 {
     const double cap = fabs(go) / s->count;
@@ -266,4 +299,5 @@ void ref_roi_bwd_bounds(const ref_plane_out *o, const ref_bwd_tap *s, const ref_
         if (o->ambig && amb > 0) o->ambig[px[k]] += amb;
     }
     bwd_far_bounds(o, s, px, cap);
+    if (!isfinite(cap) && o->ambig) bwd_nonfinite(o, s, nb);
 }

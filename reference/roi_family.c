@@ -769,6 +769,41 @@ static void bwd_lanes_far(const bwd_tile *t, const ref_bwd_tap *s, const uint32_
         }
 }
 
+/* ref_roi_bwd_bounds' unbounded ambiguity of a sample whose gradient is not finite, for the lanes of
+   tile t whose cap is not (bwd_nonfinite in roi_bounds.c: the same pixels, set to INFINITY) */
+static void bwd_lanes_nonfinite(const bwd_tile *t, const ref_bwd_tap *s, const ref_bwd_neighbour *nb, const v2d *cap)
+{
+    uint32_t px[16];
+    double w[16], wb[16];
+    int set[16];
+    for (int k = 0; k < s->n_slots; k++) w[k] = wb[k] = 0, set[k] = 0;
+    for (int c = 0; c < 4; c++) {
+        px[s->slot[c]] = s->te[c], set[s->slot[c]] = 1;
+        w[s->slot[c]] += s->wy[c >> 1] * s->wx[c & 1];
+        wb[s->slot[c]] += s->wpe[c];
+    }
+    for (size_t n = 0; n < s->n_nb; n++) {
+        px[nb[n].slot] = nb[n].te, set[nb[n].slot] = 1;
+        wb[nb[n].slot] += nb[n].bound;
+    }
+    v2m nf[HALVES];
+    for (int h = 0; h < HALVES; h++) nf[h] = ~(cap[h] <= DBL_MAX); /* NaN or infinite */
+    for (int k = 0; k < s->n_slots; k++) {
+        if (!set[k] || !(s->widen || (wb[k] > 0 && w[k] <= wb[k]))) continue;
+        v2d *p = (v2d *)(t->buf + (size_t)px[k] * PIX + 4 * LANES);
+        for (int h = 0; h < HALVES; h++) p[h] = sel(nf[h], (v2d){INFINITY, INFINITY}, p[h]);
+    }
+    for (int64_t r = s->reach[0]; s->far && r <= s->reach[1]; r++)
+        for (int64_t c = s->reach[2]; c <= s->reach[3]; c++) {
+            const uint32_t q = (uint32_t)((r - t->r0) * t->tw + c - t->q0);
+            int k = 0;
+            while (k < s->n_slots && !(set[k] && px[k] == q)) k++;
+            if (k < s->n_slots) continue;
+            v2d *p = (v2d *)(t->buf + (size_t)q * PIX + 4 * LANES);
+            for (int h = 0; h < HALVES; h++) p[h] = sel(nf[h], (v2d){INFINITY, INFINITY}, p[h]);
+        }
+}
+
 /* bwd_tap_add of sample s for the 8 lanes of tile t, whose grad_output values are go and caps
    |go| / count are cap; inv: 1 / count when that is exact (a power of 2), else 0 */
 static void bwd_lanes_add(const bwd_tile *tl, const ref_bwd_tap *s, const ref_bwd_neighbour *nbs, const v2d *go,
@@ -821,6 +856,9 @@ static void bwd_lanes_add(const bwd_tile *tl, const ref_bwd_tap *s, const ref_bw
         }
     }
     if (s->far) bwd_lanes_far(tl, s, px, cap);
+    int finite = 1;
+    for (int h = 0; h < HALVES; h++) finite = finite && cap[h][0] <= DBL_MAX && cap[h][1] <= DBL_MAX;
+    if (!finite) bwd_lanes_nonfinite(tl, s, nbs + s->nb, cap);
 }
 
 /* bwd_lanes_add of a plain sample (nominal, not widening, no neighbour, four distinct pixels) with
@@ -840,6 +878,9 @@ static void bwd_lanes_plain(double *tile, const ref_bwd_tap *s, const v2d *go, c
             p[2 * HALVES + h] += 1;
             if (finite) p[3 * HALVES + h] += pe;
             else p[3 * HALVES + h] = sel(vmin(pe, cap[h]) > 0, p[3 * HALVES + h] + vmin(pe, cap[h]), p[3 * HALVES + h]);
+            /* an infinite or NaN gradient on a weight within its position bound of 0: bwd_nonfinite */
+            if (!finite && wpe > 0 && wy * wx <= wpe)
+                p[4 * HALVES + h] = sel(~(cap[h] <= DBL_MAX), (v2d){INFINITY, INFINITY}, p[4 * HALVES + h]);
         }
     }
 }
