@@ -11,7 +11,8 @@
  * one multiply-add of a contiguous channel vector in a channels-last plane.
  * Sample positions are computed in float32 exactly in the spec's order:
  *   y = (sy + ph*bin_h) + ((iy + 0.5f) * bin_h) / gh.
- * Zero weights are kept as taps (so a non-finite input propagates like the plain rule does).
+ * Zero weights are kept as taps of their own (so a non-finite input propagates like the plain rule
+ * does: 0 * inf is NaN, which a zero merged into a nonzero weight would lose).
  *
  * Work units are (batch b, chunk of cc channels; cc a multiple of 16 unless C is smaller, picked
  * so the plane is about L2-sized: 64 forward / 128 backward at 64x64). The unit transposes its
@@ -121,9 +122,16 @@ static int64_t first_true(float base, float bin, float gf, int64_t n, float t, i
 
 static inline void axis_push(axis_tab *t, size_t seg, int64_t idx, float w)
 {
-    /* positions are monotone in the sample index, so a repeated row is one of the last two */
-    if (t->n > seg && t->off[t->n - 1] == idx) { t->w[t->n - 1] += w; return; }
-    if (t->n > seg + 1 && t->off[t->n - 2] == idx) { t->w[t->n - 2] += w; return; }
+    /* A weight of 0 (rule A's corner at ly = 0, and the clamped sample's second corner on the same
+       row) stays its own tap: merged into a nonzero weight it would vanish, and 0 * inf is NaN
+       (ops.md 10), so an infinite pixel there must give NaN, as the spec's four corners do. Zero
+       and nonzero taps merge among themselves. Positions are monotone in the sample index, so a
+       repeated row is among the last entries: its weight and its zero weight, of two rows. */
+    for (size_t k = 1; k <= 4 && t->n >= seg + k; k++)
+        if (t->off[t->n - k] == idx && (t->w[t->n - k] == 0.0f) == (w == 0.0f)) {
+            t->w[t->n - k] += w;
+            return;
+        }
     t->off[t->n] = idx;
     t->w[t->n] = w;
     t->n++;

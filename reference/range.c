@@ -132,7 +132,9 @@ static void roi_bin(const roi_ctx *x, int64_t k, const ref_roi_head *h, int64_t 
             if (s->empty) continue;
             double a, b;
             ref_tap_rect_range(plane, op->W, cs, &s->rect, &a, &b);
-            if (s->maybe_empty) { a = fmin(a, 0); b = fmax(b, 0); }
+            /* 0 joins a range that may be empty; a NaN tap's range stays NaN (fmin and fmax would
+               drop it for 0, claiming a range of [0, 0] for a sample whose value is unbounded) */
+            if (s->maybe_empty && !isnan(a) && !isnan(b)) { a = fmin(a, 0); b = fmax(b, 0); }
             lo += a;
             hi += b;
             mag += absmax(a, b);

@@ -83,17 +83,22 @@ int ref_roi_fwd_tap_of(int64_t H, int64_t W, double y, double x, double dy, doub
     if (!s->inside && s->ambiguous) ref_bilinear_rule_clamped(H, W, y, x, &s->r);
     if (!s->inside && !s->ambiguous) return 0;
     ref_tap_rect_of(H, W, y, x, dy, dx, 1, &s->reach);
+    /* the slopes are those of the window's rows y0 - 1 .. y0 + 2 and columns x0 - 1 .. x0 + 2: they
+       bound a move within its cells only. A box of a pixel or more (k_pos u |position terms| >= 1:
+       terms past about 2^20) can carry the sample to taps outside it, whatever the slopes there */
+    const ref_tap_rect *t = &s->reach;
+    s->far = t->r0 < s->r.y[0] - 1 || t->r1 > s->r.y[0] + 2 || t->c0 < s->r.x[0] - 1 || t->c1 > s->r.x[0] + 2;
     s->dy = dy;
     s->dx = dx;
     return 1;
 }
 
-void ref_roi_fwd_acc(int inside, int ambiguous, double dy, double dx, double v, double av, double sy, double sx,
-                     double lo, double hi, ref_bin_acc *a)
+void ref_roi_fwd_acc(int inside, int ambiguous, int far, double dy, double dx, double v, double av, double sy,
+                     double sx, double lo, double hi, ref_bin_acc *a)
 {
     /* capped: a sample moving anywhere within its box stays within the range of the taps it reaches
        (at |position| near 2^24 the first-order term alone passes the plane's whole range) */
-    double pe = fmin(ref_value_pos_err(sy, sx, dy, dx), isnan(hi - lo) ? INFINITY : hi - lo);
+    double pe = ref_roi_fwd_pos_term(far, sy, sx, dy, dx, lo, hi);
     /* an ambiguous sample adds 0 or a value of [lo, hi]: it changes the bin's sum by at most the
        range of {0} and the taps, of which the position term already counted pe when it is inside */
     if (inside) {
@@ -111,6 +116,9 @@ void ref_roi_fwd_acc(int inside, int ambiguous, double dy, double dx, double v, 
     if (ambiguous) {
         double reach0 = isnan(hi - lo) ? INFINITY : fmax(hi, 0) - fmin(lo, 0);
         a->ambig += fmin(av + pe, inside ? fmax(reach0 - pe, 0) : reach0);
+        /* kept or dropped, the bin is non-finite on one branch and not on the other (an infinite
+           or NaN tap, also under a corner of weight 0: 0 * inf is NaN): unbounded */
+        if (!isfinite(v) || !isfinite(lo) || !isfinite(hi)) a->ambig += INFINITY;
     }
 }
 
@@ -120,7 +128,7 @@ void ref_roi_fwd_sample_add(const double *plane, int64_t H, int64_t W, int64_t c
     double sy, sx, lo, hi;
     ref_local_slopes(plane, H, W, cs, &s->r, &sy, &sx);
     ref_tap_rect_range(plane, W, cs, &s->reach, &lo, &hi);
-    ref_roi_fwd_acc(s->inside, s->ambiguous, s->dy, s->dx, v, av, sy, sx, lo, hi, a);
+    ref_roi_fwd_acc(s->inside, s->ambiguous, s->far, s->dy, s->dx, v, av, sy, sx, lo, hi, a);
 }
 
 void ref_roi_fwd_widen(const ref_bin_acc *o, double alt_count, double value, double *ambig, double *abs_sum,
@@ -156,6 +164,25 @@ static void neighbour_of(void *ctx, int64_t row, int64_t col, double bound)
     b->nb[b->n_nb++] = (ref_bwd_neighbour){row * b->W + col, bound, slot_of(b->px, &b->n_px, row * b->W + col), 0};
 }
 
+/* The slots (corners and neighbours) are rows x columns of the cell and the rows and columns across
+ * its edges within the box: a rectangle. A box that reaches beyond it (a pixel or more: position
+ * terms past about 2^20, k_pos u |terms| >= 1; or, for a sample off the nominal branch, whose
+ * neighbours are not taken, across any cell edge) can carry the sample's float twin to taps no slot
+ * bounds: the sample is far, and each such pixel of its reach may get any weight in [0, 1]. */
+static void bwd_far_of(int64_t H, int64_t W, double y, double x, double dy, double dx, const nb_ctx *b,
+                       ref_bwd_tap *s)
+{
+    int64_t r0 = INT64_MAX, r1 = -1, c0 = INT64_MAX, c1 = -1;
+    for (int k = 0; k < b->n_px; k++) {
+        const int64_t r = b->px[k] / W, c = b->px[k] % W;
+        r0 = r < r0 ? r : r0, r1 = r > r1 ? r : r1, c0 = c < c0 ? c : c0, c1 = c > c1 ? c : c1;
+    }
+    ref_tap_rect t;
+    ref_tap_rect_of(H, W, y, x, dy, dx, 1, &t);
+    s->far = t.r0 < r0 || t.r1 > r1 || t.c0 < c0 || t.c1 > c1;
+    s->reach[0] = t.r0, s->reach[1] = t.r1, s->reach[2] = t.c0, s->reach[3] = t.c1;
+}
+
 int ref_roi_bwd_tap_of(int64_t H, int64_t W, double y, double x, double dy, double dx, double count,
                        int as_alternative, ref_bwd_tap *s, ref_bwd_neighbour nb[REF_BWD_MAX_NB])
 {
@@ -181,7 +208,55 @@ int ref_roi_bwd_tap_of(int64_t H, int64_t W, double y, double x, double dy, doub
     if (s->nominal) ref_neighbour_weights(r.y, r.x, r.wy, r.wx, dy, dx, neighbour_of, &b);
     s->n_nb = b.n_nb;
     s->n_slots = (unsigned char)b.n_px;
+    bwd_far_of(H, W, y, x, dy, dx, &b, s);
     return 1;
+}
+
+/* The pixels of a far sample's reach that are none of its slots (px: theirs): each may get any weight
+ * in [0, 1], so |go| / count, the cap, in full: a position term on the nominal branch, an ambiguity
+ * off it. An infinite cap is left out as the neighbours' is: a twin landing there gives a non-finite
+ * value, which no tolerance holds. */
+static void bwd_far_bounds(const ref_plane_out *o, const ref_bwd_tap *s, const int64_t px[16], double cap)
+{
+    double *f = s->nominal ? o->pos_err : o->ambig;
+    if (!s->far || !f || !(cap > 0) || !isfinite(cap)) return;
+    for (int64_t r = s->reach[0]; r <= s->reach[1]; r++)
+        for (int64_t c = s->reach[2]; c <= s->reach[3]; c++) {
+            const int64_t e = (r * o->W + c) * o->ps;
+            int k = 0;
+            while (k < s->n_slots && px[k] != e) k++;
+            if (k == s->n_slots) f[e] += cap;
+        }
+}
+
+/* A sample with an infinite or NaN gradient gives a pixel +-inf where its weight is > 0, NaN where
+ * it is 0 (0 * inf) or the gradient NaN, nothing where it does not reach: where rounding decides
+ * which (the sample kept or dropped; a weight within its position bound of 0; a pixel across an
+ * edge or of a far box), no value is owed, and the pixel's ambiguity is unbounded. Setting it to
+ * INFINITY commutes with every later addition, so the goldens may do it in any order. */
+static void bwd_nonfinite(const ref_plane_out *o, const ref_bwd_tap *s, const ref_bwd_neighbour *nb)
+{
+    int64_t px[16];
+    double w[16], wb[16];
+    for (int k = 0; k < s->n_slots; k++) px[k] = -1, w[k] = wb[k] = 0;
+    for (int c = 0; c < 4; c++) {
+        px[s->slot[c]] = s->e[c] * o->ps;
+        w[s->slot[c]] += s->wy[c >> 1] * s->wx[c & 1];
+        wb[s->slot[c]] += s->wpe[c];
+    }
+    for (size_t n = 0; n < s->n_nb; n++) {
+        px[nb[n].slot] = nb[n].e * o->ps;
+        wb[nb[n].slot] += nb[n].bound;
+    }
+    for (int k = 0; k < s->n_slots; k++)
+        if (px[k] >= 0 && (s->widen || (wb[k] > 0 && w[k] <= wb[k]))) o->ambig[px[k]] = INFINITY;
+    for (int64_t r = s->reach[0]; s->far && r <= s->reach[1]; r++)
+        for (int64_t c = s->reach[2]; c <= s->reach[3]; c++) {
+            const int64_t e = (r * o->W + c) * o->ps;
+            int k = 0;
+            while (k < s->n_slots && px[k] != e) k++;
+            if (k == s->n_slots) o->ambig[e] = INFINITY;
+        }
 }
 
 void ref_roi_bwd_bounds(const ref_plane_out *o, const ref_bwd_tap *s, const ref_bwd_neighbour *nb, double go)
@@ -209,10 +284,10 @@ void ref_roi_bwd_bounds(const ref_plane_out *o, const ref_bwd_tap *s, const ref_
             pe_px[k] += s->nominal ? pe : 0;
             amb_px[k] += s->widen ? fabs(t) + pe : 0;
         }
-    /* pixels across a cell edge the float twin may reach */
+    /* pixels across a cell edge the float twin may reach, with the most weight it can get there */
     for (size_t n = 0; n < (s->nominal && isfinite(cap) ? s->n_nb : 0); n++) {
         px[nb[n].slot] = nb[n].e * o->ps;
-        pe_px[nb[n].slot] += nb[n].bound;
+        pe_px[nb[n].slot] += cap * nb[n].bound;
         amb_px[nb[n].slot] += 0;
     }
     /* capped per pixel: the weights a sample gives one pixel sum to a number in [0, 1] on every
@@ -223,4 +298,6 @@ void ref_roi_bwd_bounds(const ref_plane_out *o, const ref_bwd_tap *s, const ref_
         if (o->pos_err && pe > 0) o->pos_err[px[k]] += pe;
         if (o->ambig && amb > 0) o->ambig[px[k]] += amb;
     }
+    bwd_far_bounds(o, s, px, cap);
+    if (!isfinite(cap) && o->ambig) bwd_nonfinite(o, s, nb);
 }

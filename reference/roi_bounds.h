@@ -34,12 +34,13 @@ static inline double ref_sample_pos_err(int exact, int64_t g, int64_t g0, double
 /* ---- forward: a sample's terms and bounds ----------------------------------------------------- */
 
 /* A forward sample of rule A: its corners and weights (clamped onto the window when it lies just
- * outside and is ambiguous), the taps its position box reaches, its position errors */
+ * outside and is ambiguous), the taps its position box reaches, its position errors; far: the box
+ * reaches beyond the 4x4 window its slopes are taken on (ref_roi_fwd_acc) */
 typedef struct {
     ref_bilinear r;
     ref_tap_rect reach;
     double dy, dx;
-    int inside, ambiguous;
+    int inside, ambiguous, far;
 } ref_fwd_tap;
 
 /* A forward bin's sums over its samples: value, |terms|, terms, position error, ambiguity. */
@@ -67,9 +68,19 @@ static inline void ref_window_slopes(const double *const v[16], int lanes, doubl
 }
 
 /* Adds to a what sample s adds with value v (|terms| av), window slopes sy, sx and its taps' range
- * [lo, hi]: inside it counts in full; within rounding of the window's edge it widens the ambiguity */
-void ref_roi_fwd_acc(int inside, int ambiguous, double dy, double dx, double v, double av, double sy, double sx,
-                     double lo, double hi, ref_bin_acc *a);
+ * [lo, hi]: inside it counts in full; within rounding of the window's edge it widens the ambiguity.
+ * far: the position box leaves the slopes' window, whose slopes then bound nothing (the range does) */
+void ref_roi_fwd_acc(int inside, int ambiguous, int far, double dy, double dx, double v, double av, double sy,
+                     double sx, double lo, double hi, ref_bin_acc *a);
+/* The position term of a forward sample (ref_roi_fwd_acc): its first-order slope term, capped at the
+ * range of the taps it reaches (NaN: no cap); only the range when the box leaves the window */
+static inline double ref_roi_fwd_pos_term(int far, double sy, double sx, double dy, double dx, double lo, double hi)
+{
+    const double q = isnan(hi - lo) ? INFINITY : hi - lo;
+    if (far) return q;
+    const double p = ref_value_pos_err(sy, sx, dy, dx);
+    return p < q ? p : q; /* fmin(p, q), q never NaN */
+}
 /* ref_roi_fwd_acc of sample s on one plane (pixel (r, c) at plane[(r W + c) cs]), its value v and
  * |terms| av: the slopes of its window and the range of its reach taken from the plane */
 void ref_roi_fwd_sample_add(const double *plane, int64_t H, int64_t W, int64_t cs, const ref_fwd_tap *s, double v,
@@ -95,6 +106,8 @@ typedef struct {
     unsigned char slot[4], n_slots;
     unsigned char nominal; /* inside, at the spec's sample count: its terms are the gradient's */
     unsigned char widen;   /* ambiguous, or another count's: only widens the ambiguity */
+    unsigned char far;     /* its position box reaches pixels beyond its slots: reach says which */
+    int64_t reach[4];      /* far: rows reach[0] .. reach[1], columns reach[2] .. reach[3] */
 } ref_bwd_tap;
 
 /* a pixel across a cell edge the float twin may reach: the most weight it can get there */
@@ -111,10 +124,11 @@ typedef struct {
 int ref_roi_bwd_tap_of(int64_t H, int64_t W, double y, double x, double dy, double dx, double count,
                        int as_alternative, ref_bwd_tap *s, ref_bwd_neighbour nb[REF_BWD_MAX_NB]);
 
-/* A backward's planes of one (b, c): gradient and bounds, each may be NULL; pixel e of each at e ps. */
+/* A backward's planes of one (b, c): gradient and bounds, each may be NULL; pixel e of each at e ps,
+ * pixel (r, c) at e = r W + c. */
 typedef struct {
     double *grad, *abs_sum, *n_terms, *pos_err, *ambig;
-    int64_t ps;
+    int64_t ps, W;
 } ref_plane_out;
 
 /* The bounds of sample s (neighbours nb) scattering grad_output go into plane o: abs_sum and

@@ -123,7 +123,7 @@ typedef struct {
     double dy, dx;
     ref_tap_rect reach;
     unsigned reach_bits; /* the reach rectangle's cells 4 a + b of the window; 0: it is not within */
-    int inside, ambiguous;
+    int inside, ambiguous, far;
     int full; /* the window lies in the plane: no edge repeated */
 } fwd_ltap;
 
@@ -144,6 +144,7 @@ static void fwd_ltap_of(int64_t H, int64_t W, const ref_fwd_tap *s, fwd_ltap *d)
     d->reach = *t;
     d->inside = s->inside;
     d->ambiguous = s->ambiguous;
+    d->far = s->far;
     d->reach_bits = 0;
     d->full = d->row[3] - d->row[0] == 3 && d->col[3] - d->col[0] == 3;
     /* the reach's rows and columns ascending are its window cells' ascending: the same order */
@@ -204,17 +205,17 @@ static void fwd_lanes_acc(const fwd_ltap *s, const double val[LANES], const doub
     if (!s->inside || s->ambiguous) {
         for (int l = 0; l < LANES; l++) {
             ref_bin_acc b = lane_get(a, l);
-            ref_roi_fwd_acc(s->inside, s->ambiguous, s->dy, s->dx, val[l], av[l], sy[l], sx[l], lo[l], hi[l], &b);
+            ref_roi_fwd_acc(s->inside, s->ambiguous, s->far, s->dy, s->dx, val[l], av[l], sy[l], sx[l], lo[l], hi[l],
+                            &b);
             lane_put(a, l, b);
         }
         return;
     }
     for (int l = 0; l < LANES; l++) {
-        const double p = ref_value_pos_err(sy[l], sx[l], s->dy, s->dx), q = isnan(hi[l] - lo[l]) ? INFINITY : hi[l] - lo[l];
         a->sum[l] += val[l];
         a->abs_sum[l] += av[l];
         a->n_terms[l] += 4;
-        a->pos_err[l] += p < q ? p : q; /* fmin(p, q), q never NaN */
+        a->pos_err[l] += ref_roi_fwd_pos_term(s->far, sy[l], sx[l], s->dy, s->dx, lo[l], hi[l]);
     }
 }
 
@@ -642,7 +643,7 @@ static ref_plane_out plane_at(const roi_ctx *x, int64_t bc)
                     bd ? bd->ambig : NULL};
     for (int t = 0; t < 5; t++)
         if (p[t]) p[t] += x->op->nhwc ? bc / C * HW * C + bc % C : bc * HW;
-    return (ref_plane_out){p[0], p[1], p[2], p[3], p[4], x->op->nhwc ? C : 1};
+    return (ref_plane_out){p[0], p[1], p[2], p[3], p[4], x->op->nhwc ? C : 1, x->op->W};
 }
 
 static void plane_zero(const roi_ctx *x, int64_t bc)
@@ -704,6 +705,11 @@ static int bwd_tile_fit(int64_t W, vec *taps, vec *nbs, bwd_tile *t)
             const int64_t e = i < taps->n ? tp[i].e[j] : nb[i - taps->n].e, r = e / W, q = e % W;
             r0 = r < r0 ? r : r0, r1 = r > r1 ? r : r1, q0 = q < q0 ? q : q0, q1 = q > q1 ? q : q1;
         }
+    for (size_t i = 0; i < taps->n; i++) /* a far sample's reach (its rectangle holds its slots) */
+        if (tp[i].far) {
+            const int64_t *a = tp[i].reach;
+            r0 = a[0] < r0 ? a[0] : r0, r1 = a[1] > r1 ? a[1] : r1, q0 = a[2] < q0 ? a[2] : q0, q1 = a[3] > q1 ? a[3] : q1;
+        }
     if (r1 < 0) return 0;
     *t = (bwd_tile){r0, q0, r1 - r0 + 1, q1 - q0 + 1, t->buf, t->cap};
     if (t->th * t->tw > t->cap || t->th * t->tw > 8 * (int64_t)taps->n) return 0;
@@ -744,11 +750,66 @@ static void bwd_tile_move(const roi_ctx *x, int64_t b, int64_t cs, int n, const 
         }
 }
 
-/* bwd_tap_add of sample s for the 8 lanes of the tile, whose grad_output values are go and caps
-   |go| / count are cap; inv: 1 / count when that is exact (a power of 2), else 0 */
-static void bwd_lanes_add(double *tile, const ref_bwd_tap *s, const ref_bwd_neighbour *nbs, const v2d *go, const v2d *cap,
-                          double inv, int bounds)
+/* ref_roi_bwd_bounds' far pixels for the lanes of tile t: the reach's pixels that are none of the
+   slots px get the cap, in pos_err (field 3) on the nominal branch, in ambig (4) off it */
+static void bwd_lanes_far(const bwd_tile *t, const ref_bwd_tap *s, const uint32_t px[16], const v2d *cap)
 {
+    const int f = s->nominal ? 3 : 4;
+    for (int64_t r = s->reach[0]; r <= s->reach[1]; r++)
+        for (int64_t c = s->reach[2]; c <= s->reach[3]; c++) {
+            const uint32_t q = (uint32_t)((r - t->r0) * t->tw + c - t->q0);
+            int k = 0;
+            while (k < s->n_slots && px[k] != q) k++;
+            if (k < s->n_slots) continue;
+            v2d *p = (v2d *)(t->buf + (size_t)q * PIX + f * LANES);
+            for (int h = 0; h < HALVES; h++) {
+                const v2m add = (cap[h] > 0) & (cap[h] <= DBL_MAX);
+                p[h] = sel(add, p[h] + cap[h], p[h]);
+            }
+        }
+}
+
+/* ref_roi_bwd_bounds' unbounded ambiguity of a sample whose gradient is not finite, for the lanes of
+   tile t whose cap is not (bwd_nonfinite in roi_bounds.c: the same pixels, set to INFINITY) */
+static void bwd_lanes_nonfinite(const bwd_tile *t, const ref_bwd_tap *s, const ref_bwd_neighbour *nb, const v2d *cap)
+{
+    uint32_t px[16];
+    double w[16], wb[16];
+    int set[16];
+    for (int k = 0; k < s->n_slots; k++) w[k] = wb[k] = 0, set[k] = 0;
+    for (int c = 0; c < 4; c++) {
+        px[s->slot[c]] = s->te[c], set[s->slot[c]] = 1;
+        w[s->slot[c]] += s->wy[c >> 1] * s->wx[c & 1];
+        wb[s->slot[c]] += s->wpe[c];
+    }
+    for (size_t n = 0; n < s->n_nb; n++) {
+        px[nb[n].slot] = nb[n].te, set[nb[n].slot] = 1;
+        wb[nb[n].slot] += nb[n].bound;
+    }
+    v2m nf[HALVES];
+    for (int h = 0; h < HALVES; h++) nf[h] = ~(cap[h] <= DBL_MAX); /* NaN or infinite */
+    for (int k = 0; k < s->n_slots; k++) {
+        if (!set[k] || !(s->widen || (wb[k] > 0 && w[k] <= wb[k]))) continue;
+        v2d *p = (v2d *)(t->buf + (size_t)px[k] * PIX + 4 * LANES);
+        for (int h = 0; h < HALVES; h++) p[h] = sel(nf[h], (v2d){INFINITY, INFINITY}, p[h]);
+    }
+    for (int64_t r = s->reach[0]; s->far && r <= s->reach[1]; r++)
+        for (int64_t c = s->reach[2]; c <= s->reach[3]; c++) {
+            const uint32_t q = (uint32_t)((r - t->r0) * t->tw + c - t->q0);
+            int k = 0;
+            while (k < s->n_slots && !(set[k] && px[k] == q)) k++;
+            if (k < s->n_slots) continue;
+            v2d *p = (v2d *)(t->buf + (size_t)q * PIX + 4 * LANES);
+            for (int h = 0; h < HALVES; h++) p[h] = sel(nf[h], (v2d){INFINITY, INFINITY}, p[h]);
+        }
+}
+
+/* bwd_tap_add of sample s for the 8 lanes of tile t, whose grad_output values are go and caps
+   |go| / count are cap; inv: 1 / count when that is exact (a power of 2), else 0 */
+static void bwd_lanes_add(const bwd_tile *tl, const ref_bwd_tap *s, const ref_bwd_neighbour *nbs, const v2d *go,
+                          const v2d *cap, double inv, int bounds)
+{
+    double *tile = tl->buf;
     v2d pe_px[16][HALVES], amb_px[16][HALVES];
     uint32_t px[16];
     for (int k = 0; k < s->n_slots; k++)
@@ -781,7 +842,7 @@ static void bwd_lanes_add(double *tile, const ref_bwd_tap *s, const ref_bwd_neig
         px[nb->slot] = nb->te;
         for (int h = 0; h < HALVES; h++) {
             const v2m fin = v2_abs(cap[h]) <= DBL_MAX;
-            pe_px[nb->slot][h] = sel(fin, pe_px[nb->slot][h] + nb->bound, pe_px[nb->slot][h]);
+            pe_px[nb->slot][h] = sel(fin, pe_px[nb->slot][h] + cap[h] * nb->bound, pe_px[nb->slot][h]);
             amb_px[nb->slot][h] = sel(fin, amb_px[nb->slot][h] + 0, amb_px[nb->slot][h]);
         }
     }
@@ -794,6 +855,10 @@ static void bwd_lanes_add(double *tile, const ref_bwd_tap *s, const ref_bwd_neig
             p[HALVES + h] = sel(amb > 0, p[HALVES + h] + amb, p[HALVES + h]);
         }
     }
+    if (s->far) bwd_lanes_far(tl, s, px, cap);
+    int finite = 1;
+    for (int h = 0; h < HALVES; h++) finite = finite && cap[h][0] <= DBL_MAX && cap[h][1] <= DBL_MAX;
+    if (!finite) bwd_lanes_nonfinite(tl, s, nbs + s->nb, cap);
 }
 
 /* bwd_lanes_add of a plain sample (nominal, not widening, no neighbour, four distinct pixels) with
@@ -813,13 +878,16 @@ static void bwd_lanes_plain(double *tile, const ref_bwd_tap *s, const v2d *go, c
             p[2 * HALVES + h] += 1;
             if (finite) p[3 * HALVES + h] += pe;
             else p[3 * HALVES + h] = sel(vmin(pe, cap[h]) > 0, p[3 * HALVES + h] + vmin(pe, cap[h]), p[3 * HALVES + h]);
+            /* an infinite or NaN gradient on a weight within its position bound of 0: bwd_nonfinite */
+            if (!finite && wpe > 0 && wy * wx <= wpe)
+                p[4 * HALVES + h] = sel(~(cap[h] <= DBL_MAX), (v2d){INFINITY, INFINITY}, p[4 * HALVES + h]);
         }
     }
 }
 
 static int bwd_plain(const ref_bwd_tap *s)
 {
-    return s->nominal && !s->widen && !s->n_nb && s->n_slots == 4 && s->wpe[0] >= 0 && s->wpe[0] <= 1 &&
+    return s->nominal && !s->widen && !s->far && !s->n_nb && s->n_slots == 4 && s->wpe[0] >= 0 && s->wpe[0] <= 1 &&
            s->wpe[1] >= 0 && s->wpe[1] <= 1 && s->wpe[2] >= 0 && s->wpe[2] <= 1 && s->wpe[3] >= 0 && s->wpe[3] <= 1;
 }
 
@@ -858,7 +926,7 @@ static void bwd_run_lanes(const roi_ctx *x, int64_t b, int64_t cs, int n, const 
                 for (int c = 0; c < 4; c++)
                     for (int f = 0; f < PIX; f += 8) __builtin_prefetch(t->buf + (size_t)tp[PREFETCH_AHEAD].te[c] * PIX + f, 1);
             if (x->bounds && bwd_plain(tp)) bwd_lanes_plain(t->buf, tp, go, cap, inv, finite);
-            else bwd_lanes_add(t->buf, tp, (const ref_bwd_neighbour *)nbs->p, go, cap, inv, x->bounds != NULL);
+            else bwd_lanes_add(t, tp, (const ref_bwd_neighbour *)nbs->p, go, cap, inv, x->bounds != NULL);
         }
         inf_ambig |= s->inf_ambig;
     }

@@ -67,10 +67,10 @@ static void element(const ref_bin_acc *a, double count, const ref_bin_acc *alt, 
     if (bounds->ambig) bounds->ambig[e] = ambig;
 }
 
-/* plane (b, c) of a feature-shaped output and its bounds: NCHW, or NHWC (pixel stride C) */
-static ref_plane_out plane_of(double *grad, const ref_bounds *bd, int64_t at, int64_t ps)
+/* plane (b, c) of a feature-shaped output and its bounds: NCHW, or NHWC (pixel stride C); rows of W */
+static ref_plane_out plane_of(double *grad, const ref_bounds *bd, int64_t at, int64_t ps, int64_t W)
 {
-    ref_plane_out o = {grad + at, NULL, NULL, NULL, NULL, ps};
+    ref_plane_out o = {grad + at, NULL, NULL, NULL, NULL, ps, W};
     if (bd && bd->abs_sum) o.abs_sum = bd->abs_sum + at;
     if (bd && bd->n_terms) o.n_terms = bd->n_terms + at;
     if (bd && bd->pos_err) o.pos_err = bd->pos_err + at;
@@ -181,7 +181,7 @@ void f64_roi_align_bwd__plain(const ref_roi_align_params *p, const double *grad_
         const ref_count_range *cr = &r.cr;
         if (r.b < 0) continue; /* skipped: adds nothing */
         for (int64_t c = 0; c < C; c++) {
-            const ref_plane_out o = plane_of(grad_input, bounds, (r.b * C + c) * H * W, 1);
+            const ref_plane_out o = plane_of(grad_input, bounds, (r.b * C + c) * H * W, 1, W);
             for (int64_t ph = 0; ph < PH; ph++)
                 for (int64_t pw = 0; pw < PW; pw++) {
                     const double go = grad_output[((k * C + c) * PH + ph) * PW + pw];
@@ -319,7 +319,7 @@ void f64_roi_align_rotated_bwd__plain(const ref_roi_align_rotated_params *p, con
         if (r.b < 0) continue; /* skipped: adds nothing */
         for (int64_t c = 0; c < p->C; c++) {
             const int64_t at = rotated_plane(p, r.b, c, &cs);
-            const ref_plane_out o = plane_of(y_grad, bounds, at, cs);
+            const ref_plane_out o = plane_of(y_grad, bounds, at, cs, W);
             for (int64_t ph = 0; ph < p->pooled_h; ph++)
                 for (int64_t pw = 0; pw < p->pooled_w; pw++) {
                     const double go = x_grad[rotated_elem(p, k, c, ph, pw)];
