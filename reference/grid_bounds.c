@@ -496,6 +496,43 @@ int grid_nearest_choices(const ref_grid_sampler_params *p, const point *pt, cons
 }
 
 
+/* the first of the point's own taps (index j x.n + i) on pixel pix, -1 for none */
+static int own_tap_of(const ref_grid_sampler_params *p, const point *pt, int64_t pix)
+{
+    for (int j = 0; j < pt->y.n; j++)
+        for (int i = 0; i < pt->x.n; i++)
+            if (pt->y.idx[j] * p->W + pt->x.idx[i] == pix) return j * pt->x.n + i;
+    return -1;
+}
+
+/* the sum of the magnitudes (grid_cross) of the taps of stencil x by y on pixel pix: several where
+   padding folds taps together */
+static double stencil_pix_cross(const axis_taps *x, const axis_taps *y, int64_t W, int64_t pix, int *count)
+{
+    double s = 0;
+    *count = 0;
+    for (int j = 0; j < y->n; j++)
+        for (int i = 0; i < x->n; i++)
+            if (y->idx[j] * W + x->idx[i] == pix) {
+                s += grid_cross(y->m[j], x->w[i], x->m[i], y->w[j]);
+                (*count)++;
+            }
+    return s;
+}
+
+/* own tap o's pixel: the twin stencil bx by rounds its terms there at their magnitudes, so the
+   pixel's abs_sum (the sum of tap_cr over the own taps on it, o the first) is raised to theirs */
+static void raise_own_cross(const ref_grid_sampler_params *p, const point *pt, const axis_taps *bx,
+                            const axis_taps *by, int o, double *tap_cr)
+{
+    const int64_t pix = pt->y.idx[o / pt->x.n] * p->W + pt->x.idx[o % pt->x.n];
+    double others = 0;
+    int count;
+    for (int k = o + 1; k < pt->x.n * pt->y.n; k++)
+        if (pt->y.idx[k / pt->x.n] * p->W + pt->x.idx[k % pt->x.n] == pix) others += tap_cr[k];
+    tap_cr[o] = fmax(tap_cr[o], stencil_pix_cross(bx, by, p->W, pix, &count) - others);
+}
+
 void grid_point_setup(const ref_grid_sampler_params *p, const double *g, double pre, int with_bounds, int extras,
                         point_work *w)
 {
@@ -504,27 +541,33 @@ void grid_point_setup(const ref_grid_sampler_params *p, const double *g, double 
     w->amb = with_bounds ? grid_ambiguity(p, &w->pt, &w->box) : 0;
     w->n_tie = (w->amb & 1) ? grid_nearest_choices(p, &w->pt, &w->box, w->tie_pix) : 0;
     w->n_extra = 0;
+    const point *pt = &w->pt;
+    for (int j = 0; j < pt->y.n; j++)
+        for (int i = 0; i < pt->x.n; i++) w->tap_cr[j * pt->x.n + i] = grid_tap_cross(pt, j, i);
     if (!extras) return;
     /* taps a float twin may reach that the double point does not (its coordinate crosses
        a cell edge within the rounding box): the stencils at the box's corners and edge
-       midpoints beyond the point's own taps, with the largest weight they get there */
-    const point *pt = &w->pt;
+       midpoints beyond the point's own taps, with the largest weight they get there; and on
+       every pixel such a stencil holds, the largest magnitude its evaluation is relative to
+       (the twin rounds its own polynomials: a gained tap is a term, of bicubic magnitude up to
+       36 where its weight is 0) */
     for (int a = 0; a < 8; a++) {
         const axis_taps *bx = grid_box_x(&w->box, a), *by = grid_box_y(&w->box, a);
         if (grid_same_taps(bx, &pt->x, 0) && grid_same_taps(by, &pt->y, 0)) continue; /* every tap its own */
         for (int j = 0; j < by->n; j++)
             for (int i = 0; i < bx->n; i++) {
-                int64_t pix = by->idx[j] * p->W + bx->idx[i];
-                int own = 0;
-                for (int jj = 0; jj < pt->y.n && !own; jj++)
-                    for (int ii = 0; ii < pt->x.n && !own; ii++)
-                        own = pt->y.idx[jj] * p->W + pt->x.idx[ii] == pix;
-                double wt = fabs(by->w[j] * bx->w[i]);
-                if (own || !(wt > 0)) continue;
+                const int64_t pix = by->idx[j] * p->W + bx->idx[i];
+                const int own = own_tap_of(p, pt, pix);
+                if (own >= 0) { raise_own_cross(p, pt, bx, by, own, w->tap_cr); continue; }
+                const double wt = fabs(by->w[j] * bx->w[i]), cr = grid_cross(by->m[j], bx->w[i], bx->m[i], by->w[j]);
+                if (!(wt > 0) && !(cr > 0)) continue;
                 int k = 0;
                 while (k < w->n_extra && w->extra_idx[k] != pix) k++;
-                if (k == w->n_extra) { w->extra_idx[w->n_extra] = pix; w->extra_w[w->n_extra++] = wt; }
-                else if (wt > w->extra_w[k]) w->extra_w[k] = wt;
+                if (k == w->n_extra) { w->extra_idx[k] = pix; w->extra_w[k] = w->extra_m[k] = w->extra_n[k] = 0; w->n_extra++; }
+                int count;
+                w->extra_w[k] = fmax(w->extra_w[k], wt);
+                w->extra_m[k] = fmax(w->extra_m[k], stencil_pix_cross(bx, by, p->W, pix, &count));
+                w->extra_n[k] = fmax(w->extra_n[k], count);
             }
     }
 }
@@ -579,6 +622,16 @@ void grid_forward_bounds(const ref_grid_sampler_params *p, const grid_fwd_geo *r
 /* a weight product stays in [0, 1] (bilinear) or [-1/9, 1] (bicubic) wherever the point moves: its
    change, and so a term's position error, is at most that spread times |g| */
 double grid_w_spread(const ref_grid_sampler_params *p) { return p->interpolation_mode == 2 ? CUBIC_W_SPREAD : 1.0; }
+
+/* A wide box lets a float twin put its taps anywhere in the reach, several on one pixel (reflection
+   folds them together): bicubic, see CUBIC_WIDE_SPREAD; bilinear, a subset of two weights in [0, 1]
+   per axis, the product in [0, 1]; nearest, one sample. The twin's terms are rounded too: their
+   magnitude and count join the pixel's abs_sum and n_terms, as nearest's gained tie sample does. */
+grid_wide_gain grid_wide_gain_of(const ref_grid_sampler_params *p)
+{
+    if (p->interpolation_mode == 2) return (grid_wide_gain){CUBIC_WIDE_SPREAD, CUBIC_WIDE_MAG, 16};
+    return (grid_wide_gain){1.0, 1.0, p->interpolation_mode == 0 ? 4 : 1};
+}
 
 double grid_tap_fm(const ref_grid_sampler_params *p, const point *pt, int j, int i)
 {

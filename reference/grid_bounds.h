@@ -44,6 +44,14 @@ typedef struct {
 #define CUBIC_ABS_SUM 1.375
 #define CUBIC_DABS_SUM 3.0
 #define CUBIC_W_SPREAD (10.0 / 9.0)
+/* What one pixel may receive per |g| from one point whose box is wide (reflected past 2^23): the
+ * taps of an axis may fold onto one pixel in any subset, and a subset of c_k sums to within
+ * [c0 + c3, c1 + c2] = [-3/16, 19/16] (c0 + c3 = A t (1 - t), extreme at t = 1/2), so a pixel takes
+ * X Y with X, Y in that range: [-57/256, 361/256], a spread of 418/256 (a single product: 10/9).
+ * Its terms' magnitude (the twin rounds them): sum_k M_k <= 55 (t = 0 or 1: 13.5 + 1 + 4.5 + 36)
+ * on one axis times sum |c_k| <= 11/8 on the other, the cross form of grid_cross. */
+#define CUBIC_WIDE_SPREAD (418.0 / 256.0)
+#define CUBIC_WIDE_MAG (55.0 * 1.375)
 
 /* the box's corners and edge midpoints, in units of its half-widths */
 extern const double grid_shifts[8][2];
@@ -98,9 +106,13 @@ typedef struct {
     int amb;            /* grid_ambiguity(); box is set when it can be nonzero or extras were asked for */
     int n_tie;          /* nearest's tie: the pixels another rounding may pick */
     int64_t tie_pix[9];
-    int n_extra;        /* taps a float twin may reach that the point does not, largest weight */
-    int64_t extra_idx[8 * 16];
-    double extra_w[8 * 16];
+    int n_extra;        /* pixels a float twin may reach that the point does not: the largest weight */
+    int64_t extra_idx[8 * 16];  /* there, the largest sum of magnitudes (grid_cross) and count of */
+    double extra_w[8 * 16], extra_m[8 * 16], extra_n[8 * 16]; /* the twin's terms on it */
+    /* per own tap (y j, x i at [j x.n + i]): its abs_sum term per |g|, the largest magnitude the
+       point or a box point whose stencil differs gives that pixel (a twin on the other branch
+       evaluates other polynomials there, bicubic's of up to 36 near an integer) */
+    double tap_cr[16];
 } point_work;
 
 /* ---- a point and its box ---------------------------------------------------------------------- */
@@ -186,6 +198,12 @@ void grid_wide_rect(const ref_grid_sampler_params *p, const point *pt, int64_t *
                     int64_t *c1);
 /* the weight product's spread, bilinear or bicubic: a wide box may move a tap's weight that far */
 double grid_w_spread(const ref_grid_sampler_params *p);
+/* a wide box: what a pixel it reaches may gain or lose of one point per |g| (ambig), the magnitude
+ * of the terms it may gain (abs_sum) and their count (n_terms) */
+typedef struct {
+    double spread, mag, nt;
+} grid_wide_gain;
+grid_wide_gain grid_wide_gain_of(const ref_grid_sampler_params *p);
 
 /* ---- grid_grad's bounds ---------------------------------------------------------------------- */
 

@@ -1,0 +1,69 @@
+/* The grid sampler backward's hunt finds (docs/hunt.md "What the hunt found"), each the minimal
+ * case a float32 kernel (the optimized path or the bug-free zoo build) gave: the element it
+ * computed must lie within the reference's tolerance plus ambiguity. Each failed before its
+ * error source joined the bounds. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdlib.h>
+
+#include "compare.h"
+#include "conform_ref.h"
+#include "op.h"
+#include "ref_check.h"
+
+/* input_grad element e of the one-channel backward (grad_output go[P], grid[P][2]) and its
+ * tolerance plus ambiguity */
+static double ig_window(const ref_grid_sampler_params *p, const double *input, const double *grid,
+                        const double *go, int64_t e, double *ref)
+{
+    const op_desc *op = op_find("grid_sampler_2d_backward");
+    const int64_t HW = p->H * p->W, P = p->Ho * p->Wo;
+    ref_bounds b[2] = {bounds_alloc(op->tol[0].k_pos * CONFORM_U_F32, HW),
+                       bounds_alloc(op->tol[1].k_pos * CONFORM_U_F32, 2 * P)};
+    double *ig = calloc((size_t)HW, 8), *gg = calloc((size_t)(2 * P), 8);
+    f64_grid_sampler_2d_bwd__ref(p, go, input, grid, ig, gg, b);
+    tol_inputs t = {DTYPE_FLOAT32, &op->tol[0], b[0].abs_sum, b[0].n_terms, b[0].pos_err, b[0].ambig};
+    double ambig, tol = compare_tolerance(&t, e, &ambig);
+    *ref = ig[e];
+    free(ig);
+    free(gg);
+    bounds_free(&b[0]);
+    bounds_free(&b[1]);
+    return tol + ambig;
+}
+
+/* bicubic reflection at x = 19523084 (ix ~ 8.8e7, where float32 steps by 8) on a 2x9 plane: the
+   twin folds all four x taps onto column 1 and the rows' two inner taps onto row 1, so that pixel
+   takes (c1 + c2)^2-like sums, 19/16 per axis: more than one weight product's spread of 10/9 */
+Test(grid_hunt_finds, bicubic_reflection_folds_taps_onto_one_pixel)
+{
+    const ref_grid_sampler_params p = {1, 1, 2, 9, 1, 1, 2, 2, 0, {1, 1}};
+    double input[18] = {0}, grid[2] = {19523084, 1}, go[1] = {1}, ref;
+    const double w = ig_window(&p, input, grid, go, 1 * 9 + 1, &ref);
+    cr_assert(fabs(1.1875 - ref) <= w, "input_grad[1,1]: the zoo's 1.1875 is %g from ref, beyond %g", fabs(1.1875 - ref), w);
+}
+
+/* nearest reflection, align_corners, two points past 2^24 on a 3x1 plane both land on pixel 0 in
+   float32: it gains both samples, and their float32 sum rounds (1.92264342) */
+Test(grid_hunt_finds, nearest_reflection_gains_samples_and_their_rounding)
+{
+    const ref_grid_sampler_params p = {1, 1, 3, 1, 1, 2, 1, 2, 1, {1, 1}};
+    double input[3] = {0}, grid[4] = {0, 22342888, 0, 33122206}, go[2] = {1, 0.9226433634757996}, ref;
+    const double got = (double)(1.0f + 0.9226433634757996f);
+    const double w = ig_window(&p, input, grid, go, 0, &ref);
+    cr_assert(fabs(got - ref) <= w, "input_grad[0]: %.9g is %g from ref, beyond %g", got, fabs(got - ref), w);
+}
+
+/* bicubic, zeros, y = -4/9 in float32 on a 27x1 plane: iy = 7 - 4.5e-8, so row 9 lies beyond the
+   stencil (rows 5 to 8), but a twin at 7 + 2^-21 takes rows 6 to 9, and its cc2(2 - t) at row 9,
+   exactly A (1 - t) t^2 ~ 1e-13, is the power form's sum of terms of magnitude 36 near x = 2: the
+   zoo's -7.15e-7 is its rounding, which the tap's weight (pos_err 5.6e-12) does not hold */
+Test(grid_hunt_finds, bicubic_gained_tap_rounds_at_its_magnitude)
+{
+    const ref_grid_sampler_params p = {1, 1, 27, 1, 1, 1, 2, 0, 0, {1, 1}};
+    double input[27] = {0}, grid[2] = {0, -0.4444444477558136}, go[1] = {-1}, ref;
+    input[8] = 0.5;
+    const double w = ig_window(&p, input, grid, go, 9, &ref);
+    cr_assert(fabs(-7.15255737e-07 - ref) <= w, "input_grad[9]: the zoo's -7.15e-7 is %g from ref, beyond %g",
+              fabs(-7.15255737e-07 - ref), w);
+}
