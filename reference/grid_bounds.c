@@ -597,6 +597,9 @@ void grid_forward_bounds(const ref_grid_sampler_params *p, const grid_fwd_geo *r
     double n_terms = (double)r->ntap, pos_err = p->interpolation_mode == 2 ? pe_taps : 0, ambig = 0;
     if (r->slope) pos_err = ref_value_pos_err(sy, sx, r->pdy, r->pdx);
     else if (p->interpolation_mode == 2 && r->ntap) pos_err += r->k2 * vmax;
+    /* an infinite pixel in the slope window times a half-width of 0 (a clipped axis) is NaN: the
+       position term is unknown, and the reach below caps it (a NaN was dropped, with the reach) */
+    if (isnan(pos_err)) pos_err = INFINITY;
     /* caps: no position in the box moves the value further than value_reach; the
        ambiguity covers the rest of that reach beyond the position term */
     const double reach = (pos_err > 0 || r->amb || r->wide) ? grid_value_reach(p, r->past_int32, &r->rect, plane, value) : 0;

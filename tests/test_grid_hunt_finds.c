@@ -67,3 +67,20 @@ Test(grid_hunt_finds, bicubic_gained_tap_rounds_at_its_magnitude)
     cr_assert(fabs(-7.15255737e-07 - ref) <= w, "input_grad[9]: the zoo's -7.15e-7 is %g from ref, beyond %g",
               fabs(-7.15255737e-07 - ref), w);
 }
+
+/* bilinear, border, x clipped onto column 1 of a 39x2 plane with infinite pixels in column 0: the
+   slope window's infinite difference times the clipped axis's half-width 0 was NaN and dropped the
+   position term (the optimized path's 0.00907075033 against 0.00907343431, tolerance 1.13e-6) */
+Test(grid_hunt_finds, bilinear_infinite_slope_on_a_clipped_axis)
+{
+    const op_desc *op = op_find("grid_sampler_2d");
+    const ref_grid_sampler_params p = {1, 1, 39, 2, 1, 1, 0, 1, 0, {1, 1}};
+    double input[78] = {0.0,0.0,0.0,0.0,0.0,0.0,0.0,0.0,0.0,0.0,0.0,0.0,0.0,0.0,0.0,0.0,0.0,0.0,0.0,0.0,0.0,0.0,0.0,0.0,0.0,0.0,0.0,0.0,0.0,0.0,0.0,0.0,0.0,0.0,0.0,0.0,0.0,0.1195230484008789,-0.7760568261146545,0.4331251382827759,0.35141119360923767,0.9326512217521667,INFINITY,-0.5659862756729126,-0.9598917961120605,0.45232704281806946,0.673782706260681,-0.6073018312454224,0.26167598366737366,-0.9927027225494385,-0.034491464495658875,-0.9368056654930115,-0.048762708902359,-0.058879703283309937,-0.49446961283683777,0.325426995754242,0.2839842140674591,-0.8661915063858032,-0.47644105553627014,-0.681393802165985,0.256842851638794,0.13288812339305878,0.2567498981952667,-0.1274167150259018,0.025529926642775536,-0.5988498330116272,-INFINITY,0.6649007201194763,-0.7234120965003967,0.46817535161972046,-0.2681763172149658,0.7939568758010864,-0.78901869058609,INFINITY,0.9352882504463196,-0.9233304262161255,-0.0931446999311447,-INFINITY};
+    double grid[2] = {1.7839990854263306, 0.6913357377052307}, out[1];
+    ref_bounds b = bounds_alloc(op->tol[0].k_pos * CONFORM_U_F32, 1);
+    f64_grid_sampler_2d_fwd__ref(&p, input, grid, out, &b);
+    tol_inputs t = {DTYPE_FLOAT32, &op->tol[0], b.abs_sum, b.n_terms, b.pos_err, b.ambig};
+    double ambig, tol = compare_tolerance(&t, 0, &ambig);
+    cr_assert(fabs(0.00907075033 - out[0]) <= tol + ambig, "output: %g from ref, beyond %g", fabs(0.00907075033 - out[0]), tol + ambig);
+    bounds_free(&b);
+}
