@@ -106,6 +106,7 @@ typedef struct {
     int amb;            /* grid_ambiguity(); box is set when it can be nonzero or extras were asked for */
     int n_tie;          /* nearest's tie: the pixels another rounding may pick */
     int64_t tie_pix[9];
+    int crosses;        /* extras: some box point's stencil differs from the point's */
     int n_extra;        /* pixels a float twin may reach that the point does not: the largest weight */
     int64_t extra_idx[8 * 16];  /* there, the largest sum of magnitudes (grid_cross) and count of */
     double extra_w[8 * 16], extra_m[8 * 16], extra_n[8 * 16]; /* the twin's terms on it */
@@ -140,6 +141,11 @@ void grid_reach_rect(const ref_grid_sampler_params *p, const point *pt, ref_tap_
 /* the most the position can move a sampled value v of the plane */
 double grid_value_reach(const ref_grid_sampler_params *p, int past_int32, const ref_tap_rect *reach,
                         const double *plane, double v);
+/* Whether the box holds an integer coordinate on an axis (and is not a point): there a bilinear or
+ * bicubic tap's weight is exactly 0 at one legal position and not at the next, so a non-finite
+ * value the tap reads (a pixel, or g scattered) makes NaN (0 x inf) at one and not at the other:
+ * the element's finiteness is ambiguous, and so is its value */
+int grid_box_holds_int(const point *pt);
 /* whether the box reaches beyond the int32 range of an unpadded coordinate */
 int grid_box_past_int32(const point *pt);
 /* the most a value slope can be anywhere in the box, per |g| (pixel (r, c) at plane[(r W + c) cs]) */
@@ -158,6 +164,7 @@ void grid_zero(double *t, int64_t n);
 typedef struct {
     int64_t ntap;
     int amb, wide, slope;  /* slope: bilinear with a tap on some axis: the 4x4 slopes bound it */
+    int zero_w;            /* grid_box_holds_int: a tap's weight is 0 at one position in the box */
     int past_int32;        /* grid_box_past_int32 */
     int64_t ybase, xbase;  /* bilinear: the cell */
     double pdy, pdx;       /* bilinear: the box half-widths the value sees */
@@ -204,6 +211,10 @@ typedef struct {
     double spread, mag, nt;
 } grid_wide_gain;
 grid_wide_gain grid_wide_gain_of(const ref_grid_sampler_params *p);
+
+/* A NaN ambiguity of input_grad is a NaN g in a wide box's or a tie's terms (or in the + INFINITY of
+ * a crossing box): its element is unbounded, INFINITY (the judge reads NaN as none) */
+void grid_ambig_unbounded(double *ambig, int64_t n);
 
 /* ---- grid_grad's bounds ---------------------------------------------------------------------- */
 

@@ -363,7 +363,7 @@ typedef struct {
 
 typedef struct {
     int64_t tap0, extra0, tie0;
-    int ntap, nextra, ntie, wide;
+    int ntap, nextra, ntie, wide, crosses;
     int64_t r0, r1, c0, c1; /* wide: the rectangle its box reaches */
 } ig_point;
 
@@ -407,6 +407,7 @@ static void ig_point_add(const ref_grid_sampler_params *p, const point_work *w, 
         k->tie[k->ntie++] = (ig_pix){w->tie_pix[e], grid_tie_counts(p, pt, w->tie_pix[e]) ? 1.0 : 0.0, 0, 0};
     r->ntie = w->n_tie;
     r->wide = pt->wide;
+    r->crosses = w->crosses;
     if (pt->wide) grid_wide_rect(p, pt, &r->r0, &r->r1, &r->c0, &r->c1);
 }
 
@@ -466,6 +467,13 @@ static void ig_scatter(const ref_grid_sampler_params *p, const ig_chunk *k, cons
             if (b->f[1]) b->f[1][tie->pix * ps + c] += fabs(go[c]);
             if (b->f[2]) b->f[2][tie->pix * ps + c] += 1;
         }
+    /* a non-finite g where the box crosses a cell edge: any value at its taps and the twin's */
+    for (int64_t c = 0; r->crosses && c < cb; c++) {
+        if (isfinite(go[c])) continue;
+        for (const ig_tap *tp = &k->tap[r->tap0]; tp < &k->tap[r->tap0 + r->ntap]; tp++) b->f[4][tp->pix * ps + c] += INFINITY;
+        for (const ig_pix *e = &k->extra[r->extra0]; e < &k->extra[r->extra0 + r->nextra]; e++)
+            b->f[4][e->pix * ps + c] += INFINITY;
+    }
 }
 
 /* The block over channels [c0, c0 + cb) of image n (IG_LOAD) and back (IG_STORE): the scratch copied
@@ -773,6 +781,7 @@ void f64_grid_sampler_2d_bwd__ref(const ref_grid_sampler_params *p, const double
         x.cb = ref_channel_block(p->N, p->C);
         x.nb = (p->C + x.cb - 1) / x.cb;
         ref_parallel_for(p->N * x.nb, input_grad_block, &x);
+        if (bi) grid_ambig_unbounded(bi->ambig, nin);
     }
     free(vmax);
 }

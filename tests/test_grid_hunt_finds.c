@@ -84,3 +84,78 @@ Test(grid_hunt_finds, bilinear_infinite_slope_on_a_clipped_axis)
     cr_assert(fabs(0.00907075033 - out[0]) <= tol + ambig, "output: %g from ref, beyond %g", fabs(0.00907075033 - out[0]), tol + ambig);
     bounds_free(&b);
 }
+
+/* ---- non-finite values within a rounding box (ops.md 10): the reference declares the element
+   unbounded (ambig INFINITY) and the judge takes the float32 kernel's other finiteness */
+
+/* judges got[e] (the rest of the output equal to the reference) with the bounds b of model m */
+static int judged_ok(const tol_model *m, const double *ref, const ref_bounds *b, int64_t n, int64_t e, double got)
+{
+    double *g = malloc(sizeof(double) * (size_t)n);
+    for (int64_t k = 0; k < n; k++) g[k] = ref[k];
+    g[e] = got;
+    tol_inputs t = {DTYPE_FLOAT32, m, b->abs_sum, b->n_terms, b->pos_err, b->ambig};
+    compare_result r;
+    compare_f64(ref, g, n, &t, &r);
+    free(g);
+    return r.n_over == 0 && r.n_nonfinite_mismatch == 0;
+}
+
+/* forward, nearest: y = 2/3 in float32 on a 6x1 plane is a rint tie within the box, row 5 NaN:
+   the reference picks row 5 (NaN), the optimized path's FMA form row 4 (0) */
+Test(grid_hunt_finds, nearest_tie_onto_a_nan_pixel)
+{
+    const op_desc *op = op_find("grid_sampler_2d");
+    const ref_grid_sampler_params p = {1, 1, 6, 1, 1, 1, 1, 0, 0, {1, 1}};
+    double input[6] = {0, 0, 0, 0, 0, NAN}, grid[2] = {0, 0.6666666865348816}, out[1];
+    ref_bounds b = bounds_alloc(op->tol[0].k_pos * CONFORM_U_F32, 1);
+    f64_grid_sampler_2d_fwd__ref(&p, input, grid, out, &b);
+    cr_assert(isnan(out[0]));
+    cr_assert(judged_ok(&op->tol[0], out, &b, 1, 0, 0.0), "0 (row 4, a legal rounding) must not fail");
+    bounds_free(&b);
+}
+
+/* forward, bilinear align_corners: x = 1/3 in float32 on a 1x4 plane, ix = 2 + 1e-8, column 3 -inf:
+   the reference's weight 1e-8 gives -inf, a float32 ix of exactly 2 gives 0 x -inf = NaN */
+Test(grid_hunt_finds, bilinear_zero_weight_on_an_infinite_pixel)
+{
+    const op_desc *op = op_find("grid_sampler_2d");
+    const ref_grid_sampler_params p = {1, 1, 1, 4, 1, 1, 0, 0, 1, {1, 1}};
+    double input[4] = {0, 0, 0, -INFINITY}, grid[2] = {0.3333333432674408, 0}, out[1];
+    ref_bounds b = bounds_alloc(op->tol[0].k_pos * CONFORM_U_F32, 1);
+    f64_grid_sampler_2d_fwd__ref(&p, input, grid, out, &b);
+    cr_assert(out[0] == -INFINITY);
+    cr_assert(judged_ok(&op->tol[0], out, &b, 1, 0, NAN), "NaN (ix exactly 2) must not fail");
+    bounds_free(&b);
+}
+
+/* backward, bilinear: y = 4/9 in float32 on a 9x1 plane (iy = 6 - 1e-7), grad_output inf: row 7's
+   weight is 1e-7 in the reference (inf) and 0 at iy = 6 (NaN) */
+Test(grid_hunt_finds, bilinear_input_grad_infinite_g_at_a_vanishing_weight)
+{
+    const op_desc *op = op_find("grid_sampler_2d_backward");
+    const ref_grid_sampler_params p = {1, 1, 9, 1, 1, 1, 0, 0, 0, {1, 1}};
+    double input[9] = {0}, grid[2] = {0, 0.4444444477558136}, go[1] = {INFINITY}, ig[9], gg[2];
+    ref_bounds b[2] = {bounds_alloc(op->tol[0].k_pos * CONFORM_U_F32, 9), bounds_alloc(op->tol[1].k_pos * CONFORM_U_F32, 2)};
+    f64_grid_sampler_2d_bwd__ref(&p, go, input, grid, ig, gg, b);
+    cr_assert(ig[7] == INFINITY);
+    cr_assert(judged_ok(&op->tol[0], ig, &b[0], 9, 7, NAN), "NaN at row 7 (iy exactly 6) must not fail");
+    bounds_free(&b[0]);
+    bounds_free(&b[1]);
+}
+
+/* backward, bicubic border on a 1x1 plane, grad_output inf: every tap reads the one pixel, whose
+   derivative weights sum to exactly 0: the reference's terms give inf - inf = NaN, a float32 sum
+   of the weights rounds to a number and gives inf (the optimized path) */
+Test(grid_hunt_finds, bicubic_grid_grad_infinite_g_on_cancelling_weights)
+{
+    const op_desc *op = op_find("grid_sampler_2d_backward");
+    const ref_grid_sampler_params p = {1, 1, 1, 1, 1, 1, 2, 1, 0, {1, 1}};
+    double input[1] = {1}, grid[2] = {0, -0.898290991783142}, go[1] = {INFINITY}, ig[1], gg[2];
+    ref_bounds b[2] = {bounds_alloc(op->tol[0].k_pos * CONFORM_U_F32, 1), bounds_alloc(op->tol[1].k_pos * CONFORM_U_F32, 2)};
+    f64_grid_sampler_2d_bwd__ref(&p, go, input, grid, ig, gg, b);
+    cr_assert(isnan(gg[1]));
+    cr_assert(judged_ok(&op->tol[1], gg, &b[1], 2, 1, INFINITY), "inf (a rounded weight sum) must not fail");
+    bounds_free(&b[0]);
+    bounds_free(&b[1]);
+}

@@ -348,6 +348,12 @@ static void input_grad_bounds(const ref_grid_sampler_params *p, const point_work
         if (bi->abs_sum) bi->abs_sum[k] += ag;
         if (bi->n_terms) bi->n_terms[k] += 1;
     }
+    /* a non-finite g where the box crosses a cell edge: a tap's weight is 0 at one legal position
+       (NaN there) and not at another (an infinity): any value at its taps and the twin's */
+    if (isfinite(g) || !w->crosses) return;
+    for (int j = 0; j < pt->y.n; j++)
+        for (int i = 0; i < pt->x.n; i++) bi->ambig[base + pt->y.idx[j] * p->W + pt->x.idx[i]] += INFINITY;
+    for (int x = 0; x < w->n_extra; x++) bi->ambig[base + w->extra_idx[x]] += INFINITY;
 }
 
 static void zero_with_bounds(double *t, const ref_bounds *b, int64_t n)
@@ -425,5 +431,6 @@ void f64_grid_sampler_2d_bwd__plain(const ref_grid_sampler_params *p, const doub
             b.s[0].giy = giy;
             grid_grad_bounds(p, b.r, b.s, &grid_grad[e], e, bg);
         }
+    if (bi && p->output_mask[0]) grid_ambig_unbounded(bi->ambig, p->N * p->C * HW);
     free(vmax);
 }
