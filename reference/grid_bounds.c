@@ -744,8 +744,12 @@ void grid_grad_bounds(const ref_grid_sampler_params *p, const gg_rec *r, const g
         double ga[2];
         grid_gg_value(p, &r[a], &s[a], ga);
         const double aa[2] = {fabs(r[a].mult[0]) * s[a].abs_x, fabs(r[a].mult[1]) * s[a].abs_y};
+        /* the probe's branch moves within the box too: the probe sits on the box's edge, and the
+           branch's value elsewhere in it (at a cell edge the probes do not sit on) up to the box's
+           whole width away, twice the branch's own position term */
+        const double pa[2] = {fabs(r[a].mult[0]) * s[a].pe_x, fabs(r[a].mult[1]) * s[a].pe_y};
         for (int c = 0; c < 2; c++) {
-            am[c] = fmax(am[c], fmin(fabs(ga[c] - gg[c]) + pe[c], fmax(reach[c] - pe[c], 0)));
+            am[c] = fmax(am[c], fmin(fabs(ga[c] - gg[c]) + fmax(pe[c], 2 * pa[c]), fmax(reach[c] - pe[c], 0)));
             alt_ax[c] = fmax(alt_ax[c], aa[c]);
         }
         alt_nt = fmax(alt_nt, (double)(p->C * r[a].ntap) + 1);

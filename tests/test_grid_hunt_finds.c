@@ -159,3 +159,21 @@ Test(grid_hunt_finds, bicubic_grid_grad_infinite_g_on_cancelling_weights)
     bounds_free(&b[0]);
     bounds_free(&b[1]);
 }
+
+/* bilinear grid_grad where the box switches cells on both axes: x = 0.95 on a 3x20 plane gives
+   ix = 19 - 1.2e-7, y = -4/3 gives iy = -1 - 6e-8 (no tap in the plane); a twin at ix = 19 exactly
+   and iy just above -1 takes row 0's column 19 alone: 1.5 x 0.0234375 = 0.03515625. The probes at
+   the box's edges sit beyond 19 and see less; the branch's own position term covers the rest */
+Test(grid_hunt_finds, bilinear_grid_grad_branch_extreme_inside_the_box)
+{
+    const op_desc *op = op_find("grid_sampler_2d_backward");
+    const ref_grid_sampler_params p = {1, 1, 3, 20, 1, 1, 0, 0, 0, {1, 1}};
+    double input[60] = {0}, grid[2] = {0.949999988079071, -1.3333333730697632}, go[1] = {-1}, ig[60], gg[2];
+    input[18] = 1;
+    input[19] = -0.0234375;
+    ref_bounds b[2] = {bounds_alloc(op->tol[0].k_pos * CONFORM_U_F32, 60), bounds_alloc(op->tol[1].k_pos * CONFORM_U_F32, 2)};
+    f64_grid_sampler_2d_bwd__ref(&p, go, input, grid, ig, gg, b);
+    cr_assert(judged_ok(&op->tol[1], gg, &b[1], 2, 1, 0.03515625), "0.03515625 (the twin at ix = 19) must not fail");
+    bounds_free(&b[0]);
+    bounds_free(&b[1]);
+}
