@@ -358,6 +358,11 @@ double grid_value_reach(const ref_grid_sampler_params *p, int past_int32, const 
     return isnan(r) ? INFINITY : r;
 }
 
+int grid_box_holds_int(const point *pt)
+{
+    return (pt->dx > 0 && ceil(pt->ix - pt->dx) <= pt->ix + pt->dx) || (pt->dy > 0 && ceil(pt->iy - pt->dy) <= pt->iy + pt->dy);
+}
+
 /* whether the point's box reaches beyond the int32 range of an unpadded coordinate */
 int grid_box_past_int32(const point *pt)
 {
@@ -496,6 +501,43 @@ int grid_nearest_choices(const ref_grid_sampler_params *p, const point *pt, cons
 }
 
 
+/* the first of the point's own taps (index j x.n + i) on pixel pix, -1 for none */
+static int own_tap_of(const ref_grid_sampler_params *p, const point *pt, int64_t pix)
+{
+    for (int j = 0; j < pt->y.n; j++)
+        for (int i = 0; i < pt->x.n; i++)
+            if (pt->y.idx[j] * p->W + pt->x.idx[i] == pix) return j * pt->x.n + i;
+    return -1;
+}
+
+/* the sum of the magnitudes (grid_cross) of the taps of stencil x by y on pixel pix: several where
+   padding folds taps together */
+static double stencil_pix_cross(const axis_taps *x, const axis_taps *y, int64_t W, int64_t pix, int *count)
+{
+    double s = 0;
+    *count = 0;
+    for (int j = 0; j < y->n; j++)
+        for (int i = 0; i < x->n; i++)
+            if (y->idx[j] * W + x->idx[i] == pix) {
+                s += grid_cross(y->m[j], x->w[i], x->m[i], y->w[j]);
+                (*count)++;
+            }
+    return s;
+}
+
+/* own tap o's pixel: the twin stencil bx by rounds its terms there at their magnitudes, so the
+   pixel's abs_sum (the sum of tap_cr over the own taps on it, o the first) is raised to theirs */
+static void raise_own_cross(const ref_grid_sampler_params *p, const point *pt, const axis_taps *bx,
+                            const axis_taps *by, int o, double *tap_cr)
+{
+    const int64_t pix = pt->y.idx[o / pt->x.n] * p->W + pt->x.idx[o % pt->x.n];
+    double others = 0;
+    int count;
+    for (int k = o + 1; k < pt->x.n * pt->y.n; k++)
+        if (pt->y.idx[k / pt->x.n] * p->W + pt->x.idx[k % pt->x.n] == pix) others += tap_cr[k];
+    tap_cr[o] = fmax(tap_cr[o], stencil_pix_cross(bx, by, p->W, pix, &count) - others);
+}
+
 void grid_point_setup(const ref_grid_sampler_params *p, const double *g, double pre, int with_bounds, int extras,
                         point_work *w)
 {
@@ -504,27 +546,35 @@ void grid_point_setup(const ref_grid_sampler_params *p, const double *g, double 
     w->amb = with_bounds ? grid_ambiguity(p, &w->pt, &w->box) : 0;
     w->n_tie = (w->amb & 1) ? grid_nearest_choices(p, &w->pt, &w->box, w->tie_pix) : 0;
     w->n_extra = 0;
+    w->crosses = 0;
+    const point *pt = &w->pt;
+    for (int j = 0; j < pt->y.n; j++)
+        for (int i = 0; i < pt->x.n; i++) w->tap_cr[j * pt->x.n + i] = grid_tap_cross(pt, j, i);
     if (!extras) return;
     /* taps a float twin may reach that the double point does not (its coordinate crosses
        a cell edge within the rounding box): the stencils at the box's corners and edge
-       midpoints beyond the point's own taps, with the largest weight they get there */
-    const point *pt = &w->pt;
+       midpoints beyond the point's own taps, with the largest weight they get there; and on
+       every pixel such a stencil holds, the largest magnitude its evaluation is relative to
+       (the twin rounds its own polynomials: a gained tap is a term, of bicubic magnitude up to
+       36 where its weight is 0) */
     for (int a = 0; a < 8; a++) {
         const axis_taps *bx = grid_box_x(&w->box, a), *by = grid_box_y(&w->box, a);
         if (grid_same_taps(bx, &pt->x, 0) && grid_same_taps(by, &pt->y, 0)) continue; /* every tap its own */
+        w->crosses = 1;
         for (int j = 0; j < by->n; j++)
             for (int i = 0; i < bx->n; i++) {
-                int64_t pix = by->idx[j] * p->W + bx->idx[i];
-                int own = 0;
-                for (int jj = 0; jj < pt->y.n && !own; jj++)
-                    for (int ii = 0; ii < pt->x.n && !own; ii++)
-                        own = pt->y.idx[jj] * p->W + pt->x.idx[ii] == pix;
-                double wt = fabs(by->w[j] * bx->w[i]);
-                if (own || !(wt > 0)) continue;
-                int k = 0;
+                const int64_t pix = by->idx[j] * p->W + bx->idx[i];
+                const int own = own_tap_of(p, pt, pix);
+                if (own >= 0) { raise_own_cross(p, pt, bx, by, own, w->tap_cr); continue; }
+                /* kept at weight 0 too: the twin reads the pixel (0 x inf is NaN, ops.md 10) */
+                const double wt = fabs(by->w[j] * bx->w[i]);
+                int k = 0, count;
                 while (k < w->n_extra && w->extra_idx[k] != pix) k++;
-                if (k == w->n_extra) { w->extra_idx[w->n_extra] = pix; w->extra_w[w->n_extra++] = wt; }
-                else if (wt > w->extra_w[k]) w->extra_w[k] = wt;
+                if (k == w->n_extra) { w->extra_idx[k] = pix; w->extra_w[k] = w->extra_m[k] = w->extra_n[k] = 0; w->n_extra++; }
+                const double cr = stencil_pix_cross(bx, by, p->W, pix, &count);
+                w->extra_w[k] = fmax(w->extra_w[k], wt);
+                w->extra_m[k] = fmax(w->extra_m[k], cr);
+                if (cr > 0) w->extra_n[k] = fmax(w->extra_n[k], count); /* terms that round */
             }
     }
 }
@@ -542,6 +592,7 @@ int grid_fwd_geo_of(const ref_grid_sampler_params *p, const double *g, double pr
                         .ybase = pt->y.base, .xbase = pt->x.base, .pdy = pt->pdy, .pdx = pt->pdx};
     r->amb = need_alt ? grid_ambiguity(p, pt, alt) & 1 : 0;
     r->slope = p->interpolation_mode == 0 && (pt->x.n || pt->y.n);
+    r->zero_w = p->interpolation_mode != 1 && grid_box_holds_int(pt);
     r->k2 = CUBIC_K2 * (pt->dx + pt->dy) * (pt->dx + pt->dy);
     if (bounds) grid_reach_rect(p, pt, &r->rect);
     return r->amb || r->wide;
@@ -554,9 +605,12 @@ void grid_forward_bounds(const ref_grid_sampler_params *p, const grid_fwd_geo *r
     double n_terms = (double)r->ntap, pos_err = p->interpolation_mode == 2 ? pe_taps : 0, ambig = 0;
     if (r->slope) pos_err = ref_value_pos_err(sy, sx, r->pdy, r->pdx);
     else if (p->interpolation_mode == 2 && r->ntap) pos_err += r->k2 * vmax;
+    /* an infinite pixel in the slope window times a half-width of 0 (a clipped axis) is NaN: the
+       position term is unknown, and the reach below caps it (a NaN was dropped, with the reach) */
+    if (isnan(pos_err)) pos_err = INFINITY;
     /* caps: no position in the box moves the value further than value_reach; the
        ambiguity covers the rest of that reach beyond the position term */
-    const double reach = (pos_err > 0 || r->amb || r->wide) ? grid_value_reach(p, r->past_int32, &r->rect, plane, value) : 0;
+    const double reach = (pos_err > 0 || r->amb || r->wide || r->zero_w) ? grid_value_reach(p, r->past_int32, &r->rect, plane, value) : 0;
     pos_err = fmin(pos_err, reach);
     for (int a = 0; r->amb && a < 8; a++)
         ambig = fmax(ambig, fabs(grid_sample(grid_box_x(alt, a), grid_box_y(alt, a), plane, p->W) - value) + pos_err);
@@ -568,6 +622,10 @@ void grid_forward_bounds(const ref_grid_sampler_params *p, const grid_fwd_geo *r
         abs_sum = fmax(abs_sum, grid_sample_abs_sum(grid_box_x(alt, a), grid_box_y(alt, a), plane, p->W));
         n_terms = fmax(n_terms, (double)(grid_box_x(alt, a)->n * grid_box_y(alt, a)->n));
     }
+    /* a non-finite pixel within reach (reach infinite) where the box flips a tap's weight to 0, a
+       tie or a wide box: NaN at one legal position, a number or an infinity at another (ops.md
+       10): any value, finite or not (the judge reads an infinite ambiguity so) */
+    if ((r->zero_w || r->amb || r->wide) && reach == INFINITY) ambig = INFINITY;
     if (bounds->abs_sum) bounds->abs_sum[e] = abs_sum;
     if (bounds->n_terms) bounds->n_terms[e] = n_terms;
     if (bounds->pos_err) bounds->pos_err[e] = pos_err;
@@ -579,6 +637,16 @@ void grid_forward_bounds(const ref_grid_sampler_params *p, const grid_fwd_geo *r
 /* a weight product stays in [0, 1] (bilinear) or [-1/9, 1] (bicubic) wherever the point moves: its
    change, and so a term's position error, is at most that spread times |g| */
 double grid_w_spread(const ref_grid_sampler_params *p) { return p->interpolation_mode == 2 ? CUBIC_W_SPREAD : 1.0; }
+
+/* A wide box lets a float twin put its taps anywhere in the reach, several on one pixel (reflection
+   folds them together): bicubic, see CUBIC_WIDE_SPREAD; bilinear, a subset of two weights in [0, 1]
+   per axis, the product in [0, 1]; nearest, one sample. The twin's terms are rounded too: their
+   magnitude and count join the pixel's abs_sum and n_terms, as nearest's gained tie sample does. */
+grid_wide_gain grid_wide_gain_of(const ref_grid_sampler_params *p)
+{
+    if (p->interpolation_mode == 2) return (grid_wide_gain){CUBIC_WIDE_SPREAD, CUBIC_WIDE_MAG, 16};
+    return (grid_wide_gain){1.0, 1.0, p->interpolation_mode == 0 ? 4 : 1};
+}
 
 double grid_tap_fm(const ref_grid_sampler_params *p, const point *pt, int j, int i)
 {
@@ -597,6 +665,12 @@ void grid_wide_rect(const ref_grid_sampler_params *p, const point *pt, int64_t *
 {
     ref_clip_taps(floor(pt->py_lo), floor(pt->py_hi) + 1, p->H, r0, r1);
     ref_clip_taps(floor(pt->px_lo), floor(pt->px_hi) + 1, p->W, c0, c1);
+}
+
+void grid_ambig_unbounded(double *ambig, int64_t n)
+{
+    for (int64_t k = 0; ambig && k < n; k++)
+        if (isnan(ambig[k])) ambig[k] = INFINITY;
 }
 
 /* ---- grid_grad's bounds ---------------------------------------------------------------------- */
@@ -661,16 +735,26 @@ void grid_grad_bounds(const ref_grid_sampler_params *p, const gg_rec *r, const g
     double am[2] = {0, 0}, alt_ax[2] = {0, 0}, alt_nt = 0;
     /* a wide box: any value of its reach (nearest has no grid gradient) */
     for (int c = 0; c < 2 && r->wide && p->interpolation_mode != 1; c++) am[c] = fmax(reach[c] - pe[c], 0);
+    /* a non-finite g or pixel enters the gradient (s->r, the sum of |g| slope_reach, is not
+       finite): terms of both signs, or a weight or derivative product that is 0 at one legal
+       position, give NaN in one evaluation form or position and an infinity in another (a
+       factored sum of the derivative weights, exactly 0, times an infinite g): any value */
+    const int unbounded = p->interpolation_mode != 1 && !(s->r < INFINITY);
     for (int a = 1; a <= r->nalt; a++) {
         double ga[2];
         grid_gg_value(p, &r[a], &s[a], ga);
         const double aa[2] = {fabs(r[a].mult[0]) * s[a].abs_x, fabs(r[a].mult[1]) * s[a].abs_y};
+        /* the probe's branch moves within the box too: the probe sits on the box's edge, and the
+           branch's value elsewhere in it (at a cell edge the probes do not sit on) up to the box's
+           whole width away, twice the branch's own position term */
+        const double pa[2] = {fabs(r[a].mult[0]) * s[a].pe_x, fabs(r[a].mult[1]) * s[a].pe_y};
         for (int c = 0; c < 2; c++) {
-            am[c] = fmax(am[c], fmin(fabs(ga[c] - gg[c]) + pe[c], fmax(reach[c] - pe[c], 0)));
+            am[c] = fmax(am[c], fmin(fabs(ga[c] - gg[c]) + fmax(pe[c], 2 * pa[c]), fmax(reach[c] - pe[c], 0)));
             alt_ax[c] = fmax(alt_ax[c], aa[c]);
         }
         alt_nt = fmax(alt_nt, (double)(p->C * r[a].ntap) + 1);
     }
+    for (int c = 0; c < 2 && unbounded; c++) am[c] = INFINITY;
     for (int c = 0; c < 2; c++) {
         /* a kernel on another branch rounds that branch's terms: an ambiguous element's
            abs_sum and n_terms are those of the largest branch */

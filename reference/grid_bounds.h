@@ -44,6 +44,14 @@ typedef struct {
 #define CUBIC_ABS_SUM 1.375
 #define CUBIC_DABS_SUM 3.0
 #define CUBIC_W_SPREAD (10.0 / 9.0)
+/* What one pixel may receive per |g| from one point whose box is wide (reflected past 2^23): the
+ * taps of an axis may fold onto one pixel in any subset, and a subset of c_k sums to within
+ * [c0 + c3, c1 + c2] = [-3/16, 19/16] (c0 + c3 = A t (1 - t), extreme at t = 1/2), so a pixel takes
+ * X Y with X, Y in that range: [-57/256, 361/256], a spread of 418/256 (a single product: 10/9).
+ * Its terms' magnitude (the twin rounds them): sum_k M_k <= 55 (t = 0 or 1: 13.5 + 1 + 4.5 + 36)
+ * on one axis times sum |c_k| <= 11/8 on the other, the cross form of grid_cross. */
+#define CUBIC_WIDE_SPREAD (418.0 / 256.0)
+#define CUBIC_WIDE_MAG (55.0 * 1.375)
 
 /* the box's corners and edge midpoints, in units of its half-widths */
 extern const double grid_shifts[8][2];
@@ -98,9 +106,14 @@ typedef struct {
     int amb;            /* grid_ambiguity(); box is set when it can be nonzero or extras were asked for */
     int n_tie;          /* nearest's tie: the pixels another rounding may pick */
     int64_t tie_pix[9];
-    int n_extra;        /* taps a float twin may reach that the point does not, largest weight */
-    int64_t extra_idx[8 * 16];
-    double extra_w[8 * 16];
+    int crosses;        /* extras: some box point's stencil differs from the point's */
+    int n_extra;        /* pixels a float twin may reach that the point does not: the largest weight */
+    int64_t extra_idx[8 * 16];  /* there, the largest sum of magnitudes (grid_cross) and count of */
+    double extra_w[8 * 16], extra_m[8 * 16], extra_n[8 * 16]; /* the twin's terms on it */
+    /* per own tap (y j, x i at [j x.n + i]): its abs_sum term per |g|, the largest magnitude the
+       point or a box point whose stencil differs gives that pixel (a twin on the other branch
+       evaluates other polynomials there, bicubic's of up to 36 near an integer) */
+    double tap_cr[16];
 } point_work;
 
 /* ---- a point and its box ---------------------------------------------------------------------- */
@@ -128,6 +141,11 @@ void grid_reach_rect(const ref_grid_sampler_params *p, const point *pt, ref_tap_
 /* the most the position can move a sampled value v of the plane */
 double grid_value_reach(const ref_grid_sampler_params *p, int past_int32, const ref_tap_rect *reach,
                         const double *plane, double v);
+/* Whether the box holds an integer coordinate on an axis (and is not a point): there a bilinear or
+ * bicubic tap's weight is exactly 0 at one legal position and not at the next, so a non-finite
+ * value the tap reads (a pixel, or g scattered) makes NaN (0 x inf) at one and not at the other:
+ * the element's finiteness is ambiguous, and so is its value */
+int grid_box_holds_int(const point *pt);
 /* whether the box reaches beyond the int32 range of an unpadded coordinate */
 int grid_box_past_int32(const point *pt);
 /* the most a value slope can be anywhere in the box, per |g| (pixel (r, c) at plane[(r W + c) cs]) */
@@ -146,6 +164,7 @@ void grid_zero(double *t, int64_t n);
 typedef struct {
     int64_t ntap;
     int amb, wide, slope;  /* slope: bilinear with a tap on some axis: the 4x4 slopes bound it */
+    int zero_w;            /* grid_box_holds_int: a tap's weight is 0 at one position in the box */
     int past_int32;        /* grid_box_past_int32 */
     int64_t ybase, xbase;  /* bilinear: the cell */
     double pdy, pdx;       /* bilinear: the box half-widths the value sees */
@@ -186,6 +205,16 @@ void grid_wide_rect(const ref_grid_sampler_params *p, const point *pt, int64_t *
                     int64_t *c1);
 /* the weight product's spread, bilinear or bicubic: a wide box may move a tap's weight that far */
 double grid_w_spread(const ref_grid_sampler_params *p);
+/* a wide box: what a pixel it reaches may gain or lose of one point per |g| (ambig), the magnitude
+ * of the terms it may gain (abs_sum) and their count (n_terms) */
+typedef struct {
+    double spread, mag, nt;
+} grid_wide_gain;
+grid_wide_gain grid_wide_gain_of(const ref_grid_sampler_params *p);
+
+/* A NaN ambiguity of input_grad is a NaN g in a wide box's or a tie's terms (or in the + INFINITY of
+ * a crossing box): its element is unbounded, INFINITY (the judge reads NaN as none) */
+void grid_ambig_unbounded(double *ambig, int64_t n);
 
 /* ---- grid_grad's bounds ---------------------------------------------------------------------- */
 

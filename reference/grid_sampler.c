@@ -358,11 +358,12 @@ typedef struct {
 typedef struct {
     int64_t pix;
     double w;        /* extras: the largest weight; ties: 1 when it also counts as a term */
+    double m, n;     /* extras: the twin's terms there, their magnitude and count */
 } ig_pix;
 
 typedef struct {
     int64_t tap0, extra0, tie0;
-    int ntap, nextra, ntie, wide;
+    int ntap, nextra, ntie, wide, crosses;
     int64_t r0, r1, c0, c1; /* wide: the rectangle its box reaches */
 } ig_point;
 
@@ -394,17 +395,19 @@ static void ig_point_add(const ref_grid_sampler_params *p, const point_work *w, 
             t->pix = pt->y.idx[j] * p->W + pt->x.idx[i];
             t->wy = pt->y.w[j];
             t->wx = pt->x.w[i];
-            t->cr = grid_tap_cross(pt, j, i);
+            t->cr = w->tap_cr[j * pt->x.n + i];
             t->fm = grid_tap_fm(p, pt, j, i);
         }
     r->ntap = (int)(k->ntap - r->tap0);
     if (!bounds) return;
-    for (int e = 0; e < w->n_extra; e++) k->extra[k->nextra++] = (ig_pix){w->extra_idx[e], w->extra_w[e]};
+    for (int e = 0; e < w->n_extra; e++)
+        k->extra[k->nextra++] = (ig_pix){w->extra_idx[e], w->extra_w[e], w->extra_m[e], w->extra_n[e]};
     r->nextra = w->n_extra;
     for (int e = 0; e < w->n_tie; e++)
-        k->tie[k->ntie++] = (ig_pix){w->tie_pix[e], grid_tie_counts(p, pt, w->tie_pix[e]) ? 1.0 : 0.0};
+        k->tie[k->ntie++] = (ig_pix){w->tie_pix[e], grid_tie_counts(p, pt, w->tie_pix[e]) ? 1.0 : 0.0, 0, 0};
     r->ntie = w->n_tie;
     r->wide = pt->wide;
+    r->crosses = w->crosses;
     if (pt->wide) grid_wide_rect(p, pt, &r->r0, &r->r1, &r->c0, &r->c1);
 }
 
@@ -428,7 +431,7 @@ typedef struct {
 static void ig_scatter(const ref_grid_sampler_params *p, const ig_chunk *k, const ig_point *r, const double *go,
                        const ig_block *b, int bounds)
 {
-    const double w_spread = grid_w_spread(p);
+    const grid_wide_gain wg = grid_wide_gain_of(p);
     const int64_t ps = b->ps, cb = b->cb;
     for (const ig_tap *tp = &k->tap[r->tap0]; tp < &k->tap[r->tap0 + r->ntap]; tp++) {
         double *ig = b->f[0] + tp->pix * ps;
@@ -440,12 +443,21 @@ static void ig_scatter(const ref_grid_sampler_params *p, const ig_chunk *k, cons
     if (!bounds) return;
     for (const ig_pix *e = &k->extra[r->extra0]; e < &k->extra[r->extra0 + r->nextra]; e++)
         for (int64_t c = 0; c < cb; c++)
-            if (isfinite(go[c])) b->f[3][e->pix * ps + c] += fabs(go[c]) * e->w;
+            if (isfinite(go[c])) {
+                b->f[3][e->pix * ps + c] += fabs(go[c]) * e->w;
+                if (b->f[1]) b->f[1][e->pix * ps + c] += fabs(go[c]) * e->m;
+                if (b->f[2]) b->f[2][e->pix * ps + c] += e->n;
+            }
     if (!b->f[4]) return;
-    /* a wide box: every pixel it reaches may gain or lose a weight of the point */
+    /* a wide box: every pixel it reaches may gain or lose the point's taps, and rounds those it gains */
     for (int64_t y = r->r0; r->wide && y <= r->r1; y++)
         for (int64_t x = r->c0; x <= r->c1; x++)
-            for (int64_t c = 0; c < cb; c++) b->f[4][(y * p->W + x) * ps + c] += fabs(go[c]) * w_spread;
+            for (int64_t c = 0; c < cb; c++) {
+                const int64_t f = (y * p->W + x) * ps + c;
+                b->f[4][f] += fabs(go[c]) * wg.spread;
+                if (b->f[1]) b->f[1][f] += fabs(go[c]) * wg.mag;
+                if (b->f[2]) b->f[2][f] += wg.nt;
+            }
     /* a tie of nearest: the pixel another rounding picks may get g instead (each pixel reachable
        within the box gains or loses g once, at most); a gained sample is summed in with the others */
     for (const ig_pix *tie = &k->tie[r->tie0]; tie < &k->tie[r->tie0 + r->ntie]; tie++)
@@ -455,6 +467,13 @@ static void ig_scatter(const ref_grid_sampler_params *p, const ig_chunk *k, cons
             if (b->f[1]) b->f[1][tie->pix * ps + c] += fabs(go[c]);
             if (b->f[2]) b->f[2][tie->pix * ps + c] += 1;
         }
+    /* a non-finite g where the box crosses a cell edge: any value at its taps and the twin's */
+    for (int64_t c = 0; r->crosses && c < cb; c++) {
+        if (isfinite(go[c])) continue;
+        for (const ig_tap *tp = &k->tap[r->tap0]; tp < &k->tap[r->tap0 + r->ntap]; tp++) b->f[4][tp->pix * ps + c] += INFINITY;
+        for (const ig_pix *e = &k->extra[r->extra0]; e < &k->extra[r->extra0 + r->nextra]; e++)
+            b->f[4][e->pix * ps + c] += INFINITY;
+    }
 }
 
 /* The block over channels [c0, c0 + cb) of image n (IG_LOAD) and back (IG_STORE): the scratch copied
@@ -762,6 +781,7 @@ void f64_grid_sampler_2d_bwd__ref(const ref_grid_sampler_params *p, const double
         x.cb = ref_channel_block(p->N, p->C);
         x.nb = (p->C + x.cb - 1) / x.cb;
         ref_parallel_for(p->N * x.nb, input_grad_block, &x);
+        if (bi) grid_ambig_unbounded(bi->ambig, nin);
     }
     free(vmax);
 }

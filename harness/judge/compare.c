@@ -138,10 +138,10 @@ static inline void element_scalar(compare_state *st, const double *ref, const fl
     if (g != 0.0) st->got_all_zero = 0;
     double ambig, scale, tol = element_bounds(t, k, i, f, &ambig, &scale);
     if (!isfinite(f) || !isfinite(g)) {
-        /* an unbounded ambiguity: some rounding branch the reference does not take reaches an
-           infinite term (a sample within rounding of the window with an infinite gradient, a NaN
-           tap, counts without number), so any value is legal, a NaN or an infinity too */
-        if (ambig == INFINITY) {
+        if (!same_nonfinite(f, g) && ambig == INFINITY) {
+            /* the reference declares the element unbounded (a non-finite input where a legal
+               position or evaluation form decides between NaN and a number or an infinity,
+               ops.md 10): ambiguous, not failed */
             a->n_ambiguous++;
             return;
         }

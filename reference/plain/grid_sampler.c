@@ -309,8 +309,9 @@ static void channel_terms(const ref_grid_sampler_params *p, const axis_taps *x, 
 }
 
 /* One channel's input_grad bounds of point w (its plane starts at base): each term's abs_sum
- * (grid_tap_cross), n_terms and pos_err (grid_tap_fm) at the stencil's taps; the pixels a float
- * twin may reach across a cell edge (pos_err); a wide box's whole reach and nearest's ties (ambig;
+ * (tap_cr: grid_tap_cross, or a twin's larger one), n_terms and pos_err (grid_tap_fm) at the
+ * stencil's taps; the pixels a float twin may reach across a cell edge (pos_err, and the twin's
+ * terms there: abs_sum, n_terms); a wide box's whole reach and nearest's ties (ambig;
  * a tie's gained sample is a term too) */
 static void input_grad_bounds(const ref_grid_sampler_params *p, const point_work *w, double g, int64_t base,
                               const ref_bounds *bi)
@@ -320,17 +321,26 @@ static void input_grad_bounds(const ref_grid_sampler_params *p, const point_work
     for (int j = 0; j < pt->y.n; j++)
         for (int i = 0; i < pt->x.n; i++) {
             const int64_t k = base + pt->y.idx[j] * p->W + pt->x.idx[i];
-            if (bi->abs_sum) bi->abs_sum[k] += ag * grid_tap_cross(pt, j, i);
+            if (bi->abs_sum) bi->abs_sum[k] += ag * w->tap_cr[j * pt->x.n + i];
             if (bi->n_terms) bi->n_terms[k] += 1;
             if (bi->pos_err) bi->pos_err[k] += ag * grid_tap_fm(p, pt, j, i);
         }
-    for (int x = 0; x < w->n_extra; x++)
-        if (isfinite(g)) bi->pos_err[base + w->extra_idx[x]] += ag * w->extra_w[x];
+    for (int x = 0; x < w->n_extra && isfinite(g); x++) {
+        const int64_t k = base + w->extra_idx[x];
+        bi->pos_err[k] += ag * w->extra_w[x];
+        if (bi->abs_sum) bi->abs_sum[k] += ag * w->extra_m[x];
+        if (bi->n_terms) bi->n_terms[k] += w->extra_n[x];
+    }
     if (!bi->ambig) return;
     int64_t r0 = 0, r1 = -1, c0 = 0, c1 = -1;
     if (pt->wide) grid_wide_rect(p, pt, &r0, &r1, &c0, &c1);
     for (int64_t y = r0; y <= r1; y++)
-        for (int64_t x = c0; x <= c1; x++) bi->ambig[base + y * p->W + x] += ag * grid_w_spread(p);
+        for (int64_t x = c0; x <= c1; x++) {
+            const grid_wide_gain wg = grid_wide_gain_of(p);
+            bi->ambig[base + y * p->W + x] += ag * wg.spread;
+            if (bi->abs_sum) bi->abs_sum[base + y * p->W + x] += ag * wg.mag;
+            if (bi->n_terms) bi->n_terms[base + y * p->W + x] += wg.nt;
+        }
     for (int t = 0; t < w->n_tie; t++) {
         const int64_t k = base + w->tie_pix[t];
         bi->ambig[k] += ag;
@@ -338,6 +348,12 @@ static void input_grad_bounds(const ref_grid_sampler_params *p, const point_work
         if (bi->abs_sum) bi->abs_sum[k] += ag;
         if (bi->n_terms) bi->n_terms[k] += 1;
     }
+    /* a non-finite g where the box crosses a cell edge: a tap's weight is 0 at one legal position
+       (NaN there) and not at another (an infinity): any value at its taps and the twin's */
+    if (isfinite(g) || !w->crosses) return;
+    for (int j = 0; j < pt->y.n; j++)
+        for (int i = 0; i < pt->x.n; i++) bi->ambig[base + pt->y.idx[j] * p->W + pt->x.idx[i]] += INFINITY;
+    for (int x = 0; x < w->n_extra; x++) bi->ambig[base + w->extra_idx[x]] += INFINITY;
 }
 
 static void zero_with_bounds(double *t, const ref_bounds *b, int64_t n)
@@ -415,5 +431,6 @@ void f64_grid_sampler_2d_bwd__plain(const ref_grid_sampler_params *p, const doub
             b.s[0].giy = giy;
             grid_grad_bounds(p, b.r, b.s, &grid_grad[e], e, bg);
         }
+    if (bi && p->output_mask[0]) grid_ambig_unbounded(bi->ambig, p->N * p->C * HW);
     free(vmax);
 }
