@@ -130,6 +130,14 @@ int deform_box_on_line(double py, double dy, double px, double dx)
     return (dy > 0 && fabs(py - nearbyint(py)) <= dy) || (dx > 0 && fabs(px - nearbyint(px)) <= dx);
 }
 
+/* Every float32 form of a position is monotone in the exact one (deform_axis_branches): a
+ * position at or beyond -1 (n) rounds to at or beyond it, outside the strict window either way */
+int deform_bwd_on_line(const ref_deformable_params *p, double py, double dy, double px, double dx)
+{
+    const int inside = py > -1 && py < (double)p->H && px > -1 && px < (double)p->W;
+    return inside && deform_box_on_line(py, dy, px, dx);
+}
+
 /* A non-finite tap the box reaches may be read or not, at weight 0 or not: NaN, an infinity or a
  * number. An infinite mask times a value that may be 0 in one evaluation and not in another (some
  * tap it reaches is not 0, and the weights may vanish) gives NaN or an infinity. A NaN mask gives

@@ -49,6 +49,9 @@ int deform_neighbours(int64_t H, int64_t W, const int64_t hs[2], const int64_t w
  * weight 0, or not read). deform_box_on_line: whether the box touches such a line on either axis;
  * an exact position (d = 0) keeps its cell and weights in every form and never does. */
 int deform_box_on_line(double py, double dy, double px, double dx);
+/* the backward's: only a sample inside the window (-1, H) x (-1, W) can be on a line, since one
+ * on or beyond a window line is outside in every float32 form of its position */
+int deform_bwd_on_line(const ref_deformable_params *p, double py, double dy, double px, double dx);
 /* the ambiguity of a forward value m * bilinear at a sample whose box is on a line (on_line), with
  * spread the range of the zero-padded taps it reaches (infinite where one is not finite) */
 double deform_value_ambig(int on_line, double m, double spread);

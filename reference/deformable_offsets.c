@@ -370,7 +370,7 @@ static void grad_x_pos_err(const bwd_ctx *b, const bwd_sample *q, const cell *sc
     double *const pos = b->tx[2] ? b->tx[2] + q->n * HWC : NULL;
     int64_t r0, r1, k0, k1;
     const int wide = deform_reach_rows(q->py, dy, ey, sc->h0, p->H, &r0, &r1) | deform_reach_rows(q->px, dx, ex, sc->w0, p->W, &k0, &k1);
-    if (b->tx[3] && deform_box_on_line(q->py, dy, q->px, dx))
+    if (b->tx[3] && deform_bwd_on_line(p, q->py, dy, q->px, dx))
         deform_grad_x_unbounded(b->tx[3] + q->n * HWC, p->W, p->C, r0, r1, k0, k1, q->G, q->m, q->w0, q->w1);
     if (!pos) return;
     if (wide) { /* every pixel the box reaches may gain or lose this sample's weight, in [0, 1] */
@@ -457,7 +457,7 @@ static void backward_sample(const bwd_ctx *b, int64_t n, int64_t ho, int64_t wo,
     for (int t = 0; t < 3; t++) if (b->to[2]) b->to[2][q.eot[t]] = pe[t];
     if (b->to[3]) offset_ambiguity(b, &q, &s, sum, pe);
     /* all three sum every corner of the group's channels times G m: unbounded ambiguity */
-    if (b->to[3] && nonfinite && deform_box_on_line(q.py, q.dy, q.px, q.dx))
+    if (b->to[3] && nonfinite && deform_bwd_on_line(p, q.py, q.dy, q.px, q.dx))
         for (int t = 0; t < 3; t++) b->to[3][q.eot[t]] = INFINITY;
 }
 

@@ -265,19 +265,22 @@ Test(deformable_nonfinite, offset_gradients_on_the_window_line_beside_a_nan_are_
 }
 
 /* x 1x12, grad inf at wo = 10 with mask 1 and px = 10 - 2.3e-8: exactly, columns 9 and 10 get inf;
-   at fl(px) = 10, column 10 gets inf and column 11 inf x 0 = NaN */
+   at fl(px) = 10, column 10 gets inf and column 11 inf x 0 = NaN. At wo = 0, px = -1 - 2.3e-8 is
+   outside in every form (fl(px) <= -1): column 0 stays 0, not ambiguous. */
 Test(deformable_nonfinite, an_infinite_gradient_on_a_cell_line_makes_grad_x_ambiguous)
 {
     const ref_deformable_params p = {1, 1, 12, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 12};
     double x[12] = {0}, off[36] = {0}, g[12] = {0}, y[12], gx[12], go[36];
     x[11] = -1;
-    g[10] = INFINITY;
+    g[10] = g[0] = INFINITY;
     off[30] = -2.34955557232297e-08;
-    off[32] = 1.0;
+    off[32] = off[2] = 1.0;
+    off[0] = -1.0000000234955557;
     ref_bounds by = bounds_alloc(CONFORM_U_F32, 12), bx = bounds_alloc(CONFORM_U_F32, 12), bo = bounds_alloc(CONFORM_U_F32, 36);
     judge_every_isa(&p, x, off, g, 12, 36, 12, y, gx, go, &by, &bx, &bo);
     for (int k = 9; k <= 11; k++) cr_assert_eq(bx.ambig[k], INFINITY, "grad_x[%d]", k);
     cr_assert_eq(bx.ambig[8], 0.0, "a pixel the box does not reach");
+    cr_assert(gx[0] == 0 && bx.ambig[0] == 0, "beyond the window line: grad_x[0] %g, ambig %g", gx[0], bx.ambig[0]);
     bounds_free(&by); bounds_free(&bx); bounds_free(&bo);
 }
 

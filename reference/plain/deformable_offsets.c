@@ -183,7 +183,7 @@ static void grad_x_pos_err(const ref_deformable_params *p, const sample *q, cons
     const int wide_y = deform_reach_rows(q->py, dy, ey, sc->h0, p->H, &r0, &r1);
     const int wide_x = deform_reach_rows(q->px, dx, ex, sc->w0, p->W, &k0, &k1);
     /* a non-finite G m on a line: any value at every pixel the box reaches */
-    if (o->tx[3] && deform_box_on_line(q->py, dy, q->px, dx))
+    if (o->tx[3] && deform_bwd_on_line(p, q->py, dy, q->px, dx))
         deform_grad_x_unbounded(o->tx[3] + q->n * HWC, p->W, p->C, r0, r1, k0, k1, q->G, q->m, q->c0, q->c1);
     if (!o->tx[2]) return;
     double *pos = o->tx[2] + q->n * HWC;
@@ -309,7 +309,7 @@ static void backward_sample(const ref_deformable_params *p, const double *grad, 
     for (int t = 0; t < 3; t++) if (o->to[2]) o->to[2][q.eo[t]] = pe[t];
     if (o->to[3]) offset_ambiguity(p, &q, &s, sum, pe, o);
     /* a non-finite input on a line: all three sum every corner times G m, any value */
-    if (o->to[3] && nonfinite && deform_box_on_line(q.py, q.dy, q.px, q.dx))
+    if (o->to[3] && nonfinite && deform_bwd_on_line(p, q.py, q.dy, q.px, q.dx))
         for (int t = 0; t < 3; t++) o->to[3][q.eo[t]] = INFINITY;
 }
 
