@@ -55,14 +55,40 @@ enum { DB = 8 };
  * zero-padded plane in the 4x4 neighbourhood of the cell (window w), for channels [c, c + nc) (nc
  * <= DB; lane l: channel c + l): bounds the slope of the bilinear value near the sample, also
  * across cell edges and the plane's border. */
+/* slopes() of one channel c: the same maxima (of the same differences, so the same numbers) */
+static void slopes_one(const window *w, const double *xn, int64_t c, double *sy, double *sx)
+{
+    double t[4][4];
+    for (int a = 0; a < 4; a++)
+        for (int k = 0; k < 4; k++) t[a][k] = w->off[a][k] < 0 ? 0.0 : xn[w->off[a][k] + c];
+    double my = 0, mx = 0;
+    for (int a = 0; a < 3; a++)
+        for (int k = 0; k < 4; k++) {
+            const double d = fabs(t[a + 1][k] - t[a][k]);
+            my = d > my ? d : my;
+        }
+    for (int a = 0; a < 4; a++)
+        for (int k = 0; k < 3; k++) {
+            const double d = fabs(t[a][k + 1] - t[a][k]);
+            mx = d > mx ? d : mx;
+        }
+    *sy = my;
+    *sx = mx;
+}
+
 static void slopes(const window *w, const double *xn, int64_t c, int nc, double sy[DB], double sx[DB])
 {
+    if (nc < DB) { /* a block's tail, or a group of few channels: its lanes alone, not eight */
+        for (int l = 0; l < DB; l++) sy[l] = sx[l] = 0;
+        for (int l = 0; l < nc; l++) slopes_one(w, xn, c + l, &sy[l], &sx[l]);
+        return;
+    }
     double t[4][4][DB]; /* rows h0 - 1 .. h0 + 2, columns w0 - 1 .. w0 + 2: each value read once */
     for (int a = 0; a < 4; a++)
         for (int k = 0; k < 4; k++) {
             const int64_t o = w->off[a][k];
-            if (o >= 0 && nc == DB) memcpy(t[a][k], xn + o + c, sizeof t[a][k]);
-            else for (int l = 0; l < DB; l++) t[a][k][l] = o < 0 || l >= nc ? 0.0 : xn[o + c + l];
+            if (o >= 0) memcpy(t[a][k], xn + o + c, sizeof t[a][k]);
+            else for (int l = 0; l < DB; l++) t[a][k][l] = 0.0;
         }
     /* the largest |difference|, a NaN one passed over (as fmax does, without its call) */
     double my[DB] = {0}, mx[DB] = {0};
