@@ -124,3 +124,38 @@ int deform_neighbours(int64_t H, int64_t W, const int64_t hs[2], const int64_t w
     ref_neighbour_weights(hs, ws, wy, wx, dy, dx, add_neighbour, &nc);
     return nc.n;
 }
+
+int deform_box_on_line(double py, double dy, double px, double dx)
+{
+    return (dy > 0 && fabs(py - nearbyint(py)) <= dy) || (dx > 0 && fabs(px - nearbyint(px)) <= dx);
+}
+
+/* Every float32 form of a position is monotone in the exact one (deform_axis_branches): a
+ * position at or beyond -1 (n) rounds to at or beyond it, outside the strict window either way */
+int deform_bwd_on_line(const ref_deformable_params *p, double py, double dy, double px, double dx)
+{
+    const int inside = py > -1 && py < (double)p->H && px > -1 && px < (double)p->W;
+    return inside && deform_box_on_line(py, dy, px, dx);
+}
+
+/* A non-finite tap the box reaches may be read or not, at weight 0 or not: NaN, an infinity or a
+ * number. An infinite mask times a value that may be 0 in one evaluation and not in another (some
+ * tap it reaches is not 0, and the weights may vanish) gives NaN or an infinity. A NaN mask gives
+ * NaN whatever the value: no ambiguity. */
+double deform_value_ambig(int on_line, double m, double spread)
+{
+    if (!on_line) return 0.0;
+    return spread == INFINITY || (isinf(m) && spread > 0) ? INFINITY : 0.0;
+}
+
+/* A term G m w with G m infinite (or NaN) is an infinity where w > 0 and NaN where w = 0, and a pixel
+ * is a corner of the sample or not, as rounding may decide on a line: any value. */
+void deform_grad_x_unbounded(double *ambig_n, int64_t W, int64_t C, int64_t r0, int64_t r1, int64_t k0, int64_t k1,
+                             const double *G, double m, int64_t c0, int64_t c1)
+{
+    for (int64_t c = c0; c < c1; c++) {
+        if (isfinite(G[c] * m)) continue;
+        for (int64_t r = r0; r <= r1; r++)
+            for (int64_t k = k0; k <= k1; k++) ambig_n[(r * W + k) * C + c] = INFINITY;
+    }
+}

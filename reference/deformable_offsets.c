@@ -55,14 +55,40 @@ enum { DB = 8 };
  * zero-padded plane in the 4x4 neighbourhood of the cell (window w), for channels [c, c + nc) (nc
  * <= DB; lane l: channel c + l): bounds the slope of the bilinear value near the sample, also
  * across cell edges and the plane's border. */
+/* slopes() of one channel c: the same maxima (of the same differences, so the same numbers) */
+static void slopes_one(const window *w, const double *xn, int64_t c, double *sy, double *sx)
+{
+    double t[4][4];
+    for (int a = 0; a < 4; a++)
+        for (int k = 0; k < 4; k++) t[a][k] = w->off[a][k] < 0 ? 0.0 : xn[w->off[a][k] + c];
+    double my = 0, mx = 0;
+    for (int a = 0; a < 3; a++)
+        for (int k = 0; k < 4; k++) {
+            const double d = fabs(t[a + 1][k] - t[a][k]);
+            my = d > my ? d : my;
+        }
+    for (int a = 0; a < 4; a++)
+        for (int k = 0; k < 3; k++) {
+            const double d = fabs(t[a][k + 1] - t[a][k]);
+            mx = d > mx ? d : mx;
+        }
+    *sy = my;
+    *sx = mx;
+}
+
 static void slopes(const window *w, const double *xn, int64_t c, int nc, double sy[DB], double sx[DB])
 {
+    if (nc < DB) { /* a block's tail, or a group of few channels: its lanes alone, not eight */
+        for (int l = 0; l < DB; l++) sy[l] = sx[l] = 0;
+        for (int l = 0; l < nc; l++) slopes_one(w, xn, c + l, &sy[l], &sx[l]);
+        return;
+    }
     double t[4][4][DB]; /* rows h0 - 1 .. h0 + 2, columns w0 - 1 .. w0 + 2: each value read once */
     for (int a = 0; a < 4; a++)
         for (int k = 0; k < 4; k++) {
             const int64_t o = w->off[a][k];
-            if (o >= 0 && nc == DB) memcpy(t[a][k], xn + o + c, sizeof t[a][k]);
-            else for (int l = 0; l < DB; l++) t[a][k][l] = o < 0 || l >= nc ? 0.0 : xn[o + c + l];
+            if (o >= 0) memcpy(t[a][k], xn + o + c, sizeof t[a][k]);
+            else for (int l = 0; l < DB; l++) t[a][k][l] = 0.0;
         }
     /* the largest |difference|, a NaN one passed over (as fmax does, without its call) */
     double my[DB] = {0}, mx[DB] = {0};
@@ -111,7 +137,7 @@ static void tap_spreads(const double *xn, int64_t W, int64_t C, const ref_tap_re
  * the taps its box reaches */
 typedef struct {
     double py, px, m, dy, dx;
-    int finite;
+    int finite, on_line; /* on_line: deform_box_on_line */
     cell s;
     window win;
     ref_tap_rect reach;
@@ -146,7 +172,8 @@ static void forward_bounds(const double *xn, const sample_geo *q, int64_t c, dou
     if (bounds->abs_sum) bounds->abs_sum[e] = av;
     if (bounds->n_terms) bounds->n_terms[e] = q->finite ? 4 : 0;
     if (bounds->pos_err) bounds->pos_err[e] = pe;
-    if (bounds->ambig) bounds->ambig[e] = 0; /* continuous in the position */
+    /* continuous in the position, but where a non-finite input meets a box on a line */
+    if (bounds->ambig) bounds->ambig[e] = q->finite ? deform_value_ambig(q->on_line, q->m, spread) : 0;
 }
 
 /* Elements [e0 + c, e0 + c + nc) of the output: channels [c, c + nc) of sample q */
@@ -154,7 +181,7 @@ static void forward_channels(const ref_deformable_params *p, const double *xn, c
                              int nc, double *y, int64_t e0, ref_bounds *bounds)
 {
     double sy[DB], sx[DB], spread[DB];
-    if (bounds && bounds->pos_err && q->finite) {
+    if (bounds && (bounds->pos_err || bounds->ambig) && q->finite) {
         slopes(&q->win, xn, c, nc, sy, sx);
         tap_spreads(xn, p->W, p->C, &q->reach, c, nc, spread);
     }
@@ -203,6 +230,7 @@ static void forward_row(void *ctx, int64_t nh)
                     q.s = q.finite ? deform_cell_at(p, q.py, q.px) : (cell){0, 0, 0, 0, 0, 0};
                     q.dy = deform_pos_error(q.py, p->pt, pre);
                     q.dx = deform_pos_error(q.px, p->pl, pre);
+                    q.on_line = deform_box_on_line(q.py, q.dy, q.px, q.dx);
                     if (q.finite) window_of(p, &q.s, &q.win);
                     if (q.finite && bounds) ref_tap_rect_of(p->H, p->W, q.py, q.px, q.dy, q.dx, 0, &q.reach);
                     for (int64_t c = g * cpg; c < (g + 1) * cpg; c += DB)
@@ -326,8 +354,9 @@ static void scatter_grad_x(const bwd_ctx *b, const bwd_sample *q, const cell *s)
 }
 
 /* The position terms of a sample's offset gradients (rounding moves it by dy, dx) at cell sc: pe[]
- * of the three, and pe[3] the most they can move anywhere in the box (2 sum |G m| spread) */
-static void offsets_pos_err(const bwd_ctx *b, const bwd_sample *q, const cell *sc, double pe[4])
+ * of the three, and pe[3] the most they can move anywhere in the box (2 sum |G m| spread); returns
+ * whether a non-finite input meets the sample (a G m, or a tap its box reaches) */
+static int offsets_pos_err(const bwd_ctx *b, const bwd_sample *q, const cell *sc, double pe[4])
 {
     const ref_deformable_params *p = b->p;
     const double dy = q->dy, dx = q->dx;
@@ -335,6 +364,7 @@ static void offsets_pos_err(const bwd_ctx *b, const bwd_sample *q, const cell *s
     ref_tap_rect_of(p->H, p->W, q->py, q->px, dy, dx, 0, &reach);
     window win;
     window_of(p, sc, &win);
+    int nonfinite = 0;
     for (int64_t c0 = q->c0; c0 < q->c1; c0 += DB) {
         const int nc = q->c1 - c0 < DB ? (int)(q->c1 - c0) : DB;
         double sy[DB], sx[DB], sp[DB];
@@ -349,8 +379,10 @@ static void offsets_pos_err(const bwd_ctx *b, const bwd_sample *q, const cell *s
             pe[1] += gm * fmin(2.0 * sy[l] * dx, 2.0 * spread); /* y-offset gradient: linear in px */
             pe[2] += fabs(q->G[c]) * fmin(ref_value_pos_err(sy[l], sx[l], dy, dx), spread);
             pe[3] += gm * 2.0 * spread;
+            nonfinite |= !isfinite(gm) || spread == INFINITY;
         }
     }
+    return nonfinite;
 }
 
 /* grad_x's pos_err of a sample at cell sc, for this pass's channels: at its corners and across cell
@@ -362,9 +394,11 @@ static void grad_x_pos_err(const bwd_ctx *b, const bwd_sample *q, const cell *sc
     const double wy[2] = {sc->hh, sc->lh}, wx[2] = {sc->hw, sc->lw}, dy = q->dy, dx = q->dx;
     const double ey = deform_corner_form_err(q->py, dy, b->pre), ex = deform_corner_form_err(q->px, dx, b->pre);
     double *const pos = b->tx[2] ? b->tx[2] + q->n * HWC : NULL;
-    if (!pos) return;
     int64_t r0, r1, k0, k1;
     const int wide = deform_reach_rows(q->py, dy, ey, sc->h0, p->H, &r0, &r1) | deform_reach_rows(q->px, dx, ex, sc->w0, p->W, &k0, &k1);
+    if (b->tx[3] && deform_bwd_on_line(p, q->py, dy, q->px, dx))
+        deform_grad_x_unbounded(b->tx[3] + q->n * HWC, p->W, p->C, r0, r1, k0, k1, q->G, q->m, q->w0, q->w1);
+    if (!pos) return;
     if (wide) { /* every pixel the box reaches may gain or lose this sample's weight, in [0, 1] */
         for (int64_t r = r0; r <= r1; r++)
             for (int64_t k = k0; k <= k1; k++)
@@ -379,7 +413,11 @@ static void grad_x_pos_err(const bwd_ctx *b, const bwd_sample *q, const cell *sc
             if (hs[u] < 0 || hs[u] >= p->H || ws[v] < 0 || ws[v] >= p->W) continue;
             const double f = ref_weight_pos_err(wy[u], wx[v], dy + (u ? ey : 0.0), dx + (v ? ex : 0.0));
             double *e = pos + (hs[u] * p->W + ws[v]) * p->C;
-            for (int64_t c = q->w0; c < q->w1; c++) e[c] += fabs(q->G[c] * q->m) * f;
+            for (int64_t c = q->w0; c < q->w1; c++) {
+                /* an infinite (or NaN) G m: a non-finite term, or ambiguous, never a bound (0 x inf) */
+                const double gm = fabs(q->G[c] * q->m);
+                if (isfinite(gm)) e[c] += gm * f;
+            }
         }
     /* pixels across a cell edge the float twin may reach */
     int64_t pix[16];
@@ -441,9 +479,12 @@ static void backward_sample(const bwd_ctx *b, int64_t n, int64_t ho, int64_t wo,
         return;
     }
     double pe[4] = {0, 0, 0, 0};
-    offsets_pos_err(b, &q, &sc, pe);
+    const int nonfinite = offsets_pos_err(b, &q, &sc, pe);
     for (int t = 0; t < 3; t++) if (b->to[2]) b->to[2][q.eot[t]] = pe[t];
     if (b->to[3]) offset_ambiguity(b, &q, &s, sum, pe);
+    /* all three sum every corner of the group's channels times G m: unbounded ambiguity */
+    if (b->to[3] && nonfinite && deform_bwd_on_line(p, q.py, q.dy, q.px, q.dx))
+        for (int t = 0; t < 3; t++) b->to[3][q.eot[t]] = INFINITY;
 }
 
 static void backward_offsets_row(void *ctx, int64_t nh)

@@ -99,6 +99,23 @@ sed 's/"in": \[0.25, 0.75\]/"in": [1]/' "$T/other.json" > "$T/bad.json"
 "$CONFORM" hunt roi_align_v2_backward --waivers "$T/bad.json" --seconds 1 > "$T/b.log" 2>&1; rc=$?
 [ $rc -eq 2 ] && grep -q '"in" is \[lo, hi\]' "$T/b.log" || { say "FAIL hunt --waivers with a bad \"when\" exited $rc, expected 2"; fail=1; }
 
+# NaN and infinity in the inputs: the deformable ops' minimal cases of the hunt (a non-finite input
+# read or not within rounding of a cell line, an infinite gradient adding nothing) replay passing,
+# and short hunts without --finite find nothing (docs/hunt.md)
+for impl in "plugin:$ZOO/none.so" optimized; do
+    "$CONFORM" run tests/hunt/deformable_nonfinite.json --impl "$impl" --report-dir "$T/rep_nonfinite" --quiet \
+        > "$T/nonfinite.log" 2>&1
+    rc=$?
+    if [ $rc -ne 0 ]; then say "FAIL tests/hunt/deformable_nonfinite.json on $impl: exited $rc, expected 0"; fail=1
+    else say "ok   tests/hunt/deformable_nonfinite.json on $impl: every case passes"; fi
+    for op in deformable_offsets deformable_offsets_grad; do
+        "$CONFORM" hunt "$op" --impl "$impl" --seed 1 --seconds 2 --quiet --out "$T/none.json" > "$T/none.log" 2>&1
+        rc=$?
+        if [ $rc -ne 0 ]; then say "FAIL $op on $impl with NaN and infinity: hunt exited $rc, expected 0"; cat "$T/none.log"; fail=1
+        else say "ok   $op on $impl with NaN and infinity: nothing found ($(tail -1 "$T/none.log" | sed 's/.*: \([0-9]* cases\).*/\1/'))"; fi
+    done
+done
+
 # bad usage is exit 2
 "$CONFORM" hunt no_such_op > /dev/null 2>&1; rc=$?
 [ $rc -eq 2 ] || { say "FAIL hunt no_such_op exited $rc, expected 2"; fail=1; }

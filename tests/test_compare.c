@@ -184,6 +184,21 @@ Test(compare, nan_against_nan_and_same_infinity_pass)
     cr_assert_eq(r.n_nonfinite_mismatch, 1);
 }
 
+Test(compare, unbounded_ambiguity_holds_a_non_finite_value_and_a_finite_one_does_not)
+{
+    /* a number against NaN, NaN against a number, an infinity against NaN: each element within
+       rounding of reading a non-finite input or not (ambig = inf) may be any of them */
+    double f[4] = {0.0, NAN, -INFINITY, 1.0}, a[4] = {0, 0, INFINITY, 1}, am[4] = {INFINITY, INFINITY, INFINITY, 1e30};
+    float got[4] = {NAN, 0.0f, NAN, NAN};
+    tol_inputs t = {DTYPE_FLOAT32, &model, a, NULL, NULL, am};
+    compare_result r;
+    compare_f32(f, got, 4, &t, &r);
+    cr_assert_eq(r.n_ambiguous, 3);
+    cr_assert_eq(r.n_over, 1, "a finite ambiguity, however large, holds no NaN: %lld over", (long long)r.n_over);
+    cr_assert_eq(r.worst_index, 3);
+    cr_assert_eq(r.n_nonfinite_mismatch, 1);
+}
+
 Test(compare, number_against_nan_reference_fails)
 {
     double f[2] = {NAN, 1.0}, a[2] = {0, 1};

@@ -210,6 +210,96 @@ Test(deformable_bounds, position_within_rounding_of_a_line_is_ambiguous)
     bounds_free(&bo);
 }
 
+/* ---- non-finite inputs within rounding of a cell line (minimal cases of conform hunt) -------- */
+
+/* The reference with bounds and the optimized path on every ISA, judged as run judges them */
+static void judge_every_isa(const ref_deformable_params *p, const double *x, const double *off, const double *g,
+                            int64_t nx, int64_t no, int64_t ny, double *y, double *gx, double *go, ref_bounds *by,
+                            ref_bounds *bx, ref_bounds *bo)
+{
+    f64_deformable_offsets_fwd__ref(p, x, off, y, by);
+    f64_deformable_offsets_bwd__ref(p, g, x, off, gx, go, bx, bo);
+    float *xf = to_float(x, nx), *of = to_float(off, no), *gf = to_float(g, ny);
+    float *yo = malloc(4 * (size_t)ny), *gxo = malloc(4 * (size_t)nx), *goo = malloc(4 * (size_t)no);
+    const f32_deformable_params f = f32_of(p);
+    for (int isa = CONFORM_ISA_SCALAR; isa < CONFORM_ISA_COUNT; isa++) {
+        if (!conform_isa_available((conform_isa)isa)) continue;
+        conform_exec ex = {(conform_isa)isa, 1};
+        cr_assert_eq(f32_deformable_offsets_fwd(&f, xf, of, yo, &ex), CONFORM_OK);
+        cr_assert_eq(f32_deformable_offsets_bwd(&f, gf, xf, of, gxo, goo, &ex), CONFORM_OK);
+        check_against_bounds(y, yo, ny, by, &tol, conform_isa_name((conform_isa)isa));
+        check_against_bounds(gx, gxo, nx, bx, &tol, conform_isa_name((conform_isa)isa));
+        check_against_bounds(go, goo, no, bo, &tol, conform_isa_name((conform_isa)isa));
+    }
+    free(xf); free(of); free(gf); free(yo); free(gxo); free(goo);
+}
+
+/* x = [0, inf] (1x2), pads 1, 1x1 kernel: y[0,2,1,0] samples at px = 0, py = 1 - 4.3e-9. The exact
+   position's cell reads the infinite pixel at weight 0 (NaN); float32 rounds py to 1 and the cell
+   below the plane reads nothing (0). Either is the spec at some float32 rounding of the position. */
+Test(deformable_nonfinite, forward_reading_an_infinity_or_not_is_ambiguous)
+{
+    const ref_deformable_params p = {1, 1, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 3, 4};
+    double x[2] = {0, INFINITY}, off[36] = {0}, g[12] = {0}, y[12], gx[2], go[36];
+    off[28] = -4.255122476592987e-09; /* (ho 2, wo 1): the y offset */
+    ref_bounds by = bounds_alloc(CONFORM_U_F32, 12), bx = bounds_alloc(CONFORM_U_F32, 2), bo = bounds_alloc(CONFORM_U_F32, 36);
+    judge_every_isa(&p, x, off, g, 2, 36, 12, y, gx, go, &by, &bx, &bo);
+    cr_assert(isnan(y[9]) && by.ambig[9] == INFINITY, "y[9] = %g, ambig %g", y[9], by.ambig[9]);
+    /* (ho 1, wo 1): py = px = 0 exactly, the infinity read at weight 0 in every form: NaN, no ambiguity */
+    cr_assert(isnan(y[5]) && by.ambig[5] == 0, "y[5] = %g, ambig %g", y[5], by.ambig[5]);
+    bounds_free(&by); bounds_free(&bx); bounds_free(&bo);
+}
+
+/* x = NaN (1x1), pads 1: the sample (0, 0) at px = 0, py = -1 + 1.6e-8 is inside the window and reads
+   the NaN exactly, outside at py = fl(-1 + 1.6e-8) = -1: its three offset gradients are NaN or 0 */
+Test(deformable_nonfinite, offset_gradients_on_the_window_line_beside_a_nan_are_ambiguous)
+{
+    const ref_deformable_params p = {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 3, 3};
+    double x[1] = {NAN}, off[27] = {0}, g[9] = {0}, y[9], gx[1], go[27];
+    off[0] = 1.0;
+    off[1] = 1.6319024354061185e-08;
+    ref_bounds by = bounds_alloc(CONFORM_U_F32, 9), bx = bounds_alloc(CONFORM_U_F32, 1), bo = bounds_alloc(CONFORM_U_F32, 27);
+    judge_every_isa(&p, x, off, g, 1, 27, 9, y, gx, go, &by, &bx, &bo);
+    for (int t = 0; t < 3; t++) cr_assert(isnan(go[t]) && bo.ambig[t] == INFINITY, "grad_offsets[%d]", t);
+    bounds_free(&by); bounds_free(&bx); bounds_free(&bo);
+}
+
+/* x 1x12, grad inf at wo = 10 with mask 1 and px = 10 - 2.3e-8: exactly, columns 9 and 10 get inf;
+   at fl(px) = 10, column 10 gets inf and column 11 inf x 0 = NaN. At wo = 0, px = -1 - 2.3e-8 is
+   outside in every form (fl(px) <= -1): column 0 stays 0, not ambiguous. */
+Test(deformable_nonfinite, an_infinite_gradient_on_a_cell_line_makes_grad_x_ambiguous)
+{
+    const ref_deformable_params p = {1, 1, 12, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 12};
+    double x[12] = {0}, off[36] = {0}, g[12] = {0}, y[12], gx[12], go[36];
+    x[11] = -1;
+    g[10] = g[0] = INFINITY;
+    off[30] = -2.34955557232297e-08;
+    off[32] = off[2] = 1.0;
+    off[0] = -1.0000000234955557;
+    ref_bounds by = bounds_alloc(CONFORM_U_F32, 12), bx = bounds_alloc(CONFORM_U_F32, 12), bo = bounds_alloc(CONFORM_U_F32, 36);
+    judge_every_isa(&p, x, off, g, 12, 36, 12, y, gx, go, &by, &bx, &bo);
+    for (int k = 9; k <= 11; k++) cr_assert_eq(bx.ambig[k], INFINITY, "grad_x[%d]", k);
+    cr_assert_eq(bx.ambig[8], 0.0, "a pixel the box does not reach");
+    cr_assert(gx[0] == 0 && bx.ambig[0] == 0, "beyond the window line: grad_x[0] %g, ambig %g", gx[0], bx.ambig[0]);
+    bounds_free(&by); bounds_free(&bx); bounds_free(&bo);
+}
+
+/* An infinite grad times mask 0 at a sample exactly on px = -1 adds nothing; beside it a sample at
+   (0, 0) gives grad_x[0] = -0.449 x 0.474. Before, the first one's bound term was inf x 0 = NaN,
+   grad_x[0]'s tolerance 0, and a correct float32 value one ULP away failed. */
+Test(deformable_nonfinite, an_infinite_gradient_that_adds_nothing_leaves_the_bound_finite)
+{
+    const ref_deformable_params p = {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 3, 3};
+    double x[1] = {0}, off[27] = {0}, g[9] = {0}, y[9], gx[1], go[27];
+    g[3] = INFINITY;
+    g[4] = -0.44921875;
+    off[14] = 0.473757266998291;
+    ref_bounds by = bounds_alloc(CONFORM_U_F32, 9), bx = bounds_alloc(CONFORM_U_F32, 1), bo = bounds_alloc(CONFORM_U_F32, 27);
+    judge_every_isa(&p, x, off, g, 1, 27, 9, y, gx, go, &by, &bx, &bo);
+    cr_assert(isfinite(gx[0]) && isfinite(bx.pos_err[0]) && bx.ambig[0] == 0, "grad_x[0] %g, pos_err %g", gx[0], bx.pos_err[0]);
+    bounds_free(&by); bounds_free(&bx); bounds_free(&bo);
+}
+
 /* ---- validation: each rule of spec 5 named ------------------------------------------------- */
 
 static void expect_refused(const op_desc *op, const char *const *attrs, const shape_t *shapes, const char *want)

@@ -9,11 +9,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "bigbuf.h"
 #include "cli.h"
 #include "datadir.h"
 #include "fill.h"
 #include "help.h"
 #include "hunt_core.h"
+#include "jobs.h"
 #include "report.h"
 
 static volatile sig_atomic_t hunt_stop;
@@ -326,6 +328,9 @@ int hunt_judge(hunt_t *h, cJSON *const *cases, const uint64_t *seeds, int n, con
         if (!cases[i]) continue;
         case_t c = {.op = h->op, .spec = cases[i], .suite_path = "hunt"};
         snprintf(c.id, sizeof c.id, "hunt/%s", h->op->name);
+        /* pages kept case to case, as run keeps them (jobs.c): a fresh shared mapping per output,
+           faulted in, zeroed and unmapped was a fifth of a small problem's time */
+        bigbuf_set_cap(fmin(case_memory_estimate(&c), memory_budget()));
         if (judge_one(h, &c, seeds[i], want, &sig[i]) && first < 0) {
             first = i;
             if (want) break;
@@ -482,10 +487,14 @@ static int search_round(hunt_t *h)
     uint64_t done_held[MAX_BATCH];
     for (int i = 0; i < n; i++) {
         draw_sketch(h, &s[i]);
-        cases[i] = hunt_sketch_case(h, &s[i]);
+        /* a draw with exact data is judged as it is, not a copy of every value (the sketch keeps
+           it; shrinking may replace it, after the judging) */
+        cases[i] = s[i].exact ? s[i].exact : hunt_sketch_case(h, &s[i]);
         seeds[i] = s[i].seed;
     }
     int rc = hunt_judge(h, cases, seeds, n, NULL, sig);
+    for (int i = 0; i < n; i++)
+        if (cases[i] == s[i].exact) cases[i] = NULL;
     h->tried += n;
     for (int i = 0; i < n && rc != -2; i++) {
         /* a batch's failures of one kind shrink once; with waivers, of one kind and the same waivers'
@@ -556,11 +565,13 @@ static int hunt_open(hunt_t *h, const hunt_opts *o)
     h->waived = cJSON_CreateArray();
     const char *dtype = o->dtype_name ? o->dtype_name : h->impl_opened ? h->impl.dtype->name : "float32";
     if (o->waivers_path && hunt_waivers_load(h, o->waivers_path, dtype)) return EXIT_USAGE;
+    bigbuf_keep_heap();
     return load_templates(h);
 }
 
 static void hunt_close(hunt_t *h)
 {
+    bigbuf_set_cap(0);
     if (h->impl_opened) impl_close(&h->impl);
     if (h->has_base) impl_close(&h->base);
     if (h->has_last) case_result_free(&h->last);

@@ -141,7 +141,8 @@ static inline void element_scalar(compare_state *st, const double *ref, const fl
         if (!same_nonfinite(f, g) && ambig == INFINITY) {
             /* the reference declares the element unbounded (a non-finite input where a legal
                position or evaluation form decides between NaN and a number or an infinity,
-               ops.md 10): ambiguous, not failed */
+               ops.md 10), a non-finite input a position within rounding of a cell line reads or not: a
+               mismatch is ambiguous, not failed; an agreeing element is a match */
             a->n_ambiguous++;
             return;
         }

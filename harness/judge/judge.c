@@ -94,7 +94,7 @@ static void heat_map(output_result *out, const double *ref, const float *got_f32
     if (!out->heat) return;
     for (int64_t i = 0; i < n; i++) {
         double ambig, tol = compare_tolerance(t, i, &ambig), g = got_f32 ? (double)got_f32[i] : got_f64[i], f = ref[i];
-        double ratio = (isnan(f) && isnan(g)) || f == g ? 0 : fabs(g - f) / (tol + ambig);
+        double ratio = (isnan(f) && isnan(g)) || f == g || ambig == INFINITY ? 0 : fabs(g - f) / (tol + ambig);
         if (!(ratio <= 1e6)) ratio = 1e6; /* NaN/Inf mismatches show as the hottest cells */
         int64_t r = i / cols, c = i % cols;
         float *cell = &out->heat[(r * out->heat_rows / rows) * out->heat_cols + c * out->heat_cols / cols];

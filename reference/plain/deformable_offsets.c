@@ -64,7 +64,7 @@ static double spread_of(const ref_deformable_params *p, const double *xn, int64_
  *   y[n, ho kh + i, wo kw + j, c] = m (hh hw V(h0, w0) + hh lw V(h0, w1) + lh hw V(h1, w0) + lh lw V(h1, w1))
  * a non-finite position samples nothing (spec 0). Bounds: the terms' magnitudes, 4 terms, the
  * value's change within the position error (capped by the taps' range); the value is continuous in
- * the position, so never ambiguous. */
+ * the position, so ambiguous only where a non-finite input meets a box on a line (unbounded). */
 static void forward_sample(const ref_deformable_params *p, const double *x, const double *offsets, int64_t n,
                            int64_t ho, int64_t wo, int64_t g, int64_t i, int64_t j, double *y, ref_bounds *bounds)
 {
@@ -81,17 +81,19 @@ static void forward_sample(const ref_deformable_params *p, const double *x, cons
         const double v3 = V(p, xn, s.h0 + 1, s.w0, c), v4 = V(p, xn, s.h0 + 1, s.w0 + 1, c);
         y[e0 + c] = finite ? m * (s.hh * s.hw * v1 + s.hh * s.lw * v2 + s.lh * s.hw * v3 + s.lh * s.lw * v4) : 0;
         if (!bounds) continue;
-        double av = 0, pe = 0, sy, sx;
+        double av = 0, pe = 0, am = 0, sy, sx;
         if (finite) {
             av = fabs(m) * (fabs(s.hh * s.hw * v1) + fabs(s.hh * s.lw * v2) + fabs(s.lh * s.hw * v3) +
                             fabs(s.lh * s.lw * v4));
             slopes(p, xn, &s, c, &sy, &sx);
-            pe = fabs(m) * fmin(ref_value_pos_err(sy, sx, dy, dx), spread_of(p, xn, c, py, px, dy, dx));
+            const double spread = spread_of(p, xn, c, py, px, dy, dx);
+            pe = fabs(m) * fmin(ref_value_pos_err(sy, sx, dy, dx), spread);
+            am = deform_value_ambig(deform_box_on_line(py, dy, px, dx), m, spread);
         }
         if (bounds->abs_sum) bounds->abs_sum[e0 + c] = av;
         if (bounds->n_terms) bounds->n_terms[e0 + c] = finite ? 4 : 0;
         if (bounds->pos_err) bounds->pos_err[e0 + c] = pe;
-        if (bounds->ambig) bounds->ambig[e0 + c] = 0;
+        if (bounds->ambig) bounds->ambig[e0 + c] = am;
     }
 }
 
@@ -174,14 +176,17 @@ static void scatter_grad_x(const ref_deformable_params *p, const sample *q, cons
  * reach; a box wider than a cell: every pixel it reaches, by |G m| */
 static void grad_x_pos_err(const ref_deformable_params *p, const sample *q, const cell *sc, const outputs *o)
 {
-    if (!o->tx[2]) return;
-    const int64_t hs[2] = {sc->h0, sc->h0 + 1}, ws[2] = {sc->w0, sc->w0 + 1};
+    const int64_t hs[2] = {sc->h0, sc->h0 + 1}, ws[2] = {sc->w0, sc->w0 + 1}, HWC = p->H * p->W * p->C;
     const double wy[2] = {sc->hh, sc->lh}, wx[2] = {sc->hw, sc->lw}, dy = q->dy, dx = q->dx;
     const double ey = deform_corner_form_err(q->py, dy, o->pre), ex = deform_corner_form_err(q->px, dx, o->pre);
-    double *pos = o->tx[2] + q->n * p->H * p->W * p->C;
     int64_t r0, r1, k0, k1;
     const int wide_y = deform_reach_rows(q->py, dy, ey, sc->h0, p->H, &r0, &r1);
     const int wide_x = deform_reach_rows(q->px, dx, ex, sc->w0, p->W, &k0, &k1);
+    /* a non-finite G m on a line: any value at every pixel the box reaches */
+    if (o->tx[3] && deform_bwd_on_line(p, q->py, dy, q->px, dx))
+        deform_grad_x_unbounded(o->tx[3] + q->n * HWC, p->W, p->C, r0, r1, k0, k1, q->G, q->m, q->c0, q->c1);
+    if (!o->tx[2]) return;
+    double *pos = o->tx[2] + q->n * HWC;
     if (wide_y || wide_x) {
         for (int64_t r = r0; r <= r1; r++)
             for (int64_t k = k0; k <= k1; k++)
@@ -193,7 +198,8 @@ static void grad_x_pos_err(const ref_deformable_params *p, const sample *q, cons
         for (int v = 0; v < 2; v++) {
             if (hs[u] < 0 || hs[u] >= p->H || ws[v] < 0 || ws[v] >= p->W) continue;
             const double f = ref_weight_pos_err(wy[u], wx[v], dy + (u ? ey : 0.0), dx + (v ? ex : 0.0));
-            for (int64_t c = q->c0; c < q->c1; c++) pos[(hs[u] * p->W + ws[v]) * p->C + c] += fabs(q->G[c] * q->m) * f;
+            for (int64_t c = q->c0; c < q->c1; c++) /* a non-finite G m: never a bound (0 x inf) */
+                if (isfinite(fabs(q->G[c] * q->m))) pos[(hs[u] * p->W + ws[v]) * p->C + c] += fabs(q->G[c] * q->m) * f;
         }
     int64_t pix[16];
     double w[16];
@@ -205,9 +211,11 @@ static void grad_x_pos_err(const ref_deformable_params *p, const sample *q, cons
 
 /* The offset gradients' position terms at cell sc, summed over the group's channels: pe[0] x
  * (linear in py within a cell), pe[1] y (linear in px), pe[2] the mask (the value's change), each
- * capped by the taps' range; pe[3] the most they can move anywhere in the box (2 sum |G m| spread) */
-static void offsets_pos_err(const ref_deformable_params *p, const sample *q, const cell *sc, double pe[4])
+ * capped by the taps' range; pe[3] the most they can move anywhere in the box (2 sum |G m| spread).
+ * Returns whether a non-finite input meets the sample (a G m, or a tap its box reaches). */
+static int offsets_pos_err(const ref_deformable_params *p, const sample *q, const cell *sc, double pe[4])
 {
+    int nonfinite = 0;
     for (int t = 0; t < 4; t++) pe[t] = 0;
     for (int64_t c = q->c0; c < q->c1; c++) {
         double sy, sx;
@@ -217,7 +225,9 @@ static void offsets_pos_err(const ref_deformable_params *p, const sample *q, con
         pe[1] += gm * fmin(2.0 * sy * q->dx, 2.0 * spread);
         pe[2] += fabs(q->G[c]) * fmin(ref_value_pos_err(sy, sx, q->dy, q->dx), spread);
         pe[3] += gm * 2.0 * spread;
+        nonfinite |= !isfinite(gm) || spread == INFINITY;
     }
+    return nonfinite;
 }
 
 /* The offset gradients' jumps (ambig): where rounding may put the position on the other side of an
@@ -295,9 +305,12 @@ static void backward_sample(const ref_deformable_params *p, const double *grad, 
     const cell sc = inside ? s : deform_cell_at(p, cy, cx);
     grad_x_pos_err(p, &q, &sc, o);
     double pe[4];
-    offsets_pos_err(p, &q, &sc, pe);
+    const int nonfinite = offsets_pos_err(p, &q, &sc, pe);
     for (int t = 0; t < 3; t++) if (o->to[2]) o->to[2][q.eo[t]] = pe[t];
     if (o->to[3]) offset_ambiguity(p, &q, &s, sum, pe, o);
+    /* a non-finite input on a line: all three sum every corner times G m, any value */
+    if (o->to[3] && nonfinite && deform_bwd_on_line(p, q.py, q.dy, q.px, q.dx))
+        for (int t = 0; t < 3; t++) o->to[3][q.eo[t]] = INFINITY;
 }
 
 /* grad_x and grad_offsets from zeros, sample by sample in the order (n, ho, wo, g, i, j) */
