@@ -117,7 +117,10 @@ static const cli_option list_opts[] = {
 static const cli_option hunt_opts[] = {
     {"--impl", "optimized|plugin:PATH.so|dir:DIR", "optimized", "what is hunted; dir:DIR: each round is exported under DIR and run by --runner"},
     {"--runner", "CMD", "none", "dir: the device's command for each round, {dir} replaced by the round's export"},
+    {"--runner-repro", "CMD", "--runner", "dir: the runner the repro lines name (a relaying runner's real command)"},
     {"--baseline", "optimized|plugin:PATH.so", "none", "a failure counts only where this implementation passes"},
+    {"--waivers", "FILE", "none", "a find whose minimal case a waiver's \"when\" holds on is waived, not found"},
+    ISA,
     {"--seconds", "N", "60 (unless --cases)", "how long to hunt"},
     {"--cases", "N", "none", "how many problems to draw instead"},
     {"--seed", "N", "1", "the draws and the shrinking follow from it"},
