@@ -156,6 +156,24 @@ Test(plugins, writes_past_an_output_are_caught, .init = setup, .fini = teardown)
     cJSON_Delete(r);
 }
 
+/* a kernel writing through its const input pointers, there where conform's buffer header is: the
+   inputs are read-only in its child, so that is the kernel's SIGSEGV, named per case, and not the
+   harness stopping at a corrupt header when it frees the shared input (it aborted, with no report) */
+Test(plugins, writes_into_an_input_are_the_kernels_crash, .init = setup, .fini = teardown)
+{
+    cJSON *r = through("faulty_scribble", "smoke/fwd_grid*", EXIT_FAIL);
+    const cJSON *c;
+    int n = 0;
+    cJSON_ArrayForEach(c, cJSON_GetObjectItem(r, "cases")) {
+        cr_assert_str_eq(cJSON_GetObjectItem(c, "status")->valuestring, "crashed");
+        cr_assert(strstr(cJSON_GetObjectItem(c, "message")->valuestring, "SIGSEGV"), "%s",
+                  cJSON_GetObjectItem(c, "message")->valuestring);
+        n++;
+    }
+    cr_assert_eq(n, 8, "every case of the filter has its verdict");
+    cJSON_Delete(r);
+}
+
 Test(plugins, abi_mismatch_and_missing_library_are_refused, .init = setup, .fini = teardown)
 {
     char impl[] = "plugin:build/plugins/faulty_abi.so", rep[128];

@@ -129,6 +129,14 @@ void *bigbuf_alloc(size_t n, int zero, bigbuf_kind kind)
     return base + HEADER;
 }
 
+void bigbuf_seal(const void *p)
+{
+    if (!p) return;
+    unsigned char *base = (unsigned char *)p - HEADER;
+    header h = *(header *)base;
+    if (h.magic == MAGIC && h.bytes) mprotect(base, h.bytes, PROT_READ);
+}
+
 void bigbuf_free(void *p)
 {
     if (!p) return;

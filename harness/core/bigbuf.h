@@ -23,6 +23,10 @@ typedef enum {
 /* n bytes, 64-byte aligned; zeroed when zero is set. NULL: no memory. */
 void *bigbuf_alloc(size_t n, int zero, bigbuf_kind kind);
 void bigbuf_free(void *p);
+/* Makes a mapped buffer (its header too) read-only in this process; a small heap one is left as it
+   is. For an implementation's child: a kernel that writes through its input pointers then dies on
+   SIGSEGV, a crash named as its verdict, instead of scribbling on shared pages the parent frees. */
+void bigbuf_seal(const void *p);
 /* At most cap bytes of buffers, in use and kept, are held: kept ones beyond it are unmapped now
    and whenever a new mapping would pass it (a buffer in use is never refused). 0 keeps none. */
 void bigbuf_set_cap(double cap);

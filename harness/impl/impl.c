@@ -354,6 +354,8 @@ exec_status impl_exec(impl_kernel_fn fn, const impl_t *impl, const problem_t *p,
     if (pid == 0) {
         default_fault_signals();
         prefault_io(impl, p, in, out);
+        /* inputs are read-only to the kernel: a write through them is its crash, not the parent's */
+        for (int i = 0; i < p->op->n_inputs; i++) bigbuf_seal(in[i]);
         /* the child writes the outputs into shared memory and leaves without atexit work */
         int rc = fn(impl, p, in, out, ex);
         _exit(rc == 0 ? 0 : (rc & 0x7f) | 0x80);

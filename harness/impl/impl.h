@@ -100,7 +100,8 @@ int impl_pinned_seed(const impl_t *impl, uint64_t *seed);
 const cJSON *impl_dir_held(const impl_t *impl);
 const cJSON *impl_dir_manifest(const impl_t *impl);
 
-/* For the kernel kinds: runs fn in a child process (or in place) with outputs in shared memory. */
+/* For the kernel kinds: runs fn in a child process (or in place) with outputs in shared memory; the
+   inputs are bigbuf buffers (run_kernel's), sealed read-only in the child. */
 typedef int (*impl_kernel_fn)(const impl_t *impl, const problem_t *p, const void **in, void **out, const conform_exec *ex);
 exec_status impl_exec(impl_kernel_fn fn, const impl_t *impl, const problem_t *p, const void **in, void **out,
                       const conform_exec *ex, const exec_policy *policy, int *code);

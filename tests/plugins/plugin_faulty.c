@@ -5,7 +5,8 @@
  *   OVERFLOW  roi_align writes one element past its output
  *   ABI       declares an ABI version this conform does not speak
  *   SUPPORTS  supports("grid_sampler_2d") dies on SIGSEGV (a call conform makes in its own process)
- *   UNWRITTEN roi_align leaves every element it computes as NaN unwritten (what the buffer held) */
+ *   UNWRITTEN roi_align leaves every element it computes as NaN unwritten (what the buffer held)
+ *   SCRIBBLE  roi_align writes into its input, 64 bytes before its first element (const cast away) */
 #include <signal.h>
 #include <stdlib.h>
 
@@ -20,6 +21,8 @@ static int faulty_run(const char *op, int na, const conform_plugin_attr *a, int 
 #if FAULT == 1 /* CRASH */
     if (fwd) raise(SIGSEGV);
     else abort();
+#elif FAULT == 7 /* SCRIBBLE */
+    if (fwd) ((float *)in[0].data)[-16] = 1.0f;
 #elif FAULT == 2 /* HANG */
     if (fwd) for (volatile int forever = 1; forever;) {}
 #endif
