@@ -497,9 +497,10 @@ static int search_round(hunt_t *h)
         if (cases[i] == s[i].exact) cases[i] = NULL;
     h->tried += n;
     for (int i = 0; i < n && rc != -2; i++) {
-        /* a batch's failures of one kind shrink once; with waivers, of one kind and the same waivers'
+        /* (an exact draw was judged as its sketch's own data, not a copy: its waivers are read there)
+           a batch's failures of one kind shrink once; with waivers, of one kind and the same waivers'
            "when" holding, so that a waived failure never hides a failure no waiver's "when" holds on */
-        uint64_t held = sig[i].finding && h->n_waivers ? hunt_waivers_holding_spec(h, cases[i], seeds[i]) : 0;
+        uint64_t held = sig[i].finding && h->n_waivers ? hunt_waivers_holding_spec(h, cases[i] ? cases[i] : s[i].exact, seeds[i]) : 0;
         int seen = 0;
         for (int j = 0; j < shrunk; j++) seen |= hunt_same(&done[j], &sig[i]) && done_held[j] == held;
         if (sig[i].finding && !seen && !hunt_enough(h)) { /* a failure drawn in time is shrunk, even past it */
