@@ -13,6 +13,7 @@
 #include "datadir.h"
 #include "dump_case.h"
 #include "jobs.h"
+#include "fill.h"
 #include "report.h"
 #include "runner.h"
 #include "select.h"
@@ -36,21 +37,6 @@ typedef struct {
     int *used;
 } waivers_t;
 
-/* 1 when the optional string array key of waiver it holds name (a missing key holds everything);
-   -1 when the key is not an array of strings */
-static int waiver_lists(const cJSON *it, const char *key, const char *name)
-{
-    const cJSON *l = cJSON_GetObjectItemCaseSensitive(it, key), *e;
-    if (!l) return 1;
-    if (!cJSON_IsArray(l)) return -1;
-    int found = 0;
-    cJSON_ArrayForEach(e, l) {
-        if (!cJSON_IsString(e)) return -1;
-        found |= name && !strcmp(e->valuestring, name);
-    }
-    return found;
-}
-
 /* The waivers of path that hold at dtype: a waiver with "dtypes" holds only at those (a divergence
    that rounding to a 16-bit dtype exposes, e.g. samples landing exactly on a line, would be stale
    at float32), so it is neither applied nor reported stale elsewhere. */
@@ -72,13 +58,13 @@ static int waivers_load(const char *path, const dtype_desc *dt, waivers_t *w)
         if (!p && cJSON_GetObjectItemCaseSensitive(it, "when")) { i++; continue; } /* a hunt's alone (docs/hunt.md) */
         if (!cJSON_IsString(p) || !cJSON_IsString(r) || !r->valuestring[0] || !cJSON_IsString(l) || !l->valuestring[0])
             return usage_error("%s: waivers[%d] needs a \"pattern\", a non-empty \"reason\" and a \"link\"", path, i);
-        if (waiver_lists(it, "dtypes", NULL) < 0 || waiver_lists(it, "outputs", NULL) < 0)
+        if (json_names_hold(it, "dtypes", NULL) < 0 || json_names_hold(it, "outputs", NULL) < 0)
             return usage_error("%s: waivers[%d]: \"dtypes\" and \"outputs\" are arrays of names", path, i);
         cJSON_ArrayForEach(d, cJSON_GetObjectItemCaseSensitive(it, "dtypes"))
             if (!dtype_find(d->valuestring))
                 return usage_error("%s: waivers[%d]: dtype '%s' is not one of %s", path, i, d->valuestring, dtype_names());
         i++;
-        if (waiver_lists(it, "dtypes", dt->name)) w->items[w->n++] = it;
+        if (json_names_hold(it, "dtypes", dt->name)) w->items[w->n++] = it;
     }
     return 0;
 }
@@ -94,7 +80,7 @@ static int waiver_covers_outputs(const cJSON *w, const cJSON *case_json)
         int bad = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(o, "n_over_tol")) > 0 ||
                   cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(o, "n_nonfinite_mismatch")) > 0 ||
                   cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "all_zero"));
-        if (bad && waiver_lists(w, "outputs", cJSON_GetStringValue(name)) != 1) return 0;
+        if (bad && json_names_hold(w, "outputs", cJSON_GetStringValue(name)) != 1) return 0;
     }
     return 1;
 }

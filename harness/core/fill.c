@@ -6,6 +6,19 @@
 #include <stdio.h>
 #include <string.h>
 
+int json_names_hold(const cJSON *obj, const char *key, const char *name)
+{
+    const cJSON *l = cJSON_GetObjectItemCaseSensitive(obj, key), *e;
+    if (!l) return 1;
+    if (!cJSON_IsArray(l)) return -1;
+    int found = 0;
+    cJSON_ArrayForEach(e, l) {
+        if (!cJSON_IsString(e)) return -1;
+        found |= name && !strcmp(e->valuestring, name);
+    }
+    return found;
+}
+
 double json_number(const cJSON *obj, const char *key, double def)
 {
     const cJSON *v = obj ? cJSON_GetObjectItemCaseSensitive(obj, key) : NULL;

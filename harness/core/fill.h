@@ -44,6 +44,10 @@ void fill_roi_frame(const cJSON *g, int64_t H, int64_t W, double s, double *img_
  * last samples land exactly on -1 and on n: the span [start, end] in feature coordinates. */
 void fill_edge_span(double n, int64_t pooled, int64_t sr, double *start, double *end);
 double json_number(const cJSON *obj, const char *key, double def);
+/* 1 when the optional string array key of obj holds name (a missing key holds everything; a NULL
+   name only checks the key); -1 when the key is not an array of strings (a waiver's "dtypes",
+   "outputs", "ops") */
+int json_names_hold(const cJSON *obj, const char *key, const char *name);
 
 static inline double round_f32(double v) { return (double)(float)v; }
 

@@ -12,24 +12,10 @@
 #include "cli.h"
 #include "datadir.h"
 #include "hunt_core.h"
+#include "fill.h"
 #include "report.h"
 
 #define MAX_WAIVERS 64 /* the usable ones: a bit each in hunt_waivers_holding's mask */
-
-/* 1 when the optional string array key of it holds name (a missing key holds everything); -1 when
-   the key is not an array of strings */
-static int lists(const cJSON *it, const char *key, const char *name)
-{
-    const cJSON *l = cJSON_GetObjectItemCaseSensitive(it, key), *e;
-    if (!l) return 1;
-    if (!cJSON_IsArray(l)) return -1;
-    int found = 0;
-    cJSON_ArrayForEach(e, l) {
-        if (!cJSON_IsString(e)) return -1;
-        found |= name && !strcmp(e->valuestring, name);
-    }
-    return found;
-}
 
 /* "sample_on_window_line": true (any of the four lines) or "low" (py = -1 or px = -1 only); 0: absent */
 static int line_kind(const cJSON *w)
@@ -42,7 +28,7 @@ static int line_kind(const cJSON *w)
 static const char *bad_when(const cJSON *w)
 {
     if (!cJSON_IsObject(w)) return "\"when\" is an object or an array of objects";
-    if (lists(w, "ops", NULL) < 0 || lists(w, "outputs", NULL) < 0) return "\"ops\" and \"outputs\" are arrays of names";
+    if (json_names_hold(w, "ops", NULL) < 0 || json_names_hold(w, "outputs", NULL) < 0) return "\"ops\" and \"outputs\" are arrays of names";
     const cJSON *all = cJSON_GetObjectItemCaseSensitive(w, "all"), *e;
     if (all) { /* every one of them holds */
         if (!cJSON_IsArray(all) || !cJSON_GetArraySize(all)) return "\"all\" is a non-empty array of predicates";
@@ -81,9 +67,9 @@ static int when_names_op(const cJSON *it, const op_desc *op)
 {
     const cJSON *w = cJSON_GetObjectItemCaseSensitive(it, "when"), *e;
     int names = 0;
-    if (cJSON_IsObject(w)) return lists(w, "ops", op->name) != 1 ? 0 : reads_inputs_of(w, op) ? 1 : -1;
+    if (cJSON_IsObject(w)) return json_names_hold(w, "ops", op->name) != 1 ? 0 : reads_inputs_of(w, op) ? 1 : -1;
     cJSON_ArrayForEach(e, w) {
-        if (lists(e, "ops", op->name) != 1) continue;
+        if (json_names_hold(e, "ops", op->name) != 1) continue;
         if (!reads_inputs_of(e, op)) return -1;
         names = 1;
     }
@@ -113,7 +99,7 @@ int hunt_waivers_load(hunt_t *h, const char *path, const char *dtype)
         const cJSON *r = cJSON_GetObjectItemCaseSensitive(it, "reason"), *l = cJSON_GetObjectItemCaseSensitive(it, "link");
         if (!cJSON_IsString(r) || !r->valuestring[0] || !cJSON_IsString(l) || !l->valuestring[0])
             return usage_error("%s: waivers[%d] needs a non-empty \"reason\" and a \"link\"", path, i);
-        if (lists(it, "dtypes", NULL) < 0 || lists(it, "outputs", NULL) < 0)
+        if (json_names_hold(it, "dtypes", NULL) < 0 || json_names_hold(it, "outputs", NULL) < 0)
             return usage_error("%s: waivers[%d]: \"dtypes\" and \"outputs\" are arrays of names", path, i);
         if (check_when(path, i, it)) return EXIT_USAGE;
         i++;
@@ -121,7 +107,7 @@ int hunt_waivers_load(hunt_t *h, const char *path, const char *dtype)
         if (names < 0)
             return usage_error("%s: waivers[%d]: \"when\" for %s reads an input %s does not have (see conform help %s)", path,
                                i - 1, h->op->name, h->op->name, h->op->name);
-        if (!names || lists(it, "dtypes", dtype) != 1) continue;
+        if (!names || json_names_hold(it, "dtypes", dtype) != 1) continue;
         if (h->n_waivers == MAX_WAIVERS) return usage_error("%s: more than %d hunt waivers for %s", path, MAX_WAIVERS, h->op->name);
         h->waiver[h->n_waivers++] = it;
     }
@@ -200,7 +186,7 @@ static int on_window_line(const cJSON *c, int low_only)
 static int when_holds(const cJSON *w, const char *op, const cJSON *c)
 {
     const cJSON *all = cJSON_GetObjectItemCaseSensitive(w, "all"), *e;
-    if (lists(w, "ops", op) != 1) return 0;
+    if (json_names_hold(w, "ops", op) != 1) return 0;
     if (all) {
         cJSON_ArrayForEach(e, all) if (!when_holds(e, op, c)) return 0;
         return 1;
@@ -236,7 +222,7 @@ static int covers(const cJSON *waiver, const cJSON *w, const case_result *r, con
 {
     const cJSON *by = cJSON_GetObjectItemCaseSensitive(w, "outputs") ? w : waiver;
     for (int o = 0; o < r->n_out; o++)
-        if ((sig->mask >> o & 1) && lists(by, "outputs", r->out[o].name) != 1) return 0;
+        if ((sig->mask >> o & 1) && json_names_hold(by, "outputs", r->out[o].name) != 1) return 0;
     return 1;
 }
 
