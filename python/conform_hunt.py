@@ -45,24 +45,44 @@ def _save(path, arr):
     os.replace(tmp, path)
 
 
+def _kernel_name(kernel):
+    return "%s.%s" % (getattr(kernel, "__module__", "?"), getattr(kernel, "__qualname__", repr(kernel)))
+
+
+def _write_runner(root, record):
+    """root/runner.json (docs/runners.md, schema conform-runner 1), atomically: what ran (the
+    callable, for the reports) and each case it wrote."""
+    tmp = os.path.join(root, "runner.json.tmp%d" % os.getpid())
+    with open(tmp, "w") as f:
+        json.dump(record, f, indent=1, sort_keys=True)
+    os.replace(tmp, os.path.join(root, "runner.json"))
+
+
 def run_round(kernel, root):
-    """Runs kernel on every case of the export in root; a case the kernel raises on writes nothing
-    (conform reports its outputs missing, a finding)."""
+    """Runs kernel on every case of the export in root and records it in root/runner.json; a case
+    the kernel raises on writes nothing (conform reports its outputs missing, a finding)."""
     import numpy as np
     with open(os.path.join(root, "manifest.json")) as f:
         manifest = json.load(f)
+    name = _kernel_name(kernel)
+    record = {"schema": "conform-runner", "schema_version": 1, "runner": "conform_hunt (a Python callable over the relay)",
+              "ops": {}, "cases": {}}
     for case in manifest.get("cases", []):
         if "expect_error" in case or "not_applicable" in case or "invalid" in case:
             continue
+        record["ops"][case["op"]] = {"supported": True, "call": name}
         inputs = {n: np.load(os.path.join(root, rel)) for n, rel in case.get("inputs", {}).items()}
         try:
             got = kernel(case["op"], inputs, case.get("attrs", {}))
         except Exception as e:  # the kernel's own failure: reported by conform as missing outputs
+            # not declared skipped: a skip is a case the runner declines (not counted), a raise is a find
             sys.stderr.write("conform_hunt: %s: %s: %s\n" % (case.get("id"), type(e).__name__, e))
             continue
-        for name, o in case.get("outputs", {}).items():
-            if o.get("computed", True) and name in got:
-                _save(os.path.join(root, o["path"]), got[name])
+        for oname, o in case.get("outputs", {}).items():
+            if o.get("computed", True) and oname in got:
+                _save(os.path.join(root, o["path"]), got[oname])
+        record["cases"][case["id"]] = {"status": "written"}
+    _write_runner(root, record)
 
 
 def _serve(serve_round, sock, proc, errors):

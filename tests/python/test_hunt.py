@@ -1,6 +1,7 @@
 """conform.hunt from Python (python/conform_hunt.py): a faulty numpy kernel is found through dir:
 and a runner that calls back into this process, and shrunk to a case of a few elements."""
 import os
+import shutil
 import sys
 import unittest
 
@@ -47,6 +48,36 @@ class HuntFromPython(unittest.TestCase):
         self.assertEqual(d["cases"], [])
         self.assertGreaterEqual(len(d["waived"]), 1)
         self.assertEqual(d["waived"][0]["waiver"]["reason"], "every finite grid")
+
+    def test_a_round_records_what_ran_in_runner_json(self):
+        """run_round writes the round's runner.json (docs/runners.md): the callable, each case it
+        wrote; a case it raised on is neither written nor declared skipped (a find, not a decline)"""
+        import json
+        import subprocess
+        import tempfile
+        from conform_hunt import run_round
+        root = os.path.join(tempfile.mkdtemp(prefix="test_hunt_"), "exp")
+        subprocess.run([CONFORM, "export", "cases/smoke.json", "--op", "grid_sampler_2d", "--out", root], check=True,
+                       stdout=subprocess.DEVNULL)
+        with open(os.path.join(root, "manifest.json")) as f:
+            cases = [c for c in json.load(f)["cases"] if not ({"expect_error", "not_applicable", "invalid"} & set(c))]
+        ids = [c["id"] for c in cases]
+        bad_grid = np.load(os.path.join(root, cases[0]["inputs"]["grid"]))
+
+        def sometimes(op, inputs, attrs):
+            if np.array_equal(inputs["grid"], bad_grid, equal_nan=True):
+                raise ValueError("not this one")
+            return zeros_grid_sampler(op, inputs, attrs)
+        run_round(sometimes, root)
+        with open(os.path.join(root, "runner.json")) as f:
+            rec = json.load(f)
+        self.assertEqual(rec["schema"], "conform-runner")
+        self.assertIn("sometimes", rec["ops"]["grid_sampler_2d"]["call"])
+        self.assertNotIn(ids[0], rec["cases"])
+        written = [i for i in ids if rec["cases"].get(i) == {"status": "written"}]
+        self.assertGreater(len(written), 0)
+        self.assertEqual(len(written) + sum(1 for i in ids if i not in rec["cases"]), len(ids))
+        shutil.rmtree(os.path.dirname(root))
 
     def test_bad_usage_raises(self):
         with self.assertRaises(RuntimeError):
