@@ -63,6 +63,8 @@ LIBREF   = $(BUILD)/libconform_ref.a
 LIBOPT   = $(BUILD)/libconform_opt.a
 CONFORM  = $(BUILD)/conform
 TESTS    = $(BUILD)/conform_tests
+# the tests run the plugins of their own build (build-san's under test-san, which builds no build/)
+$(TEST_OBJ): CFLAGS += -DTEST_BUILD='"$(BUILD)"'
 CHECK_GOLDEN = $(BUILD)/check_golden
 
 # the example plugin and the deliberately faulty ones the tests run suites through

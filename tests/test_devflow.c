@@ -563,7 +563,7 @@ Test(devflow, exports_at_each_dtype_are_numpy_files_of_that_dtype, .init = setup
 static cJSON *through(const char *plugin, const char *dtype, int expect_rc)
 {
     char impl[200];
-    snprintf(impl, sizeof impl, "plugin:build/plugins/%s.so", plugin);
+    snprintf(impl, sizeof impl, "plugin:" TEST_BUILD "/plugins/%s.so", plugin);
     cr_assert_eq(RUN("cases/smoke.json", "--op", "roi_align", "--op", "roi_align_v2_backward", "--impl", impl, "--dtype", dtype,
                      "--report-dir", sub(dtype), "--quiet", "--timeout", "60"),
                  expect_rc, "%s at %s", plugin, dtype);
@@ -599,7 +599,7 @@ Test(devflow, dtypes_an_implementation_cannot_compute_in_are_usage_errors, .init
     const char *a[] = {"conform", "run", "cases/smoke.json", "--dtype", "float16", NULL};
     cr_assert_eq(with_stderr(cmd_run, a, msg, sizeof msg), EXIT_USAGE);
     cr_assert(strstr(msg, "optimized kernels compute in float32 only"), "%s", msg);
-    const char *b[] = {"conform", "run", "cases/smoke.json", "--impl", "plugin:build/plugins/plugin_roi_align.so", "--dtype",
+    const char *b[] = {"conform", "run", "cases/smoke.json", "--impl", "plugin:" TEST_BUILD "/plugins/plugin_roi_align.so", "--dtype",
                        "bfloat16", NULL};
     cr_assert_eq(with_stderr(cmd_run, b, msg, sizeof msg), EXIT_USAGE);
     cr_assert(strstr(msg, "ABI version 1 computes in float32 only"), "%s", msg);
@@ -628,7 +628,7 @@ Test(devflow, a_float16_device_directory_round_trips, .init = setup, .fini = tea
 {
     const char *ex = sub("ex");
     cr_assert_eq(EXPORT("cases/smoke.json", "--op", "roi_align", "--out", ex, "--dtype", "float16", "--outputs",
-                        "plugin:build/plugins/plugin_roi_align_v2.so"),
+                        "plugin:" TEST_BUILD "/plugins/plugin_roi_align_v2.so"),
                  EXIT_OK);
     char impl[300];
     snprintf(impl, sizeof impl, "dir:%s", ex);

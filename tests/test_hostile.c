@@ -28,7 +28,7 @@ Test(hostile, sigterm_leaves_a_valid_report_that_says_interrupted, .init = setup
     char rep[128];
     snprintf(rep, sizeof rep, "%s/r", dir);
     /* a plugin that hangs in roi_align keeps the run busy until the signal comes */
-    const char *argv[] = {"conform", "run", "cases/smoke.json", "--impl", "plugin:build/plugins/faulty_hang.so", "--timeout",
+    const char *argv[] = {"conform", "run", "cases/smoke.json", "--impl", "plugin:" TEST_BUILD "/plugins/faulty_hang.so", "--timeout",
                           "60", "--report-dir", rep, "--quiet", "--filter", "smoke/*grid*"};
     cJSON *r = sigterm_run(argv, 12, rep);
     cJSON_Delete(r);

@@ -171,7 +171,7 @@ Test(jobs, sigterm_with_two_jobs_leaves_a_valid_report_that_says_interrupted, .i
     char rep[128];
     snprintf(rep, sizeof rep, "%s/r", dir);
     /* a plugin that hangs in roi_align keeps both workers busy until the signal comes */
-    const char *argv[] = {"conform", "run", "cases/smoke.json", "--impl", "plugin:build/plugins/faulty_hang.so", "--timeout",
+    const char *argv[] = {"conform", "run", "cases/smoke.json", "--impl", "plugin:" TEST_BUILD "/plugins/faulty_hang.so", "--timeout",
                           "60", "--report-dir", rep, "--quiet", "--filter", "smoke/*grid*", "--jobs", "2"};
     cJSON *r = sigterm_run(argv, 14, rep);
     cJSON_Delete(r);

@@ -23,7 +23,7 @@ static void teardown(void) { scratch_remove(dir); }
 static cJSON *through_with_timeout(const char *plugin, const char *filter, int expect_rc, const char *timeout)
 {
     char impl[256], rep[128], path[256], err[256];
-    snprintf(impl, sizeof impl, "plugin:build/plugins/%s.so", plugin);
+    snprintf(impl, sizeof impl, "plugin:" TEST_BUILD "/plugins/%s.so", plugin);
     snprintf(rep, sizeof rep, "%s/%s", dir, plugin);
     const char *argv[] = {"conform", "run", "cases/smoke.json", "--impl", impl, "--report-dir", rep, "--quiet",
                           "--timeout", timeout, "--filter", filter ? filter : "*"};
@@ -176,7 +176,7 @@ Test(plugins, writes_into_an_input_are_the_kernels_crash, .init = setup, .fini =
 
 Test(plugins, abi_mismatch_and_missing_library_are_refused, .init = setup, .fini = teardown)
 {
-    char impl[] = "plugin:build/plugins/faulty_abi.so", rep[128];
+    char impl[] = "plugin:" TEST_BUILD "/plugins/faulty_abi.so", rep[128];
     snprintf(rep, sizeof rep, "%s/abi", dir);
     const char *argv[] = {"conform", "run", "cases/smoke.json", "--impl", impl, "--report-dir", rep, "--quiet"};
     cr_assert_eq(cmd_run(8, (char **)argv), EXIT_USAGE, "an ABI mismatch is refused before anything runs");
@@ -209,7 +209,7 @@ static int with_stderr(int (*cmd)(int, char **), int argc, const char **argv, ch
    no report */
 Test(plugins, a_crash_in_a_call_conform_makes_itself_refuses_the_plugin, .init = setup, .fini = teardown)
 {
-    char impl[] = "plugin:build/plugins/faulty_supports.so", rep[128], ex[128], msg[2048];
+    char impl[] = "plugin:" TEST_BUILD "/plugins/faulty_supports.so", rep[128], ex[128], msg[2048];
     snprintf(rep, sizeof rep, "%s/supports", dir);
     snprintf(ex, sizeof ex, "%s/ex", dir);
     const char *argv[] = {"conform", "run", "cases/smoke.json", "--impl", impl, "--report-dir", rep, "--quiet", "--jobs", "1"};
@@ -227,7 +227,7 @@ Test(plugins, export_says_a_crashed_case_crashed, .init = setup, .fini = teardow
 {
     char ex[128], msg[4096];
     snprintf(ex, sizeof ex, "%s/ex", dir);
-    const char *exp[] = {"conform", "export", "cases/smoke.json", "--outputs", "plugin:build/plugins/faulty_crash.so", "--out",
+    const char *exp[] = {"conform", "export", "cases/smoke.json", "--outputs", "plugin:" TEST_BUILD "/plugins/faulty_crash.so", "--out",
                          ex, "--filter", "smoke/fwd_grid/aligned=true,sampling_ratio=0"};
     cr_assert_eq(with_stderr(cmd_export, 9, exp, msg, sizeof msg), EXIT_OK);
     cr_assert(strstr(msg, "gave no outputs (crashed: signal 11"), "%s", msg);

@@ -282,7 +282,7 @@ Test(readable, failures_come_first_with_an_anchor_per_case_and_missing_grouped_b
 /* a failing run with many failures: each heat map drawn once, the first few only */
 Test(readable, a_large_failing_report_stays_small, .init = setup, .fini = teardown)
 {
-    cr_assert_eq(RUN("cases/smoke.json", "--op", "roi_align_v2_backward", "--impl", "plugin:build/plugins/faulty_wrong.so",
+    cr_assert_eq(RUN("cases/smoke.json", "--op", "roi_align_v2_backward", "--impl", "plugin:" TEST_BUILD "/plugins/faulty_wrong.so",
                      "--report-dir", sub("rep"), "--quiet"), EXIT_FAIL);
     cJSON *r = test_report(sub("rep"), NULL);
     int with_heat = 0;
@@ -313,7 +313,7 @@ Test(readable, waiver_reasons_and_links_are_in_html_and_markdown, .init = setup,
     write_file(sub("w.json"), "{\"waivers\": [{\"pattern\": \"smoke/bwd_grid*\", \"reason\": \"ticket 123: known scale\", "
                               "\"link\": \"https://example.com/t/123\"}]}");
     cr_assert_eq(RUN("cases/smoke.json", "--filter", "smoke/bwd_grid*", "--op", "roi_align_v2_backward", "--impl",
-                     "plugin:build/plugins/faulty_wrong.so", "--waivers", sub("w.json"), "--report-dir", sub("rep"), "--quiet"),
+                     "plugin:" TEST_BUILD "/plugins/faulty_wrong.so", "--waivers", sub("w.json"), "--report-dir", sub("rep"), "--quiet"),
                  EXIT_OK);
     char p[300];
     snprintf(p, sizeof p, "%s/report.html", sub("rep"));
@@ -331,7 +331,7 @@ Test(readable, waiver_reasons_and_links_are_in_html_and_markdown, .init = setup,
 Test(readable, validation_cases_are_counted_apart_from_the_implementation, .init = setup, .fini = teardown)
 {
     cr_assert_eq(RUN("cases/smoke.json", "--op", "deformable_offsets", "--op", "roi_align", "--impl",
-                     "plugin:build/plugins/plugin_roi_align.so", "--report-dir", sub("rep"), "--quiet"), EXIT_OK);
+                     "plugin:" TEST_BUILD "/plugins/plugin_roi_align.so", "--report-dir", sub("rep"), "--quiet"), EXIT_OK);
     cJSON *r = test_report(sub("rep"), NULL);
     const cJSON *d = cJSON_GetObjectItem(cJSON_GetObjectItem(r, "ops"), "deformable_offsets");
     double passed = cJSON_GetObjectItem(d, "passed")->valuedouble, validated = cJSON_GetObjectItem(d, "validation_passed")->valuedouble,

@@ -54,9 +54,9 @@ Test(roi_hunt_finds, every_minimal_case_passes_on_every_isa_and_thread_count)
 Test(roi_hunt_finds, the_bug_free_zoo_build_passes_every_minimal_case)
 {
     static char ids[16384];
-    if (access("build/zoo/none.so", R_OK) != 0) {
-        cr_log_warn("build/zoo/none.so not built (make zoo): skipped");
+    if (access(TEST_BUILD "/zoo/none.so", R_OK) != 0) {
+        cr_log_warn(TEST_BUILD "/zoo/none.so not built (make zoo): skipped");
         return;
     }
-    cr_expect_eq(failing("plugin:build/zoo/none.so", CONFORM_ISA_AUTO, 1, ids, sizeof ids), 0, "none.so:%s", ids);
+    cr_expect_eq(failing("plugin:" TEST_BUILD "/zoo/none.so", CONFORM_ISA_AUTO, 1, ids, sizeof ids), 0, "none.so:%s", ids);
 }

@@ -89,7 +89,7 @@ Test(standards_reports, every_output_in_every_format, .init = setup, .fini = tea
  * v2 mixed tolerance (rtol 2^-10 plus atol) on these cases, beyond torch_npu's 1e-4. */
 Test(standards_reports, gate_on_moves_the_verdict, .init = setup, .fini = teardown)
 {
-    const char *wrong = "plugin:build/plugins/faulty_wrong.so", *filter = "smoke/bwd_grid*";
+    const char *wrong = "plugin:" TEST_BUILD "/plugins/faulty_wrong.so", *filter = "smoke/bwd_grid*";
     cr_assert_eq(run_into("derived", filter, wrong, NULL), EXIT_FAIL);
     cr_assert_eq(run_into("v2", filter, wrong, "ascend-v2-mixed"), EXIT_OK);
     cr_assert_eq(run_into("dt", filter, wrong, "ascend-v2-mixed,double-thousandth"), EXIT_FAIL);
@@ -130,7 +130,7 @@ Test(standards_reports, merge_keeps_standards_and_gate, .init = setup, .fini = t
         snprintf(sh[i], sizeof sh[i], "%s/s%d", dir, i);
         snprintf(shard, sizeof shard, "%d/2", i + 1);
         const char *argv[] = {"conform", "run", "cases/smoke.json", "--filter", "smoke/bwd_grid*", "--report-dir", sh[i],
-                              "--quiet", "--shard", shard, "--impl", "plugin:build/plugins/faulty_wrong.so", "--gate-on",
+                              "--quiet", "--shard", shard, "--impl", "plugin:" TEST_BUILD "/plugins/faulty_wrong.so", "--gate-on",
                               "ascend-v2-mixed"};
         cmd_run(14, (char **)argv);
     }
