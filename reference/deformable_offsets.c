@@ -61,19 +61,7 @@ static void slopes_one(const window *w, const double *xn, int64_t c, double *sy,
     double t[4][4];
     for (int a = 0; a < 4; a++)
         for (int k = 0; k < 4; k++) t[a][k] = w->off[a][k] < 0 ? 0.0 : xn[w->off[a][k] + c];
-    double my = 0, mx = 0;
-    for (int a = 0; a < 3; a++)
-        for (int k = 0; k < 4; k++) {
-            const double d = fabs(t[a + 1][k] - t[a][k]);
-            my = d > my ? d : my;
-        }
-    for (int a = 0; a < 4; a++)
-        for (int k = 0; k < 3; k++) {
-            const double d = fabs(t[a][k + 1] - t[a][k]);
-            mx = d > mx ? d : mx;
-        }
-    *sy = my;
-    *sx = mx;
+    deform_window_slopes(t, sy, sx);
 }
 
 static void slopes(const window *w, const double *xn, int64_t c, int nc, double sy[DB], double sx[DB])

@@ -38,19 +38,7 @@ static void slopes(const ref_deformable_params *p, const double *xn, const cell 
     double t[4][4];
     for (int a = 0; a < 4; a++)
         for (int k = 0; k < 4; k++) t[a][k] = V(p, xn, s->h0 - 1 + a, s->w0 - 1 + k, c);
-    double my = 0, mx = 0;
-    for (int a = 0; a < 3; a++)
-        for (int k = 0; k < 4; k++) {
-            const double d = fabs(t[a + 1][k] - t[a][k]);
-            my = d > my ? d : my;
-        }
-    for (int a = 0; a < 4; a++)
-        for (int k = 0; k < 3; k++) {
-            const double d = fabs(t[a][k + 1] - t[a][k]);
-            mx = d > mx ? d : mx;
-        }
-    *sy = my;
-    *sx = mx;
+    deform_window_slopes(t, sy, sx);
 }
 
 /* the range of channel c's zero-padded taps a position within (dy, dx) of (py, px) reaches */
