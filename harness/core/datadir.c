@@ -55,6 +55,7 @@ const char *conform_program(void)
     if (!slash) return prog;
     *slash = '\0';
     if (!exists(exe, "../cases/conformance.json")) snprintf(prog, sizeof prog, "%s/conform", exe);
+    else snprintf(prog, sizeof prog, "%s/conform", strrchr(exe, '/') ? strrchr(exe, '/') + 1 : exe);
     return prog;
 }
 

@@ -13,8 +13,9 @@
 const char *conform_data_dir(void);
 /* DATA/rel into buf (returns buf); rel as given when the data directory is "." */
 const char *conform_data_file(const char *rel, char *buf, size_t n);
-/* The program as a repro line names it: build/conform in the source tree (run from its root), the
- * binary's own path anywhere else (an installed PREFIX/bin/conform). */
+/* The program as a repro line names it: BUILD/conform in the source tree, run from its root (build/
+ * or build-san/: the folder of the running binary), the binary's own path anywhere else (an
+ * installed PREFIX/bin/conform). */
 const char *conform_program(void);
 /* A data file path as given (a suite, waivers, the zoo power table): itself when it exists or is absolute, else the data
  * directory's file of that name when that exists (`conform run cases/smoke.json` from anywhere). */
