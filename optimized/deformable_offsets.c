@@ -54,6 +54,15 @@ static inline void geom_at(int64_t H, int64_t W, float py, float px, sample_geom
 
 /* ---- forward ---------------------------------------------------------------------------- */
 
+/* An infinite mask: m times the bilinear sum, grouped as spec 5 writes it. The weights scaled by m
+ * first (the finite path) would turn a zero corner into inf x 0 and opposite-signed corners into
+ * inf - inf, a NaN where the spec gives +-inf. Rare: plain stores, no microkernel. */
+static void fwd_infinite_mask(size_t nc, const float *const *v, const sample_geom *s, float m, float *dst)
+{
+    const float w0 = s->hh * s->hw, w1 = s->hh * s->lw, w2 = s->lh * s->hw, w3 = s->lh * s->lw;
+    for (size_t j = 0; j < nc; j++) dst[j] = m * (w0 * v[0][j] + w1 * v[1][j] + w2 * v[2][j] + w3 * v[3][j]);
+}
+
 int f32_deformable_offsets_fwd(const f32_deformable_params *p, const float *x, const float *offsets, float *y,
                                const conform_exec *ex)
 {
@@ -98,7 +107,8 @@ int f32_deformable_offsets_fwd(const f32_deformable_params *p, const float *x, c
                             const float *v[4];
                             for (int c = 0; c < 4; c++)
                                 v[c] = s.pix[c] >= 0 ? xn + (size_t)s.pix[c] * C + g * cpg : zero;
-                            kn.deform_fwd((size_t)cpg, v, w, dst);
+                            if (isinf(m)) fwd_infinite_mask((size_t)cpg, v, &s, m, dst);
+                            else kn.deform_fwd((size_t)cpg, v, w, dst);
                         }
                     }
             }
@@ -140,6 +150,22 @@ typedef struct {
     int64_t cc, nchunk;                  /* channels per chunk (the last may be short), chunks per group */
 } df_bwd;
 
+/* The offset gradients of a sample with an infinite mask, G*m per channel as spec 6 groups them:
+ * the channel sum times m (the finite path) is +-inf where the channels' terms are opposite
+ * infinities or a 0 x inf, NaN in the spec */
+static void bwd_infinite_mask(size_t nc, const float *g, const float *const *v, const sample_geom *s, float m,
+                              float acc[2])
+{
+    float ax = 0, ay = 0;
+    for (size_t j = 0; j < nc; j++) {
+        const float Gm = g[j] * m, v0 = v[0][j], v1 = v[1][j], v2 = v[2][j], v3 = v[3][j];
+        ax += Gm * (s->hh * (v1 - v0) + s->lh * (v3 - v2));
+        ay += Gm * (s->hw * (v2 - v0) + s->lw * (v3 - v1));
+    }
+    acc[0] = ax;
+    acc[1] = ay;
+}
+
 /* One sample of a unit's nc channels: scatters into gxn (sink for corners outside the plane) and
  * returns its offset and mask gradients over those channels in acc */
 static void bwd_sample(const df_bwd *b, const float *xn, float *gxn, float *sink, const float *gsrc, float py,
@@ -160,8 +186,11 @@ static void bwd_sample(const df_bwd *b, const float *xn, float *gxn, float *sink
         io[c] = s.pix[c] >= 0 ? gxn + (size_t)s.pix[c] * C : sink;
     }
     b->kn.deform_bwd(nc, gsrc, v, io, wg, cf, acc);
-    acc[0] *= m;
-    acc[1] *= m;
+    if (isinf(m)) bwd_infinite_mask(nc, gsrc, v, &s, m, acc);
+    else {
+        acc[0] *= m;
+        acc[1] *= m;
+    }
 }
 
 /* Unit u = (image n, group g, chunk ch): zeroes its grad_x channel slice, scatters every sample

@@ -300,6 +300,20 @@ Test(deformable_nonfinite, an_infinite_gradient_that_adds_nothing_leaves_the_bou
     bounds_free(&by); bounds_free(&bx); bounds_free(&bo);
 }
 
+/* A mask of -inf at px = 0.5, py = 0 on x = [(0, 0), (1, 1)] (1x2, C = 2), grad (1, -0.5): the spec's
+   terms G*m*(...) of the x offset gradient are -inf and +inf (NaN), and of the y offset gradient
+   too. A sum over the channels times m afterwards gives -inf and +inf: not the spec's value. */
+Test(deformable_nonfinite, an_infinite_mask_multiplies_each_channel_term)
+{
+    const ref_deformable_params p = {1, 1, 2, 2, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 2};
+    double x[4] = {0, 0, 1, 1}, off[6] = {0.5, 0, -INFINITY, 0, 0, 1}, g[4] = {1, -0.5, 0, 0}, y[4], gx[4], go[6];
+    ref_bounds by = bounds_alloc(CONFORM_U_F32, 4), bx = bounds_alloc(CONFORM_U_F32, 4), bo = bounds_alloc(CONFORM_U_F32, 6);
+    judge_every_isa(&p, x, off, g, 4, 6, 4, y, gx, go, &by, &bx, &bo);
+    cr_assert(isnan(go[0]) && isnan(go[1]) && go[2] == 0.25, "grad_offsets %g %g %g", go[0], go[1], go[2]);
+    cr_assert(bo.ambig[0] == 0 && bo.ambig[1] == 0, "an exact position: no ambiguity");
+    bounds_free(&by); bounds_free(&bx); bounds_free(&bo);
+}
+
 /* ---- validation: each rule of spec 5 named ------------------------------------------------- */
 
 static void expect_refused(const op_desc *op, const char *const *attrs, const shape_t *shapes, const char *want)

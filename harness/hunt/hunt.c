@@ -87,8 +87,8 @@ static void take_from(cJSON *obj, const cJSON *from, const char *key)
 
 /* A few values of the drawn case set to the edges of the problem: 0, +-0.5, +-1, and n - 1, n - 0.5,
    n, n + 0.5, n + 1 for one of its dims n (a batch index at or beyond the ends, a position on a
-   window line or a pixel centre, a corner on the plane's last row); mostly in the input with its
-   own generator (rois, offsets, grid). */
+   window line or a pixel centre, a corner on the plane's last row), and NaN, +-inf unless
+   --finite; mostly in the input with its own generator (rois, offsets, grid). */
 static void set_edge_values(hunt_t *h, hunt_sketch *s)
 {
     cJSON *c = hunt_sketch_case(h, s);
@@ -106,9 +106,14 @@ static void set_edge_values(hunt_t *h, hunt_sketch *s)
         if (len < 1) continue;
         double dim = (double)s->d[gsl_rng_uniform_int(h->rng, (unsigned long)op->hunt->n_dims)];
         static const double base[] = {0, -0.5, -1, 0.5, 1}, off[] = {-1, -0.5, 0, 0.5, 1};
-        unsigned long pick = gsl_rng_uniform_int(h->rng, 10);
-        double v = pick < 5 ? base[pick] : dim + off[pick - 5];
-        cJSON_ReplaceItemInArray(d, (int)gsl_rng_uniform_int(h->rng, (unsigned long)len), cJSON_CreateNumber(v));
+        /* without --finite, 2 picks in 12 are NaN or +-inf: a non-finite batch index beside finite
+           coordinates, a lone infinite mask; --finite draws as before */
+        unsigned long pick = gsl_rng_uniform_int(h->rng, h->o->finite ? 10 : 12);
+        double v = pick < 5 ? base[pick] : pick < 10 ? dim + off[pick - 5] : pick == 10 ? NAN : INFINITY;
+        if (pick == 11 && fill_pick(h->rng, 0.5)) v = -INFINITY;
+        int at = (int)gsl_rng_uniform_int(h->rng, (unsigned long)len);
+        cJSON_ReplaceItemInArray(d, at, isfinite(v) ? cJSON_CreateNumber(v)
+                                        : cJSON_CreateString(isnan(v) ? "nan" : v > 0 ? "inf" : "-inf"));
     }
     s->exact = m;
 }
