@@ -538,6 +538,26 @@ static void raise_own_cross(const ref_grid_sampler_params *p, const point *pt, c
     tap_cr[o] = fmax(tap_cr[o], stencil_pix_cross(bx, by, p->W, pix, &count) - others);
 }
 
+/* Bilinear taps whose weight vanishes within the box while the stencil stays: a padded box [k, k + e]
+   (e > 0) whose low end is the cell's integer k, which border and reflection reach exactly where
+   they clip a coordinate onto it (reflection with align_corners also at its fold on 0). At k the
+   tap k + 1 has weight exactly 0, above it a weight above 0: an infinite g gives 0 x inf = NaN at
+   one legal position and an infinity at the next, on every pixel of that column (row). The box's
+   other crossings of an integer change the stencil (crosses). Hunt finds: x = -4/3 and
+   x = 1037859.375 on a 1x3 plane under reflection, whose float32 coordinate clips to 0 exactly while
+   the exact one lies 5e-8 and 0.0625 above it: NaN in both float32 kernels, inf in the reference. */
+static unsigned grid_vanishing_taps(const ref_grid_sampler_params *p, const point *pt)
+{
+    if (p->interpolation_mode != 0 || pt->wide) return 0;
+    const int vx = pt->px_lo < pt->px_hi && pt->px_lo == (double)pt->x.base;
+    const int vy = pt->py_lo < pt->py_hi && pt->py_lo == (double)pt->y.base;
+    unsigned m = 0;
+    for (int j = 0; j < pt->y.n; j++)
+        for (int i = 0; i < pt->x.n; i++)
+            if ((vx && pt->x.idx[i] == pt->x.base + 1) || (vy && pt->y.idx[j] == pt->y.base + 1)) m |= 1u << (j * pt->x.n + i);
+    return m;
+}
+
 void grid_point_setup(const ref_grid_sampler_params *p, const double *g, double pre, int with_bounds, int extras,
                         point_work *w)
 {
@@ -547,6 +567,7 @@ void grid_point_setup(const ref_grid_sampler_params *p, const double *g, double 
     w->n_tie = (w->amb & 1) ? grid_nearest_choices(p, &w->pt, &w->box, w->tie_pix) : 0;
     w->n_extra = 0;
     w->crosses = 0;
+    w->vanish = extras ? grid_vanishing_taps(p, &w->pt) : 0;
     const point *pt = &w->pt;
     for (int j = 0; j < pt->y.n; j++)
         for (int i = 0; i < pt->x.n; i++) w->tap_cr[j * pt->x.n + i] = grid_tap_cross(pt, j, i);
@@ -644,8 +665,10 @@ double grid_w_spread(const ref_grid_sampler_params *p) { return p->interpolation
    magnitude and count join the pixel's abs_sum and n_terms, as nearest's gained tie sample does. */
 grid_wide_gain grid_wide_gain_of(const ref_grid_sampler_params *p)
 {
-    if (p->interpolation_mode == 2) return (grid_wide_gain){CUBIC_WIDE_SPREAD, CUBIC_WIDE_MAG, 16};
-    return (grid_wide_gain){1.0, 1.0, p->interpolation_mode == 0 ? 4 : 1};
+    if (p->interpolation_mode == 2) return (grid_wide_gain){CUBIC_WIDE_SPREAD, CUBIC_WIDE_MAG, 16, CUBIC_WIDE_GG_MAG};
+    /* bilinear's grid gradient: 4 terms v dw_x w_y g, |dw_x| = 1 and the w_y of a row's two taps,
+       which sum to 1 over the rows: 2 per |g| max |v| (nearest has none) */
+    return (grid_wide_gain){1.0, 1.0, p->interpolation_mode == 0 ? 4 : 1, p->interpolation_mode == 0 ? 2.0 : 0.0};
 }
 
 double grid_tap_fm(const ref_grid_sampler_params *p, const point *pt, int j, int i)
@@ -704,6 +727,16 @@ void grid_gg_rec_of(const ref_grid_sampler_params *p, const point_work *w, const
     r->nalt = (w->amb & 2) ? 8 : 0;
 }
 
+void grid_gg_reach_add(const ref_grid_sampler_params *p, const gg_rec *r, const double *plane, int64_t cs, double ag,
+                       gg_sums *s)
+{
+    s->r += ag * grid_slope_reach(p, &r->rect, plane, cs);
+    if (!r->wide || p->interpolation_mode == 1) return;
+    double lo, hi;
+    ref_tap_rect_range(plane, p->W, cs, &r->rect, &lo, &hi);
+    s->vw += ag * fmax(fabs(lo), fabs(hi)); /* a NaN tap is dropped: its s->r is NaN, unbounded */
+}
+
 void grid_gg_value(const ref_grid_sampler_params *p, const gg_rec *r, const gg_sums *s, double out[2])
 {
     out[0] = p->interpolation_mode == 1 ? 0 : r->mult[0] * s->gix;
@@ -733,8 +766,20 @@ void grid_grad_bounds(const ref_grid_sampler_params *p, const gg_rec *r, const g
     for (int c = 0; c < 2; c++) pe[c] = fmin(pe[c], reach[c]);
     double nt = (double)(p->C * r->ntap) + 1;
     double am[2] = {0, 0}, alt_ax[2] = {0, 0}, alt_nt = 0;
-    /* a wide box: any value of its reach (nearest has no grid gradient) */
-    for (int c = 0; c < 2 && r->wide && p->interpolation_mode != 1; c++) am[c] = fmax(reach[c] - pe[c], 0);
+    /* a wide box: any value of its reach (nearest has no grid gradient). The reach holds the twin's
+       exact value, mult (v1 - v0) g and the like, not its rounding: the twin rounds its own terms,
+       of magnitude |mult| gg_mag sum |g| max |v| (the reach's taps, any of them its taps), C taps + 1
+       of them (the multiplier), whatever its value (a hunt find: 1.5 x 0.9375 x 0.906 at
+       x = 12708841 on a 1x3 plane, the reference's 0 at the clip with a tolerance of exactly the
+       product, which float32 rounded up by 8e-8) */
+    const grid_wide_gain wg = grid_wide_gain_of(p);
+    double tw[2] = {0, 0};
+    for (int c = 0; c < 2 && r->wide && p->interpolation_mode != 1; c++) {
+        am[c] = fmax(reach[c] - pe[c], 0);
+        tw[c] = (c ? my : mx) * wg.gg_mag * s->vw;
+        alt_ax[c] = fmax(alt_ax[c], tw[c]);
+        alt_nt = fmax(alt_nt, (double)p->C * wg.nt + 1);
+    }
     /* a non-finite g or pixel enters the gradient (s->r, the sum of |g| slope_reach, is not
        finite): terms of both signs, or a weight or derivative product that is 0 at one legal
        position, give NaN in one evaluation form or position and an infinity in another (a
@@ -758,8 +803,8 @@ void grid_grad_bounds(const ref_grid_sampler_params *p, const gg_rec *r, const g
     for (int c = 0; c < 2; c++) {
         /* a kernel on another branch rounds that branch's terms: an ambiguous element's
            abs_sum and n_terms are those of the largest branch */
-        if (bg->abs_sum) bg->abs_sum[e + c] = am[c] > 0 ? fmax(ax[c], alt_ax[c]) : ax[c];
-        if (bg->n_terms) bg->n_terms[e + c] = am[c] > 0 ? fmax(nt, alt_nt) : nt;
+        if (bg->abs_sum) bg->abs_sum[e + c] = am[c] > 0 || tw[c] > 0 ? fmax(ax[c], alt_ax[c]) : ax[c];
+        if (bg->n_terms) bg->n_terms[e + c] = am[c] > 0 || tw[c] > 0 ? fmax(nt, alt_nt) : nt;
         if (bg->pos_err) bg->pos_err[e + c] = pe[c];
         if (bg->ambig) bg->ambig[e + c] = am[c];
     }

@@ -52,6 +52,12 @@ typedef struct {
  * on one axis times sum |c_k| <= 11/8 on the other, the cross form of grid_cross. */
 #define CUBIC_WIDE_SPREAD (418.0 / 256.0)
 #define CUBIC_WIDE_MAG (55.0 * 1.375)
+/* The same twin's grid-gradient terms v xg_i yc_j g (and v xc_i yg_j g), per |g| max |v|: their
+ * magnitude, grid_cross(D_i, yc_j, M_j, xg_i) summed over the 16 taps, is at most
+ * (sum_i D_i sum_j |yc_j| + sum_i |xg_i| sum_j M_j) / 2 <= (54 x 11/8 + 3 x 55) / 2, with sum_i D_i
+ * (the derivative polynomials' sum of |term| at t+1, t, 1-t, 2-t: 3.75 (t^2 + (1-t)^2) + 2.25 ((t+1)^2
+ * + (2-t)^2) + 39, convex in t) <= 54 at t = 0 or 1 and sum |xg| <= 3 (CUBIC_DABS_SUM). */
+#define CUBIC_WIDE_GG_MAG (0.5 * (54.0 * 1.375 + 3.0 * 55.0))
 
 /* the box's corners and edge midpoints, in units of its half-widths */
 extern const double grid_shifts[8][2];
@@ -107,6 +113,8 @@ typedef struct {
     int n_tie;          /* nearest's tie: the pixels another rounding may pick */
     int64_t tie_pix[9];
     int crosses;        /* extras: some box point's stencil differs from the point's */
+    unsigned vanish;    /* extras: own taps (bit j x.n + i) whose weight is 0 at one position of the
+                           box and not at another, the stencil the same (grid_vanishing_taps) */
     int n_extra;        /* pixels a float twin may reach that the point does not: the largest weight */
     int64_t extra_idx[8 * 16];  /* there, the largest sum of magnitudes (grid_cross) and count of */
     double extra_w[8 * 16], extra_m[8 * 16], extra_n[8 * 16]; /* the twin's terms on it */
@@ -209,6 +217,7 @@ double grid_w_spread(const ref_grid_sampler_params *p);
  * of the terms it may gain (abs_sum) and their count (n_terms) */
 typedef struct {
     double spread, mag, nt;
+    double gg_mag; /* the twin's grid-gradient terms' magnitude per axis, per |g| max |v| of the reach */
 } grid_wide_gain;
 grid_wide_gain grid_wide_gain_of(const ref_grid_sampler_params *p);
 
@@ -248,8 +257,13 @@ typedef struct {
     double abs_x, abs_y;       /* its sums of |term| (before |mult|) */
     double pe_x, pe_y, sg;     /* position terms; sg = sum |g| max|plane| (bicubic) */
     double r;                  /* sum |g| slope_reach */
+    double vw;                 /* a wide box: sum |g| max |v| of the taps it reaches */
 } gg_sums;
 
+/* one channel's reach terms of a point's record r (r->reach), with |g| = ag and the plane's pixel
+ * (y, x) at plane[(y W + x) cs]: s->r += ag slope_reach, and for a wide box s->vw += ag max |v| */
+void grid_gg_reach_add(const ref_grid_sampler_params *p, const gg_rec *r, const double *plane, int64_t cs, double ag,
+                       gg_sums *s);
 /* the grid gradient of a record (spec 7: mult_x * gix, mult_y * giy; nearest: none) */
 void grid_gg_value(const ref_grid_sampler_params *p, const gg_rec *r, const gg_sums *s, double out[2]);
 /* grid_grad's bounds of the point of record r[0] with sums s[0] (its box points r[1 .. r->nalt]),

@@ -353,6 +353,7 @@ typedef struct {
     int64_t pix;     /* y W + x */
     double wy, wx;   /* the tap's weights: it receives g * w_y * w_x */
     double cr, fm;   /* per |g|: its abs_sum term, and its position error (capped) */
+    int vanish;      /* its weight vanishes within the box (grid_vanishing_taps) */
 } ig_tap;
 
 typedef struct {
@@ -397,6 +398,7 @@ static void ig_point_add(const ref_grid_sampler_params *p, const point_work *w, 
             t->wx = pt->x.w[i];
             t->cr = w->tap_cr[j * pt->x.n + i];
             t->fm = grid_tap_fm(p, pt, j, i);
+            t->vanish = (int)(w->vanish >> (j * pt->x.n + i) & 1);
         }
     r->ntap = (int)(k->ntap - r->tap0);
     if (!bounds) return;
@@ -467,6 +469,10 @@ static void ig_scatter(const ref_grid_sampler_params *p, const ig_chunk *k, cons
             if (b->f[1]) b->f[1][tie->pix * ps + c] += fabs(go[c]);
             if (b->f[2]) b->f[2][tie->pix * ps + c] += 1;
         }
+    /* an infinite g on a tap whose weight vanishes within the box: any value there */
+    for (const ig_tap *tp = &k->tap[r->tap0]; tp < &k->tap[r->tap0 + r->ntap]; tp++)
+        for (int64_t c = 0; tp->vanish && c < cb; c++)
+            if (isinf(go[c])) b->f[4][tp->pix * ps + c] += INFINITY;
     /* a non-finite g where the box crosses a cell edge: any value at its taps and the twin's */
     for (int64_t c = 0; r->crosses && c < cb; c++) {
         if (isfinite(go[c])) continue;
@@ -639,7 +645,7 @@ static void gg_channels(const ref_grid_sampler_params *p, gg_chunk *k, const gg_
                 s->pe_x += va * t->kpx;
                 s->pe_y += va * t->kpy;
             }
-            if (r->reach) s->r += ag * grid_slope_reach(p, &r->rect, b->in + c, cb);
+            if (r->reach) grid_gg_reach_add(p, r, b->in + c, cb, ag, s);
         }
     }
 }

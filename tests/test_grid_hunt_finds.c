@@ -5,11 +5,16 @@
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 #include "compare.h"
+#include "conform_opt.h"
 #include "conform_ref.h"
 #include "op.h"
 #include "ref_check.h"
+#include "runner.h"
+#include "suite.h"
 
 /* input_grad element e of the one-channel backward (grad_output go[P], grid[P][2]) and its
  * tolerance plus ambiguity */
@@ -176,4 +181,58 @@ Test(grid_hunt_finds, bilinear_grid_grad_branch_extreme_inside_the_box)
     cr_assert(judged_ok(&op->tol[1], gg, &b[1], 2, 1, 0.03515625), "0.03515625 (the twin at ix = 19) must not fail");
     bounds_free(&b[0]);
     bounds_free(&b[1]);
+}
+
+/* ---- the minimal cases of tests/grid_hunt_finds.json, judged as `conform run` judges them ----
+   gg_*: bilinear reflection, align_corners false, a coordinate of 6e6 to 1.3e7 on a 3-pixel row or
+   column (a wide box): grid_grad is the twin's g (W / 2) (v1 - v0) rounded, beyond the reference's
+   tolerance of exactly that product before the twin's own terms joined abs_sum and n_terms.
+   ig_*: reflection's clip takes the float32 coordinate onto pixel 0 exactly while the exact one lies
+   above it: under grad_output inf, 0 x inf = NaN at pixel 1 in the kernels, inf in the reference,
+   before such a vanishing weight made the pixel unbounded (grid_vanishing_taps). Each failed on the
+   optimized path and on the zoo's bug-free build. */
+static const char *const grid_finds = "tests/grid_hunt_finds.json";
+
+static int grid_failing(const char *spec, conform_isa isa, int threads, char *ids, size_t n)
+{
+    char err[512];
+    suite_t s;
+    cr_assert_eq(suite_load(grid_finds, &s, err, sizeof err), 0, "%s", err);
+    cr_assert_geq(s.n_cases, 8, "%s: %d cases", grid_finds, s.n_cases);
+    impl_t impl;
+    cr_assert_eq(impl_open(spec, NULL, &impl, err, sizeof err), 0, "%s", err);
+    run_env env = {{isa, threads}, &impl, {0, 60.0, NULL}, 0, NULL, NULL};
+    int bad = 0;
+    ids[0] = 0;
+    for (int i = 0; i < s.n_cases; i++) {
+        case_result r;
+        run_case(&s.cases[i], case_seed(&s.cases[i], s.seed), &env, &r);
+        if (r.status == CASE_PASSED) continue;
+        bad++;
+        size_t l = strlen(ids);
+        snprintf(ids + l, n - l, " %s (%s: %s)", s.cases[i].id, status_name(r.status), r.message);
+    }
+    impl_close(&impl);
+    suite_free(&s);
+    return bad;
+}
+
+Test(grid_hunt_finds, every_minimal_case_passes_on_every_isa_and_thread_count)
+{
+    const conform_isa isas[] = {CONFORM_ISA_SCALAR, CONFORM_ISA_AVX2, CONFORM_ISA_AVX512};
+    static char ids[16384];
+    for (size_t k = 0; k < sizeof isas / sizeof isas[0]; k++)
+        for (int threads = 1; threads <= 2 && conform_isa_available(isas[k]); threads++)
+            cr_expect_eq(grid_failing("optimized", isas[k], threads, ids, sizeof ids), 0, "%s, %d threads:%s",
+                         conform_isa_name(isas[k]), threads, ids);
+}
+
+Test(grid_hunt_finds, the_bug_free_zoo_build_passes_every_minimal_case)
+{
+    static char ids[16384];
+    if (access("build/zoo/none.so", R_OK) != 0) {
+        cr_log_warn("build/zoo/none.so not built (make zoo): skipped");
+        return;
+    }
+    cr_expect_eq(grid_failing("plugin:build/zoo/none.so", CONFORM_ISA_AUTO, 1, ids, sizeof ids), 0, "none.so:%s", ids);
 }

@@ -348,6 +348,10 @@ static void input_grad_bounds(const ref_grid_sampler_params *p, const point_work
         if (bi->abs_sum) bi->abs_sum[k] += ag;
         if (bi->n_terms) bi->n_terms[k] += 1;
     }
+    /* an infinite g on a tap whose weight vanishes within the box: NaN at one legal position, an
+       infinity at another (grid_vanishing_taps) */
+    for (int t = 0; isinf(g) && t < pt->x.n * pt->y.n; t++)
+        if (w->vanish >> t & 1) bi->ambig[base + pt->y.idx[t / pt->x.n] * p->W + pt->x.idx[t % pt->x.n]] += INFINITY;
     /* a non-finite g where the box crosses a cell edge: a tap's weight is 0 at one legal position
        (NaN there) and not at another (an infinity): any value at its taps and the twin's */
     if (isfinite(g) || !w->crosses) return;
@@ -373,7 +377,7 @@ static void gg_point_init(const ref_grid_sampler_params *p, const point_work *w,
 {
     grid_gg_rec_of(p, w, &w->pt.x, &w->pt.y, 0, 1, &b->r[0]);
     for (int a = 0; a < b->r[0].nalt; a++) grid_gg_rec_of(p, w, grid_box_x(&w->box, a), grid_box_y(&w->box, a), 1, 1, &b->r[1 + a]);
-    for (int a = 0; a < 9; a++) b->s[a] = (gg_sums){0, 0, 0, 0, 0, 0, 0, 0};
+    for (int a = 0; a < 9; a++) b->s[a] = (gg_sums){0};
 }
 
 /* one channel's terms of the sums of grid_grad's bounds */
@@ -381,7 +385,7 @@ static void gg_point_add(const ref_grid_sampler_params *p, const point_work *w, 
                          double vm, gg_point *b)
 {
     channel_terms(p, &w->pt.x, &w->pt.y, w->pt.pdx, w->pt.pdy, plane, g, vm, 0, &b->s[0]);
-    b->s[0].r += fabs(g) * grid_slope_reach(p, &b->r[0].rect, plane, 1);
+    grid_gg_reach_add(p, &b->r[0], plane, 1, fabs(g), &b->s[0]);
     for (int a = 0; a < b->r[0].nalt; a++)
         channel_terms(p, grid_box_x(&w->box, a), grid_box_y(&w->box, a), w->pt.pdx, w->pt.pdy, plane, g, vm, 1, &b->s[1 + a]);
 }
