@@ -75,6 +75,31 @@ void ref_roi_rotated_axes(const ref_roi_align_rotated_params *p, const double *r
 
 /* ---- forward ---------------------------------------------------------------------------------- */
 
+/* The taps [*a, *b] of an axis of n pixels that every position of [v - d, v + d] reads at a weight
+ * above 0, rule A's clamp onto [0, n - 1] applied first: the reach's own [t0, t1] when the box
+ * meets no integer there (an exact position, d = 0, meets none: every form computes it); the one
+ * integer k it meets (k - 1 and k + 1 get weight 0, a small weight or are not read); none (a > b)
+ * when it meets two. */
+static void axis_core(double v, double d, int64_t n, int64_t t0, int64_t t1, int64_t *a, int64_t *b)
+{
+    const double top = (double)(n - 1), lo = fmin(fmax(v - d, 0), top), hi = fmin(fmax(v + d, 0), top);
+    const double k = ceil(lo);
+    *a = t0, *b = t1;
+    if (d <= 0 || k > hi) return;
+    *a = (int64_t)k, *b = k + 1 <= hi ? *a - 1 : *a;
+}
+
+int ref_roi_fwd_switched_nonfinite(const double *plane, int64_t W, int64_t cs, const ref_tap_rect *reach,
+                                   const ref_tap_rect *core)
+{
+    for (int64_t r = reach->r0; r <= reach->r1; r++)
+        for (int64_t c = reach->c0; c <= reach->c1; c++) {
+            const int in_core = r >= core->r0 && r <= core->r1 && c >= core->c0 && c <= core->c1;
+            if (!in_core && !isfinite(plane[(r * W + c) * cs])) return 1;
+        }
+    return 0;
+}
+
 int ref_roi_fwd_tap_of(int64_t H, int64_t W, double y, double x, double dy, double dx, ref_fwd_tap *s)
 {
     sample_class cls = ref_classify_sample(H, W, y, x, dy, dx);
@@ -88,6 +113,10 @@ int ref_roi_fwd_tap_of(int64_t H, int64_t W, double y, double x, double dy, doub
        terms past about 2^20) can carry the sample to taps outside it, whatever the slopes there */
     const ref_tap_rect *t = &s->reach;
     s->far = t->r0 < s->r.y[0] - 1 || t->r1 > s->r.y[0] + 2 || t->c0 < s->r.x[0] - 1 || t->c1 > s->r.x[0] + 2;
+    s->core.zero = 0;
+    axis_core(y, dy, H, t->r0, t->r1, &s->core.r0, &s->core.r1);
+    axis_core(x, dx, W, t->c0, t->c1, &s->core.c0, &s->core.c1);
+    s->switched = s->core.r0 != t->r0 || s->core.r1 != t->r1 || s->core.c0 != t->c0 || s->core.c1 != t->c1;
     s->dy = dy;
     s->dx = dx;
     return 1;
@@ -129,6 +158,9 @@ void ref_roi_fwd_sample_add(const double *plane, int64_t H, int64_t W, int64_t c
     ref_local_slopes(plane, H, W, cs, &s->r, &sy, &sx);
     ref_tap_rect_range(plane, W, cs, &s->reach, &lo, &hi);
     ref_roi_fwd_acc(s->inside, s->ambiguous, s->far, s->dy, s->dx, v, av, sy, sx, lo, hi, a);
+    /* a sample within rounding of a cell or clamp line reads a tap beyond it or not, at weight 0 or
+       not: a non-finite one makes the bin NaN, infinite or a number by the rounding alone */
+    if (s->switched && ref_roi_fwd_switched_nonfinite(plane, W, cs, &s->reach, &s->core)) a->ambig += INFINITY;
 }
 
 void ref_roi_fwd_widen(const ref_bin_acc *o, double alt_count, double value, double *ambig, double *abs_sum,

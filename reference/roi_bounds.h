@@ -35,12 +35,15 @@ static inline double ref_sample_pos_err(int exact, int64_t g, int64_t g0, double
 
 /* A forward sample of rule A: its corners and weights (clamped onto the window when it lies just
  * outside and is ambiguous), the taps its position box reaches, its position errors; far: the box
- * reaches beyond the 4x4 window its slopes are taken on (ref_roi_fwd_acc) */
+ * reaches beyond the 4x4 window its slopes are taken on (ref_roi_fwd_acc); core: the taps of the
+ * reach every position of the box reads at a weight above 0, switched: some tap of the reach is
+ * not one of them (the box meets a cell line or a clamp line: rounding reads it at weight 0, at a
+ * small weight or not at all) */
 typedef struct {
     ref_bilinear r;
-    ref_tap_rect reach;
+    ref_tap_rect reach, core;
     double dy, dx;
-    int inside, ambiguous, far;
+    int inside, ambiguous, far, switched;
 } ref_fwd_tap;
 
 /* A forward bin's sums over its samples: value, |terms|, terms, position error, ambiguity. */
@@ -81,6 +84,10 @@ static inline double ref_roi_fwd_pos_term(int far, double sy, double sx, double 
     const double p = ref_value_pos_err(sy, sx, dy, dx);
     return p < q ? p : q; /* fmin(p, q), q never NaN */
 }
+/* Whether a tap of reach outside core (ref_fwd_tap) is not finite: rounding then decides between
+ * NaN (read at weight 0), an infinity (at a small weight) and a number (not read) */
+int ref_roi_fwd_switched_nonfinite(const double *plane, int64_t W, int64_t cs, const ref_tap_rect *reach,
+                                   const ref_tap_rect *core);
 /* ref_roi_fwd_acc of sample s on one plane (pixel (r, c) at plane[(r W + c) cs]), its value v and
  * |terms| av: the slopes of its window and the range of its reach taken from the plane */
 void ref_roi_fwd_sample_add(const double *plane, int64_t H, int64_t W, int64_t cs, const ref_fwd_tap *s, double v,

@@ -121,9 +121,9 @@ typedef struct {
                                row[a] + col[b] of the plane or of the chunk's tile */
     double w[4];            /* corner weights wy[i] wx[j] */
     double dy, dx;
-    ref_tap_rect reach;
+    ref_tap_rect reach, core; /* switched: the reach holds taps outside core (ref_fwd_tap) */
     unsigned reach_bits; /* the reach rectangle's cells 4 a + b of the window; 0: it is not within */
-    int inside, ambiguous, far;
+    int inside, ambiguous, far, switched;
     int full; /* the window lies in the plane: no edge repeated */
 } fwd_ltap;
 
@@ -142,6 +142,8 @@ static void fwd_ltap_of(int64_t H, int64_t W, const ref_fwd_tap *s, fwd_ltap *d)
     d->dy = s->dy;
     d->dx = s->dx;
     d->reach = *t;
+    d->core = s->core;
+    d->switched = s->switched;
     d->inside = s->inside;
     d->ambiguous = s->ambiguous;
     d->far = s->far;
@@ -258,6 +260,8 @@ static void fwd_lanes_add(const lanes_src *src, const fwd_ltap *s, int pos, lane
         ref_window_slopes(v, LANES, sy, sx);
     if (pos) fwd_lanes_range(pl, src->W, src->cs, s, v, lo, hi);
     fwd_lanes_acc(s, val, av, sy, sx, lo, hi, a);
+    for (int l = 0; pos && s->switched && l < LANES; l++) /* ref_roi_fwd_sample_add's last step */
+        if (ref_roi_fwd_switched_nonfinite(pl[l], src->W, src->cs, &s->reach, &s->core)) a->ambig[l] += INFINITY;
 }
 
 /* ---- forward: elements -------------------------------------------------------------------------- */
