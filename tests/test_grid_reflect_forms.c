@@ -1,12 +1,12 @@
 /* The grid sampler's position term at huge coordinates, against kernels we did not write (docs/ops/
- * grid_sampler_2d.md, "Huge coordinates: why err/tol reaches 0.999998"). Correct float32 kernels
+ * grid_sampler_2d.md, "Huge coordinates: why err/tol reaches 0.999996"). Correct float32 kernels
  * compute spec 7.1 in different orders: the unnormalize of the spec (ours, PyTorch) or as one FMA;
  * the reflection's fold count as a correctly rounded quotient with fmod's remainder (PyTorch's
  * scalar code), or as floor(t * (1/span)) with the remainder t - k span (Ascend CANN's vector code),
  * or by folding over the double period. Where a float32 coordinate cannot hold the position to a
  * cell (|i| near 2^23 and beyond) they land on different pixels for the same grid value, none of
  * them the golden's. The bound there is the farthest value of the taps the position box reaches;
- * every form must stay inside it, a kernel landing on the extreme tap sits on its edge (the 0.999998
+ * every form must stay inside it, a kernel landing on the extreme tap sits on its edge (the 0.999996
  * of grid_fwd_huge_coords), and a wrong reflection must still fail where float32 holds the position. */
 #include <criterion/criterion.h>
 #include <math.h>
