@@ -90,6 +90,44 @@ Test(grid_hunt_finds, bilinear_infinite_slope_on_a_clipped_axis)
     bounds_free(&b);
 }
 
+/* output element 0 of the one-channel forward judged as `conform run` judges it: whether got lies
+   within the reference's tolerance plus ambiguity */
+static int fwd_accepts(const ref_grid_sampler_params *p, const double *input, const double *grid, double got)
+{
+    const op_desc *op = op_find("grid_sampler_2d");
+    double out[1];
+    ref_bounds b = bounds_alloc(op->tol[0].k_pos * CONFORM_U_F32, 1);
+    f64_grid_sampler_2d_fwd__ref(p, input, grid, out, &b);
+    tol_inputs t = {DTYPE_FLOAT32, &op->tol[0], b.abs_sum, b.n_terms, b.pos_err, b.ambig};
+    double ambig, tol = compare_tolerance(&t, 0, &ambig);
+    bounds_free(&b);
+    return fabs(got - out[0]) <= tol + ambig;
+}
+
+/* A wide box's twin rounds its own sum: the reach bounds its exact value only. Bilinear reflection,
+   align_corners, x = 15207285 on a 2x4 plane of 0.75 in column 2: the reference and its box probes
+   land on 0, a twin on column 2, whose 0.307 x 0.75 + 0.693 x 0.75 rounds to 0.75 + 2^-24 (the
+   optimized path on every ISA and the zoo's bug-free build; tests/grid_hunt_finds.json) */
+Test(grid_hunt_finds, wide_box_twin_rounds_its_own_sum)
+{
+    const ref_grid_sampler_params p = {1, 1, 2, 4, 1, 1, 0, 2, 1, {1, 1}};
+    double input[8] = {0, 0, 0.75, 0, 0, 0, 0.75, 0}, grid[2] = {15207285, -0.3855106234550476};
+    cr_assert(fwd_accepts(&p, input, grid, (double)nextafterf(0.75f, 1.0f)), "0.75000006 must not fail");
+    cr_assert(!fwd_accepts(&p, input, grid, 0.7501), "0.7501 (beyond every tap) must fail");
+}
+
+/* PyTorch 1.13 CPU, float32: bicubic border past 2^31 (x = 188425472 on a 2x23 plane), where the
+   reference samples nothing (spec 7.2) and PyTorch pads the taps onto the last pixel, 0.9921875:
+   its 16 weights sum to 1 with rounding, 0.99218756 (tolerance exactly the pixel before) */
+Test(grid_hunt_finds, bicubic_border_past_int32_twin_rounds_its_sum)
+{
+    const ref_grid_sampler_params p = {1, 1, 2, 23, 1, 1, 2, 1, 0, {1, 1}};
+    double input[46] = {0}, grid[2] = {188425472, 39.918548583984375};
+    input[45] = 0.9921875;
+    cr_assert(fwd_accepts(&p, input, grid, 0.99218756), "PyTorch's 0.99218756 must not fail");
+    cr_assert(!fwd_accepts(&p, input, grid, 0.9925), "0.9925 (beyond the pixel and the twin's rounding) must fail");
+}
+
 /* ---- non-finite values within a rounding box (ops.md 10): the reference declares the element
    unbounded (ambig INFINITY) and the judge takes the float32 kernel's other finiteness */
 
@@ -190,7 +228,8 @@ Test(grid_hunt_finds, bilinear_grid_grad_branch_extreme_inside_the_box)
    ig_*: reflection's clip takes the float32 coordinate onto pixel 0 exactly while the exact one lies
    above it: under grad_output inf, 0 x inf = NaN at pixel 1 in the kernels, inf in the reference,
    before such a vanishing weight made the pixel unbounded (grid_vanishing_taps). Each failed on the
-   optimized path and on the zoo's bug-free build. */
+   optimized path and on the zoo's bug-free build.
+   fwd_*: a wide box's twin rounds its own sum (wide_box_twin_rounds_its_own_sum). */
 static const char *const grid_finds = "tests/grid_hunt_finds.json";
 
 static int grid_failing(const char *spec, conform_isa isa, int threads, char *ids, size_t n)
@@ -198,7 +237,7 @@ static int grid_failing(const char *spec, conform_isa isa, int threads, char *id
     char err[512];
     suite_t s;
     cr_assert_eq(suite_load(grid_finds, &s, err, sizeof err), 0, "%s", err);
-    cr_assert_geq(s.n_cases, 8, "%s: %d cases", grid_finds, s.n_cases);
+    cr_assert_geq(s.n_cases, 9, "%s: %d cases", grid_finds, s.n_cases);
     impl_t impl;
     cr_assert_eq(impl_open(spec, NULL, &impl, err, sizeof err), 0, "%s", err);
     run_env env = {{isa, threads}, &impl, {0, 60.0, NULL}, 0, NULL, NULL};
