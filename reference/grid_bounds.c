@@ -342,6 +342,9 @@ double grid_value_reach(const ref_grid_sampler_params *p, int past_int32, const 
 {
     double lo, hi;
     ref_tap_rect_range(plane, p->W, 1, reach, &lo, &hi);
+    /* a NaN or infinite tap within reach: no finite reach (the zero join below took fmin(NaN, 0) =
+       0 and made it 0: a point past int32 on a plane with both infinities was held to exactly 0) */
+    if (p->interpolation_mode == 2 && !isfinite(hi - lo)) return INFINITY;
     if (p->interpolation_mode == 2) {
         double mid = 0.5 * (lo + hi), half = 0.5 * (hi - lo) * CUBIC_ABS_SUM * CUBIC_ABS_SUM;
         lo = mid - half;

@@ -165,6 +165,27 @@ Test(grid_hunt_finds, bicubic_grid_grad_infinite_g_on_cancelling_weights)
     bounds_free(&b[1]);
 }
 
+/* forward, bicubic reflection on a 23x1 plane [1, 0 ..., -inf at row 14, 0, 0, inf at row 17, 0 ...]
+   at y = 190327920: iy = 2.19e9 lies beyond int32, where the reference samples nothing (0) and
+   PyTorch (CPU and CUDA: each tap padded, then the int32 test) the reflected taps, here row 0's 1;
+   the wide box may give either. The reach's zero join took fmin(NaN, 0) = 0 from the two
+   infinities' middle and held the element to exactly 0 */
+Test(grid_hunt_finds, bicubic_past_int32_keeps_a_nonfinite_reach)
+{
+    const op_desc *op = op_find("grid_sampler_2d");
+    const ref_grid_sampler_params p = {1, 1, 23, 1, 1, 1, 2, 2, 0, {1, 1}};
+    double input[23] = {0}, grid[2] = {0, 190327920}, out[1];
+    input[0] = 1;
+    input[14] = -INFINITY;
+    input[17] = INFINITY;
+    ref_bounds b = bounds_alloc(op->tol[0].k_pos * CONFORM_U_F32, 1);
+    f64_grid_sampler_2d_fwd__ref(&p, input, grid, out, &b);
+    cr_assert(out[0] == 0);
+    cr_assert(judged_ok(&op->tol[0], out, &b, 1, 0, 1.0), "PyTorch's 1 (row 0, reflected) must not fail");
+    cr_assert(judged_ok(&op->tol[0], out, &b, 1, 0, -INFINITY), "row 14 (another fold) must not fail");
+    bounds_free(&b);
+}
+
 /* bilinear grid_grad where the box switches cells on both axes: x = 0.95 on a 3x20 plane gives
    ix = 19 - 1.2e-7, y = -4/3 gives iy = -1 - 6e-8 (no tap in the plane); a twin at ix = 19 exactly
    and iy just above -1 takes row 0's column 19 alone: 1.5 x 0.0234375 = 0.03515625. The probes at
