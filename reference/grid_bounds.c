@@ -366,6 +366,25 @@ int grid_box_holds_int(const point *pt)
     return (pt->dx > 0 && ceil(pt->ix - pt->dx) <= pt->ix + pt->dx) || (pt->dy > 0 && ceil(pt->iy - pt->dy) <= pt->iy + pt->dy);
 }
 
+/* Bicubic weight w (magnitude m, slope dw, box half-width d): whether a legal float32 evaluation
+ * at a position in the box may give it the other sign, or 0. Its polynomial errs by at most 12
+ * roundings of its magnitude (the spec's forms, docs/ops/grid_sampler_2d.md "k_val"), the magnitude
+ * itself moving by at most 30 d (|M'| <= 30 on [0, 2]), and the position moves w by |w'| d + |w''| d^2
+ * / 2 (|W''| <= 4.5); 1 + 16u covers the second order. Hunt find: cc2(t + 1) at t = 0.99947 is
+ * -2.1e-7 exactly, +2.4e-7 in PyTorch's float32 Horner form (terms of 36). A weight exactly 0 lies
+ * at t = 0 or 1, where every form is exact (short dyadic arguments and coefficients); a box that
+ * holds the integer there is grid_box_holds_int's. */
+static int cubic_w_sign_free(double w, double m, double dw, double d, double u)
+{
+    return w != 0 && fabs(w) <= 12 * u * (1 + 16 * u) * (m + 30 * d) + fabs(dw) * d + 2.25 * d * d;
+}
+
+int grid_tap_sign_free(const ref_grid_sampler_params *p, const point *pt, double u, int j, int i)
+{
+    return p->interpolation_mode == 2 && (cubic_w_sign_free(pt->x.w[i], pt->x.m[i], pt->x.dw[i], pt->dx, u) ||
+                                          cubic_w_sign_free(pt->y.w[j], pt->y.m[j], pt->y.dw[j], pt->dy, u));
+}
+
 /* whether the point's box reaches beyond the int32 range of an unpadded coordinate */
 int grid_box_past_int32(const point *pt)
 {
