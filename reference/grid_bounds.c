@@ -567,13 +567,18 @@ static void raise_own_cross(const ref_grid_sampler_params *p, const point *pt, c
    one legal position and an infinity at the next, on every pixel of that column (row). The box's
    other crossings of an integer change the stencil (crosses). Hunt finds: x = -4/3 and
    x = 1037859.375 on a 1x3 plane under reflection, whose float32 coordinate clips to 0 exactly while
-   the exact one lies 5e-8 and 0.0625 above it: NaN in both float32 kernels, inf in the reference. */
-static unsigned grid_vanishing_taps(const ref_grid_sampler_params *p, const point *pt)
+   the exact one lies 5e-8 and 0.0625 above it: NaN in both float32 kernels, inf in the reference.
+   Bicubic: the taps whose weight product's sign rounding may change (grid_tap_sign_free), where an
+   infinite g gives -inf, +inf or NaN alike. */
+static unsigned grid_vanishing_taps(const ref_grid_sampler_params *p, const point *pt, double u)
 {
-    if (p->interpolation_mode != 0 || pt->wide) return 0;
+    unsigned m = 0;
+    for (int j = 0; p->interpolation_mode == 2 && j < pt->y.n; j++)
+        for (int i = 0; i < pt->x.n; i++)
+            if (grid_tap_sign_free(p, pt, u, j, i)) m |= 1u << (j * pt->x.n + i);
+    if (p->interpolation_mode != 0 || pt->wide) return m;
     const int vx = pt->px_lo < pt->px_hi && pt->px_lo == (double)pt->x.base;
     const int vy = pt->py_lo < pt->py_hi && pt->py_lo == (double)pt->y.base;
-    unsigned m = 0;
     for (int j = 0; j < pt->y.n; j++)
         for (int i = 0; i < pt->x.n; i++)
             if ((vx && pt->x.idx[i] == pt->x.base + 1) || (vy && pt->y.idx[j] == pt->y.base + 1)) m |= 1u << (j * pt->x.n + i);
@@ -589,7 +594,7 @@ void grid_point_setup(const ref_grid_sampler_params *p, const double *g, double 
     w->n_tie = (w->amb & 1) ? grid_nearest_choices(p, &w->pt, &w->box, w->tie_pix) : 0;
     w->n_extra = 0;
     w->crosses = 0;
-    w->vanish = extras ? grid_vanishing_taps(p, &w->pt) : 0;
+    w->vanish = extras ? grid_vanishing_taps(p, &w->pt, pre) : 0;
     const point *pt = &w->pt;
     for (int j = 0; j < pt->y.n; j++)
         for (int i = 0; i < pt->x.n; i++) w->tap_cr[j * pt->x.n + i] = grid_tap_cross(pt, j, i);

@@ -188,6 +188,23 @@ Test(grid_hunt_finds, bicubic_weight_sign_rounds_on_an_infinite_pixel)
     bounds_free(&b);
 }
 
+/* backward, the same point under grad_output inf: input_grad's row 25 takes inf x -2.1e-7 x 0.59 =
+   -inf in the reference, +inf from PyTorch's float32 weights; row 27 (weight about 0.59) is +inf in
+   every form */
+Test(grid_hunt_finds, bicubic_input_grad_infinite_g_at_a_sign_free_weight)
+{
+    const op_desc *op = op_find("grid_sampler_2d_backward");
+    const ref_grid_sampler_params p = {1, 1, 34, 1, 1, 1, 2, 0, 0, {1, 1}};
+    double input[34] = {0}, grid[2] = {1, 0.6176159381866455}, go[1] = {INFINITY}, ig[34], gg[2];
+    ref_bounds b[2] = {bounds_alloc(op->tol[0].k_pos * CONFORM_U_F32, 34), bounds_alloc(op->tol[1].k_pos * CONFORM_U_F32, 2)};
+    f64_grid_sampler_2d_bwd__ref(&p, go, input, grid, ig, gg, b);
+    cr_assert(ig[25] == -INFINITY && ig[27] == INFINITY);
+    cr_assert(judged_ok(&op->tol[0], ig, &b[0], 34, 25, INFINITY), "+inf at row 25 (a sign-free weight) must not fail");
+    cr_assert(!judged_ok(&op->tol[0], ig, &b[0], 34, 27, -INFINITY), "-inf at row 27 (a solid weight) must fail");
+    bounds_free(&b[0]);
+    bounds_free(&b[1]);
+}
+
 /* forward, bicubic reflection on a 23x1 plane [1, 0 ..., -inf at row 14, 0, 0, inf at row 17, 0 ...]
    at y = 190327920: iy = 2.19e9 lies beyond int32, where the reference samples nothing (0) and
    PyTorch (CPU and CUDA: each tap padded, then the int32 test) the reflected taps, here row 0's 1;
