@@ -342,6 +342,9 @@ double grid_value_reach(const ref_grid_sampler_params *p, int past_int32, const 
 {
     double lo, hi;
     ref_tap_rect_range(plane, p->W, 1, reach, &lo, &hi);
+    /* a NaN or infinite tap within reach: no finite reach (the zero join below took fmin(NaN, 0) =
+       0 and made it 0: a point past int32 on a plane with both infinities was held to exactly 0) */
+    if (p->interpolation_mode == 2 && !isfinite(hi - lo)) return INFINITY;
     if (p->interpolation_mode == 2) {
         double mid = 0.5 * (lo + hi), half = 0.5 * (hi - lo) * CUBIC_ABS_SUM * CUBIC_ABS_SUM;
         lo = mid - half;
@@ -361,6 +364,25 @@ double grid_value_reach(const ref_grid_sampler_params *p, int past_int32, const 
 int grid_box_holds_int(const point *pt)
 {
     return (pt->dx > 0 && ceil(pt->ix - pt->dx) <= pt->ix + pt->dx) || (pt->dy > 0 && ceil(pt->iy - pt->dy) <= pt->iy + pt->dy);
+}
+
+/* Bicubic weight w (magnitude m, slope dw, box half-width d): whether a legal float32 evaluation
+ * at a position in the box may give it the other sign, or 0. Its polynomial errs by at most 12
+ * roundings of its magnitude (the spec's forms, docs/ops/grid_sampler_2d.md "k_val"), the magnitude
+ * itself moving by at most 30 d (|M'| <= 30 on [0, 2]), and the position moves w by |w'| d + |w''| d^2
+ * / 2 (|W''| <= 4.5); 1 + 16u covers the second order. Hunt find: cc2(t + 1) at t = 0.99947 is
+ * -2.1e-7 exactly, +2.4e-7 in PyTorch's float32 Horner form (terms of 36). A weight exactly 0 lies
+ * at t = 0 or 1, where every form is exact (short dyadic arguments and coefficients); a box that
+ * holds the integer there is grid_box_holds_int's. */
+static int cubic_w_sign_free(double w, double m, double dw, double d, double u)
+{
+    return w != 0 && fabs(w) <= 12 * u * (1 + 16 * u) * (m + 30 * d) + fabs(dw) * d + 2.25 * d * d;
+}
+
+int grid_tap_sign_free(const ref_grid_sampler_params *p, const point *pt, double u, int j, int i)
+{
+    return p->interpolation_mode == 2 && (cubic_w_sign_free(pt->x.w[i], pt->x.m[i], pt->x.dw[i], pt->dx, u) ||
+                                          cubic_w_sign_free(pt->y.w[j], pt->y.m[j], pt->y.dw[j], pt->dy, u));
 }
 
 /* whether the point's box reaches beyond the int32 range of an unpadded coordinate */
@@ -545,13 +567,18 @@ static void raise_own_cross(const ref_grid_sampler_params *p, const point *pt, c
    one legal position and an infinity at the next, on every pixel of that column (row). The box's
    other crossings of an integer change the stencil (crosses). Hunt finds: x = -4/3 and
    x = 1037859.375 on a 1x3 plane under reflection, whose float32 coordinate clips to 0 exactly while
-   the exact one lies 5e-8 and 0.0625 above it: NaN in both float32 kernels, inf in the reference. */
-static unsigned grid_vanishing_taps(const ref_grid_sampler_params *p, const point *pt)
+   the exact one lies 5e-8 and 0.0625 above it: NaN in both float32 kernels, inf in the reference.
+   Bicubic: the taps whose weight product's sign rounding may change (grid_tap_sign_free), where an
+   infinite g gives -inf, +inf or NaN alike. */
+static unsigned grid_vanishing_taps(const ref_grid_sampler_params *p, const point *pt, double u)
 {
-    if (p->interpolation_mode != 0 || pt->wide) return 0;
+    unsigned m = 0;
+    for (int j = 0; p->interpolation_mode == 2 && j < pt->y.n; j++)
+        for (int i = 0; i < pt->x.n; i++)
+            if (grid_tap_sign_free(p, pt, u, j, i)) m |= 1u << (j * pt->x.n + i);
+    if (p->interpolation_mode != 0 || pt->wide) return m;
     const int vx = pt->px_lo < pt->px_hi && pt->px_lo == (double)pt->x.base;
     const int vy = pt->py_lo < pt->py_hi && pt->py_lo == (double)pt->y.base;
-    unsigned m = 0;
     for (int j = 0; j < pt->y.n; j++)
         for (int i = 0; i < pt->x.n; i++)
             if ((vx && pt->x.idx[i] == pt->x.base + 1) || (vy && pt->y.idx[j] == pt->y.base + 1)) m |= 1u << (j * pt->x.n + i);
@@ -567,7 +594,7 @@ void grid_point_setup(const ref_grid_sampler_params *p, const double *g, double 
     w->n_tie = (w->amb & 1) ? grid_nearest_choices(p, &w->pt, &w->box, w->tie_pix) : 0;
     w->n_extra = 0;
     w->crosses = 0;
-    w->vanish = extras ? grid_vanishing_taps(p, &w->pt) : 0;
+    w->vanish = extras ? grid_vanishing_taps(p, &w->pt, pre) : 0;
     const point *pt = &w->pt;
     for (int j = 0; j < pt->y.n; j++)
         for (int i = 0; i < pt->x.n; i++) w->tap_cr[j * pt->x.n + i] = grid_tap_cross(pt, j, i);

@@ -154,6 +154,10 @@ double grid_value_reach(const ref_grid_sampler_params *p, int past_int32, const 
  * value the tap reads (a pixel, or g scattered) makes NaN (0 x inf) at one and not at the other:
  * the element's finiteness is ambiguous, and so is its value */
 int grid_box_holds_int(const point *pt);
+/* Whether tap (y j, x i)'s bicubic weight product may take the other sign, or 0, in a legal
+ * float32 evaluation (unit roundoff u) at a position in the box: an infinite value there makes the
+ * element +inf, -inf or NaN by rounding alone (ops.md 10), and the element is unbounded */
+int grid_tap_sign_free(const ref_grid_sampler_params *p, const point *pt, double u, int j, int i);
 /* whether the box reaches beyond the int32 range of an unpadded coordinate */
 int grid_box_past_int32(const point *pt);
 /* the most a value slope can be anywhere in the box, per |g| (pixel (r, c) at plane[(r W + c) cs]) */

@@ -27,6 +27,7 @@ typedef struct {
     double w;        /* w_y w_x: the sample is the sum of w v over the taps, in stencil order */
     double cr;       /* per |v|: its abs_sum term (the weights at their evaluation magnitudes) */
     double kp;       /* per |v|: its first-order position term (bicubic) */
+    int sign_free;   /* grid_tap_sign_free: an infinite value here makes the element unbounded */
 } fwd_tap;
 
 typedef struct {
@@ -64,6 +65,7 @@ static void fwd_point_add(const ref_grid_sampler_params *p, const double *g, dou
             t->w = pt.y.w[j] * pt.x.w[i];
             t->cr = grid_tap_cross(&pt, j, i);
             t->kp = grid_tap_kp(&pt, j, i);
+            t->sign_free = bounds && grid_tap_sign_free(p, &pt, pre, j, i);
         }
 }
 
@@ -183,11 +185,15 @@ static void forward_bounds(const ref_grid_sampler_params *p, const fwd_chunk *k,
                            ref_bounds *bounds)
 {
     double pe_taps = 0, sy = 0, sx = 0;
-    for (int64_t t = r->tap0; p->interpolation_mode == 2 && t < r->tap0 + r->geo.ntap; t++)
+    int unbounded = 0;
+    for (int64_t t = r->tap0; p->interpolation_mode == 2 && t < r->tap0 + r->geo.ntap; t++) {
         pe_taps += fabs(plane[k->tap[t].pix]) * k->tap[t].kp;
+        unbounded |= k->tap[t].sign_free && isinf(plane[k->tap[t].pix]);
+    }
     if (r->geo.slope) plane_slopes(&pl->map, plane, p->H, p->W, r->geo.ybase, r->geo.xbase, &sy, &sx);
     grid_forward_bounds(p, &r->geo, r->alt0 >= 0 ? &k->alt[r->alt0] : NULL, plane, pe_taps, sy, sx, pl->vmax, value,
                         abs_sum, e, bounds);
+    if (unbounded && bounds->ambig) bounds->ambig[e] = INFINITY;
 }
 
 /* The forward's tensors, for one range of points of one image */

@@ -203,6 +203,67 @@ Test(grid_hunt_finds, bicubic_grid_grad_infinite_g_on_cancelling_weights)
     bounds_free(&b[1]);
 }
 
+/* forward, bicubic zeros on a 34x1 plane, row 25 inf, grid (1, 0.6176159381866455): iy = 27 -
+   5.3e-4, row 25's weight cc2(t + 1) is -2.1e-7 exactly (the reference's -inf), +2.4e-7 in PyTorch
+   1.13's float32 Horner form of the spec's polynomial (terms of 36): its +inf, and a form that
+   rounds the weight to 0 gives NaN. A solid weight on the infinity keeps its sign: judged exactly */
+Test(grid_hunt_finds, bicubic_weight_sign_rounds_on_an_infinite_pixel)
+{
+    const op_desc *op = op_find("grid_sampler_2d");
+    const ref_grid_sampler_params p = {1, 1, 34, 1, 1, 1, 2, 0, 0, {1, 1}};
+    double input[34] = {0}, grid[2] = {1, 0.6176159381866455}, out[1];
+    input[25] = INFINITY;
+    ref_bounds b = bounds_alloc(op->tol[0].k_pos * CONFORM_U_F32, 1);
+    f64_grid_sampler_2d_fwd__ref(&p, input, grid, out, &b);
+    cr_assert(out[0] == -INFINITY);
+    cr_assert(judged_ok(&op->tol[0], out, &b, 1, 0, INFINITY), "PyTorch's +inf must not fail");
+    cr_assert(judged_ok(&op->tol[0], out, &b, 1, 0, NAN), "NaN (the weight rounded to 0) must not fail");
+    input[25] = 0;
+    input[27] = INFINITY; /* cc1(1 - t), about 1, times x's 0.59375: +inf in every form */
+    f64_grid_sampler_2d_fwd__ref(&p, input, grid, out, &b);
+    cr_assert(out[0] == INFINITY);
+    cr_assert(!judged_ok(&op->tol[0], out, &b, 1, 0, -INFINITY), "a flipped sign on a solid weight must fail");
+    bounds_free(&b);
+}
+
+/* backward, the same point under grad_output inf: input_grad's row 25 takes inf x -2.1e-7 x 0.59 =
+   -inf in the reference, +inf from PyTorch's float32 weights; row 27 (weight about 0.59) is +inf in
+   every form */
+Test(grid_hunt_finds, bicubic_input_grad_infinite_g_at_a_sign_free_weight)
+{
+    const op_desc *op = op_find("grid_sampler_2d_backward");
+    const ref_grid_sampler_params p = {1, 1, 34, 1, 1, 1, 2, 0, 0, {1, 1}};
+    double input[34] = {0}, grid[2] = {1, 0.6176159381866455}, go[1] = {INFINITY}, ig[34], gg[2];
+    ref_bounds b[2] = {bounds_alloc(op->tol[0].k_pos * CONFORM_U_F32, 34), bounds_alloc(op->tol[1].k_pos * CONFORM_U_F32, 2)};
+    f64_grid_sampler_2d_bwd__ref(&p, go, input, grid, ig, gg, b);
+    cr_assert(ig[25] == -INFINITY && ig[27] == INFINITY);
+    cr_assert(judged_ok(&op->tol[0], ig, &b[0], 34, 25, INFINITY), "+inf at row 25 (a sign-free weight) must not fail");
+    cr_assert(!judged_ok(&op->tol[0], ig, &b[0], 34, 27, -INFINITY), "-inf at row 27 (a solid weight) must fail");
+    bounds_free(&b[0]);
+    bounds_free(&b[1]);
+}
+
+/* forward, bicubic reflection on a 23x1 plane [1, 0 ..., -inf at row 14, 0, 0, inf at row 17, 0 ...]
+   at y = 190327920: iy = 2.19e9 lies beyond int32, where the reference samples nothing (0) and
+   PyTorch (CPU and CUDA: each tap padded, then the int32 test) the reflected taps, here row 0's 1;
+   the wide box may give either. The reach's zero join took fmin(NaN, 0) = 0 from the two
+   infinities' middle and held the element to exactly 0 */
+Test(grid_hunt_finds, bicubic_past_int32_keeps_a_nonfinite_reach)
+{
+    const op_desc *op = op_find("grid_sampler_2d");
+    const ref_grid_sampler_params p = {1, 1, 23, 1, 1, 1, 2, 2, 0, {1, 1}};
+    double input[23] = {0}, grid[2] = {0, 190327920}, out[1];
+    input[0] = 1;
+    input[14] = -INFINITY;
+    input[17] = INFINITY;
+    ref_bounds b = bounds_alloc(op->tol[0].k_pos * CONFORM_U_F32, 1);
+    f64_grid_sampler_2d_fwd__ref(&p, input, grid, out, &b);
+    cr_assert(out[0] == 0);
+    cr_assert(judged_ok(&op->tol[0], out, &b, 1, 0, 1.0), "PyTorch's 1 (row 0, reflected) must not fail");
+    cr_assert(judged_ok(&op->tol[0], out, &b, 1, 0, -INFINITY), "row 14 (another fold) must not fail");
+    bounds_free(&b);
+}
+
 /* bilinear grid_grad where the box switches cells on both axes: x = 0.95 on a 3x20 plane gives
    ix = 19 - 1.2e-7, y = -4/3 gives iy = -1 - 6e-8 (no tap in the plane); a twin at ix = 19 exactly
    and iy just above -1 takes row 0's column 19 alone: 1.5 x 0.0234375 = 0.03515625. The probes at

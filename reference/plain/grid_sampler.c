@@ -217,15 +217,18 @@ void f64_grid_sampler_2d_fwd__plain(const ref_grid_sampler_params *p, const doub
                 output[e] = sample_value(p, plane, &k);
                 if (!bounds) continue;
                 double abs_sum = 0, pe_taps = 0, sy = 0, sx = 0;
+                int unbounded = 0; /* an infinite value at a tap whose weight's sign rounding may change */
                 for (int j = 0; j < pt.y.n; j++)
                     for (int i = 0; i < pt.x.n; i++) {
                         const double x = plane[pt.y.idx[j] * p->W + pt.x.idx[i]];
                         abs_sum += grid_tap_cross(&pt, j, i) * fabs(x);
                         pe_taps += fabs(x) * grid_tap_kp(&pt, j, i);
+                        unbounded |= isinf(x) && grid_tap_sign_free(p, &pt, pre, j, i);
                     }
                 if (geo.slope) grid_slopes(plane, p->H, p->W, geo.ybase, geo.xbase, &sy, &sx);
                 grid_forward_bounds(p, &geo, has_alt ? &alt : NULL, plane, pe_taps, sy, sx, vmax ? vmax[n * p->C + c] : 0,
                                     output[e], abs_sum, e, bounds);
+                if (unbounded && bounds->ambig) bounds->ambig[e] = INFINITY;
             }
         }
     free(vmax);
