@@ -322,7 +322,7 @@ bench: all
 	tools/bench.sh $(CONFORM)
 
 # the optimized kernels with one core held by a busy process: t(--threads cores) / t(--threads 1)
-# per op (issue 28: at most 1.3)
+# per op (the goal: at most 1.3)
 bench-contention: all
 	tools/bench_contention.sh $(CONFORM)
 

@@ -69,7 +69,7 @@ branches deform_axis_branches(double v, double d, int64_t n, int64_t h0, double 
  * high factors widen, not the reach. pre is one float32 rounding (k_pos = 1); the position itself
  * may be off by d, so |fl(p) + 1| <= |p + 1| + d; none when fl(p) = p exactly and p + 1 is a float32
  * number. Without it a correct kernel of that form failed grad_x at err/tol up to 2.6
- * (tools/deform_corner_weight.py, the default suite) and 54 over 11 seeds (issue 24). */
+ * (tools/deform_corner_weight.py, the default suite) and 54 over 11 seeds. */
 double deform_corner_form_err(double v, double d, double pre)
 {
     return d == 0 && ref_is_f32(v + 1.0) ? 0.0 : pre * (fabs(v + 1.0) + d);

@@ -77,7 +77,7 @@ Test(compare, ambiguous_element_is_counted_not_failed)
     compare_f32(ref, got, N, &t, &r);
     cr_assert_eq(r.n_ambiguous, 1);
     cr_assert_eq(r.n_over, 0);
-    /* issue 24: the metrics hide nothing; the ambiguous element is also reported apart */
+    /* the metrics hide nothing; the ambiguous element is also reported apart */
     cr_assert(fabs(r.max_abs_err - 0.4) < 1e-6, "max_abs_err %g covers the ambiguous element", r.max_abs_err);
     cr_assert(r.max_ulp > 0);
     cr_assert(r.ambiguous_max_err_over_tol > 0.7 && r.ambiguous_max_err_over_tol <= 1.0);

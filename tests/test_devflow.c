@@ -787,7 +787,7 @@ Test(devflow, check_takes_raw_bin_outputs, .init = setup, .fini = teardown)
     cr_assert(strstr(msg, "short.bin: 1428 bytes, expected 1440 ([10,3,3,4] of float32"), "%s", msg);
 }
 
-/* ---- small things (issue 17) ----------------------------------------------------------------- */
+/* ---- small things -------------------------------------------------------------------------- */
 
 Test(devflow, output_mask_takes_two_bools)
 {
@@ -844,7 +844,7 @@ Test(devflow, an_unknown_impl_is_echoed_with_the_kinds)
     cr_assert(strstr(err, "plugin:PATH.so"), "%s", err);
 }
 
-/* ---- a hostile directory (issue 25): no hang, no path outside it, a verdict per case ------------- */
+/* ---- a hostile directory: no hang, no path outside it, a verdict per case ------------- */
 
 /* the victim's output (or, with input set, its input) replaced by what make() puts at the path */
 static void replace_victim(const char *ex, int input, void (*make)(const char *path))

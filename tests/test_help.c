@@ -85,7 +85,7 @@ Test(help, typos_get_the_nearest_option_or_command)
     cr_assert(strstr(out, "'--frobnicate'") && !strstr(out, "did you mean"), "no suggestion when nothing is near: %s", out);
 }
 
-/* issue 25 item 5: a usage error names the option, echoes the value it refused and the values allowed */
+/* a usage error names the option, echoes the value it refused and the values allowed */
 Test(help, usage_errors_echo_the_refused_value_and_the_allowed_ones)
 {
     static const struct { const char *args, *want[3]; } cases[] = {

@@ -1,4 +1,4 @@
-/* Property tests of issue 24: no tolerance term wider than what it stands for. Random inputs with
+/* Property tests: no tolerance term wider than what it stands for. Random inputs with
  * extreme but finite coordinates (up to 1e9, around 2^24, near the int32 limits, both signs) on
  * planes of known range [1, 20]: every element's pos_err + ambig stays within the range its value can
  * reach, so an output moved by that range (and its own rounding) fails. The RoIAlign family and the

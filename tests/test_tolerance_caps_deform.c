@@ -1,4 +1,4 @@
-/* Property tests of issue 24 for deformable_offsets and deformable_offsets_grad: offsets that put a
+/* Property tests of the caps for deformable_offsets and deformable_offsets_grad: offsets that put a
  * sample at extreme but finite positions (up to 1e9, around 2^24, near the int32 limits, both signs)
  * on one or both axes, or on the plane (also under pads and strides of 2^20, the harness's limit,
  * where the nnabla order rounds base + offset at |position + pad|); masks of either sign; planes of

@@ -1,4 +1,4 @@
-/* Property tests of issue 24 for the RoIAlign family (roi_align, roi_align_v2_backward,
+/* Property tests of the caps for the RoIAlign family (roi_align, roi_align_v2_backward,
  * roi_align_rotated, roi_align_rotated_grad): rois whose coordinates are extreme but finite (up
  * to 1e9, around 2^24, near the int32 limits, both signs) or on the plane, on planes of values in
  * [1, 20]. Every element's pos_err + ambig stays within what the element can change by, and an

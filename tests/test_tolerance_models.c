@@ -1,5 +1,5 @@
 /* The tolerance models hold for every reasonable float32 evaluation of the spec, and ambiguity
- * never hides a real mismatch (issue 17): the two field examples as regressions, then, for every
+ * never hides a real mismatch: the two field examples as regressions, then, for every
  * ambiguity class, a real bug confined to the elements that class flags, which must be caught. */
 #include <criterion/criterion.h>
 #include <math.h>
@@ -369,7 +369,7 @@ Test(ambiguity_class, deformable_offset_gradient_jump_allows_either_slope_not_ze
    the x-offset gradient of a sample just left of the cell edge x = 1 (px = 1 - 1e-9, which float32
    rounds onto the edge, the next cell's slope 1.75) is 1.039 * 1.75 = 1.8184 on that branch, which
    a correct bfloat16 kernel stores as 1.8203: within ambig once the branch's own rounding counts.
-   Twice the value is still caught. (A position beyond a window line has no such branch: issue 24,
+   Twice the value is still caught. (A position beyond a window line has no such branch:
    every float32 form keeps it outside.) */
 Test(ambiguity_class, the_other_branch_is_held_to_its_own_rounding_at_bfloat16)
 {

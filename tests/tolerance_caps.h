@@ -1,4 +1,4 @@
-/* Helpers of the property tests of issue 24 (test_tolerance_caps*.c): extreme but finite
+/* Helpers of the tolerance caps' property tests (test_tolerance_caps*.c): extreme but finite
  * coordinates, planes of known range [PLANE_LO, PLANE_HI], and the assertion that no element's
  * tol + ambig reaches what the element can change by. */
 #ifndef CONFORM_TESTS_TOLERANCE_CAPS_H

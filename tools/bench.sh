@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# make bench: the speed goals of the issues, measured with `conform bench` (median of repeats,
+# make bench: the speed goals, measured with `conform bench` (median of repeats,
 # 2 threads, against a memory-bandwidth floor), then side by side with PyTorch/torchvision on the
 # same inputs when /usr/bin/python3 has them (tools/bench_peers.py; PEERS=0 skips them). OPS="op ..." runs
 # only those ops. Speed is never a unit test.

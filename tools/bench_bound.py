@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""What bounds one `make bench` problem: its memory traffic, or its own work (issue 28, item 1).
+"""What bounds one `make bench` problem: its memory traffic, or its own work.
 
 The problem is timed as `make bench` times it (optimized, median of --reps calls on the same
 buffers), then again at three smaller sizes whose whole working set stays in the caches across the

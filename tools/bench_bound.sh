@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# What bounds each op that is not within 1.5x of its memory floor (issue 28, item 1): every
+# What bounds each op that is not within 1.5x of its memory floor: every
 # `make bench` problem timed as make bench times it, beside a hot-cache estimate of its work: the
 # same kernel at three cut sizes whose working sets stay in cache (fewer rois or rows;
 # every work unit does the bench's work), t = a + b X fitted and extrapolated to the bench size

@@ -3,7 +3,7 @@
 # holds core 0 (taskset) while every `make bench` problem runs with the optimized kernels at
 # --threads 1 and at --threads = the cores, in alternating rounds (order flipped every round, so a
 # drift of the machine's load hits both). Per op: the ratio t(cores) / t(1) of each round's
-# medians, as its median and worst over the rounds. The goal (issue 28) is at most 1.3.
+# medians, as its median and worst over the rounds. The goal is at most 1.3.
 # NULL=T calibrates: both sides of every round run --threads T (t1 against t1' for NULL=1), so the
 # ratios are the measurement's own noise under the same busy core, rounds and repeats. A worst
 # round of the real run is a threading effect only where it stands clear of the null's worst.

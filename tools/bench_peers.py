@@ -8,7 +8,7 @@ judged by the median of the rounds' speedups (this VM's speed drifts by 10-40% w
 peer's and conform's differently); the range is printed beside it. Needs /usr/bin/python3 with torch and torchvision (Debian's
 python3-torch, python3-torchvision); `make bench` runs it when they are there. Never used by CI.
 
-Problems (the issues' speed goals):
+Problems (those of the speed goals):
   roi_align / roi_align_v2_backward: B=2, C=256, 64x64, K=256 rois 8..80 px in a 256x256
   image (centres uniform, batch index uniform in {0,1}), spatial_scale 0.25, 7x7,
   sampling_ratio 2, aligned. Goals: forward >= 10x torchvision, backward >= 50x.

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""What every op of the table needs outside its C code (issue 23, item 4). For each op that
+"""What every op of the table needs outside its C code. For each op that
 `conform list --json` names, it requires:
   * docs/ops/<op>.md with its Tolerance, Ambiguity and Essence (of testing) sections;
   * cases of the op in the default suite (cases/conformance.json) and the smoke suite (cases/smoke.json);

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# make models: the models suite (cases/models.json) on every core, then what issue 28 asks to be
-# reported: the suite's wall time with the load beside it, the cases whose golden took longest,
+# make models: the models suite (cases/models.json) on every core, then what a performance report
+# needs: the suite's wall time with the load beside it, the cases whose golden took longest,
 # and the slowest case's golden alone at --threads 1 and 2 (ROUNDS alternating rounds; 0 skips it).
 # The run's exit code is the target's.
 set -uo pipefail

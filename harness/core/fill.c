@@ -127,8 +127,8 @@ int fill_from_json(double *dst, int64_t n, const cJSON *data, const char *what, 
 
 /* "nan_pixels": [[h, w], ...]: NaN at those pixels of every plane (every image and channel; a
  * negative index counts from the end), of an [..., H, W] tensor or, with "channels_last", of an
- * [..., H, W, C] one. Isolates what a kernel does with one NaN pixel (issue 24: the pixel (0, 0) a
- * zero-weight read of an out-of-window sample lands on). */
+ * [..., H, W, C] one. Isolates what a kernel does with one NaN pixel (such as the pixel (0, 0)
+ * a zero-weight read of an out-of-window sample lands on). */
 static int nan_pixels(tensor_t *t, const cJSON *spec, const char *what, char *err, size_t errlen)
 {
     const cJSON *px = spec ? cJSON_GetObjectItemCaseSensitive(spec, "nan_pixels") : NULL;

@@ -25,7 +25,7 @@ int fill_from_json(double *dst, int64_t n, const cJSON *data, const char *what, 
 double fill_uniform(gsl_rng *rng, double lo, double hi); /* rounded to float32 */
 /* a magnitude log-uniform in [lo, hi], rounded to float32 */
 double fill_log_magnitude(gsl_rng *rng, double lo, double hi);
-/* A roi generator's huge coordinates (issue 24): "huge_frac" (default 0), the chance that each
+/* A roi generator's huge coordinates: "huge_frac" (default 0), the chance that each
  * coordinate becomes extreme, and "huge": [lo, hi] (default [1e2, 1e9]), its magnitudes, log-uniform.
  * -1 with err on a bad range. */
 int fill_huge_range(const cJSON *g, double *frac, double *lo, double *hi, const char *what, char *err, size_t errlen);

@@ -161,7 +161,7 @@ static inline void element_scalar(compare_state *st, const double *ref, const fl
     }
     double err = fabs(g - f);
     /* the error metrics and histograms cover every finite element, ambiguous ones too: an
-       output that differs from the reference never prints 0 (issue 24) */
+       output that differs from the reference never prints 0 */
     if (err > a->max_abs_err) a->max_abs_err = err;
     if (f != 0 && err / fabs(f) > a->max_rel_err) a->max_rel_err = err / fabs(f);
     /* ULPs of the element's scale (its reference, or the magnitude its tolerance is built on

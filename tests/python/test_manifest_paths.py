@@ -1,4 +1,4 @@
-"""The path rule of a device directory on the Python side (issue 25): tools/export_dir.confined,
+"""The path rule of a device directory on the Python side: tools/export_dir.confined,
 which tools/torch_runner.py applies to every file it reads, removes or writes, refuses an empty,
 absolute or '..' path, a symlink leaving the directory (to a file or to /dev/zero), and a FIFO,
 a socket or a directory in place of a file; then, where torch is present, the runner itself on an

@@ -148,7 +148,7 @@ def edge_cases():
     out += both("kh1_kw7", [1, 5, 12, 3], A(1, 7, pads=(0, 0, 3, 3)))
     # NaN in x propagates exactly as in the reference
     out += both("nan_features", [1, 6, 6, 4], k3, x={"dist": "uniform", "nan_frac": 0.05})
-    # NaN only at the four corner pixels, samples across the plane's edges and beyond (issue 24):
+    # NaN only at the four corner pixels, samples across the plane's edges and beyond:
     # a corner outside the plane is V = 0, never read, so outputs away from those pixels stay
     # finite; a kernel that reads the clamped pixel times weight 0 spreads the NaN (ops.md 10)
     out += both("nan_corners", [2, 6, 7, 4], k3, {"spread": 4},
@@ -157,7 +157,7 @@ def edge_cases():
     return out
 
 
-# ---- cases the bugs found in the field would have failed (issue 19) -----------------------------
+# ---- cases the bugs found in the field would have failed ----------------------------------------
 def field_cases():
     # mmcv's deformable conv has passed padding and kernel size in the wrong order: kernels, strides
     # and dilations that differ between H and W, and four different pads, in both attribute layouts

@@ -114,7 +114,7 @@ def edge_cases():
     # even (no ambiguity); without, the ties of -1 and 1 are (special_points_pow2 has the others)
     out += both("special_points_exact_ties", [1, 3, 9, 5], 6, 6, {}, {"special_frac": 1.0},
                 grid={"interpolation_mode": [1], "padding_mode": [0, 1], "align_corners": [False, True]})
-    # large finite coordinates (issue 24): |pixel coordinate| from 1e2 to 1e9 (a plane of 8 pixels
+    # large finite coordinates: |pixel coordinate| from 1e2 to 1e9 (a plane of 8 pixels
     # maps grid g to about 4 g) and 2^23 .. 2^26 around 2^24, where a float32 coordinate has no
     # fraction left; a quarter special points so one axis often stays on the plane. Values 1..20:
     # border and reflection must give values of that range, a kernel that weights its taps with

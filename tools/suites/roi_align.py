@@ -186,7 +186,7 @@ def edge_cases():
                 grid={"roi_end_mode": [0, 1, 2, 3], "sampling_ratio": [0, 2]})
     out += both("samples_on_bounds_end_mode1", [1, 4, 8, 8], 6, 2, 2, {"spatial_scale": 1.0, "roi_end_mode": 1},
                 {"edge_frac": 1.0}, grid={"sampling_ratio": [1, 2, 3]})
-    # large finite roi coordinates (issue 24): each roi coordinate far out with chance 1/2 (either sign;
+    # large finite roi coordinates: each roi coordinate far out with chance 1/2 (either sign;
     # extents keep theirs), magnitudes 1e2 .. 1e9 log-uniform, or 2^23 .. 2^25 around 2^24. At
     # spatial_scale 1 a roi spanning the plane has samples ~1e8 apart with rounding boxes of hundreds
     # of pixels; at 2^-20 the huge image coordinates land on the plane. Fixed sample counts (adaptive
@@ -200,7 +200,7 @@ def edge_cases():
                 grid={"aligned": [True, False], "spatial_scale": [1.0, 2.0 ** -20]})
     # NaN and infinity in the feature map propagate exactly as in the reference
     out += both("nan_features", [1, 3, 8, 8], 6, 2, 2, base, values={"dist": "uniform", "nan_frac": 0.05})
-    # a NaN at pixel (0, 0) only, rois half outside the plane (issue 24): an out-of-window sample is
+    # a NaN at pixel (0, 0) only, rois half outside the plane: an out-of-window sample is
     # empty, so bins away from (0, 0) stay finite; torchvision's CPU forward adds 0 * F[0, 0] for it
     # (ops.md 10). The backward reads no feature: nothing to isolate there.
     out.append(roi_align("fwd_nan_origin", [2, 3, 8, 8], 12, dict(base, pooled_h=2, pooled_w=2),
@@ -210,7 +210,7 @@ def edge_cases():
     return out
 
 
-# ---- cases the bugs found in the field would have failed (issue 19) --------------------------
+# ---- cases the bugs found in the field would have failed -------------------------------------
 def field_cases():
     # torch_npu's ROIAlign backward passes output_size swapped: right only for square outputs
     return both("field_pooled_3x5", [1, 3, 14, 18], 8, 3, 5, {"spatial_scale": 0.5}, {"size": [4, 30]},

@@ -209,7 +209,7 @@ def edge_cases():
     out += both("nan_features", [1, 3, 8, 8], 6, 2, 2, base, values={"dist": "uniform", "nan_frac": 0.05})
     out += both("inf_features", [1, 3, 8, 8], 6, 2, 2, {"spatial_scale": 0.25, "sampling_ratio": 2},
                 {"special_angle_frac": 0.5}, values={"dist": "uniform", "inf_frac": 0.05})
-    # large finite roi coordinates (issue 24): each roi coordinate far out with chance 1/2 (either sign;
+    # large finite roi coordinates: each roi coordinate far out with chance 1/2 (either sign;
     # extents keep theirs), magnitudes 1e2 .. 1e9 log-uniform, or 2^23 .. 2^25 around 2^24. At
     # spatial_scale 1 a roi spanning the plane has samples ~1e8 apart with rounding boxes of hundreds
     # of pixels; at 2^-20 the huge image coordinates land on the plane. Fixed sample counts (adaptive
@@ -221,7 +221,7 @@ def edge_cases():
     out += both("rois_2p24", [2, 3, 9, 7], 16, 2, 2, {"sampling_ratio": 2},
                 {"huge_frac": 0.5, "huge": [2.0 ** 23, 2.0 ** 25], "special_angle_frac": 0.25}, values=huge_v,
                 grid={"aligned": [True, False], "spatial_scale": [1.0, 2.0 ** -20]})
-    # a NaN at pixel (0, 0) only, rois half outside the plane (issue 24): an out-of-window sample is
+    # a NaN at pixel (0, 0) only, rois half outside the plane: an out-of-window sample is
     # empty, so bins away from (0, 0) stay finite; mmcv's and detectron2's CPU forward add
     # 0 * F[0, 0] for it (ops.md 10). The backward reads no feature: nothing to isolate there.
     for fmt in ("NCHW", "NHWC"):
@@ -232,7 +232,7 @@ def edge_cases():
     return out
 
 
-# ---- cases the bugs found in the field would have failed (issue 19) --------------------------
+# ---- cases the bugs found in the field would have failed -------------------------------------
 def field_cases():
     # mmcv's NPU adapter passes pooled_h and pooled_w swapped to RoiAlignRotatedGrad; the layouts
     # of rois ([n,6] documented, [6,n] in the kernel) and the clockwise flag are easy to misread:

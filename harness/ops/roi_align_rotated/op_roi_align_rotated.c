@@ -33,7 +33,7 @@ static void params(const problem_t *p, ref_roi_align_rotated_params *r);
 
 /* ---- the roi generator ------------------------------------------------------------------- */
 
-/* angles the issue names: 0, +-pi/2, pi, and beyond +-2 pi (radians, rounded to float32) */
+/* special angles: 0, +-pi/2, pi, and beyond +-2 pi (radians, rounded to float32) */
 static const double special_angles[] = {0.0, M_PI / 2, -M_PI / 2, M_PI, -M_PI, 2 * M_PI + 0.3, -2 * M_PI - 1.1,
                                         7.5, -9.25, 4 * M_PI};
 
