@@ -75,27 +75,59 @@ void ref_roi_rotated_axes(const ref_roi_align_rotated_params *p, const double *r
 
 /* ---- forward ---------------------------------------------------------------------------------- */
 
-/* The taps [*a, *b] of an axis of n pixels that every position of [v - d, v + d] reads at a weight
- * above 0, rule A's clamp onto [0, n - 1] applied first: the reach's own [t0, t1] when the box
- * meets no integer there (an exact position, d = 0, meets none: every form computes it); the one
- * integer k it meets (k - 1 and k + 1 get weight 0, a small weight or are not read); none (a > b)
- * when it meets two. */
-static void axis_core(double v, double d, int64_t n, int64_t t0, int64_t t1, int64_t *a, int64_t *b)
+/* The taps [*r0, *r1] of an axis of n pixels some position of [v - d, v + d] reads, at weight 0
+ * included: the reach [t0, t1], and where the box reaches 0 or below, tap 1, which rule A's clamp
+ * onto 0 reads at weight 0 (v <= 0 reads taps 0 and 1 at weights 1 and 0; the reach stops at 0) */
+static void axis_read(double v, double d, int64_t n, int64_t t0, int64_t t1, int64_t *r0, int64_t *r1)
+{
+    *r0 = t0, *r1 = t1;
+    if (n > 1 && v - d <= 0 && t1 < 1) *r1 = 1;
+}
+
+/* The taps [*a, *b] of the read taps [r0, r1] (axis_read) of an axis of n pixels that every
+ * position of [v - d, v + d] reads alike (not at all, at weight 0, at a weight above 0), rule A's
+ * clamp onto [0, n - 1] applied first: all of them when the clamped box is one point (an exact
+ * position, d = 0, or a box wholly on one side of a clamp: every form computes the same taps and
+ * weights); the reach's own [t0, t1] when the box meets no integer there; the one integer k it
+ * meets (k - 1 and k + 1 get weight 0, a small weight or are not read), but none at k = n - 1,
+ * where the clamp reads tap n - 1 as both corners, one at weight 0 (below it, once at a weight
+ * above 0); none (a > b) when it meets two. */
+static void axis_core(double v, double d, int64_t n, int64_t t0, int64_t t1, int64_t r0, int64_t r1, int64_t *a,
+                      int64_t *b)
 {
     const double top = (double)(n - 1), lo = fmin(fmax(v - d, 0), top), hi = fmin(fmax(v + d, 0), top);
     const double k = ceil(lo);
+    *a = r0, *b = r1;
+    if (d <= 0 || lo == hi) return;
     *a = t0, *b = t1;
-    if (d <= 0 || k > hi) return;
-    *a = (int64_t)k, *b = k + 1 <= hi ? *a - 1 : *a;
+    if (k > hi) return;
+    *a = (int64_t)k, *b = k + 1 <= hi || k == top ? *a - 1 : *a;
 }
 
-int ref_roi_fwd_switched_nonfinite(const double *plane, int64_t W, int64_t cs, const ref_tap_rect *reach,
+/* read and core (axis_read, axis_core) of the sample at (y, x) with position errors (dy, dx) on an
+ * H x W plane whose position box reaches the taps reach; whether they differ */
+static int read_core_of(int64_t H, int64_t W, double y, double x, double dy, double dx, const ref_tap_rect *t,
+                        ref_tap_rect *rd, ref_tap_rect *co)
+{
+    rd->zero = co->zero = 0;
+    axis_read(y, dy, H, t->r0, t->r1, &rd->r0, &rd->r1);
+    axis_read(x, dx, W, t->c0, t->c1, &rd->c0, &rd->c1);
+    axis_core(y, dy, H, t->r0, t->r1, rd->r0, rd->r1, &co->r0, &co->r1);
+    axis_core(x, dx, W, t->c0, t->c1, rd->c0, rd->c1, &co->c0, &co->c1);
+    return co->r0 != rd->r0 || co->r1 != rd->r1 || co->c0 != rd->c0 || co->c1 != rd->c1;
+}
+
+static int in_rect(const ref_tap_rect *t, int64_t r, int64_t c)
+{
+    return r >= t->r0 && r <= t->r1 && c >= t->c0 && c <= t->c1;
+}
+
+int ref_roi_fwd_switched_nonfinite(const double *plane, int64_t W, int64_t cs, const ref_tap_rect *read,
                                    const ref_tap_rect *core)
 {
-    for (int64_t r = reach->r0; r <= reach->r1; r++)
-        for (int64_t c = reach->c0; c <= reach->c1; c++) {
-            const int in_core = r >= core->r0 && r <= core->r1 && c >= core->c0 && c <= core->c1;
-            if (!in_core && !isfinite(plane[(r * W + c) * cs])) return 1;
+    for (int64_t r = read->r0; r <= read->r1; r++)
+        for (int64_t c = read->c0; c <= read->c1; c++) {
+            if (!in_rect(core, r, c) && !isfinite(plane[(r * W + c) * cs])) return 1;
         }
     return 0;
 }
@@ -113,10 +145,7 @@ int ref_roi_fwd_tap_of(int64_t H, int64_t W, double y, double x, double dy, doub
        terms past about 2^20) can carry the sample to taps outside it, whatever the slopes there */
     const ref_tap_rect *t = &s->reach;
     s->far = t->r0 < s->r.y[0] - 1 || t->r1 > s->r.y[0] + 2 || t->c0 < s->r.x[0] - 1 || t->c1 > s->r.x[0] + 2;
-    s->core.zero = 0;
-    axis_core(y, dy, H, t->r0, t->r1, &s->core.r0, &s->core.r1);
-    axis_core(x, dx, W, t->c0, t->c1, &s->core.c0, &s->core.c1);
-    s->switched = s->core.r0 != t->r0 || s->core.r1 != t->r1 || s->core.c0 != t->c0 || s->core.c1 != t->c1;
+    s->switched = read_core_of(H, W, y, x, dy, dx, t, &s->read, &s->core);
     s->dy = dy;
     s->dx = dx;
     return 1;
@@ -160,7 +189,7 @@ void ref_roi_fwd_sample_add(const double *plane, int64_t H, int64_t W, int64_t c
     ref_roi_fwd_acc(s->inside, s->ambiguous, s->far, s->dy, s->dx, v, av, sy, sx, lo, hi, a);
     /* a sample within rounding of a cell or clamp line reads a tap beyond it or not, at weight 0 or
        not: a non-finite one makes the bin NaN, infinite or a number by the rounding alone */
-    if (s->switched && ref_roi_fwd_switched_nonfinite(plane, W, cs, &s->reach, &s->core)) a->ambig += INFINITY;
+    if (s->switched && ref_roi_fwd_switched_nonfinite(plane, W, cs, &s->read, &s->core)) a->ambig += INFINITY;
 }
 
 void ref_roi_fwd_widen(const ref_bin_acc *o, double alt_count, double value, double *ambig, double *abs_sum,
@@ -213,6 +242,7 @@ static void bwd_far_of(int64_t H, int64_t W, double y, double x, double dy, doub
     ref_tap_rect_of(H, W, y, x, dy, dx, 1, &t);
     s->far = t.r0 < r0 || t.r1 > r1 || t.c0 < c0 || t.c1 > c1;
     s->reach[0] = t.r0, s->reach[1] = t.r1, s->reach[2] = t.c0, s->reach[3] = t.c1;
+    s->switched = (unsigned char)read_core_of(H, W, y, x, dy, dx, &t, &s->read, &s->core);
 }
 
 int ref_roi_bwd_tap_of(int64_t H, int64_t W, double y, double x, double dy, double dx, double count,
@@ -282,6 +312,11 @@ static void bwd_nonfinite(const ref_plane_out *o, const ref_bwd_tap *s, const re
     }
     for (int k = 0; k < s->n_slots; k++)
         if (px[k] >= 0 && (s->widen || (wb[k] > 0 && w[k] <= wb[k]))) o->ambig[px[k]] = INFINITY;
+    /* a pixel some rounding reads and another does not, or reads at weight 0 where another does
+       not (a weight-0 column beside a row line, the top clamp's second read): NaN, inf or nothing */
+    for (int64_t r = s->read.r0; s->switched && r <= s->read.r1; r++)
+        for (int64_t c = s->read.c0; c <= s->read.c1; c++)
+            if (!in_rect(&s->core, r, c)) o->ambig[(r * o->W + c) * o->ps] = INFINITY;
     for (int64_t r = s->reach[0]; s->far && r <= s->reach[1]; r++)
         for (int64_t c = s->reach[2]; c <= s->reach[3]; c++) {
             const int64_t e = (r * o->W + c) * o->ps;

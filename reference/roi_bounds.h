@@ -35,13 +35,13 @@ static inline double ref_sample_pos_err(int exact, int64_t g, int64_t g0, double
 
 /* A forward sample of rule A: its corners and weights (clamped onto the window when it lies just
  * outside and is ambiguous), the taps its position box reaches, its position errors; far: the box
- * reaches beyond the 4x4 window its slopes are taken on (ref_roi_fwd_acc); core: the taps of the
- * reach every position of the box reads at a weight above 0, switched: some tap of the reach is
- * not one of them (the box meets a cell line or a clamp line: rounding reads it at weight 0, at a
- * small weight or not at all) */
+ * reaches beyond the 4x4 window its slopes are taken on (ref_roi_fwd_acc); read: the taps some
+ * position of the box reads, at weight 0 included (the reach and, at the clamp onto 0, tap 1); core:
+ * those every position reads alike, switched: some read tap is not one of them (the box meets a
+ * cell line or a clamp line: rounding reads it at weight 0, at a small weight or not at all) */
 typedef struct {
     ref_bilinear r;
-    ref_tap_rect reach, core;
+    ref_tap_rect reach, read, core;
     double dy, dx;
     int inside, ambiguous, far, switched;
 } ref_fwd_tap;
@@ -84,9 +84,9 @@ static inline double ref_roi_fwd_pos_term(int far, double sy, double sx, double 
     const double p = ref_value_pos_err(sy, sx, dy, dx);
     return p < q ? p : q; /* fmin(p, q), q never NaN */
 }
-/* Whether a tap of reach outside core (ref_fwd_tap) is not finite: rounding then decides between
+/* Whether a tap of read outside core (ref_fwd_tap) is not finite: rounding then decides between
  * NaN (read at weight 0), an infinity (at a small weight) and a number (not read) */
-int ref_roi_fwd_switched_nonfinite(const double *plane, int64_t W, int64_t cs, const ref_tap_rect *reach,
+int ref_roi_fwd_switched_nonfinite(const double *plane, int64_t W, int64_t cs, const ref_tap_rect *read,
                                    const ref_tap_rect *core);
 /* ref_roi_fwd_acc of sample s on one plane (pixel (r, c) at plane[(r W + c) cs]), its value v and
  * |terms| av: the slopes of its window and the range of its reach taken from the plane */
@@ -114,7 +114,9 @@ typedef struct {
     unsigned char nominal; /* inside, at the spec's sample count: its terms are the gradient's */
     unsigned char widen;   /* ambiguous, or another count's: only widens the ambiguity */
     unsigned char far;     /* its position box reaches pixels beyond its slots: reach says which */
+    unsigned char switched; /* read holds pixels outside core (as ref_fwd_tap's) */
     int64_t reach[4];      /* far: rows reach[0] .. reach[1], columns reach[2] .. reach[3] */
+    ref_tap_rect read, core;
 } ref_bwd_tap;
 
 /* a pixel across a cell edge the float twin may reach: the most weight it can get there */

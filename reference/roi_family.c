@@ -121,7 +121,7 @@ typedef struct {
                                row[a] + col[b] of the plane or of the chunk's tile */
     double w[4];            /* corner weights wy[i] wx[j] */
     double dy, dx;
-    ref_tap_rect reach, core; /* switched: the reach holds taps outside core (ref_fwd_tap) */
+    ref_tap_rect reach, read, core; /* switched: read holds taps outside core (ref_fwd_tap) */
     unsigned reach_bits; /* the reach rectangle's cells 4 a + b of the window; 0: it is not within */
     int inside, ambiguous, far, switched;
     int full; /* the window lies in the plane: no edge repeated */
@@ -142,6 +142,7 @@ static void fwd_ltap_of(int64_t H, int64_t W, const ref_fwd_tap *s, fwd_ltap *d)
     d->dy = s->dy;
     d->dx = s->dx;
     d->reach = *t;
+    d->read = s->read;
     d->core = s->core;
     d->switched = s->switched;
     d->inside = s->inside;
@@ -261,7 +262,7 @@ static void fwd_lanes_add(const lanes_src *src, const fwd_ltap *s, int pos, lane
     if (pos) fwd_lanes_range(pl, src->W, src->cs, s, v, lo, hi);
     fwd_lanes_acc(s, val, av, sy, sx, lo, hi, a);
     for (int l = 0; pos && s->switched && l < LANES; l++) /* ref_roi_fwd_sample_add's last step */
-        if (ref_roi_fwd_switched_nonfinite(pl[l], src->W, src->cs, &s->reach, &s->core)) a->ambig[l] += INFINITY;
+        if (ref_roi_fwd_switched_nonfinite(pl[l], src->W, src->cs, &s->read, &s->core)) a->ambig[l] += INFINITY;
 }
 
 /* ---- forward: elements -------------------------------------------------------------------------- */
@@ -713,6 +714,10 @@ static int bwd_tile_fit(int64_t W, vec *taps, vec *nbs, bwd_tile *t)
         if (tp[i].far) {
             const int64_t *a = tp[i].reach;
             r0 = a[0] < r0 ? a[0] : r0, r1 = a[1] > r1 ? a[1] : r1, q0 = a[2] < q0 ? a[2] : q0, q1 = a[3] > q1 ? a[3] : q1;
+        } else if (tp[i].switched) { /* its read taps (within its slots' rectangle: kept for safety) */
+            const ref_tap_rect *a = &tp[i].read;
+            r0 = a->r0 < r0 ? a->r0 : r0, r1 = a->r1 > r1 ? a->r1 : r1, q0 = a->c0 < q0 ? a->c0 : q0;
+            q1 = a->c1 > q1 ? a->c1 : q1;
         }
     if (r1 < 0) return 0;
     *t = (bwd_tile){r0, q0, r1 - r0 + 1, q1 - q0 + 1, t->buf, t->cap};
@@ -806,6 +811,12 @@ static void bwd_lanes_nonfinite(const bwd_tile *t, const ref_bwd_tap *s, const r
             v2d *p = (v2d *)(t->buf + (size_t)q * PIX + 4 * LANES);
             for (int h = 0; h < HALVES; h++) p[h] = sel(nf[h], (v2d){INFINITY, INFINITY}, p[h]);
         }
+    for (int64_t r = s->read.r0; s->switched && r <= s->read.r1; r++) /* bwd_nonfinite's read taps */
+        for (int64_t c = s->read.c0; c <= s->read.c1; c++) {
+            if (r >= s->core.r0 && r <= s->core.r1 && c >= s->core.c0 && c <= s->core.c1) continue;
+            v2d *p = (v2d *)(t->buf + (size_t)((r - t->r0) * t->tw + c - t->q0) * PIX + 4 * LANES);
+            for (int h = 0; h < HALVES; h++) p[h] = sel(nf[h], (v2d){INFINITY, INFINITY}, p[h]);
+        }
 }
 
 /* bwd_tap_add of sample s for the 8 lanes of tile t, whose grad_output values are go and caps
@@ -891,8 +902,9 @@ static void bwd_lanes_plain(double *tile, const ref_bwd_tap *s, const v2d *go, c
 
 static int bwd_plain(const ref_bwd_tap *s)
 {
-    return s->nominal && !s->widen && !s->far && !s->n_nb && s->n_slots == 4 && s->wpe[0] >= 0 && s->wpe[0] <= 1 &&
-           s->wpe[1] >= 0 && s->wpe[1] <= 1 && s->wpe[2] >= 0 && s->wpe[2] <= 1 && s->wpe[3] >= 0 && s->wpe[3] <= 1;
+    return s->nominal && !s->widen && !s->far && !s->switched && !s->n_nb && s->n_slots == 4 && s->wpe[0] >= 0 &&
+           s->wpe[0] <= 1 && s->wpe[1] >= 0 && s->wpe[1] <= 1 && s->wpe[2] >= 0 && s->wpe[2] <= 1 && s->wpe[3] >= 0 &&
+           s->wpe[3] <= 1;
 }
 
 /* the group's bins scattered into channels [cs, cs + n) of image b through the tile; fresh: the

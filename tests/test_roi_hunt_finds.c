@@ -12,18 +12,22 @@
 #include "suite.h"
 
 static const char *const finds = "tests/roi_hunt_finds.json";
+/* rois of an infinite extent at sampling_ratio 0: every sample lies at a non-finite position and
+   samples nothing (ops.md 0); the zoo's bug-free build took ceil(inf), capped at 1e9, and looped */
+static const char *const infinite_rois = "tests/roi_infinite_rois.json";
 
-/* every case of the file on impl (optimized, or a plugin) at isa, threads: the ids of those that
-   did not pass */
-static int failing(const char *spec, conform_isa isa, int threads, char *ids, size_t n)
+/* every case of file on impl (optimized, or a plugin) at isa, threads, each in a child within
+   timeout_s when that is > 0 (else in-process): the ids of those that did not pass */
+static int failing_in(const char *file, double timeout_s, const char *spec, conform_isa isa, int threads, char *ids,
+                      size_t n)
 {
     char err[512];
     suite_t s;
-    cr_assert_eq(suite_load(finds, &s, err, sizeof err), 0, "%s", err);
-    cr_assert_geq(s.n_cases, 9, "%s: %d cases", finds, s.n_cases);
+    cr_assert_eq(suite_load(file, &s, err, sizeof err), 0, "%s", err);
+    cr_assert_geq(s.n_cases, file == finds ? 9 : 4, "%s: %d cases", file, s.n_cases);
     impl_t impl;
     cr_assert_eq(impl_open(spec, NULL, &impl, err, sizeof err), 0, "%s", err);
-    run_env env = {{isa, threads}, &impl, {0, 60.0, NULL}, 0, NULL, NULL};
+    run_env env = {{isa, threads}, &impl, {timeout_s > 0, timeout_s, NULL}, 0, NULL, NULL};
     int bad = 0;
     ids[0] = 0;
     for (int i = 0; i < s.n_cases; i++) {
@@ -37,6 +41,11 @@ static int failing(const char *spec, conform_isa isa, int threads, char *ids, si
     impl_close(&impl);
     suite_free(&s);
     return bad;
+}
+
+static int failing(const char *spec, conform_isa isa, int threads, char *ids, size_t n)
+{
+    return failing_in(finds, 0, spec, isa, threads, ids, n);
 }
 
 Test(roi_hunt_finds, every_minimal_case_passes_on_every_isa_and_thread_count)
@@ -59,4 +68,19 @@ Test(roi_hunt_finds, the_bug_free_zoo_build_passes_every_minimal_case)
         return;
     }
     cr_expect_eq(failing("plugin:" TEST_BUILD "/zoo/none.so", CONFORM_ISA_AUTO, 1, ids, sizeof ids), 0, "none.so:%s", ids);
+}
+
+/* each op at sampling_ratio 0 with one roi extent +inf: no sample, zeros, on the optimized path and
+   on the bug-free zoo build, each case well within 10 s (the zoo build ran past any timeout) */
+Test(roi_hunt_finds, an_infinite_adaptive_roi_samples_nothing_without_a_hang, .timeout = 60)
+{
+    static char ids[4096];
+    cr_expect_eq(failing_in(infinite_rois, 10.0, "optimized", CONFORM_ISA_AUTO, 1, ids, sizeof ids), 0,
+                 "optimized:%s", ids);
+    if (access(TEST_BUILD "/zoo/none.so", R_OK) != 0) {
+        cr_log_warn(TEST_BUILD "/zoo/none.so not built (make zoo): skipped");
+        return;
+    }
+    const char *none = "plugin:" TEST_BUILD "/zoo/none.so";
+    cr_expect_eq(failing_in(infinite_rois, 10.0, none, CONFORM_ISA_AUTO, 1, ids, sizeof ids), 0, "none.so:%s", ids);
 }

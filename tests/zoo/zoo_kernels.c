@@ -63,7 +63,7 @@ static float to_half(float x)
 /* the adaptive sample count of a bin of size q (ops.md 1, 3): ceil, 0 when nothing is sampled */
 static int64_t adaptive_count(float q, int use_floor)
 {
-    if (!(q > 0)) return 0; /* NaN too */
+    if (!(q > 0) || q == INFINITY) return 0; /* NaN too; inf: its samples sample nothing (ops.md 0) */
     float c = use_floor ? floorf(q) : ceilf(q);
     return c > 1e9f ? 1000000000 : (int64_t)c;
 }
