@@ -651,8 +651,8 @@ def conform_cases(args, m, so, not_failures, op, case_ids, extra=(), jobs=1):
     os.makedirs(rdir)
     cmd = [args.conform, "run", args.suite, "--impl", "plugin:" + so, "--quiet", "--threads", "1", "--jobs", str(jobs),
            "--timeout", str(args.timeout), "--waivers", args.waivers, "--report-dir", rdir, "--op", op]
-    for c in case_ids or []:
-        cmd += ["--filter", c]
+    if case_ids and len(case_ids) == 1:   # run takes one --filter: several ids run the op, the report picks them
+        cmd += ["--filter", case_ids[0]]
     p = subprocess.run(cmd + list(extra), cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     if p.returncode not in (0, 1):
         return 0, [("?", f"conform exited {p.returncode}: {p.stderr.strip()[:200]}")]
