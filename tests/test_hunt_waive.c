@@ -83,3 +83,25 @@ Test(hunt_waive, a_when_for_an_input_the_op_lacks_is_bad_usage)
     cr_assert_eq(hunt_waivers_load(&h, path, "float32"), EXIT_USAGE, "its rois are 'boxes'");
     cJSON_Delete(h.waivers);
 }
+
+/* the PyTorch CPU file's waiver of the deformable backward's zero-weight scatter holds on its
+   hunt's minimal case (a NaN grad at a sample on pixel (0, 0) of a 1 x 3 plane) and not with that
+   grad finite */
+#define DG_CASE(g0) "{\"op\": \"deformable_offsets_grad\", \"attrs\": {\"pads\": [1, 1, 1, 1], \"ksize\": [2, 1]}, " \
+    "\"shapes\": {\"x\": [1, 1, 3, 1], \"offsets\": [1, 2, 5, 6], \"grad\": [1, 4, 5, 1]}, \"gen\": {" \
+    "\"grad\": {\"data\": [" g0 ", 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0]}, \"x\": {\"data\": [0, 1, 0]}, " \
+    "\"offsets\": {\"data\": [1, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, " \
+    "0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, -1, 0, -2, 0, 1, 0, 0, 0, 0, 0, 0]}}}"
+
+Test(hunt_waive, pytorch_deformable_zero_weight_scatter, .fini = fini)
+{
+    memset(&h, 0, sizeof h);
+    h.op = op_find("deformable_offsets_grad");
+    cr_assert_eq(hunt_waivers_load(&h, "cases/waivers_pytorch_cpu.json", "float32"), 0);
+    int scatter = -1;
+    for (int i = 0; i < h.n_waivers; i++)
+        if (strstr(cJSON_GetObjectItemCaseSensitive(h.waiver[i], "reason")->valuestring, "col2im adds only")) scatter = i;
+    cr_assert_geq(scatter, 0, "the waiver is in the file");
+    cr_assert(holding(DG_CASE("\"nan\"")) >> scatter & 1);
+    cr_assert_not(holding(DG_CASE("2")) >> scatter & 1, "a finite grad");
+}
