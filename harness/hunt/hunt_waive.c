@@ -2,7 +2,7 @@
  * carry "when", a predicate on a case's inputs that names the divergence's defining property. A
  * hunt cannot match "pattern" (it names suite cases, and a drawn case is none of them): a failure
  * is waived when its minimal case satisfies a waiver's "when" and its failing outputs are among the
- * waiver's "outputs", and no shrinking step may make a "when" hold that did not hold on the drawn
+ * waiver's "outputs" (or each among those of some waiver whose "when" holds), and no shrinking step may make a "when" hold that did not hold on the drawn
  * case (so shrinking cannot walk a bug onto a documented divergence). */
 #include <math.h>
 #include <stdio.h>
@@ -216,23 +216,43 @@ uint64_t hunt_waivers_holding_spec(const hunt_t *h, const cJSON *spec, uint64_t 
     return held;
 }
 
-/* 1 when every failing output of r is one the "outputs" of the holding "when" w names, or, when it
-   names none, those of the waiver (no "outputs" at all: any); a case with no outputs has none */
-static int covers(const cJSON *waiver, const cJSON *w, const case_result *r, const hunt_sig *sig)
+/* the failing outputs of sig (of r) that the "outputs" of the holding "when" w names, or, when it
+   names none, those of the waiver (no "outputs" at all: every one) */
+static unsigned covered(const cJSON *waiver, const cJSON *w, const case_result *r, const hunt_sig *sig)
 {
     const cJSON *by = cJSON_GetObjectItemCaseSensitive(w, "outputs") ? w : waiver;
+    unsigned m = 0;
     for (int o = 0; o < r->n_out; o++)
-        if ((sig->mask >> o & 1) && json_names_hold(by, "outputs", r->out[o].name) != 1) return 0;
-    return 1;
+        if ((sig->mask >> o & 1) && json_names_hold(by, "outputs", r->out[o].name) == 1) m |= 1u << o;
+    return m;
 }
 
+/* whether a "when" of waiver i holds on c; *m: what those holding cover of sig's failing outputs */
+static int waiver_covers(const hunt_t *h, int i, const cJSON *c, const case_result *r, const hunt_sig *sig, unsigned *m)
+{
+    const cJSON *w = cJSON_GetObjectItemCaseSensitive(h->waiver[i], "when"), *e;
+    int holds = 0;
+    *m = 0;
+    if (cJSON_IsObject(w) && when_holds(w, h->op->name, c)) { holds = 1; *m |= covered(h->waiver[i], w, r, sig); }
+    if (cJSON_IsArray(w)) cJSON_ArrayForEach(e, w)
+        if (when_holds(e, h->op->name, c)) { holds = 1; *m |= covered(h->waiver[i], e, r, sig); }
+    return holds;
+}
+
+/* The waiver of the minimal case c: the first whose "when" holds and covers every failing output;
+   else, when each failing output is covered by some holding waiver (two divergences in one minimal
+   case, e.g. a weight-0 scatter into grad_x beside a window-line sample's grad_offsets), the one
+   covering the first; NULL when some failing output has none. */
 const cJSON *hunt_waiver_for(const hunt_t *h, const cJSON *c, const case_result *r, const hunt_sig *sig)
 {
+    unsigned all = 0, want = 0, m;
+    for (int o = 0; o < r->n_out && o < 32; o++) want |= sig->mask & (1u << o);
+    int first = -1, first_bit = 32;
     for (int i = 0; i < h->n_waivers; i++) {
-        const cJSON *w = cJSON_GetObjectItemCaseSensitive(h->waiver[i], "when"), *e;
-        if (cJSON_IsObject(w) && when_holds(w, h->op->name, c) && covers(h->waiver[i], w, r, sig)) return h->waiver[i];
-        if (cJSON_IsArray(w)) cJSON_ArrayForEach(e, w)
-            if (when_holds(e, h->op->name, c) && covers(h->waiver[i], e, r, sig)) return h->waiver[i];
+        if (!waiver_covers(h, i, c, r, sig, &m)) continue;
+        if (m == want) return h->waiver[i];
+        all |= m;
+        if (m && __builtin_ctz(m) < first_bit) { first_bit = __builtin_ctz(m); first = i; }
     }
-    return NULL;
+    return first >= 0 && (all & want) == want ? h->waiver[first] : NULL;
 }
