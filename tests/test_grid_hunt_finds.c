@@ -15,6 +15,7 @@
 #include "ref_check.h"
 #include "runner.h"
 #include "suite.h"
+#include "suite_failing.h"
 
 /* input_grad element e of the one-channel backward (grad_output go[P], grid[P][2]) and its
  * tolerance plus ambiguity */
@@ -295,26 +296,7 @@ static const char *const grid_finds = "tests/grid_hunt_finds.json";
 
 static int grid_failing(const char *spec, conform_isa isa, int threads, char *ids, size_t n)
 {
-    char err[512];
-    suite_t s;
-    cr_assert_eq(suite_load(grid_finds, &s, err, sizeof err), 0, "%s", err);
-    cr_assert_geq(s.n_cases, 9, "%s: %d cases", grid_finds, s.n_cases);
-    impl_t impl;
-    cr_assert_eq(impl_open(spec, NULL, &impl, err, sizeof err), 0, "%s", err);
-    run_env env = {{isa, threads}, &impl, {0, 60.0, NULL}, 0, NULL, NULL};
-    int bad = 0;
-    ids[0] = 0;
-    for (int i = 0; i < s.n_cases; i++) {
-        case_result r;
-        run_case(&s.cases[i], case_seed(&s.cases[i], s.seed), &env, &r);
-        if (r.status == CASE_PASSED) continue;
-        bad++;
-        size_t l = strlen(ids);
-        snprintf(ids + l, n - l, " %s (%s: %s)", s.cases[i].id, status_name(r.status), r.message);
-    }
-    impl_close(&impl);
-    suite_free(&s);
-    return bad;
+    return suite_failing(grid_finds, 9, 0, spec, isa, threads, ids, n);
 }
 
 Test(grid_hunt_finds, every_minimal_case_passes_on_every_isa_and_thread_count)
@@ -330,9 +312,9 @@ Test(grid_hunt_finds, every_minimal_case_passes_on_every_isa_and_thread_count)
 Test(grid_hunt_finds, the_bug_free_zoo_build_passes_every_minimal_case)
 {
     static char ids[16384];
-    if (access("build/zoo/none.so", R_OK) != 0) {
-        cr_log_warn("build/zoo/none.so not built (make zoo): skipped");
+    if (access(TEST_BUILD "/zoo/none.so", R_OK) != 0) {
+        cr_log_warn(TEST_BUILD "/zoo/none.so not built (make zoo): skipped");
         return;
     }
-    cr_expect_eq(grid_failing("plugin:build/zoo/none.so", CONFORM_ISA_AUTO, 1, ids, sizeof ids), 0, "none.so:%s", ids);
+    cr_expect_eq(grid_failing("plugin:" TEST_BUILD "/zoo/none.so", CONFORM_ISA_AUTO, 1, ids, sizeof ids), 0, "none.so:%s", ids);
 }

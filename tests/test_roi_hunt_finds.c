@@ -10,37 +10,17 @@
 #include "conform_opt.h"
 #include "runner.h"
 #include "suite.h"
+#include "suite_failing.h"
 
 static const char *const finds = "tests/roi_hunt_finds.json";
 /* rois of an infinite extent at sampling_ratio 0: every sample lies at a non-finite position and
    samples nothing (ops.md 0); the zoo's bug-free build took ceil(inf), capped at 1e9, and looped */
 static const char *const infinite_rois = "tests/roi_infinite_rois.json";
 
-/* every case of file on impl (optimized, or a plugin) at isa, threads, each in a child within
-   timeout_s when that is > 0 (else in-process): the ids of those that did not pass */
 static int failing_in(const char *file, double timeout_s, const char *spec, conform_isa isa, int threads, char *ids,
                       size_t n)
 {
-    char err[512];
-    suite_t s;
-    cr_assert_eq(suite_load(file, &s, err, sizeof err), 0, "%s", err);
-    cr_assert_geq(s.n_cases, file == finds ? 9 : 4, "%s: %d cases", file, s.n_cases);
-    impl_t impl;
-    cr_assert_eq(impl_open(spec, NULL, &impl, err, sizeof err), 0, "%s", err);
-    run_env env = {{isa, threads}, &impl, {timeout_s > 0, timeout_s, NULL}, 0, NULL, NULL};
-    int bad = 0;
-    ids[0] = 0;
-    for (int i = 0; i < s.n_cases; i++) {
-        case_result r;
-        run_case(&s.cases[i], case_seed(&s.cases[i], s.seed), &env, &r);
-        if (r.status == CASE_PASSED) continue;
-        bad++;
-        size_t l = strlen(ids);
-        snprintf(ids + l, n - l, " %s (%s: %s)", s.cases[i].id, status_name(r.status), r.message);
-    }
-    impl_close(&impl);
-    suite_free(&s);
-    return bad;
+    return suite_failing(file, file == finds ? 9 : 4, timeout_s, spec, isa, threads, ids, n);
 }
 
 static int failing(const char *spec, conform_isa isa, int threads, char *ids, size_t n)
