@@ -313,8 +313,7 @@ Test(grid_hunt_finds, the_bug_free_zoo_build_passes_every_minimal_case)
 {
     static char ids[16384];
     if (access(TEST_BUILD "/zoo/none.so", R_OK) != 0) {
-        cr_log_warn(TEST_BUILD "/zoo/none.so not built (make zoo): skipped");
-        return;
+        cr_skip_test(TEST_BUILD "/zoo/none.so not built (make zoo): skipped");
     }
     cr_expect_eq(grid_failing("plugin:" TEST_BUILD "/zoo/none.so", CONFORM_ISA_AUTO, 1, ids, sizeof ids), 0, "none.so:%s", ids);
 }
