@@ -68,7 +68,7 @@ $(TEST_OBJ): CFLAGS += -DTEST_BUILD='"$(BUILD)"'
 CHECK_GOLDEN = $(BUILD)/check_golden
 
 # the example plugin and the deliberately faulty ones the tests run suites through
-FAULTY   = $(foreach f,wrong crash hang overflow abi supports unwritten scribble,$(BUILD)/plugins/faulty_$(f).so)
+FAULTY   = $(foreach f,wrong crash hang overflow abi supports unwritten scribble overread,$(BUILD)/plugins/faulty_$(f).so)
 PLUGINS  = $(BUILD)/plugins/plugin_roi_align.so $(FAULTY) \
            $(BUILD)/plugins/plugin_roi_align_v2.so $(BUILD)/plugins/plugin_roi_align_v2_f64.so \
            $(BUILD)/plugins/faulty_v2_aligned.so $(BUILD)/plugins/faulty_v2_aligned_f64.so
@@ -80,6 +80,7 @@ FAULT_abi = 4
 FAULT_supports = 5
 FAULT_unwritten = 6
 FAULT_scribble = 7
+FAULT_overread = 8
 PLUGIN_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARN) -O2 -fPIC -shared -Iharness
 
 # the zoo of faulty kernels (tests/zoo/zoo_bugs.h, one line per bug): one plugin per bug and the

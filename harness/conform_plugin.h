@@ -9,7 +9,8 @@
  * Tensors are float32, C order, in the op's documented order (`conform list` prints the names of
  * inputs, outputs and attributes). The harness validates every problem first: a plugin receives
  * only valid input. Output buffers are uninitialised (poisoned with NaN): write every element,
- * and nothing outside them (guard bands around every buffer are checked). A plugin runs in a
+ * and nothing outside them (guard bands around every buffer are checked; a read past an input
+ * returns a NaN, so an over-read fails the same way every run). A plugin runs in a
  * child process with a time limit: a crash or a hang is reported for that case and the suite
  * goes on. Results should not depend on anything but the inputs.
  *

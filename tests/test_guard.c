@@ -4,7 +4,7 @@
 #include "dtype.h"
 #include "runner.h"
 
-/* The guard bands around every output buffer (harness/judge/runner.c) must show a kernel that
+/* The guard bands around every output buffer (harness/core/guarded.c) must show a kernel that
  * accumulates past either end of its output (grad[at] += v with at out of range), not only one
  * that stores there: a quiet-NaN guard read, added to and written back keeps its bits, so such a
  * write was invisible (the generated zoo's "b <= B" backward mutants passed every case). */

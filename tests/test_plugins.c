@@ -174,6 +174,25 @@ Test(plugins, writes_into_an_input_are_the_kernels_crash, .init = setup, .fini =
     cJSON_Delete(r);
 }
 
+/* a kernel reading one element past its input x: that element is a guard band's NaN, in every case
+   and every run, so each case with an output fails; before the inputs had bands it read whatever
+   lay past the input in a recycled buffer (fresh pages: a zero, which passed) */
+Test(plugins, a_read_past_an_input_fails_every_time, .init = setup, .fini = teardown)
+{
+    for (int run = 0; run < 2; run++) {
+        cJSON *r = through("faulty_overread", "smoke/fwd_grid*", EXIT_FAIL);
+        const cJSON *c;
+        int n = 0;
+        cJSON_ArrayForEach(c, cJSON_GetObjectItem(r, "cases")) {
+            cr_assert_str_eq(cJSON_GetObjectItem(c, "status")->valuestring, "failed", "%s",
+                             cJSON_GetObjectItem(c, "id")->valuestring);
+            n++;
+        }
+        cr_assert_eq(n, 8, "every case of the filter has its verdict");
+        cJSON_Delete(r);
+    }
+}
+
 Test(plugins, abi_mismatch_and_missing_library_are_refused, .init = setup, .fini = teardown)
 {
     char impl[] = "plugin:" TEST_BUILD "/plugins/faulty_abi.so", rep[128];

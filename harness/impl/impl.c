@@ -1,6 +1,7 @@
 #include "impl.h"
 
 #include "bigbuf.h"
+#include "guarded.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -111,8 +112,9 @@ static exec_status run_kernel(impl_kernel_fn fn, const impl_t *impl, const probl
     for (int i = 0; i < op->n_inputs; i++) {
         int64_t n = tensor_numel(&p->in[i]);
         /* shared, not copied: the child only reads them, and shared pages stay writable here after the
-           fork, so the next case encodes into them without a copy-on-write fault per page */
-        in[i] = bigbuf_alloc((size_t)(n ? n : 1) * (size_t)impl->dtype->itemsize, 0, BIGBUF_SHARED);
+           fork, so the next case encodes into them without a copy-on-write fault per page; guarded,
+           so a read past an input gives the same NaN in every case (guarded.h) */
+        in[i] = guarded_alloc_bands(n, impl->dtype);
         if (!in[i]) {
             *code = CONFORM_E_NOMEM;
             st = EXEC_KERNEL_ERROR;
@@ -122,7 +124,7 @@ static exec_status run_kernel(impl_kernel_fn fn, const impl_t *impl, const probl
     }
     st = impl_exec(fn, impl, p, (const void **)in, out, ex, policy, code);
 done:
-    for (int i = 0; i < CONFORM_MAX_TENSORS; i++) bigbuf_free(in[i]);
+    for (int i = 0; i < CONFORM_MAX_TENSORS; i++) guarded_free(in[i]);
     return st;
 }
 
@@ -355,7 +357,7 @@ exec_status impl_exec(impl_kernel_fn fn, const impl_t *impl, const problem_t *p,
         default_fault_signals();
         prefault_io(impl, p, in, out);
         /* inputs are read-only to the kernel: a write through them is its crash, not the parent's */
-        for (int i = 0; i < p->op->n_inputs; i++) bigbuf_seal(in[i]);
+        for (int i = 0; i < p->op->n_inputs; i++) guarded_seal(in[i]);
         /* the child writes the outputs into shared memory and leaves without atexit work */
         int rc = fn(impl, p, in, out, ex);
         _exit(rc == 0 ? 0 : (rc & 0x7f) | 0x80);

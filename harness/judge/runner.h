@@ -3,6 +3,7 @@
 #define CONFORM_RUNNER_H
 
 #include "judge.h"
+#include "guarded.h"
 #include "impl.h"
 #include "standards.h"
 #include "status.h"
@@ -34,12 +35,6 @@ void run_case(const case_t *c, uint64_t seed, const run_env *env, case_result *r
 void case_result_free(case_result *r);
 /* The report object of a case. repro: the one command line that reruns it. */
 cJSON *case_result_json(const case_t *c, const case_result *r, const char *repro);
-/* Guarded buffers of n elements of a dtype: sentinel bands on both sides, interior poisoned with
- * the dtype's NaN so an element the kernel never writes shows up as a mismatch. Shared memory,
- * so a kernel in a child process writes where the harness reads. */
-void *guarded_alloc(int64_t n, const dtype_desc *dt);
-int guarded_check(const void *buf, int64_t n, const dtype_desc *dt, int64_t *bad_offset); /* 1 intact */
-void guarded_free(void *buf);
 double now_seconds(void);
 
 #endif

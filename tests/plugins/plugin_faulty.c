@@ -6,7 +6,8 @@
  *   ABI       declares an ABI version this conform does not speak
  *   SUPPORTS  supports("grid_sampler_2d") dies on SIGSEGV (a call conform makes in its own process)
  *   UNWRITTEN roi_align leaves every element it computes as NaN unwritten (what the buffer held)
- *   SCRIBBLE  roi_align writes into its input, 64 bytes before its first element (const cast away) */
+ *   SCRIBBLE  roi_align writes into its input, 64 bytes before its first element (const cast away)
+ *   OVERREAD  roi_align adds the element just past its input x to its first output element */
 #include <signal.h>
 #include <stdlib.h>
 
@@ -47,6 +48,10 @@ static int faulty_run(const char *op, int na, const conform_plugin_attr *a, int 
         for (int64_t i = 0; i < n; i++) out[0].data[i] *= 1.001f;
 #elif FAULT == 3 /* OVERFLOW */
     if (fwd) out[0].data[n] = 0.0f;
+#elif FAULT == 8 /* OVERREAD */
+    int64_t nx = 1;
+    for (int d = 0; d < in[0].rank; d++) nx *= in[0].dims[d];
+    if (fwd && n > 0) out[0].data[0] += in[0].data[nx];
 #endif
     return rc;
 }
