@@ -162,17 +162,7 @@ void deform_grad_x_unbounded(double *ambig_n, int64_t W, int64_t C, int64_t r0, 
 
 void deform_window_slopes(const double t[4][4], double *sy, double *sx)
 {
-    double my = 0, mx = 0;
-    for (int a = 0; a < 3; a++)
-        for (int k = 0; k < 4; k++) {
-            const double d = fabs(t[a + 1][k] - t[a][k]);
-            my = d > my ? d : my;
-        }
-    for (int a = 0; a < 4; a++)
-        for (int k = 0; k < 3; k++) {
-            const double d = fabs(t[a][k + 1] - t[a][k]);
-            mx = d > mx ? d : mx;
-        }
-    *sy = my;
-    *sx = mx;
+    const double *v[16];
+    for (int k = 0; k < 16; k++) v[k] = &t[k / 4][k % 4];
+    ref_window_slopes(v, 1, sy, sx);
 }

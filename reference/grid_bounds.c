@@ -479,19 +479,9 @@ void grid_slopes(const double *plane, int64_t H, int64_t W, int64_t y0, int64_t 
             const int64_t r = y0 - 1 + a, c = x0 - 1 + b;
             t[a][b] = inside || (r >= 0 && r < H && c >= 0 && c < W) ? plane[r * W + c] : 0;
         }
-    double my = 0, mx = 0; /* the largest |difference|; a NaN one is passed over */
-    for (int a = 0; a < 3; a++)
-        for (int b = 0; b < 4; b++) {
-            const double d = fabs(t[a + 1][b] - t[a][b]);
-            my = d > my ? d : my;
-        }
-    for (int a = 0; a < 4; a++)
-        for (int b = 0; b < 3; b++) {
-            const double d = fabs(t[a][b + 1] - t[a][b]);
-            mx = d > mx ? d : mx;
-        }
-    *sy = my;
-    *sx = mx;
+    const double *v[16];
+    for (int k = 0; k < 16; k++) v[k] = &t[k / 4][k % 4];
+    ref_window_slopes(v, 1, sy, sx); /* the largest |difference|; a NaN one is passed over */
 }
 
 

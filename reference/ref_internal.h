@@ -26,6 +26,23 @@ void ref_bilinear_rule_clamped(int64_t H, int64_t W, double y, double x, ref_bil
 void ref_local_slopes(const double *plane, int64_t H, int64_t W, int64_t cs, const ref_bilinear *b,
                       double *sy, double *sx);
 
+/* The 4x4 slope bound: the largest |difference| of vertical (*sy) and horizontal (*sx) neighbours
+ * of a sample's window, cell (a, b) of it at v[4 a + b] (rows and columns clamped onto the plane:
+ * a repeated one adds differences of 0), each a run of `lanes` values (one channel a lane); a NaN
+ * difference is passed over. Bounds the slope of rule A near the sample, also across cell edges. One
+ * definition for every op and both goldens. */
+static inline void ref_window_slopes(const double *const v[16], int lanes, double *sy, double *sx)
+{
+    for (int l = 0; l < lanes; l++) sy[l] = sx[l] = 0;
+    for (int k = 0; k < 12; k++)
+        for (int l = 0; l < lanes; l++) {
+            double d = fabs(v[k + 4][l] - v[k][l]);
+            sy[l] = d > sy[l] ? d : sy[l];
+            d = fabs(v[k / 3 * 4 + k % 3 + 1][l] - v[k / 3 * 4 + k % 3][l]);
+            sx[l] = d > sx[l] ? d : sx[l];
+        }
+}
+
 /* v is a float32 number: a float32 evaluation that yields it exactly has no rounding error */
 static inline int ref_is_f32(double v) { return (double)(float)v == v; }
 

@@ -54,22 +54,6 @@ typedef struct {
 /* The sample at (y, x) with position errors (dy, dx); 0 when it is empty beyond any rounding. */
 int ref_roi_fwd_tap_of(int64_t H, int64_t W, double y, double x, double dy, double dx, ref_fwd_tap *s);
 
-/* The 4x4 slope bound: the largest |difference| of vertical (*sy) and horizontal (*sx) neighbours
- * of a sample's window, cell (a, b) of it at v[4 a + b] (rows and columns clamped onto the plane:
- * a repeated one adds differences of 0), each a run of `lanes` values (one channel a lane); a NaN
- * difference is passed over. Bounds the slope of rule A near the sample, also across cell edges. */
-static inline void ref_window_slopes(const double *const v[16], int lanes, double *sy, double *sx)
-{
-    for (int l = 0; l < lanes; l++) sy[l] = sx[l] = 0;
-    for (int k = 0; k < 12; k++)
-        for (int l = 0; l < lanes; l++) {
-            double d = fabs(v[k + 4][l] - v[k][l]);
-            sy[l] = d > sy[l] ? d : sy[l];
-            d = fabs(v[k / 3 * 4 + k % 3 + 1][l] - v[k / 3 * 4 + k % 3][l]);
-            sx[l] = d > sx[l] ? d : sx[l];
-        }
-}
-
 /* Adds to a what sample s adds with value v (|terms| av), window slopes sy, sx and its taps' range
  * [lo, hi]: inside it counts in full; within rounding of the window's edge it widens the ambiguity.
  * far: the position box leaves the slopes' window, whose slopes then bound nothing (the range does) */
