@@ -5,6 +5,7 @@
 
 #include <criterion/criterion.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "conform_opt.h"
 #include "runner.h"
@@ -37,5 +38,25 @@ static inline int suite_failing(const char *file, int min_cases, double timeout_
     suite_free(&s);
     return bad;
 }
+
+/* every case of file on the optimized path passes on every ISA this CPU has, at 1 and 2 threads */
+static inline void suite_passes_on_every_isa(const char *file, int min_cases)
+{
+    const conform_isa isas[] = {CONFORM_ISA_SCALAR, CONFORM_ISA_AVX2, CONFORM_ISA_AVX512};
+    static char ids[16384];
+    for (size_t k = 0; k < sizeof isas / sizeof isas[0]; k++)
+        for (int threads = 1; threads <= 2 && conform_isa_available(isas[k]); threads++)
+            cr_expect_eq(suite_failing(file, min_cases, 0, "optimized", isas[k], threads, ids, sizeof ids), 0,
+                         "%s, %d threads:%s", conform_isa_name(isas[k]), threads, ids);
+}
+
+/* every case of file passes on the zoo's bug-free build, where this test build made it (make zoo) */
+#define SUITE_PASSES_ON_ZOO_NONE(file, min_cases)                                                                  \
+    do {                                                                                                           \
+        static char ids_[16384];                                                                                   \
+        if (access(TEST_BUILD "/zoo/none.so", R_OK) != 0) cr_skip_test(TEST_BUILD "/zoo/none.so not built (make zoo): skipped"); \
+        cr_expect_eq(suite_failing(file, min_cases, 0, "plugin:" TEST_BUILD "/zoo/none.so", CONFORM_ISA_AUTO, 1, ids_, \
+                                   sizeof ids_), 0, "none.so:%s", ids_);                                           \
+    } while (0)
 
 #endif

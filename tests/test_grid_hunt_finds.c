@@ -294,26 +294,6 @@ Test(grid_hunt_finds, bilinear_grid_grad_branch_extreme_inside_the_box)
    fwd_*: a wide box's twin rounds its own sum (wide_box_twin_rounds_its_own_sum). */
 static const char *const grid_finds = "tests/grid_hunt_finds.json";
 
-static int grid_failing(const char *spec, conform_isa isa, int threads, char *ids, size_t n)
-{
-    return suite_failing(grid_finds, 9, 0, spec, isa, threads, ids, n);
-}
+Test(grid_hunt_finds, every_minimal_case_passes_on_every_isa_and_thread_count) { suite_passes_on_every_isa(grid_finds, 9); }
 
-Test(grid_hunt_finds, every_minimal_case_passes_on_every_isa_and_thread_count)
-{
-    const conform_isa isas[] = {CONFORM_ISA_SCALAR, CONFORM_ISA_AVX2, CONFORM_ISA_AVX512};
-    static char ids[16384];
-    for (size_t k = 0; k < sizeof isas / sizeof isas[0]; k++)
-        for (int threads = 1; threads <= 2 && conform_isa_available(isas[k]); threads++)
-            cr_expect_eq(grid_failing("optimized", isas[k], threads, ids, sizeof ids), 0, "%s, %d threads:%s",
-                         conform_isa_name(isas[k]), threads, ids);
-}
-
-Test(grid_hunt_finds, the_bug_free_zoo_build_passes_every_minimal_case)
-{
-    static char ids[16384];
-    if (access(TEST_BUILD "/zoo/none.so", R_OK) != 0) {
-        cr_skip_test(TEST_BUILD "/zoo/none.so not built (make zoo): skipped");
-    }
-    cr_expect_eq(grid_failing("plugin:" TEST_BUILD "/zoo/none.so", CONFORM_ISA_AUTO, 1, ids, sizeof ids), 0, "none.so:%s", ids);
-}
+Test(grid_hunt_finds, the_bug_free_zoo_build_passes_every_minimal_case) { SUITE_PASSES_ON_ZOO_NONE(grid_finds, 9); }

@@ -23,31 +23,11 @@ static int failing_in(const char *file, double timeout_s, const char *spec, conf
     return suite_failing(file, file == finds ? 9 : 4, timeout_s, spec, isa, threads, ids, n);
 }
 
-static int failing(const char *spec, conform_isa isa, int threads, char *ids, size_t n)
-{
-    return failing_in(finds, 0, spec, isa, threads, ids, n);
-}
-
-Test(roi_hunt_finds, every_minimal_case_passes_on_every_isa_and_thread_count)
-{
-    const conform_isa isas[] = {CONFORM_ISA_SCALAR, CONFORM_ISA_AVX2, CONFORM_ISA_AVX512};
-    static char ids[16384];
-    for (size_t k = 0; k < sizeof isas / sizeof isas[0]; k++)
-        for (int threads = 1; threads <= 2 && conform_isa_available(isas[k]); threads++)
-            cr_expect_eq(failing("optimized", isas[k], threads, ids, sizeof ids), 0, "%s, %d threads:%s",
-                         conform_isa_name(isas[k]), threads, ids);
-}
+Test(roi_hunt_finds, every_minimal_case_passes_on_every_isa_and_thread_count) { suite_passes_on_every_isa(finds, 9); }
 
 /* the gaps of the golden were shared by the zoo's bug-free build (an independent kernel that follows
    the spec): where it is built (make zoo), it passes every case too */
-Test(roi_hunt_finds, the_bug_free_zoo_build_passes_every_minimal_case)
-{
-    static char ids[16384];
-    if (access(TEST_BUILD "/zoo/none.so", R_OK) != 0) {
-        cr_skip_test(TEST_BUILD "/zoo/none.so not built (make zoo): skipped");
-    }
-    cr_expect_eq(failing("plugin:" TEST_BUILD "/zoo/none.so", CONFORM_ISA_AUTO, 1, ids, sizeof ids), 0, "none.so:%s", ids);
-}
+Test(roi_hunt_finds, the_bug_free_zoo_build_passes_every_minimal_case) { SUITE_PASSES_ON_ZOO_NONE(finds, 9); }
 
 /* each op at sampling_ratio 0 with one roi extent +inf: no sample, zeros, on the optimized path and
    on the bug-free zoo build, each case well within 10 s (the zoo build ran past any timeout) */
