@@ -24,7 +24,12 @@ Under pytest (the plugin conform_pytest, loaded by the installed entry point):
         case.check(my_kernel(case))           # fails the test with conform's message and repro
 
 and the session writes one conform report of every case it checked (--conform-report DIR,
-default .conform/report: report.html, report.md, junit.xml, report.json).
+default conform-report/ in the rootdir: report.html, report.md, junit.xml, report.json).
+
+A search beyond the suites, shrinking each failure to its smallest case (docs/hunt.md):
+
+    found = conform.hunt(lambda inputs, attrs: {...}, op="roi_align", seconds=30, out="FOUND.json")
+    # [] when nothing was found; else the minimal cases, which `conform run FOUND.json` replays
 
 Cases: `id`, `op`, `attrs` (typed: int, float, bool, str, list of int, from `conform list`),
 `inputs` (numpy arrays in the op's documented layout, in the export's dtype: float32, float16,
@@ -53,6 +58,7 @@ import select
 import shutil
 import signal
 import subprocess
+import sys
 import tempfile
 import time
 import uuid
@@ -64,7 +70,7 @@ from ._manifest import confined
 HERE = os.path.dirname(os.path.abspath(__file__))
 INSTALLED_CONFORM = None   # `make install` writes PREFIX/bin/conform here
 DTYPES = {"float32": "<f4", "float16": "<f2", "bfloat16": "<u2", "float64": "<f8"}
-__all__ = ["suite", "Suite", "Case", "Output", "Verdict", "CaseResult", "raw", "parametrize", "find_conform",
+__all__ = ["suite", "Suite", "Case", "Output", "Verdict", "CaseResult", "raw", "parametrize", "hunt", "find_conform",
            "ConformError", "KernelSkip"]
 
 
@@ -674,6 +680,30 @@ def _run_forked(cases, one, timeout):
     for c in cases:
         out.setdefault(c.id, "the kernel's child process ended before the case ran")
     return out
+
+
+def hunt(kernel, op, seconds=10, seed=1, out=None, conform=None, waivers=None, finite=False, batch=64, extra=()):
+    """conform hunt over a Python kernel on the exported layout: kernel(inputs, attrs) -> {output
+    name: array}, as conform.raw takes it (a conform.raw is taken as well). Each round conform
+    exports its candidates, this process runs the kernel on them, and conform judges, shrinks and
+    keeps the minimal failures (docs/hunt.md, "From Python"). Returns those cases, the entries of
+    FOUND.json (written to out when given, for `conform run FOUND.json`); [] when nothing was found.
+    waivers: a waiver file (a waived find is not returned). Raises ConformError on bad usage."""
+    try:
+        import conform_hunt
+    except ImportError:  # the package imported from a directory that conform_hunt.py is not beside
+        sys.path.append(os.path.dirname(HERE))
+        import conform_hunt
+    fn = kernel.fn if isinstance(kernel, raw) else kernel
+    try:
+        found = conform_hunt.hunt(lambda _op, inputs, attrs: fn(inputs, dict(attrs)), op, seconds, seed, out,
+                                  find_conform(conform), batch, finite, extra, waivers)
+    except RuntimeError as e:
+        raise ConformError(str(e)) from None
+    if found and out:  # the repro conform printed names this hunt's relay, gone when it ends
+        sys.stderr.write("conform.hunt: replay in Python: s = conform.suite(%r); s.run({%r: conform.raw(kernel)}); "
+                         "print(s.judge())\n" % (os.path.abspath(out), op))
+    return found
 
 
 def parametrize(op=None, suite="smoke", dtype="float32", seed=None, filter=None, argname="case", workdir=None,

@@ -30,6 +30,26 @@ class HuntFromPython(unittest.TestCase):
         self.assertLessEqual(sizes["input"], 4, sizes)      # a plane of a few pixels
         self.assertEqual(found[0]["found"]["status"], "failed")
 
+    def test_the_package_hunts_a_kernel_on_the_exported_layout(self):
+        """conform.hunt(kernel, op=..., seconds=...): the package's entry, kernel(inputs, attrs) as
+        conform.raw takes it (a conform.raw too); the find is replayed failing by conform run"""
+        import subprocess
+        import tempfile
+        import conform
+        out = os.path.join(tempfile.mkdtemp(prefix="test_hunt_"), "FOUND.json")
+        for kernel in (lambda inputs, attrs: zeros_grid_sampler(None, inputs, attrs),
+                       conform.raw(lambda inputs, attrs: zeros_grid_sampler(None, inputs, attrs))):
+            found = conform.hunt(kernel, op="grid_sampler_2d", seconds=3, seed=1, conform=CONFORM, finite=True,
+                                 batch=16, out=out, extra=["--max-found", "1"])
+            self.assertEqual(len(found), 1)
+            self.assertEqual((found[0]["op"], found[0]["found"]["status"]), ("grid_sampler_2d", "failed"))
+        rep = subprocess.run([CONFORM, "run", out, "--impl", "optimized", "--quiet", "--report-dir",
+                              os.path.join(os.path.dirname(out), "rep")], stdout=subprocess.DEVNULL)
+        self.assertEqual(rep.returncode, 0, "the optimized path passes the find")
+        with self.assertRaises(conform.ConformError):
+            conform.hunt(kernel, op="no_such_op", seconds=1, conform=CONFORM)
+        shutil.rmtree(os.path.dirname(out))
+
     def test_waived_failures_are_not_returned(self):
         """waivers=: a waiver whose "when" holds on every finite grid waives every find: none is
         returned, and FOUND.json keeps them under "waived" with the waiver"""
