@@ -10,7 +10,7 @@
  * inputs, outputs and attributes). The harness validates every problem first: a plugin receives
  * only valid input. Output buffers are uninitialised (poisoned with NaN): write every element,
  * and nothing outside them (guard bands around every buffer are checked; a read past an input
- * returns a NaN, so an over-read fails the same way every run). A plugin runs in a
+ * returns 0.25, so an over-read that is used fails the same way every run). A plugin runs in a
  * child process with a time limit: a crash or a hang is reported for that case and the suite
  * goes on. Results should not depend on anything but the inputs.
  *

@@ -87,3 +87,23 @@ Test(guard, poison_is_no_nan_a_computation_gives)
         guarded_free(buf);
     }
 }
+
+/* an input's bands hold GUARD_INPUT_VALUE in every dtype, element for element, on both sides */
+Test(guard, input_bands_read_as_the_guard_value_in_every_dtype)
+{
+    const char *names[] = {"float32", "float16", "bfloat16", "float64"};
+    for (size_t k = 0; k < sizeof names / sizeof names[0]; k++) {
+        const dtype_desc *dt = dtype_find(names[k]);
+        unsigned char *buf = guarded_alloc_input(3, dt);
+        cr_assert(buf);
+        const int64_t per_band = GUARD_BYTES / dt->itemsize;
+        for (int64_t i = 1; i <= per_band; i++) {
+            double before, after;
+            dtype_decode(dt->id, buf - i * dt->itemsize, &before, 1);
+            dtype_decode(dt->id, buf + (3 + i - 1) * dt->itemsize, &after, 1);
+            cr_assert(before == GUARD_INPUT_VALUE && after == GUARD_INPUT_VALUE, "%s: element %lld past an end: %g, %g",
+                      names[k], (long long)i, before, after);
+        }
+        guarded_free(buf);
+    }
+}

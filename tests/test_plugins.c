@@ -174,9 +174,9 @@ Test(plugins, writes_into_an_input_are_the_kernels_crash, .init = setup, .fini =
     cJSON_Delete(r);
 }
 
-/* a kernel reading one element past its input x: that element is a guard band's NaN, in every case
-   and every run, so each case with an output fails; before the inputs had bands it read whatever
-   lay past the input in a recycled buffer (fresh pages: a zero, which passed) */
+/* a kernel reading one element past its input x: that element is a guard band's 0.25, in every
+   case and every run, so each case with an output fails; before the inputs had bands it read
+   whatever lay past the input in a recycled buffer (fresh pages: a zero, which passed) */
 Test(plugins, a_read_past_an_input_fails_every_time, .init = setup, .fini = teardown)
 {
     for (int run = 0; run < 2; run++) {

@@ -12,26 +12,40 @@ static const uint32_t guard_bits = 0x7fa0deadu;
 static unsigned char guard_byte(int64_t i) { return (unsigned char)(guard_bits >> (8 * (i & 3))); }
 
 /* layout: [GUARD_BYTES][n elements][GUARD_BYTES], a big buffer (kept for the next case) */
-void *guarded_alloc_bands(int64_t n, const dtype_desc *dt)
+static unsigned char *alloc_raw(int64_t n, const dtype_desc *dt)
 {
-    int64_t body = n * dt->itemsize;
-    unsigned char *raw = bigbuf_alloc((size_t)(body + 2 * GUARD_BYTES), 0, BIGBUF_SHARED);
-    if (!raw) return NULL;
-    for (int64_t i = 0; i < GUARD_BYTES; i++) raw[i] = raw[GUARD_BYTES + body + i] = guard_byte(i);
-    return raw + GUARD_BYTES;
+    return bigbuf_alloc((size_t)(n * dt->itemsize + 2 * GUARD_BYTES), 0, BIGBUF_SHARED);
 }
 
 void *guarded_alloc(int64_t n, const dtype_desc *dt)
 {
-    unsigned char *body_at = guarded_alloc_bands(n, dt);
-    if (!body_at) return NULL;
+    unsigned char *raw = alloc_raw(n, dt);
+    if (!raw) return NULL;
+    const int64_t body = n * dt->itemsize;
+    for (int64_t i = 0; i < GUARD_BYTES; i++) raw[i] = raw[GUARD_BYTES + body + i] = guard_byte(i);
     unsigned char nan[8];
     dtype_poison(dt->id, nan); /* once, then copied; a NaN no reference gives: an element left so was never written */
+    unsigned char *body_at = raw + GUARD_BYTES;
     if (dt->itemsize == 4) { /* float32's: a copy of a constant size, not a memcpy call per element */
         for (int64_t i = 0; i < n; i++) memcpy(body_at + 4 * i, nan, 4);
     } else
         for (int64_t i = 0; i < n; i++) memcpy(body_at + i * dt->itemsize, nan, (size_t)dt->itemsize);
     return body_at;
+}
+
+void *guarded_alloc_input(int64_t n, const dtype_desc *dt)
+{
+    unsigned char *raw = alloc_raw(n, dt);
+    if (!raw) return NULL;
+    const double v = GUARD_INPUT_VALUE;
+    unsigned char enc[8];
+    dtype_encode(dt->id, &v, enc, 1);
+    const int64_t body = n * dt->itemsize, k = GUARD_BYTES / dt->itemsize; /* whole elements: 256 is a multiple */
+    for (int64_t i = 0; i < k; i++) {
+        memcpy(raw + i * dt->itemsize, enc, (size_t)dt->itemsize);
+        memcpy(raw + GUARD_BYTES + body + i * dt->itemsize, enc, (size_t)dt->itemsize);
+    }
+    return raw + GUARD_BYTES;
 }
 
 int guarded_check(const void *buf, int64_t n, const dtype_desc *dt, int64_t *bad_offset)

@@ -113,8 +113,8 @@ static exec_status run_kernel(impl_kernel_fn fn, const impl_t *impl, const probl
         int64_t n = tensor_numel(&p->in[i]);
         /* shared, not copied: the child only reads them, and shared pages stay writable here after the
            fork, so the next case encodes into them without a copy-on-write fault per page; guarded,
-           so a read past an input gives the same NaN in every case (guarded.h) */
-        in[i] = guarded_alloc_bands(n, impl->dtype);
+           so a read past an input gives the same value in every case (guarded.h) */
+        in[i] = guarded_alloc_input(n, impl->dtype);
         if (!in[i]) {
             *code = CONFORM_E_NOMEM;
             st = EXEC_KERNEL_ERROR;
