@@ -159,10 +159,3 @@ void deform_grad_x_unbounded(double *ambig_n, int64_t W, int64_t C, int64_t r0, 
             for (int64_t k = k0; k <= k1; k++) ambig_n[(r * W + k) * C + c] = INFINITY;
     }
 }
-
-void deform_window_slopes(const double t[4][4], double *sy, double *sx)
-{
-    const double *v[16];
-    for (int k = 0; k < 16; k++) v[k] = &t[k / 4][k % 4];
-    ref_window_slopes(v, 1, sy, sx);
-}

@@ -17,10 +17,6 @@ typedef struct {
 cell deform_cell_at(const ref_deformable_params *p, double py, double px);
 
 /* the float32 rounding error of a position v = base + offset whose integer base includes -pad */
-/* the largest difference of neighbouring taps of a 4x4 window t (the cell's and its neighbours'
-   zero-padded pixels), down the rows (sy) and along them (sx): the slope bound of the bilinear
-   value near a sample, across cell edges too; one definition for both goldens */
-void deform_window_slopes(const double t[4][4], double *sy, double *sx);
 double deform_pos_error(double v, int64_t pad, double pos_rel_err);
 
 /* The branches a position within rounding d of a discontinuity can take: floor on either side

@@ -61,7 +61,7 @@ static void slopes_one(const window *w, const double *xn, int64_t c, double *sy,
     double t[4][4];
     for (int a = 0; a < 4; a++)
         for (int k = 0; k < 4; k++) t[a][k] = w->off[a][k] < 0 ? 0.0 : xn[w->off[a][k] + c];
-    deform_window_slopes(t, sy, sx);
+    ref_window_slopes_4x4(t, sy, sx); /* zero-padded taps of the cell and its neighbours */
 }
 
 static void slopes(const window *w, const double *xn, int64_t c, int nc, double sy[DB], double sx[DB])

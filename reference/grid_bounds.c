@@ -479,9 +479,7 @@ void grid_slopes(const double *plane, int64_t H, int64_t W, int64_t y0, int64_t 
             const int64_t r = y0 - 1 + a, c = x0 - 1 + b;
             t[a][b] = inside || (r >= 0 && r < H && c >= 0 && c < W) ? plane[r * W + c] : 0;
         }
-    const double *v[16];
-    for (int k = 0; k < 16; k++) v[k] = &t[k / 4][k % 4];
-    ref_window_slopes(v, 1, sy, sx); /* the largest |difference|; a NaN one is passed over */
+    ref_window_slopes_4x4(t, sy, sx); /* the largest |difference|; a NaN one is passed over */
 }
 
 

@@ -43,6 +43,14 @@ static inline void ref_window_slopes(const double *const v[16], int lanes, doubl
         }
 }
 
+/* ref_window_slopes of one lane on a 4x4 window held as an array, t[a][b] at row a, column b */
+static inline void ref_window_slopes_4x4(const double t[4][4], double *sy, double *sx)
+{
+    const double *v[16];
+    for (int k = 0; k < 16; k++) v[k] = &t[k / 4][k % 4];
+    ref_window_slopes(v, 1, sy, sx);
+}
+
 /* v is a float32 number: a float32 evaluation that yields it exactly has no rounding error */
 static inline int ref_is_f32(double v) { return (double)(float)v == v; }
 

@@ -1,4 +1,5 @@
-/* Guarded buffers: n elements of a dtype between two sentinel bands of signalling NaNs.
+/* Guarded buffers: n elements of a dtype between two sentinel bands (signalling NaNs around an
+ * output, GUARD_INPUT_VALUE around an input).
  *
  * Every buffer a kernel under test touches is one. Its outputs: the interior is poisoned with the
  * dtype's NaN, so an element the kernel never writes shows up as a mismatch, and a write past

@@ -38,7 +38,7 @@ static void slopes(const ref_deformable_params *p, const double *xn, const cell 
     double t[4][4];
     for (int a = 0; a < 4; a++)
         for (int k = 0; k < 4; k++) t[a][k] = V(p, xn, s->h0 - 1 + a, s->w0 - 1 + k, c);
-    deform_window_slopes(t, sy, sx);
+    ref_window_slopes_4x4(t, sy, sx); /* zero-padded taps of the cell and its neighbours */
 }
 
 /* the range of channel c's zero-padded taps a position within (dy, dx) of (py, px) reaches */
